@@ -1,0 +1,353 @@
+/*
+ * libsgfp4 — SGFP4 4-bit / ternary weight quantization: containers, decode, encode.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * One stable public header. Every function here:
+ *   - keeps no global state, prints nothing and never exits the process;
+ *   - is thread-safe on distinct objects (an opened tensor may also be decoded from several
+ *     threads at once: decode only reads it);
+ *   - treats container bytes as untrusted: sgfp4_tensor_open() checks every acceptance rule
+ *     of docs/format.md once, and never reads outside the buffer it was given, whatever the
+ *     bytes say. A tensor that opened decodes without failure.
+ *
+ * Memory: the caller owns container bytes and output buffers. A tensor view borrows the
+ * container bytes, which must stay valid and unchanged until sgfp4_tensor_close().
+ */
+#ifndef SGFP4_H
+#define SGFP4_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Version ------------------------------------------------------------------------- */
+
+#define SGFP4_VERSION_MAJOR 0
+#define SGFP4_VERSION_MINOR 1
+#define SGFP4_VERSION_PATCH 0
+/** The version as one number: major * 10000 + minor * 100 + patch. */
+#define SGFP4_VERSION_NUMBER \
+    (SGFP4_VERSION_MAJOR * 10000 + SGFP4_VERSION_MINOR * 100 + SGFP4_VERSION_PATCH)
+
+#if defined(_WIN32) && defined(SGFP4_BUILD_SHARED)
+#define SGFP4_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define SGFP4_API __attribute__((visibility("default")))
+#else
+#define SGFP4_API
+#endif
+
+/** The version of the linked library, as SGFP4_VERSION_NUMBER. */
+SGFP4_API unsigned sgfp4_version(void);
+/** The version of the linked library as a string, "major.minor.patch". */
+SGFP4_API const char *sgfp4_version_string(void);
+
+/* ---- Status codes -------------------------------------------------------------------- */
+
+/*
+ * Every status, with its pinned value and a one-line description. The numbers are part of
+ * the ABI: they never change meaning and are never reused. One rule of the format's
+ * acceptance (DECISIONS D2) maps to one status, so a caller can tell what was wrong.
+ */
+#define SGFP4_STATUS_LIST(X)                                                                  \
+    X(OK, 0, "success")                                                                       \
+    X(ERR_ARGUMENT, 1, "invalid argument")                                                    \
+    X(ERR_NOMEM, 2, "out of memory")                                                          \
+    X(ERR_UNSUPPORTED, 3, "unsupported request")                                              \
+    X(ERR_UNAVAILABLE, 4, "backend not available in this build or on this machine")          \
+    X(ERR_LIMIT, 5, "input exceeds a configured limit")                                       \
+    X(ERR_IO, 6, "input/output error")                                                        \
+    X(ERR_INTERNAL, 7, "internal error (a bug in libsgfp4)")                                  \
+    X(ERR_SHAPE, 10, "invalid tensor shape")                                                  \
+    X(ERR_TRUNCATED, 11, "container is truncated")                                            \
+    X(ERR_V1_LENGTH, 12, "v1 container length is not blocks * 2056")                          \
+    X(ERR_V1_RESERVED_FLAGS, 13, "v1 offset has reserved flag bits 2-3 set")                  \
+    X(ERR_V1_OFFSET_RANGE, 14, "v1 payload offset points outside the codes blob")             \
+    X(ERR_V1_T158_TAIL, 15, "v1 T158 payload words 256..511 are not zero")                    \
+    X(ERR_SCALE_NONFINITE, 16, "scale is infinite or NaN")                                    \
+    X(ERR_SCALE_NEGATIVE, 17, "scale is negative")                                            \
+    X(ERR_BIAS_NONFINITE, 18, "bias is infinite or NaN")                                      \
+    X(ERR_V2_MAGIC, 20, "v2 magic is not 'SGF4'")                                             \
+    X(ERR_V2_VERSION, 21, "v2 version is not 0x02")                                           \
+    X(ERR_V2_HEADER_PAD, 22, "v2 header pad bytes are not zero")                              \
+    X(ERR_V2_BLOCK_COUNT, 23, "v2 block count does not match the shape")                      \
+    X(ERR_V2_TABLE_PAD, 24, "v2 offset-table pad bytes are not zero")                         \
+    X(ERR_V2_OFFSET_ALIGN, 25, "v2 record offset is not a multiple of 16")                    \
+    X(ERR_V2_OFFSET_ORDER, 26, "v2 record offsets are not strictly increasing")               \
+    X(ERR_V2_RECORD_BOUNDS, 27, "v2 record extends past the end of the stream")               \
+    X(ERR_V2_SB_RESERVED, 28, "v2 sb_header reserved bits 3-31 are not zero")                 \
+    X(ERR_V2_LAYOUT, 29, "v2 layout value is not 0..5")                                       \
+    X(ERR_V2_SPLIT_OVERRUN, 30, "v2 split map reads past bit 84")                             \
+    X(ERR_V2_SPLIT_TRAILING, 31, "v2 split map has non-zero bits after the last used bit")    \
+    X(ERR_V2_LEAF_FLAGS, 32, "v2 leaf header reserved flag bits 1-3 are not zero")            \
+    X(ERR_V2_LEAF_HEADER_PAD, 33, "v2 pad after the leaf headers is not zero")                \
+    X(ERR_V2_PAYLOAD_PAD, 34, "v2 payload pad bytes are not zero")                            \
+    X(ERR_V2_TRAILING_BYTES, 35, "v2 stream has bytes after the last record")                 \
+    X(ERR_MODEL_FORMAT, 40, "malformed safetensors file")                                     \
+    X(ERR_MODEL_JSON, 41, "malformed safetensors JSON header")                                \
+    X(ERR_MODEL_DTYPE, 42, "unknown or unsupported safetensors dtype")                        \
+    X(ERR_MODEL_OFFSETS, 43, "safetensors tensor offsets are inconsistent")                   \
+    X(ERR_MODEL_DUPLICATE, 44, "duplicate tensor name")                                       \
+    X(ERR_MODEL_MANIFEST, 45, "malformed or inconsistent sgfp4 manifest")                     \
+    X(ERR_HASH_MISMATCH, 46, "container sha256 does not match the manifest")                  \
+    X(ERR_NOT_FOUND, 47, "no such tensor")                                                    \
+    X(ERR_VK_DEVICE_LOST, 60, "Vulkan device lost")                                           \
+    X(ERR_VK_OUT_OF_MEMORY, 61, "Vulkan device or host out of memory")                        \
+    X(ERR_VK_NO_DEVICE, 62, "no suitable Vulkan device")                                      \
+    X(ERR_VK, 63, "Vulkan call failed")
+
+/** Result of every fallible call. Values are stable (see SGFP4_STATUS_LIST). */
+typedef enum sgfp4_status {
+#define SGFP4_STATUS_ENUM_(name, value, text) SGFP4_##name = value,
+    SGFP4_STATUS_LIST(SGFP4_STATUS_ENUM_)
+#undef SGFP4_STATUS_ENUM_
+} sgfp4_status;
+
+/** A one-line English description of a status; never NULL ("unknown status" if unknown). */
+SGFP4_API const char *sgfp4_status_str(sgfp4_status status);
+/** The status's identifier without the prefix, e.g. "V2_LAYOUT"; never NULL ("UNKNOWN"). */
+SGFP4_API const char *sgfp4_status_name(sgfp4_status status);
+
+/**
+ * Where and why a call failed. Optional out-parameter of calls that read untrusted data:
+ * pass NULL if not wanted. On failure, `message` names the place (block / record / leaf)
+ * and the absolute byte offset in the container; `offset` repeats it (or -1 if none).
+ */
+typedef struct sgfp4_diag {
+    sgfp4_status status;
+    int64_t offset;      /**< absolute byte offset of the offending field, or -1 */
+    int64_t block;       /**< block (v1) or record (v2) index, or -1 */
+    int32_t leaf;        /**< leaf index within the record, or -1 */
+    char message[256];   /**< NUL-terminated human-readable explanation */
+} sgfp4_diag;
+
+/* ---- Allocation and limits ------------------------------------------------------------ */
+
+/** Optional caller allocator. All three set, or the structure ignored (malloc is used). */
+typedef struct sgfp4_allocator {
+    void *(*alloc)(void *user, size_t size);          /**< like malloc; NULL on failure */
+    void (*free)(void *user, void *ptr);              /**< like free; accepts NULL */
+    void *user;                                       /**< passed through untouched */
+} sgfp4_allocator;
+
+/**
+ * Resource limits for untrusted input. Zero in a field means "the default" listed here.
+ * Memory a call allocates is bounded by the caller's shape and the actual input size,
+ * never by a number inside the input alone.
+ */
+typedef struct sgfp4_limits {
+    uint64_t max_elements;        /**< rows * cols; default 1<<34 */
+    uint64_t max_container_bytes; /**< default 1<<40 */
+    uint64_t max_header_bytes;    /**< safetensors JSON header; default 100 MB */
+} sgfp4_limits;
+
+/* ---- Opening a container -------------------------------------------------------------- */
+
+/** The two profiles of the format. AUTO: v2 if the bytes begin with "SGF4", else v1. */
+typedef enum sgfp4_profile {
+    SGFP4_PROFILE_AUTO = 0,
+    SGFP4_PROFILE_V1 = 1, /**< fixed 2048-byte payload per 64x64 block (`.fp4`) */
+    SGFP4_PROFILE_V2 = 2  /**< quadtree-adaptive stream with 'SGF4' magic (`.sgfp4`) */
+} sgfp4_profile;
+
+/** Options of sgfp4_tensor_open(); NULL means all defaults. Zero-initialise, then set. */
+typedef struct sgfp4_open_options {
+    sgfp4_limits limits;
+    sgfp4_allocator allocator;
+} sgfp4_open_options;
+
+/** An opened, fully validated, immutable container view (opaque). */
+typedef struct sgfp4_tensor sgfp4_tensor;
+
+/**
+ * Validates `size` container bytes at `data` as an SGFP4 tensor of logical shape
+ * (rows, cols) = (O, I) and returns a view of them in *out.
+ * Every acceptance rule (docs/format.md, "Acceptance") is checked here, once; on any
+ * violation returns its own status, fills *diag if given, and sets *out to NULL.
+ * The view borrows `data`: keep the bytes alive and unchanged until sgfp4_tensor_close().
+ * v2 views are most efficient when `data` is 16-byte aligned, but any alignment works.
+ */
+SGFP4_API sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile profile,
+                                         uint64_t rows, uint64_t cols,
+                                         const sgfp4_open_options *options, sgfp4_tensor **out,
+                                         sgfp4_diag *diag);
+
+/** Releases a view (not the bytes it borrows). Accepts NULL. */
+SGFP4_API void sgfp4_tensor_close(sgfp4_tensor *tensor);
+
+/** Leaf sizes in the order used by counts: index 0 = 64x64 ... 4 = 4x4. */
+#define SGFP4_LEAF_SIZES 5
+/** The v2 layouts (sb_header bits 0-2). */
+typedef enum sgfp4_layout {
+    SGFP4_LAYOUT_UNIFORM_64 = 0,
+    SGFP4_LAYOUT_UNIFORM_32 = 1,
+    SGFP4_LAYOUT_UNIFORM_16 = 2,
+    SGFP4_LAYOUT_UNIFORM_8 = 3,
+    SGFP4_LAYOUT_MIXED = 4,
+    SGFP4_LAYOUT_FULL_4X4 = 5
+} sgfp4_layout;
+/** Leaf code modes (flag bit 0). */
+typedef enum sgfp4_mode { SGFP4_MODE_FP4 = 0, SGFP4_MODE_T158 = 1 } sgfp4_mode;
+
+/** What an opened container holds. Filled by sgfp4_tensor_get_info(). */
+typedef struct sgfp4_tensor_info {
+    sgfp4_profile profile;
+    uint64_t rows, cols;              /**< logical shape (O, I) */
+    uint64_t tiles_y, tiles_x;        /**< ceil(O/64), ceil(I/64) */
+    uint64_t blocks;                  /**< tiles_y * tiles_x */
+    uint64_t container_bytes;         /**< size of the container */
+    double bits_per_weight;           /**< container_bytes * 8 / (rows * cols) */
+    uint64_t leaves;                  /**< total leaves (v1: one per block) */
+    uint64_t leaves_by_size[SGFP4_LEAF_SIZES];            /**< [0]=64x64 .. [4]=4x4 */
+    uint64_t leaves_by_size_mode[SGFP4_LEAF_SIZES][2];    /**< [size][mode] */
+    uint64_t leaves_by_mode[2];       /**< [SGFP4_MODE_FP4], [SGFP4_MODE_T158] */
+    uint64_t records_by_layout[6];    /**< v2 only: records per sgfp4_layout */
+    uint64_t error_hint_blocks;       /**< v1 only: blocks with flag ERROR_HINT set */
+} sgfp4_tensor_info;
+
+/** Fills *info for an opened tensor. */
+SGFP4_API void sgfp4_tensor_get_info(const sgfp4_tensor *tensor, sgfp4_tensor_info *info);
+
+/** Counts T158 code symbols equal to the reserved 0b11 (they decode as 0). Reads payloads. */
+SGFP4_API uint64_t sgfp4_tensor_reserved_symbols(const sgfp4_tensor *tensor);
+
+/** One leaf of a block, as stored (positions within the 64x64 macroblock). */
+typedef struct sgfp4_leaf {
+    uint8_t y, x;            /**< top-left corner within the macroblock */
+    uint8_t size;            /**< 64, 32, 16, 8 or 4 */
+    uint8_t mode;            /**< sgfp4_mode */
+    uint32_t header;         /**< packed half2 word as stored (flags in the low bits for v2) */
+    float scale, bias;       /**< the decoded S and Bias (v2 bias after the 0xFFF0 mask) */
+    uint64_t payload_offset; /**< absolute byte offset of the payload in the container */
+} sgfp4_leaf;
+
+/**
+ * Lists the leaves of block `block` (row-major block index) in storage order into
+ * leaves[0..capacity) and returns how many the block has (at most 256). If the count
+ * exceeds capacity only the first `capacity` are written. Returns 0 if block is out of range.
+ */
+SGFP4_API size_t sgfp4_tensor_block_leaves(const sgfp4_tensor *tensor, uint64_t block,
+                                           sgfp4_leaf *leaves, size_t capacity);
+
+/* ---- Decoding ------------------------------------------------------------------------- */
+
+/** Output element types. F32 is normative; F16 and BF16 are rounded to nearest-even from it. */
+typedef enum sgfp4_dtype {
+    SGFP4_DTYPE_F32 = 0,
+    SGFP4_DTYPE_F16 = 1,
+    SGFP4_DTYPE_BF16 = 2
+} sgfp4_dtype;
+
+/** Size in bytes of one element of `dtype` (0 if unknown). */
+SGFP4_API size_t sgfp4_dtype_size(sgfp4_dtype dtype);
+
+/** CPU decode implementations. Every one gives identical bits. */
+typedef enum sgfp4_backend {
+    SGFP4_BACKEND_AUTO = 0,   /**< the fastest available CPU path */
+    SGFP4_BACKEND_SCALAR = 1, /**< the plain reference decoder (the oracle) */
+    SGFP4_BACKEND_CPU = 2     /**< SIMD kernels where the CPU has them, else scalar */
+} sgfp4_backend;
+
+/** Options of the decode calls; NULL means defaults (AUTO backend, 1 thread). */
+typedef struct sgfp4_decode_options {
+    sgfp4_backend backend;
+    unsigned threads;         /**< worker threads; 0 or 1 = decode on the calling thread */
+} sgfp4_decode_options;
+
+/**
+ * Decodes rows [row_begin, row_end) of the tensor into `dst` as `dtype`.
+ * Row r of the tensor lands at dst + (r - row_begin) * row_stride elements; each row holds
+ * `cols` elements. row_stride is in elements; 0 means `cols` (packed).
+ * `dst_capacity` is the size of dst in bytes; it must cover the last element written.
+ * Fails only on bad arguments (SGFP4_ERR_ARGUMENT): NULL pointers, an empty or out-of-range
+ * row range, a stride below cols, too small a buffer, an unknown dtype.
+ */
+SGFP4_API sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin,
+                                         uint64_t row_end, sgfp4_dtype dtype, void *dst,
+                                         size_t row_stride, size_t dst_capacity,
+                                         const sgfp4_decode_options *options);
+
+/** Decodes the whole tensor: sgfp4_decode_rows() over [0, rows). */
+SGFP4_API sgfp4_status sgfp4_decode(const sgfp4_tensor *tensor, sgfp4_dtype dtype, void *dst,
+                                    size_t row_stride, size_t dst_capacity,
+                                    const sgfp4_decode_options *options);
+
+/**
+ * Decodes an arbitrary list of rows (an embedding lookup): row rows[k] of the tensor lands
+ * at dst + k * row_stride elements. Rows may repeat and come in any order. Touches only the
+ * leaves that hold the requested rows.
+ */
+SGFP4_API sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uint64_t *rows,
+                                           size_t count, sgfp4_dtype dtype, void *dst,
+                                           size_t row_stride, size_t dst_capacity,
+                                           const sgfp4_decode_options *options);
+
+/* ---- Exact conversions (the ones decode uses) ---------------------------------------- */
+
+/** Exact IEEE binary16 -> binary32, subnormals included (integer arithmetic only). */
+SGFP4_API float sgfp4_half_to_float(uint16_t half);
+/** binary32 -> binary16, round to nearest even; overflow gives infinity. */
+SGFP4_API uint16_t sgfp4_float_to_half(float value);
+/** binary32 -> bfloat16, round to nearest even (NaN stays NaN). */
+SGFP4_API uint16_t sgfp4_float_to_bf16(float value);
+
+/* ---- Encoding ------------------------------------------------------------------------- */
+
+/** How a v2 encoder shapes the quadtree. */
+typedef enum sgfp4_policy {
+    SGFP4_POLICY_RATE = 0,      /**< rate-controlled: hit target_bpw (default) */
+    SGFP4_POLICY_THRESHOLD = 1  /**< the spec's reference error-threshold split policy */
+} sgfp4_policy;
+
+/** How each leaf's scale and bias are fitted. */
+typedef enum sgfp4_fit {
+    SGFP4_FIT_BEST = 0,      /**< search + alternating least squares (default) */
+    SGFP4_FIT_REFERENCE = 1  /**< the spec's reference fitting (§22.7) */
+} sgfp4_fit;
+
+/** Encoder options. Start from sgfp4_encode_options_default(), then change fields. */
+typedef struct sgfp4_encode_options {
+    sgfp4_profile profile;   /**< V1 or V2 (AUTO means V2) */
+    sgfp4_policy policy;     /**< v2 split policy */
+    double target_bpw;       /**< bits per weight for SGFP4_POLICY_RATE; default 4.5 */
+    double delta;            /**< T158 preference in reference mode selection; default 0.10 */
+    double threshold;        /**< threshold policy: error threshold scale; default 1.0 */
+    sgfp4_fit fit;           /**< leaf fitting method */
+    unsigned threads;        /**< worker threads; 0 = one per online CPU */
+    sgfp4_allocator allocator;
+} sgfp4_encode_options;
+
+/** Fills *options with the defaults. */
+SGFP4_API void sgfp4_encode_options_default(sgfp4_encode_options *options);
+
+/** Largest container sgfp4_encode() can produce for this profile and shape (0 if invalid). */
+SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64_t cols);
+
+/**
+ * Encodes a row-major float32 matrix (rows x cols, rows `src_stride` elements apart; 0 means
+ * cols) into dst[0..dst_capacity). On success *written is the container size.
+ * The output is a pure function of the input values and options: independent of threads.
+ * Non-finite inputs are rejected (SGFP4_ERR_ARGUMENT); values are clipped to the fp16 range.
+ */
+SGFP4_API sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols,
+                                    size_t src_stride, const sgfp4_encode_options *options,
+                                    void *dst, size_t dst_capacity, size_t *written);
+
+/** Like sgfp4_encode() into a buffer the library allocates; release it with sgfp4_free(). */
+SGFP4_API sgfp4_status sgfp4_encode_alloc(const float *src, uint64_t rows, uint64_t cols,
+                                          size_t src_stride,
+                                          const sgfp4_encode_options *options, void **out,
+                                          size_t *out_size);
+
+/** Releases memory the library returned (sgfp4_encode_alloc). Accepts NULL. */
+SGFP4_API void sgfp4_free(void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGFP4_H */

@@ -1,0 +1,44 @@
+/* Status descriptions and names, generated from the one list in sgfp4.h.
+ * SPDX-License-Identifier: MIT */
+#include "sgfp4.h"
+
+const char *sgfp4_status_str(sgfp4_status status)
+{
+    switch (status) {
+#define SGFP4_STATUS_TEXT_(name, value, text) case SGFP4_##name: return text;
+        SGFP4_STATUS_LIST(SGFP4_STATUS_TEXT_)
+#undef SGFP4_STATUS_TEXT_
+    }
+    return "unknown status";
+}
+
+const char *sgfp4_status_name(sgfp4_status status)
+{
+    switch (status) {
+#define SGFP4_STATUS_NAME_(name, value, text) case SGFP4_##name: return #name;
+        SGFP4_STATUS_LIST(SGFP4_STATUS_NAME_)
+#undef SGFP4_STATUS_NAME_
+    }
+    return "UNKNOWN";
+}
+
+#define SGFP4_STR_(x) #x
+#define SGFP4_XSTR_(x) SGFP4_STR_(x)
+
+unsigned sgfp4_version(void) { return SGFP4_VERSION_NUMBER; }
+
+const char *sgfp4_version_string(void)
+{
+    return SGFP4_XSTR_(SGFP4_VERSION_MAJOR) "." SGFP4_XSTR_(SGFP4_VERSION_MINOR) "." SGFP4_XSTR_(
+        SGFP4_VERSION_PATCH);
+}
+
+size_t sgfp4_dtype_size(sgfp4_dtype dtype)
+{
+    switch (dtype) {
+    case SGFP4_DTYPE_F32: return 4;
+    case SGFP4_DTYPE_F16: return 2;
+    case SGFP4_DTYPE_BF16: return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,202 @@
+/* v2 (`.sgfp4`) acceptance: the stream framing of spec §22.8.1 and every record of §22.8.2,
+ * checked against the rules of DECISIONS D2 in stream order.
+ * SPDX-License-Identifier: MIT */
+#include <stdio.h>
+
+#include "container/diag.h"
+#include "container/validate.h"
+#include "format/leaf_geometry.h"
+
+typedef unsigned long long ull;
+
+/* Returns the index of the first non-zero byte in [p, p + n), or n if all are zero. */
+static uint64_t first_nonzero(const uint8_t *p, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (p[i])
+            return i;
+    return n;
+}
+
+static sgfp4_status validate_stream_header(sgfp4_tensor *t, sgfp4_diag *diag)
+{
+    const uint8_t *d = t->data;
+    if (t->size < SGFP4_V2_FIXED_HEADER)
+        return sgfp4_fail(diag, SGFP4_ERR_TRUNCATED, (int64_t)t->size, -1, -1,
+                          "v2 stream of %llu bytes is shorter than its 16-byte header",
+                          (ull)t->size);
+    if (d[0] != 'S' || d[1] != 'G' || d[2] != 'F' || d[3] != '4')
+        return sgfp4_fail(diag, SGFP4_ERR_V2_MAGIC, 0, -1, -1,
+                          "v2 magic at byte 0 is %02x %02x %02x %02x, not 'SGF4'", d[0], d[1],
+                          d[2], d[3]);
+    if (d[4] != SGFP4_V2_VERSION)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_VERSION, 4, -1, -1,
+                          "v2 version at byte 4 is 0x%02x, not 0x02", d[4]);
+    const uint64_t pad_at = 9 + first_nonzero(d + 9, 7);
+    if (pad_at < 16)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_HEADER_PAD, (int64_t)pad_at, -1, -1,
+                          "v2 header pad byte %llu is 0x%02x, not zero", (ull)pad_at, d[pad_at]);
+    const uint32_t B = sgfp4_load_u32le(d + 5);
+    if (B != t->blocks)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_BLOCK_COUNT, 5, -1, -1,
+                          "v2 block count at byte 5 is %u; shape %llux%llu needs %llu", B,
+                          (ull)t->rows, (ull)t->cols, (ull)t->blocks);
+    const uint64_t table_end = SGFP4_V2_FIXED_HEADER + 4 * (uint64_t)B;
+    t->record_base = sgfp4_align16(table_end);
+    if (t->size < t->record_base)
+        return sgfp4_fail(diag, SGFP4_ERR_TRUNCATED, (int64_t)t->size, -1, -1,
+                          "v2 stream of %llu bytes ends inside its offset table (needs %llu)",
+                          (ull)t->size, (ull)t->record_base);
+    const uint64_t table_pad_at =
+        table_end + first_nonzero(d + table_end, t->record_base - table_end);
+    if (table_pad_at < t->record_base)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_TABLE_PAD, (int64_t)table_pad_at, -1, -1,
+                          "v2 offset-table pad byte %llu is 0x%02x, not zero",
+                          (ull)table_pad_at, d[table_pad_at]);
+    return SGFP4_OK;
+}
+
+/* Validates record b starting at absolute byte `rec`; on success *end is its end. */
+static sgfp4_status validate_record(sgfp4_tensor *t, uint64_t b, uint64_t rec, uint64_t *end,
+                                    sgfp4_diag *diag)
+{
+    const uint8_t *d = t->data;
+    const uint64_t size = t->size;
+    const int64_t blk = (int64_t)b;
+    if (rec > size || size - rec < 4)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)rec, blk, -1,
+                          "v2 record %llu at byte %llu: sb_header lies past the end of the "
+                          "%llu-byte stream",
+                          (ull)b, (ull)rec, (ull)size);
+    const uint32_t sb = sgfp4_load_u32le(d + rec);
+    if (sb >> 3)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_SB_RESERVED, (int64_t)rec, blk, -1,
+                          "v2 record %llu at byte %llu: sb_header 0x%08x has reserved bits "
+                          "3-31 set",
+                          (ull)b, (ull)rec, sb);
+    const unsigned layout = sb & 7u;
+    if (layout > 5)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_LAYOUT, (int64_t)rec, blk, -1,
+                          "v2 record %llu at byte %llu: layout %u is not 0..5", (ull)b,
+                          (ull)rec, layout);
+
+    sgfp4_leaf_pos leaves[SGFP4_MAX_LEAVES];
+    unsigned n;
+    uint64_t headers = rec + 4;
+    if (layout == SGFP4_LAYOUT_MIXED) {
+        if (size - rec < 16)
+            return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)rec + 4, blk, -1,
+                              "v2 record %llu: split map at byte %llu lies past the end of "
+                              "the stream",
+                              (ull)b, (ull)rec + 4);
+        const uint32_t words[3] = {sgfp4_load_u32le(d + rec + 4), sgfp4_load_u32le(d + rec + 8),
+                                   sgfp4_load_u32le(d + rec + 12)};
+        unsigned bits_used;
+        const sgfp4_split_result r = sgfp4_split_walk(words, leaves, &n, &bits_used);
+        if (r == SGFP4_SPLIT_OVERRUN)
+            return sgfp4_fail(diag, SGFP4_ERR_V2_SPLIT_OVERRUN, (int64_t)rec + 4, blk, -1,
+                              "v2 record %llu: split map at byte %llu reads past bit 84",
+                              (ull)b, (ull)rec + 4);
+        if (r == SGFP4_SPLIT_TRAILING)
+            return sgfp4_fail(diag, SGFP4_ERR_V2_SPLIT_TRAILING, (int64_t)rec + 4, blk, -1,
+                              "v2 record %llu: split map at byte %llu (%08x %08x %08x) has "
+                              "bits set after bit %u, the last one used",
+                              (ull)b, (ull)rec + 4, words[0], words[1], words[2],
+                              bits_used ? bits_used - 1 : 0);
+        headers += 12;
+    } else {
+        n = sgfp4_uniform_leaves(layout, leaves);
+    }
+
+    const uint64_t headers_end = headers + 4 * (uint64_t)n;
+    const uint64_t payloads = rec + sgfp4_align16(headers_end - rec);
+    if (payloads > size)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)headers, blk, -1,
+                          "v2 record %llu: %u leaf headers at byte %llu (with pad to byte "
+                          "%llu) run past the end of the %llu-byte stream",
+                          (ull)b, n, (ull)headers, (ull)payloads, (ull)size);
+
+    uint64_t payload = payloads;
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t at = headers + 4 * (uint64_t)i;
+        const uint32_t h = sgfp4_load_u32le(d + at);
+        if (h & 0xEu)
+            return sgfp4_fail(diag, SGFP4_ERR_V2_LEAF_FLAGS, (int64_t)at, blk, (int32_t)i,
+                              "v2 record %llu leaf %u: header 0x%08x at byte %llu has "
+                              "reserved flag bits 1-3 set",
+                              (ull)b, i, h, (ull)at);
+        char where[64];
+        snprintf(where, sizeof where, "v2 record %llu leaf %u:", (ull)b, i);
+        const sgfp4_status s = sgfp4_check_affine(h, 0xFFF0u, (int64_t)at, blk, (int32_t)i,
+                                                  where, diag);
+        if (s != SGFP4_OK)
+            return s;
+        const unsigned mode = h & 1u;
+        const uint64_t bytes = sgfp4_payload_bytes(leaves[i].size, mode);
+        const uint64_t padded = sgfp4_align16(bytes);
+        if (size - payload < padded)
+            return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)payload, blk,
+                              (int32_t)i,
+                              "v2 record %llu leaf %u: %llu-byte payload at byte %llu runs "
+                              "past the end of the %llu-byte stream",
+                              (ull)b, i, (ull)padded, (ull)payload, (ull)size);
+        const uint64_t pad_at = bytes + first_nonzero(d + payload + bytes, padded - bytes);
+        if (pad_at < padded)
+            return sgfp4_fail(diag, SGFP4_ERR_V2_PAYLOAD_PAD, (int64_t)(payload + pad_at), blk,
+                              (int32_t)i,
+                              "v2 record %llu leaf %u: payload pad byte %llu is 0x%02x, not "
+                              "zero",
+                              (ull)b, i, (ull)(payload + pad_at), d[payload + pad_at]);
+        const unsigned si = sgfp4_size_index(leaves[i].size);
+        t->info.leaves_by_size[si]++;
+        t->info.leaves_by_size_mode[si][mode]++;
+        t->info.leaves_by_mode[mode]++;
+        payload += padded;
+    }
+    const uint64_t pad_at = headers_end + first_nonzero(d + headers_end, payloads - headers_end);
+    if (pad_at < payloads)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_LEAF_HEADER_PAD, (int64_t)pad_at, blk, -1,
+                          "v2 record %llu: pad byte %llu after the leaf headers is 0x%02x, "
+                          "not zero",
+                          (ull)b, (ull)pad_at, d[pad_at]);
+    t->info.leaves += n;
+    t->info.records_by_layout[layout]++;
+    *end = payload;
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_validate_v2(sgfp4_tensor *t, sgfp4_diag *diag)
+{
+    sgfp4_status s = validate_stream_header(t, diag);
+    if (s != SGFP4_OK)
+        return s;
+    uint64_t furthest = t->record_base;
+    uint32_t previous = 0;
+    for (uint64_t b = 0; b < t->blocks; b++) {
+        const uint64_t at = SGFP4_V2_FIXED_HEADER + 4 * b;
+        const uint32_t offset = sgfp4_load_u32le(t->data + at);
+        if (offset % 16)
+            return sgfp4_fail(diag, SGFP4_ERR_V2_OFFSET_ALIGN, (int64_t)at, (int64_t)b, -1,
+                              "v2 record %llu: offset %u (at byte %llu) is not a multiple of "
+                              "16",
+                              (ull)b, offset, (ull)at);
+        if (b > 0 && offset <= previous)
+            return sgfp4_fail(diag, SGFP4_ERR_V2_OFFSET_ORDER, (int64_t)at, (int64_t)b, -1,
+                              "v2 record %llu: offset %u (at byte %llu) is not greater than "
+                              "the previous record's %u",
+                              (ull)b, offset, (ull)at, previous);
+        previous = offset;
+        uint64_t end;
+        s = validate_record(t, b, t->record_base + offset, &end, diag);
+        if (s != SGFP4_OK)
+            return s;
+        if (end > furthest)
+            furthest = end;
+    }
+    if (furthest != t->size)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_TRAILING_BYTES, (int64_t)furthest, -1, -1,
+                          "v2 stream has %llu bytes after the end of its last record at byte "
+                          "%llu",
+                          (ull)(t->size - furthest), (ull)furthest);
+    return SGFP4_OK;
+}
