@@ -92,6 +92,8 @@ int cmd_verify(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_encode(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* GPU form of bench (cmd_bench_vulkan.c), entered by cmd_bench for --backend vulkan. */
+int cmd_bench_vulkan(int argc, char **argv);
 /* Whole-model forms (cmd_model.c), entered when the input is a safetensors file. */
 int cmd_model_encode(int argc, char **argv);
 int cmd_model_decode(int argc, char **argv);
