@@ -9,7 +9,7 @@ cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSGFP4_WERROR=ON
 cmake --build build/ci -j"$jobs"
 ctest --test-dir build/ci -j"$jobs" --output-on-failure
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DSGFP4_WERROR=ON \
-      -DSGFP4_SANITIZE=address,undefined -DSGFP4_SANITIZED_RUN=ON
+      -DSGFP4_SANITIZE=address,undefined
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j"$jobs" --output-on-failure

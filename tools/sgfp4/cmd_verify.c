@@ -64,7 +64,7 @@ static bool run_vector(const char *dir, json_t *v, const sgfp4_decode_options *o
     snprintf(path, sizeof path, "%s/%s", dir, file);
     cli_input in;
     if (!cli_read_input("verify", path, &in)) {
-        snprintf(why, why_size, "cannot read %s", path);
+        snprintf(why, why_size, "cannot read %.400s", path);
         return false;
     }
     sgfp4_tensor *t = NULL;
