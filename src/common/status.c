@@ -1,5 +1,7 @@
 /* Status descriptions and names, generated from the one list in sgfp4.h.
  * SPDX-License-Identifier: MIT */
+#include <string.h>
+
 #include "sgfp4.h"
 
 const char *sgfp4_status_str(sgfp4_status status)
@@ -12,14 +14,16 @@ const char *sgfp4_status_str(sgfp4_status status)
     return "unknown status";
 }
 
+/* The identifier without "SGFP4_" and without "ERR_": "OK", "V2_LAYOUT", ... */
 const char *sgfp4_status_name(sgfp4_status status)
 {
+    const char *name = "UNKNOWN";
     switch (status) {
-#define SGFP4_STATUS_NAME_(name, value, text) case SGFP4_##name: return #name;
+#define SGFP4_STATUS_NAME_(id, value, text) case SGFP4_##id: name = #id; break;
         SGFP4_STATUS_LIST(SGFP4_STATUS_NAME_)
 #undef SGFP4_STATUS_NAME_
     }
-    return "UNKNOWN";
+    return strncmp(name, "ERR_", 4) == 0 ? name + 4 : name;
 }
 
 #define SGFP4_STR_(x) #x
