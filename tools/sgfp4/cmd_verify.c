@@ -13,7 +13,7 @@
 
 static const char help[] =
     "usage: sgfp4 verify IN --shape OxI [--profile v1|v2] [--strict]\n"
-    "       sgfp4 verify --golden DIR [--backend auto|cpu|scalar]\n"
+    "       sgfp4 verify --golden DIR [--only NAME] [--backend auto|cpu|scalar]\n"
     "       sgfp4 verify MODEL.sgfp4.safetensors\n"
     "\n"
     "Exit 0 when IN is a conformant container; otherwise non-zero with the reason.\n"
@@ -23,11 +23,12 @@ static const char help[] =
     "  --profile v1|v2   container profile (default: 'SGF4' magic, else extension)\n"
     "  --strict          also fail on reserved T158 symbols (0b11, which decode as 0)\n"
     "  --golden DIR      run the golden set DIR/manifest.json, one line per vector\n"
+    "  --only NAME       with --golden: run only the vector NAME (fails if there is none)\n"
     "  --backend B       decoder for --golden: auto (default), cpu, scalar\n"
     "  -q                quiet: only errors\n";
 
-static const char *const valued[] = {"--shape", "--profile", "--golden", "--backend",
-                                     "--against", NULL};
+static const char *const valued[] = {"--shape", "--profile", "--golden", "--only",
+                                     "--backend", "--against", NULL};
 
 /* Decodes a whole tensor to float32 in a new buffer (NULL on failure). */
 static float *decode_f32(const sgfp4_tensor *t, const sgfp4_decode_options *options,
@@ -106,7 +107,8 @@ static bool run_vector(const char *dir, json_t *v, const sgfp4_decode_options *o
     return pass;
 }
 
-static int run_golden(const char *dir, const sgfp4_decode_options *options)
+/* Runs every vector of DIR/manifest.json, or only the one named `only` (if not NULL). */
+static int run_golden(const char *dir, const char *only, const sgfp4_decode_options *options)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/manifest.json", dir);
@@ -123,6 +125,8 @@ static int run_golden(const char *dir, const sgfp4_decode_options *options)
     json_t *v;
     json_array_foreach(vectors, index, v) {
         const char *name = json_string_value(json_object_get(v, "name"));
+        if (only && (!name || strcmp(name, only) != 0))
+            continue;
         char why[512] = "";
         if (run_vector(dir, v, options, why, sizeof why)) {
             passed++;
@@ -134,6 +138,8 @@ static int run_golden(const char *dir, const sgfp4_decode_options *options)
         }
     }
     json_decref(root);
+    if (only && passed + failed == 0)
+        return cli_error("verify", "%s: no vector named '%s'", path, only);
     printf("golden: %zu passed, %zu failed\n", passed, failed);
     return failed || passed == 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
@@ -144,7 +150,7 @@ int cmd_verify(int argc, char **argv)
     if (cli_is_model_path(cli_first_positional(argc, argv, valued)))
         return cmd_model_verify(argc, argv);
 
-    const char *in_path = NULL, *golden = NULL, *value = NULL, *error = NULL;
+    const char *in_path = NULL, *golden = NULL, *only = NULL, *value = NULL, *error = NULL;
     uint64_t rows = 0, cols = 0;
     bool profile_given = false, strict = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
@@ -169,6 +175,10 @@ int cmd_verify(int argc, char **argv)
             if (error)
                 return cli_usage_error(cmd, "--golden needs a folder");
             golden = value;
+        } else if (cli_take_option(argc, argv, &i, "--only", &value, &error)) {
+            if (error)
+                return cli_usage_error(cmd, "--only needs a vector name");
+            only = value;
         } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
             if (error)
                 return cli_usage_error(cmd, "--backend needs a value");
@@ -190,7 +200,9 @@ int cmd_verify(int argc, char **argv)
     }
     if (golden)
         return in_path ? cli_usage_error(cmd, "--golden takes no input file")
-                       : run_golden(golden, &options);
+                       : run_golden(golden, only, &options);
+    if (only)
+        return cli_usage_error(cmd, "--only needs --golden DIR");
     if (!in_path)
         return cli_usage_error(cmd, "no input given");
     if (rows == 0)
