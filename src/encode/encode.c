@@ -1,0 +1,274 @@
+/* The public encode calls: argument checks, the passes over macroblocks (each block's work
+ * independent of the others, so the output is the same for any thread count), rate control,
+ * and a final strict open of the produced container as a self-check.
+ * SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/parallel.h"
+#include "container/tensor.h"
+#include "encode/encode_internal.h"
+#include "encode/rate_control.h"
+#include "format/bits.h"
+
+void sgfp4_encode_options_default(sgfp4_encode_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->profile = SGFP4_PROFILE_V2;
+    options->policy = SGFP4_POLICY_RATE;
+    options->target_bpw = 4.5;
+    options->delta = 0.10;
+    options->threshold = 1.0;
+    options->fit = SGFP4_FIT_BEST;
+    options->threads = 0;
+}
+
+/* Largest v2 record: MIXED head (4 + 12 + 4 * 256, padded) plus 256 padded 4x4 payloads. */
+#define MAX_RECORD_BYTES (1040u + 16u + 256u * 16u)
+
+static int shape_ok(uint64_t rows, uint64_t cols, uint64_t *blocks)
+{
+    if (rows == 0 || cols == 0 || rows > (UINT64_C(1) << 40) || cols > (UINT64_C(1) << 40))
+        return 0;
+    const uint64_t ty = (rows + 63) / 64, tx = (cols + 63) / 64;
+    if (ty > UINT64_MAX / tx)
+        return 0;
+    *blocks = ty * tx;
+    return *blocks <= UINT32_MAX;
+}
+
+size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64_t cols)
+{
+    uint64_t blocks;
+    if (!shape_ok(rows, cols, &blocks))
+        return 0;
+    const uint64_t per = profile == SGFP4_PROFILE_V1 ? SGFP4_V1_BLOCK_BYTES : MAX_RECORD_BYTES;
+    if (blocks > (UINT64_MAX - 64) / (per + 4))
+        return 0;
+    const uint64_t bytes = profile == SGFP4_PROFILE_V1
+                               ? blocks * per
+                               : sgfp4_v2_table_bytes(blocks) + blocks * per;
+    return bytes > SIZE_MAX ? 0 : (size_t)bytes;
+}
+
+typedef struct job {
+    const float *src;
+    uint64_t rows, cols, tiles_x, blocks;
+    size_t stride;
+    sgfp4_encode_options o;
+    double mean_square;
+    float *scratch;              /* per worker: block + SGFP4_ENCODE_SCRATCH floats */
+    sgfp4_block_plan *plans;     /* v2 */
+    sgfp4_leaf_params *params;   /* rate policy: SGFP4_NODES * 2 per block */
+    uint64_t *offsets;           /* v2: record offset, relative to the record region */
+    uint8_t *out;
+} job;
+
+static float *worker_block(const job *j, unsigned worker)
+{
+    return j->scratch + (size_t)worker * (4096 + SGFP4_ENCODE_SCRATCH);
+}
+
+static float *load_block(const job *j, uint64_t b, unsigned worker)
+{
+    float *block = worker_block(j, worker);
+    sgfp4_gather_block(j->src, j->rows, j->cols, j->stride, b / j->tiles_x, b % j->tiles_x,
+                       block);
+    return block;
+}
+
+static void v1_block(void *ctx, uint64_t b, unsigned worker)
+{
+    const job *j = ctx;
+    float *block = load_block(j, b, worker);
+    sgfp4_block_plan *plan = &j->plans[worker];
+    sgfp4_plan_v1(block, &j->o, block + 4096, plan);
+    sgfp4_write_v1_block(plan, block, b, j->blocks, block + 4096, j->out);
+}
+
+static void threshold_block(void *ctx, uint64_t b, unsigned worker)
+{
+    const job *j = ctx;
+    float *block = load_block(j, b, worker);
+    sgfp4_plan_threshold(block, &j->o, j->mean_square, block + 4096, &j->plans[b]);
+}
+
+static void analyze_block(void *ctx, uint64_t b, unsigned worker)
+{
+    const job *j = ctx;
+    float *block = load_block(j, b, worker);
+    sgfp4_analyze_block(block, j->o.fit, SGFP4_PROFILE_V2, block + 4096,
+                        j->params + b * SGFP4_NODES * 2);
+}
+
+static void write_block(void *ctx, uint64_t b, unsigned worker)
+{
+    const job *j = ctx;
+    float *block = load_block(j, b, worker);
+    sgfp4_write_record(&j->plans[b], block, block + 4096,
+                       j->out + sgfp4_v2_table_bytes(j->blocks) + j->offsets[b]);
+}
+
+static int options_ok(const sgfp4_encode_options *o)
+{
+    if (o->profile != SGFP4_PROFILE_AUTO && o->profile != SGFP4_PROFILE_V1 &&
+        o->profile != SGFP4_PROFILE_V2)
+        return 0;
+    if (o->policy != SGFP4_POLICY_RATE && o->policy != SGFP4_POLICY_THRESHOLD)
+        return 0;
+    if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE)
+        return 0;
+    if (!(o->delta >= 0 && o->delta <= 1e6) || !(o->threshold > 0 && o->threshold <= 1e12))
+        return 0;
+    return o->policy != SGFP4_POLICY_RATE || (o->target_bpw > 0 && o->target_bpw <= 64);
+}
+
+/* Checks every input is finite; returns the mean of w^2 (clipped to the fp16 range) or -1. */
+static double scan_input(const float *src, uint64_t rows, uint64_t cols, size_t stride)
+{
+    double sum = 0;
+    for (uint64_t r = 0; r < rows; r++) {
+        const float *row = src + r * stride;
+        float acc = 0;
+        for (uint64_t c = 0; c < cols; c++) {
+            if (!isfinite(row[c]))
+                return -1;
+            const float v = fminf(fabsf(row[c]), SGFP4_HALF_MAX);
+            acc += v * v;
+        }
+        sum += acc;
+    }
+    return sum / ((double)rows * (double)cols);
+}
+
+/* Encodes into dst (capacity cap), or, when out_alloc is set, into a buffer of the exact
+ * size allocated with malloc. */
+static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
+                           const sgfp4_encode_options *options, uint8_t *dst, size_t cap,
+                           size_t *written, void **out_alloc)
+{
+    sgfp4_encode_options o;
+    if (options)
+        o = *options;
+    else
+        sgfp4_encode_options_default(&o);
+    uint64_t blocks;
+    if (!src || !written || !options_ok(&o))
+        return SGFP4_ERR_ARGUMENT;
+    *written = 0;
+    if (!shape_ok(rows, cols, &blocks))
+        return SGFP4_ERR_SHAPE;
+    if (src_stride == 0)
+        src_stride = (size_t)cols;
+    if (src_stride < cols)
+        return SGFP4_ERR_ARGUMENT;
+    if (o.profile == SGFP4_PROFILE_AUTO)
+        o.profile = SGFP4_PROFILE_V2;
+    if (o.profile == SGFP4_PROFILE_V1 && blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
+        return SGFP4_ERR_LIMIT;
+    const double mean_square = scan_input(src, rows, cols, src_stride);
+    if (mean_square < 0)
+        return SGFP4_ERR_ARGUMENT;
+
+    unsigned threads = o.threads ? o.threads : sgfp4_cpu_count();
+    if (threads > 256)
+        threads = 256;
+    job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o, mean_square,
+             NULL, NULL, NULL, NULL, NULL};
+    sgfp4_status status = SGFP4_ERR_NOMEM;
+    uint8_t *allocated = NULL;
+    j.scratch = malloc((size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) * sizeof(float));
+    const size_t plan_count = o.profile == SGFP4_PROFILE_V1 ? threads : (size_t)blocks;
+    j.plans = malloc(plan_count * sizeof *j.plans);
+    if (o.profile == SGFP4_PROFILE_V2)
+        j.offsets = malloc((size_t)blocks * sizeof *j.offsets);
+    if (!j.scratch || !j.plans || (o.profile == SGFP4_PROFILE_V2 && !j.offsets))
+        goto done;
+
+    uint64_t total;
+    if (o.profile == SGFP4_PROFILE_V1) {
+        total = blocks * SGFP4_V1_BLOCK_BYTES;
+    } else {
+        if (o.policy == SGFP4_POLICY_RATE) {
+            j.params = malloc((size_t)blocks * SGFP4_NODES * 2 * sizeof *j.params);
+            if (!j.params)
+                goto done;
+            sgfp4_parallel_for(blocks, threads, analyze_block, &j);
+            if (!sgfp4_rate_control(j.params, blocks, rows * cols, o.target_bpw, threads,
+                                    j.plans))
+                goto done;
+        } else {
+            sgfp4_parallel_for(blocks, threads, threshold_block, &j);
+        }
+        uint64_t at = 0;
+        for (uint64_t b = 0; b < blocks; b++) {
+            j.offsets[b] = at;
+            at += sgfp4_record_bytes(&j.plans[b]);
+        }
+        if (at > UINT32_MAX) {
+            status = SGFP4_ERR_LIMIT;
+            goto done;
+        }
+        total = sgfp4_v2_table_bytes(blocks) + at;
+    }
+    if (total > SIZE_MAX) {
+        status = SGFP4_ERR_LIMIT;
+        goto done;
+    }
+    if (out_alloc) {
+        dst = allocated = malloc((size_t)total);
+        if (!dst)
+            goto done;
+    } else if (!dst || cap < total) {
+        status = SGFP4_ERR_ARGUMENT;
+        goto done;
+    }
+    j.out = dst;
+    if (o.profile == SGFP4_PROFILE_V1) {
+        sgfp4_parallel_for(blocks, threads, v1_block, &j);
+    } else {
+        sgfp4_write_v2_table(blocks, j.offsets, dst);
+        sgfp4_parallel_for(blocks, threads, write_block, &j);
+    }
+    /* Self-check: what we wrote must pass the strict validation. */
+    sgfp4_tensor *check = NULL;
+    if (sgfp4_tensor_open(dst, (size_t)total, o.profile, rows, cols, NULL, &check, NULL) !=
+        SGFP4_OK) {
+        status = SGFP4_ERR_INTERNAL;
+        goto done;
+    }
+    sgfp4_tensor_close(check);
+    *written = (size_t)total;
+    if (out_alloc) {
+        *out_alloc = allocated;
+        allocated = NULL;
+    }
+    status = SGFP4_OK;
+done:
+    free(allocated);
+    free(j.scratch);
+    free(j.plans);
+    free(j.params);
+    free(j.offsets);
+    return status;
+}
+
+sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
+                          const sgfp4_encode_options *options, void *dst, size_t dst_capacity,
+                          size_t *written)
+{
+    return encode(src, rows, cols, src_stride, options, dst, dst_capacity, written, NULL);
+}
+
+sgfp4_status sgfp4_encode_alloc(const float *src, uint64_t rows, uint64_t cols,
+                                size_t src_stride, const sgfp4_encode_options *options,
+                                void **out, size_t *out_size)
+{
+    if (!out)
+        return SGFP4_ERR_ARGUMENT;
+    *out = NULL;
+    return encode(src, rows, cols, src_stride, options, NULL, 0, out_size, out);
+}

@@ -1,0 +1,133 @@
+/* Internal pieces of the encoder (docs/encoder.md): leaf fitting, error metrics, mode choice,
+ * quadtree policies and the v1 / v2 writers. Every function here is a pure function of its
+ * arguments, so the encoder's output does not depend on threads (DECISIONS D7).
+ * SPDX-License-Identifier: MIT */
+#ifndef SGFP4_ENCODE_INTERNAL_H
+#define SGFP4_ENCODE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "sgfp4.h"
+
+#define SGFP4_HALF_MAX 65504.0f
+/* Quadtree nodes of one macroblock: 1 + 4 + 16 + 64 + 256. Node (level l, row r, col c) of a
+ * 2^l x 2^l grid of edge 64 >> l is at index sgfp4_node_base[l] + r * 2^l + c. */
+#define SGFP4_NODES 341u
+#define SGFP4_LEVELS 5u
+extern const unsigned sgfp4_node_base[SGFP4_LEVELS];
+
+/* A fitted leaf as it will be stored: fp16 scale bits, fp16 bias bits (v2: low 4 bits zero)
+ * and the squared error of the decoded leaf against the input. */
+typedef struct sgfp4_leaf_params {
+    uint16_t scale, bias;
+    uint8_t mode;
+    float sse;
+} sgfp4_leaf_params;
+
+/* One leaf of a block plan. */
+typedef struct sgfp4_plan_leaf {
+    uint8_t y, x, size, mode;
+    uint16_t scale, bias;
+} sgfp4_plan_leaf;
+
+/* What one macroblock record will hold: the layout, the split map (MIXED only) and the
+ * leaves in storage order. A v1 block is a plan with one 64x64 leaf. */
+typedef struct sgfp4_block_plan {
+    uint8_t layout;
+    uint8_t error_hint; /* v1 only: the mode was chosen by the Laplacian-weighted rule */
+    uint16_t count;
+    uint32_t split[3];
+    sgfp4_plan_leaf leaves[256];
+} sgfp4_block_plan;
+
+/* ---- fitting (fit_fp4.c, fit_t158.c, fit_finalize.c) ---- */
+/* Fits a leaf of n weights (n a multiple of 16, at most 4096) in one mode and returns the
+ * stored parameters with their exact squared error. `scratch` holds >= 2n floats. */
+void sgfp4_fit_fp4(const float *w, unsigned n, sgfp4_fit fit, sgfp4_profile profile,
+                   float *scratch, sgfp4_leaf_params *out);
+void sgfp4_fit_t158(const float *w, unsigned n, sgfp4_fit fit, sgfp4_profile profile,
+                    float *scratch, sgfp4_leaf_params *out);
+/* Rounds a fitted (scale, bias) to the stored fp16 values and re-quantizes against them.
+ * `refine`: refit the bias to the codes after rounding S, and keep the better of the two
+ * stored bias neighbours. Fills out (mode already set by the caller). */
+void sgfp4_fit_finalize(const float *w, unsigned n, unsigned mode, float scale, float bias,
+                        int refine, sgfp4_profile profile, float *scratch,
+                        sgfp4_leaf_params *out);
+
+/* ---- quantization against stored values (quantize.c) ---- */
+/* The stored fp16 value of a bias: v1 nearest fp16; v2 the nearest value whose low 4 bits
+ * are zero. `up` (v2) selects the other neighbour instead (returns the same one when the
+ * other is not finite). Clips to the fp16 range. */
+uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other);
+float sgfp4_scale_from_bits(uint16_t scale);
+/* Codes (as floats) of n weights for the stored S and B: nearest grid point, clipped to the
+ * mode's code range; all zero when S is zero. */
+void sgfp4_quantize(const float *w, unsigned n, unsigned mode, float scale, float bias,
+                    float *codes);
+/* Exact squared error of the decoded leaf fl32(S*q + B) against w, codes from
+ * sgfp4_quantize. */
+double sgfp4_decoded_sse(const float *w, const float *codes, unsigned n, float scale,
+                         float bias);
+/* Packs codes into a payload (FP4 nibbles or T158 2-bit symbols, spec §22.6). */
+void sgfp4_pack_codes(const float *codes, unsigned n, unsigned mode, uint8_t *payload);
+
+/* ---- error metrics and mode choice (error_metric.c, mode_choice.c) ---- */
+/* Laplacian-weighted error of a size x size leaf decoded with p (docs/encoder.md):
+ * sum e^2 + sum over 2x2 cells ((e00+e01+e10+e11)/2)^2. *max_abs gets max |e|. */
+double sgfp4_laplacian_error(const float *w, unsigned size, const sgfp4_leaf_params *p,
+                             sgfp4_profile profile, float *scratch, float *max_abs);
+/* The spec's dual-mode rule: T158 when err_t158 <= (1 + delta) err_fp4 and no weight's
+ * error exceeds 5 S. Returns the chosen mode and its Laplacian-weighted error. */
+unsigned sgfp4_choose_mode_reference(const float *w, unsigned size, const sgfp4_leaf_params *fp4,
+                                     const sgfp4_leaf_params *t158, double delta,
+                                     sgfp4_profile profile, float *scratch, double *error);
+
+/* ---- macroblock gathering (block_io.c) ---- */
+/* Copies macroblock (by, bx) of the tensor into block[64*64], zero padded, clipped to the
+ * fp16 range. */
+void sgfp4_gather_block(const float *src, uint64_t rows, uint64_t cols, size_t stride,
+                        uint64_t by, uint64_t bx, float *block);
+/* Copies the size x size leaf at (y, x) of a block into leaf[] row-major. */
+void sgfp4_gather_leaf(const float *block, unsigned y, unsigned x, unsigned size, float *leaf);
+
+/* ---- plans and writers (plan.c, write_v1.c, write_v2.c) ---- */
+/* Builds a plan from per-node decisions: choice[node] = 0 FP4 leaf, 1 T158 leaf, 2 split;
+ * params[node*2 + mode] holds the leaf parameters. Collapses uniform trees to their
+ * uniform layout. */
+void sgfp4_plan_from_choices(const uint8_t *choice, const sgfp4_leaf_params *params,
+                             sgfp4_block_plan *plan);
+/* Bytes of the v2 record a plan produces. */
+uint32_t sgfp4_record_bytes(const sgfp4_block_plan *plan);
+/* Writes a v2 record (exactly sgfp4_record_bytes bytes) for the block's weights. */
+void sgfp4_write_record(const sgfp4_block_plan *plan, const float *block, float *scratch,
+                        uint8_t *record);
+/* Size of the v2 stream header, offset table and its pad: align16(16 + 4 B). */
+uint64_t sgfp4_v2_table_bytes(uint64_t blocks);
+/* Writes the v2 stream header and offset table (offsets relative to the record region). */
+void sgfp4_write_v2_table(uint64_t blocks, const uint64_t *record_offsets, uint8_t *stream);
+/* Writes v1 block b: its header, offset and 2048-byte payload into a v1 container of
+ * `blocks` blocks. */
+void sgfp4_write_v1_block(const sgfp4_block_plan *plan, const float *block, uint64_t b,
+                          uint64_t blocks, float *scratch, uint8_t *container);
+
+/* ---- per-macroblock analysis and policies (analyze.c, policy_*.c) ---- */
+/* Fits both modes at every node of a block: params[node*2 + mode]. */
+void sgfp4_analyze_block(const float *block, sgfp4_fit fit, sgfp4_profile profile,
+                         float *scratch,
+                         sgfp4_leaf_params params[SGFP4_NODES * 2]);
+/* Cost in bytes of a leaf of edge size in mode (header + padded payload). */
+uint32_t sgfp4_leaf_cost(unsigned size, unsigned mode);
+/* Lagrangian pruning: chooses per node minimizing D + lambda R bottom-up; fills choice. */
+void sgfp4_prune_rate(const sgfp4_leaf_params params[SGFP4_NODES * 2], double lambda,
+                      uint8_t choice[SGFP4_NODES]);
+/* The spec's threshold split policy; fills the plan. mean_square: the tensor's mean w^2. */
+void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, double mean_square,
+                          float *scratch, sgfp4_block_plan *plan);
+/* One v1 block: a single 64x64 leaf, mode chosen by the reference rule. */
+void sgfp4_plan_v1(const float *block, const sgfp4_encode_options *o, float *scratch,
+                   sgfp4_block_plan *plan);
+
+/* Scratch floats a worker needs for any of the calls above. */
+#define SGFP4_ENCODE_SCRATCH (4096u * 4u)
+
+#endif

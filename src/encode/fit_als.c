@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+#include "encode/fit_als.h"
+#include "encode/encode_internal.h"
+
+#define ROUND_MAGIC 12582912.0f /* see quantize.c */
+
+void sgfp4_leaf_center(const float *w, unsigned n, float *c, sgfp4_leaf_stats *st)
+{
+    float acc[8] = {0};
+    for (unsigned i = 0; i < n; i += 8)
+        for (unsigned j = 0; j < 8; j++)
+            acc[j] += w[i + j];
+    double sum = 0;
+    for (unsigned j = 0; j < 8; j++)
+        sum += acc[j];
+    const float mean = (float)(sum / n);
+    float s[8] = {0}, sq[8] = {0}, ab[8] = {0}, mn[8], mx[8];
+    for (unsigned j = 0; j < 8; j++)
+        mn[j] = mx[j] = w[j] - mean;
+    for (unsigned i = 0; i < n; i += 8)
+        for (unsigned j = 0; j < 8; j++) {
+            const float v = w[i + j] - mean;
+            c[i + j] = v;
+            s[j] += v;
+            sq[j] += v * v;
+            ab[j] += v < 0 ? -v : v;
+            mn[j] = v < mn[j] ? v : mn[j];
+            mx[j] = v > mx[j] ? v : mx[j];
+        }
+    st->mean = mean;
+    st->sum = st->sum_sq = st->abs_sum = 0;
+    st->min = mn[0];
+    st->max = mx[0];
+    for (unsigned j = 0; j < 8; j++) {
+        st->sum += s[j];
+        st->sum_sq += sq[j];
+        st->abs_sum += ab[j];
+        st->min = mn[j] < st->min ? mn[j] : st->min;
+        st->max = mx[j] > st->max ? mx[j] : st->max;
+    }
+}
+
+void sgfp4_als_round(const float *c, unsigned n, const sgfp4_leaf_stats *st, float lo,
+                     float hi, sgfp4_affine *fit, sgfp4_affine *refit)
+{
+    const float scale = fit->scale, bias = fit->bias;
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    float aq[8] = {0}, aqq[8] = {0}, aqc[8] = {0};
+    for (unsigned i = 0; i < n; i += 8)
+        for (unsigned j = 0; j < 8; j++) {
+            float x = (c[i + j] - bias) * inv;
+            x = x < lo ? lo : x;
+            x = x > hi ? hi : x;
+            const float q = (x + ROUND_MAGIC) - ROUND_MAGIC;
+            aq[j] += q;
+            aqq[j] += q * q;
+            aqc[j] += q * c[i + j];
+        }
+    double sq = 0, sqq = 0, sqc = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        sq += aq[j];
+        sqq += aqq[j];
+        sqc += aqc[j];
+    }
+    const double s = scale, b = bias, nn = n;
+    fit->sse = st->sum_sq - 2 * s * sqc - 2 * b * st->sum + s * s * sqq + 2 * s * b * sq +
+               nn * b * b;
+    const double det = nn * sqq - sq * sq;
+    *refit = *fit;
+    if (det > 0) {
+        const double rs = (nn * sqc - sq * st->sum) / det;
+        if (rs > 0 && rs < SGFP4_HALF_MAX) {
+            const double rb = (st->sum - rs * sq) / nn;
+            refit->scale = (float)rs;
+            refit->bias = (float)rb;
+            refit->sse = st->sum_sq - 2 * rs * sqc - 2 * rb * st->sum + rs * rs * sqq +
+                         2 * rs * rb * sq + nn * rb * rb;
+        }
+    }
+}
+
+void sgfp4_als(const float *c, unsigned n, const sgfp4_leaf_stats *st, float lo, float hi,
+               unsigned rounds, sgfp4_affine *fit)
+{
+    sgfp4_affine cur = *fit, best, next;
+    best.sse = -1;
+    for (unsigned r = 0; r < rounds; r++) {
+        sgfp4_als_round(c, n, st, lo, hi, &cur, &next);
+        if (best.sse < 0 || cur.sse < best.sse)
+            best = cur;
+        /* The refit's error is measured with the old codes: an upper bound of its error with
+         * nearest codes, so it is a valid candidate too. */
+        if (next.sse < best.sse)
+            best = next;
+        if (next.scale == cur.scale && next.bias == cur.bias)
+            break;
+        cur = next;
+    }
+    *fit = best;
+}

@@ -1,0 +1,60 @@
+/* From a fitted (S, Bias) in float to the values a container stores: S rounded to fp16, the
+ * bias rounded to what the profile can hold (v2 keeps only half & 0xFFF0), and the codes
+ * re-quantized against the stored values, so the reported error is the decoded error.
+ * SPDX-License-Identifier: MIT */
+#include "encode/encode_internal.h"
+
+static uint16_t scale_to_half(float scale)
+{
+    if (!(scale > 0.0f)) /* also catches NaN: never store a negative or non-finite S */
+        return 0;
+    if (scale > SGFP4_HALF_MAX)
+        scale = SGFP4_HALF_MAX;
+    return sgfp4_float_to_half(scale);
+}
+
+/* Bias that minimizes the squared error for the given codes and stored scale. */
+static float refit_bias(const float *w, const float *codes, unsigned n, float scale)
+{
+    float acc[8] = {0};
+    for (unsigned i = 0; i < n; i += 8)
+        for (unsigned j = 0; j < 8; j++)
+            acc[j] += w[i + j] - scale * codes[i + j];
+    double sum = 0;
+    for (unsigned j = 0; j < 8; j++)
+        sum += acc[j];
+    return (float)(sum / n);
+}
+
+void sgfp4_fit_finalize(const float *w, unsigned n, unsigned mode, float scale, float bias,
+                        int refine, sgfp4_profile profile, float *scratch,
+                        sgfp4_leaf_params *out)
+{
+    float *codes = scratch;
+    const uint16_t s_bits = scale_to_half(scale);
+    const float s = sgfp4_half_to_float(s_bits);
+    out->mode = (uint8_t)mode;
+    out->scale = s_bits;
+    if (refine) {
+        sgfp4_quantize(w, n, mode, s, bias, codes);
+        bias = refit_bias(w, codes, n, s);
+    }
+    uint16_t best_bits = sgfp4_bias_to_half(bias, profile, 0);
+    float b = sgfp4_half_to_float(best_bits);
+    sgfp4_quantize(w, n, mode, s, b, codes);
+    double best = sgfp4_decoded_sse(w, codes, n, s, b);
+    if (refine) {
+        const uint16_t other = sgfp4_bias_to_half(bias, profile, 1);
+        if (other != best_bits) {
+            b = sgfp4_half_to_float(other);
+            sgfp4_quantize(w, n, mode, s, b, codes);
+            const double e = sgfp4_decoded_sse(w, codes, n, s, b);
+            if (e < best) {
+                best = e;
+                best_bits = other;
+            }
+        }
+    }
+    out->bias = best_bits;
+    out->sse = (float)best;
+}

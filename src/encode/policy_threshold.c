@@ -1,0 +1,78 @@
+/* The spec's reference split policy (§22.7) and the v1 block choice.
+ * A node is fitted in both modes and its mode chosen by the dual-mode rule; it becomes a
+ * leaf when its Laplacian-weighted error per weight is within 10% of the size's threshold
+ * (or it is 4x4). Otherwise its children are decided recursively, and the split is kept
+ * only if it lowers the error by at least 20% (hysteresis).
+ * Thresholds (docs/encoder.md): error per weight <= threshold * base[size] * mean(w^2).
+ * SPDX-License-Identifier: MIT */
+#include "encode/encode_internal.h"
+
+static const double base_threshold[SGFP4_LEVELS] = {0.006, 0.008, 0.010, 0.012, 0.0};
+
+typedef struct threshold_ctx {
+    const float *block;
+    const sgfp4_encode_options *o;
+    double mean_square;
+    float *scratch;
+    sgfp4_profile profile;
+    uint8_t choice[SGFP4_NODES];
+    sgfp4_leaf_params params[SGFP4_NODES * 2];
+} threshold_ctx;
+
+/* Decides the subtree at (level, r, c); returns its Laplacian-weighted error. */
+static double decide(threshold_ctx *t, unsigned level, unsigned r, unsigned c)
+{
+    const unsigned size = 64u >> level, grid = 1u << level, n = size * size;
+    const unsigned node = sgfp4_node_base[level] + r * grid + c;
+    float *leaf = t->scratch, *work = t->scratch + 4096;
+    sgfp4_gather_leaf(t->block, r * size, c * size, size, leaf);
+    sgfp4_leaf_params *fp4 = &t->params[node * 2], *t158 = &t->params[node * 2 + 1];
+    sgfp4_fit_fp4(leaf, n, t->o->fit, t->profile, work, fp4);
+    sgfp4_fit_t158(leaf, n, t->o->fit, t->profile, work, t158);
+    double error;
+    t->choice[node] = (uint8_t)sgfp4_choose_mode_reference(leaf, size, fp4, t158, t->o->delta,
+                                                           t->profile, work, &error);
+    if (level + 1 == SGFP4_LEVELS)
+        return error;
+    const double threshold =
+        t->o->threshold * base_threshold[level] * t->mean_square * (double)n;
+    if (error <= 1.1 * threshold)
+        return error;
+    double children = 0;
+    for (unsigned q = 0; q < 4; q++)
+        children += decide(t, level + 1, 2 * r + q / 2, 2 * c + q % 2);
+    if (children <= 0.8 * error) {
+        t->choice[node] = 2;
+        return children;
+    }
+    return error;
+}
+
+void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, double mean_square,
+                          float *scratch, sgfp4_block_plan *plan)
+{
+    static _Thread_local threshold_ctx ctx;
+    ctx.block = block;
+    ctx.o = o;
+    ctx.mean_square = mean_square;
+    ctx.scratch = scratch;
+    ctx.profile = SGFP4_PROFILE_V2;
+    decide(&ctx, 0, 0, 0);
+    sgfp4_plan_from_choices(ctx.choice, ctx.params, plan);
+}
+
+void sgfp4_plan_v1(const float *block, const sgfp4_encode_options *o, float *scratch,
+                   sgfp4_block_plan *plan)
+{
+    sgfp4_leaf_params p[2];
+    sgfp4_fit_fp4(block, 4096, o->fit, SGFP4_PROFILE_V1, scratch, &p[0]);
+    sgfp4_fit_t158(block, 4096, o->fit, SGFP4_PROFILE_V1, scratch, &p[1]);
+    double error;
+    const unsigned mode = sgfp4_choose_mode_reference(block, 64, &p[0], &p[1], o->delta,
+                                                      SGFP4_PROFILE_V1, scratch, &error);
+    plan->layout = SGFP4_LAYOUT_UNIFORM_64;
+    plan->error_hint = 1; /* chosen by the Laplacian-weighted ("pyramid") rule */
+    plan->count = 1;
+    plan->split[0] = plan->split[1] = plan->split[2] = 0;
+    plan->leaves[0] = (sgfp4_plan_leaf){0, 0, 64, (uint8_t)mode, p[mode].scale, p[mode].bias};
+}

@@ -1,0 +1,89 @@
+/* Quantization against stored fp16 values: the code of each weight, the exact decoded error,
+ * and the payload bit packing (spec §22.6). Loops work on 8 independent lanes, which gcc
+ * vectorizes without reordering any floating-point sum (no fast-math: DECISIONS D7).
+ * SPDX-License-Identifier: MIT */
+#include "encode/encode_internal.h"
+#include "format/bits.h"
+
+/* Adding and subtracting 1.5 * 2^23 rounds a float of magnitude < 2^22 to the nearest
+ * integer, ties to even, in the default rounding mode. */
+#define ROUND_MAGIC 12582912.0f
+
+float sgfp4_scale_from_bits(uint16_t scale) { return sgfp4_half_to_float(scale); }
+
+static uint16_t clip_half(float v)
+{
+    if (v > SGFP4_HALF_MAX)
+        v = SGFP4_HALF_MAX;
+    if (v < -SGFP4_HALF_MAX)
+        v = -SGFP4_HALF_MAX;
+    return sgfp4_float_to_half(v);
+}
+
+uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other)
+{
+    const uint16_t h = clip_half(bias);
+    if (profile != SGFP4_PROFILE_V2)
+        return h;
+    /* Masking the low 4 bits of a half moves it toward zero; the next stored value away
+     * from zero is 0x10 above (same sign). Pick the nearer of the two, or the other. */
+    const uint16_t toward = (uint16_t)(h & 0xFFF0u);
+    const uint16_t away = (uint16_t)(toward + 0x10u);
+    const int away_ok = (away & 0x7C00u) != 0x7C00u;
+    if (!away_ok || (h & 0xFu) == 0)
+        return other && away_ok ? away : toward;
+    const float dt = bias - sgfp4_half_to_float(toward);
+    const float da = sgfp4_half_to_float(away) - bias;
+    const int pick_away = (dt < 0 ? -dt : dt) > (da < 0 ? -da : da);
+    return (pick_away != (other != 0)) ? away : toward;
+}
+
+void sgfp4_quantize(const float *w, unsigned n, unsigned mode, float scale, float bias,
+                    float *codes)
+{
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
+    for (unsigned i = 0; i < n; i++) {
+        float x = (w[i] - bias) * inv;
+        x = x < lo ? lo : x;
+        x = x > hi ? hi : x;
+        codes[i] = (x + ROUND_MAGIC) - ROUND_MAGIC;
+    }
+}
+
+double sgfp4_decoded_sse(const float *w, const float *codes, unsigned n, float scale,
+                         float bias)
+{
+    float acc[8] = {0};
+    for (unsigned i = 0; i < n; i += 8)
+        for (unsigned j = 0; j < 8; j++) {
+            const float product = scale * codes[i + j];
+            const float e = w[i + j] - (product + bias);
+            acc[j] += e * e;
+        }
+    double sum = 0;
+    for (unsigned j = 0; j < 8; j++)
+        sum += acc[j];
+    return sum;
+}
+
+void sgfp4_pack_codes(const float *codes, unsigned n, unsigned mode, uint8_t *payload)
+{
+    if (mode == SGFP4_MODE_FP4) {
+        for (unsigned i = 0; i < n; i += 2) {
+            const unsigned lo = (unsigned)(int)codes[i] & 0xFu;
+            const unsigned hi = (unsigned)(int)codes[i + 1] & 0xFu;
+            payload[i / 2] = (uint8_t)(lo | hi << 4);
+        }
+        return;
+    }
+    for (unsigned i = 0; i < n; i += 4) {
+        unsigned byte = 0;
+        for (unsigned k = 0; k < 4; k++) {
+            const int q = (int)codes[i + k];
+            const unsigned symbol = q > 0 ? 1u : q < 0 ? 2u : 0u; /* 01 = +1, 10 = -1 */
+            byte |= symbol << (2 * k);
+        }
+        payload[i / 4] = (uint8_t)byte;
+    }
+}

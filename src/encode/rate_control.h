@@ -1,0 +1,14 @@
+/* Rate control for the v2 rate policy: finds the Lagrange multiplier whose pruned trees
+ * give the largest container not above the target size, by bisection over log(lambda).
+ * SPDX-License-Identifier: MIT */
+#ifndef SGFP4_ENCODE_RATE_CONTROL_H
+#define SGFP4_ENCODE_RATE_CONTROL_H
+
+#include "encode/encode_internal.h"
+
+/* params: SGFP4_NODES * 2 per block (sgfp4_analyze_block). Fills plans[0..blocks).
+ * Returns 0 when out of memory. */
+int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
+                       double target_bpw, unsigned threads, sgfp4_block_plan *plans);
+
+#endif
