@@ -1,0 +1,279 @@
+/* Encoder round trips through the public API: every container opens strictly and decodes;
+ * quality and size are what the options ask for; the bytes do not depend on the thread
+ * count; edge shapes and values. Expectations are computed here, independently of the
+ * encoder (exactly representable leaves must decode exactly; sizes from the format rules).
+ * SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sgfp4.h"
+
+/* Deterministic Gaussian-ish values (sum of uniforms), scaled, with a smooth trend across
+ * columns so that leaf sizes matter. */
+static float *make_matrix(uint64_t rows, uint64_t cols, float scale, uint32_t seed)
+{
+    float *m = malloc(rows * cols * sizeof *m);
+    uint32_t x = seed * 2654435761u + 1u;
+    for (uint64_t i = 0; i < rows * cols; i++) {
+        float s = 0;
+        for (int k = 0; k < 4; k++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            s += (float)(x >> 8) / 16777216.0f - 0.5f;
+        }
+        const float trend = 1.0f + 2.0f * (float)((i % cols) > cols / 2);
+        m[i] = s * scale * trend;
+    }
+    return m;
+}
+
+typedef struct result {
+    void *bytes;
+    size_t size;
+    float *decoded;
+    double rel_l2, max_abs;
+} result;
+
+/* Encodes, opens strictly, decodes with the scalar oracle, measures. */
+static void round_trip(const float *src, uint64_t rows, uint64_t cols,
+                       const sgfp4_encode_options *o, result *r)
+{
+    memset(r, 0, sizeof *r);
+    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, o, &r->bytes, &r->size), SGFP4_OK);
+    assert_true(r->size <= sgfp4_encode_bound(o->profile, rows, cols));
+    sgfp4_tensor *t = NULL;
+    sgfp4_diag diag;
+    const sgfp4_status s =
+        sgfp4_tensor_open(r->bytes, r->size, o->profile, rows, cols, NULL, &t, &diag);
+    if (s != SGFP4_OK)
+        fail_msg("strict open failed: %s", diag.message);
+    r->decoded = malloc(rows * cols * sizeof(float));
+    const sgfp4_decode_options d = {SGFP4_BACKEND_SCALAR, 1};
+    assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, r->decoded, 0, rows * cols * 4, &d),
+                     SGFP4_OK);
+    sgfp4_tensor_close(t);
+    double sse = 0, ref = 0;
+    for (uint64_t i = 0; i < rows * cols; i++) {
+        assert_true(isfinite(r->decoded[i]));
+        const double clipped = fmax(fmin(src[i], 65504.0), -65504.0);
+        const double e = clipped - r->decoded[i];
+        sse += e * e;
+        ref += clipped * clipped;
+        r->max_abs = fmax(r->max_abs, fabs(e));
+    }
+    r->rel_l2 = ref > 0 ? sqrt(sse / ref) : sqrt(sse);
+}
+
+static void release(result *r)
+{
+    sgfp4_free(r->bytes);
+    free(r->decoded);
+}
+
+static sgfp4_encode_options opts(sgfp4_profile profile, sgfp4_policy policy, double bpw)
+{
+    sgfp4_encode_options o;
+    sgfp4_encode_options_default(&o);
+    o.profile = profile;
+    o.policy = policy;
+    o.target_bpw = bpw;
+    o.threads = 1;
+    return o;
+}
+
+static void v2_rate_hits_target_within_one_percent(void **state)
+{
+    (void)state;
+    float *m = make_matrix(256, 512, 0.02f, 1);
+    const double targets[] = {2.5, 3.0, 3.5, 4.5, 5.0};
+    double previous = 1e9;
+    for (unsigned k = 0; k < 5; k++) {
+        sgfp4_encode_options o = opts(SGFP4_PROFILE_V2, SGFP4_POLICY_RATE, targets[k]);
+        result r;
+        round_trip(m, 256, 512, &o, &r);
+        const double bpw = r.size * 8.0 / (256.0 * 512.0);
+        assert_true(bpw <= targets[k] && bpw >= 0.99 * targets[k]);
+        assert_true(r.rel_l2 < previous); /* more bits, less error */
+        previous = r.rel_l2;
+        if (targets[k] == 4.5)
+            assert_true(r.rel_l2 < 0.10);
+        release(&r);
+    }
+    free(m);
+}
+
+static void v1_and_threshold_round_trip(void **state)
+{
+    (void)state;
+    float *m = make_matrix(130, 200, 0.05f, 2);
+    sgfp4_encode_options o = opts(SGFP4_PROFILE_V1, SGFP4_POLICY_RATE, 4.5);
+    result r;
+    round_trip(m, 130, 200, &o, &r);
+    assert_int_equal(r.size, 3 * 4 * 2056); /* ceil(130/64) * ceil(200/64) blocks */
+    assert_true(r.rel_l2 < 0.2);
+    release(&r);
+    o = opts(SGFP4_PROFILE_V2, SGFP4_POLICY_THRESHOLD, 0);
+    round_trip(m, 130, 200, &o, &r);
+    assert_true(r.rel_l2 < 0.2);
+    release(&r);
+    o.fit = SGFP4_FIT_REFERENCE;
+    round_trip(m, 130, 200, &o, &r);
+    assert_true(r.rel_l2 < 0.3);
+    release(&r);
+    free(m);
+}
+
+static void same_bytes_for_any_thread_count(void **state)
+{
+    (void)state;
+    float *m = make_matrix(200, 333, 0.03f, 3);
+    const sgfp4_profile profiles[] = {SGFP4_PROFILE_V2, SGFP4_PROFILE_V2, SGFP4_PROFILE_V1};
+    const sgfp4_policy policies[] = {SGFP4_POLICY_RATE, SGFP4_POLICY_THRESHOLD,
+                                     SGFP4_POLICY_RATE};
+    for (unsigned k = 0; k < 3; k++) {
+        void *first = NULL;
+        size_t first_size = 0;
+        for (unsigned threads = 1; threads <= 4; threads++) {
+            sgfp4_encode_options o = opts(profiles[k], policies[k], 3.0);
+            o.threads = threads;
+            void *bytes = NULL;
+            size_t size = 0;
+            assert_int_equal(sgfp4_encode_alloc(m, 200, 333, 0, &o, &bytes, &size), SGFP4_OK);
+            if (!first) {
+                first = bytes;
+                first_size = size;
+                continue;
+            }
+            assert_int_equal(size, first_size);
+            assert_memory_equal(bytes, first, size);
+            sgfp4_free(bytes);
+        }
+        sgfp4_free(first);
+    }
+    free(m);
+}
+
+/* Leaves whose values lie exactly on a representable grid decode exactly. */
+static void exact_grids_decode_exactly(void **state)
+{
+    (void)state;
+    float *m = malloc(64 * 64 * sizeof *m);
+    for (unsigned i = 0; i < 4096; i++) /* FP4 grid, S = 2^-6, Bias = 0.25 */
+        m[i] = (float)((int)((i * 7u) % 16u) - 8) * 0.015625f + 0.25f;
+    for (unsigned p = 0; p < 2; p++) {
+        sgfp4_encode_options o = opts(p ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2,
+                                      SGFP4_POLICY_RATE, 8.0);
+        result r;
+        round_trip(m, 64, 64, &o, &r);
+        assert_true(r.max_abs == 0.0);
+        release(&r);
+    }
+    for (unsigned i = 0; i < 4096; i++) /* T158 grid, S = 0.5, Bias = 0.125 */
+        m[i] = (float)((int)((i * 5u) % 3u) - 1) * 0.5f + 0.125f;
+    sgfp4_encode_options o = opts(SGFP4_PROFILE_V2, SGFP4_POLICY_RATE, 2.1);
+    result r;
+    round_trip(m, 64, 64, &o, &r);
+    assert_true(r.max_abs == 0.0);
+    assert_true(r.size <= 16 + 16 + 1024 + 16); /* one 64x64 T158 leaf fits */
+    release(&r);
+    free(m);
+}
+
+static void edge_shapes_and_values(void **state)
+{
+    (void)state;
+    const uint64_t shapes[][2] = {{1, 1}, {3, 130}, {4097, 65}, {64, 64}, {65, 1}};
+    for (unsigned k = 0; k < 5; k++) {
+        const uint64_t rows = shapes[k][0], cols = shapes[k][1];
+        float *m = make_matrix(rows, cols, 1.0f, 10 + k);
+        for (unsigned p = 0; p < 3; p++) {
+            sgfp4_encode_options o = opts(p == 2 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2,
+                                          p == 1 ? SGFP4_POLICY_THRESHOLD : SGFP4_POLICY_RATE,
+                                          4.5);
+            o.threads = 2;
+            result r;
+            round_trip(m, rows, cols, &o, &r);
+            release(&r);
+        }
+        free(m);
+    }
+    const uint64_t n = 100 * 70;
+    float *m = calloc(n, sizeof *m);
+    for (unsigned p = 0; p < 3; p++) {
+        sgfp4_encode_options o = opts(p == 2 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2,
+                                      p == 1 ? SGFP4_POLICY_THRESHOLD : SGFP4_POLICY_RATE, 4.5);
+        result r;
+        for (uint64_t i = 0; i < n; i++) /* all zero */
+            m[i] = 0.0f;
+        round_trip(m, 100, 70, &o, &r);
+        assert_true(r.max_abs == 0.0);
+        release(&r);
+        for (uint64_t i = 0; i < n; i++) /* constant, exactly representable */
+            m[i] = -3.5f;
+        round_trip(m, 100, 70, &o, &r);
+        assert_true(r.max_abs == 0.0);
+        release(&r);
+        for (uint64_t i = 0; i < n; i++) /* one huge outlier among small values */
+            m[i] = (float)((i % 13) - 6) * 0.001f;
+        m[n / 2] = 60000.0f;
+        round_trip(m, 100, 70, &o, &r);
+        assert_true(r.rel_l2 < 0.05);
+        release(&r);
+        for (uint64_t i = 0; i < n; i++) /* near and beyond the fp16 range: clipped */
+            m[i] = (i % 3 == 0) ? 65504.0f : (i % 3 == 1) ? -70000.0f : 65000.0f;
+        round_trip(m, 100, 70, &o, &r);
+        assert_true(r.rel_l2 < 0.05);
+        release(&r);
+    }
+    free(m);
+}
+
+static void bad_arguments_are_refused(void **state)
+{
+    (void)state;
+    float m[64] = {0};
+    sgfp4_encode_options o = opts(SGFP4_PROFILE_V2, SGFP4_POLICY_RATE, 4.5);
+    void *out = NULL;
+    size_t size = 0;
+    m[5] = NAN;
+    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &o, &out, &size), SGFP4_ERR_ARGUMENT);
+    m[5] = INFINITY;
+    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &o, &out, &size), SGFP4_ERR_ARGUMENT);
+    m[5] = 0;
+    assert_int_equal(sgfp4_encode_alloc(m, 0, 8, 0, &o, &out, &size), SGFP4_ERR_SHAPE);
+    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 4, &o, &out, &size), SGFP4_ERR_ARGUMENT);
+    o.target_bpw = -1;
+    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &o, &out, &size), SGFP4_ERR_ARGUMENT);
+    o.target_bpw = 4.5;
+    uint8_t small[64];
+    assert_int_equal(sgfp4_encode(m, 8, 8, 0, &o, small, sizeof small, &size),
+                     SGFP4_ERR_ARGUMENT);
+    uint8_t big[4096];
+    assert_int_equal(sgfp4_encode(m, 8, 8, 0, &o, big, sizeof big, &size), SGFP4_OK);
+    /* All zero, far below any reachable size: the cheapest tree, one 64x64 T158 leaf:
+     * table align16(16 + 4) + record align16(4 + 4) + payload 1024. */
+    assert_int_equal(size, 32 + 16 + 1024);
+    assert_int_equal(sgfp4_encode_bound(SGFP4_PROFILE_V1, 65, 65), 4 * 2056);
+    assert_int_equal(sgfp4_encode_bound(SGFP4_PROFILE_V1, 0, 65), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(v2_rate_hits_target_within_one_percent),
+        cmocka_unit_test(v1_and_threshold_round_trip),
+        cmocka_unit_test(same_bytes_for_any_thread_count),
+        cmocka_unit_test(exact_grids_decode_exactly),
+        cmocka_unit_test(edge_shapes_and_values),
+        cmocka_unit_test(bad_arguments_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,126 @@
+/* `sgfp4 encode` end to end: raw and .npy inputs, v1 and v2 outputs that `sgfp4 verify`
+ * accepts, and no output file when the input is bad.
+ * SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char dir[256];
+static const char *cli;
+
+static int run(const char *format, ...)
+{
+    char command[2048];
+    va_list ap;
+    va_start(ap, format);
+    int n = snprintf(command, sizeof command, "%s ", cli);
+    vsnprintf(command + n, sizeof command - (size_t)n, format, ap);
+    va_end(ap);
+    strncat(command, " 2>/dev/null >/dev/null", sizeof command - strlen(command) - 1);
+    const int status = system(command);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_raw(const char *path, unsigned count, float bad)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    for (unsigned i = 0; i < count; i++) {
+        float v = (float)sin(i * 0.37) * 0.1f;
+        if (i == count / 2)
+            v = bad;
+        fwrite(&v, 4, 1, f);
+    }
+    fclose(f);
+}
+
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+static void encodes_raw_to_v1_and_v2(void **state)
+{
+    (void)state;
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/w.f32", dir);
+    write_raw(in, 100 * 150, 0.5f);
+    snprintf(out, sizeof out, "%s/w.sgfp4", dir);
+    assert_int_equal(run("encode %s --shape 100x150 -o %s --bpw 3.5 --threads 2", in, out), 0);
+    assert_int_equal(run("verify %s --shape 100x150", out), 0);
+    assert_int_equal(run("encode %s --shape 100x150 -o %s --policy threshold", in, out), 0);
+    assert_int_equal(run("verify %s --shape 100x150", out), 0);
+    snprintf(out, sizeof out, "%s/w.fp4", dir);
+    assert_int_equal(run("encode %s --shape 100x150 -o %s", in, out), 0);
+    assert_int_equal(run("verify %s --shape 100x150 --profile v1", out), 0);
+}
+
+static void encodes_npy(void **state)
+{
+    (void)state;
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/w.npy", dir);
+    FILE *f = fopen(in, "wb");
+    assert_non_null(f);
+    const char header[] = "{'descr': '<f2', 'fortran_order': False, 'shape': (70, 80), }";
+    char padded[128];
+    memset(padded, ' ', sizeof padded);
+    memcpy(padded, header, strlen(header));
+    padded[128 - 10 - 1] = '\n';
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    const uint16_t hl = 128 - 10;
+    fwrite(&hl, 2, 1, f);
+    fwrite(padded, 1, 128 - 10, f);
+    for (unsigned i = 0; i < 70 * 80; i++) {
+        const uint16_t h = (uint16_t)(0x3C00u + (i % 512)); /* 1.0 .. 1.5 */
+        fwrite(&h, 2, 1, f);
+    }
+    fclose(f);
+    snprintf(out, sizeof out, "%s/h.sgfp4", dir);
+    assert_int_equal(run("encode %s -o %s", in, out), 0);
+    assert_int_equal(run("verify %s --shape 70x80", out), 0);
+}
+
+static void bad_input_leaves_no_file(void **state)
+{
+    (void)state;
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/bad.f32", dir);
+    write_raw(in, 64 * 64, NAN);
+    snprintf(out, sizeof out, "%s/bad.sgfp4", dir);
+    assert_int_not_equal(run("encode %s --shape 64x64 -o %s", in, out), 0);
+    assert_false(exists(out));
+    assert_int_equal(run("encode %s --shape 64x65 -o %s", in, out), 1); /* wrong size */
+    assert_false(exists(out));
+    assert_int_equal(run("encode %s -o %s", in, out), 1); /* raw needs a shape */
+    assert_int_equal(run("encode %s --shape 64x64 -o %s --bpw 3 --policy threshold", in, out),
+                     2);
+    assert_false(exists(out));
+}
+
+int main(void)
+{
+    cli = getenv("SGFP4_CLI");
+    if (!cli)
+        return 77;
+    snprintf(dir, sizeof dir, "/tmp/sgfp4_encode_cli_%ld", (long)getpid());
+    char command[512];
+    snprintf(command, sizeof command, "mkdir -p %s", dir);
+    if (system(command) != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(encodes_raw_to_v1_and_v2),
+        cmocka_unit_test(encodes_npy),
+        cmocka_unit_test(bad_input_leaves_no_file),
+    };
+    const int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    if (system(command) != 0)
+        return 1;
+    return rc;
+}
