@@ -63,11 +63,15 @@ static sgfp4_status validate_record(sgfp4_tensor *t, uint64_t b, uint64_t rec, u
     const uint8_t *d = t->data;
     const uint64_t size = t->size;
     const int64_t blk = (int64_t)b;
-    if (rec > size || size - rec < 4)
-        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)rec, blk, -1,
-                          "v2 record %llu at byte %llu: sb_header lies past the end of the "
-                          "%llu-byte stream",
-                          (ull)b, (ull)rec, (ull)size);
+    if (rec > size || size - rec < 4) {
+        /* The offending field is the record's entry in the offset table: `rec` itself may
+         * lie far past the end, and diag offsets always point into the container. */
+        const uint64_t entry = SGFP4_V2_FIXED_HEADER + 4 * b;
+        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)entry, blk, -1,
+                          "v2 record %llu (offset-table entry at byte %llu) starts at byte "
+                          "%llu: its sb_header lies past the end of the %llu-byte stream",
+                          (ull)b, (ull)entry, (ull)rec, (ull)size);
+    }
     const uint32_t sb = sgfp4_load_u32le(d + rec);
     if (sb >> 3)
         return sgfp4_fail(diag, SGFP4_ERR_V2_SB_RESERVED, (int64_t)rec, blk, -1,

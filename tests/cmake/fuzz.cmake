@@ -1,0 +1,45 @@
+# Fuzz targets (tests/fuzz/*.c): each builds as a regression driver that CTest runs over its
+# seed corpus and its past crashers with any compiler (under the sanitizers in the ASan
+# build of scripts/test.sh), and, with -DSGFP4_FUZZ=ON and clang, as a libFuzzer binary.
+# docs/security.md says how to run them.
+# SPDX-License-Identifier: MIT
+option(SGFP4_FUZZ "Build the libFuzzer targets too (clang only)" OFF)
+set(SGFP4_FUZZ_DIR ${PROJECT_SOURCE_DIR}/tests/fuzz)
+
+if(SGFP4_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "SGFP4_FUZZ=ON needs clang (libFuzzer): configure with CC=clang")
+  endif()
+  if(NOT SGFP4_SANITIZE)
+    # The coverage hooks of fuzzer-no-link code are provided by the sanitizer runtime in
+    # executables that do not link libFuzzer (the CLI, the unit tests).
+    message(FATAL_ERROR "SGFP4_FUZZ=ON wants -DSGFP4_SANITIZE=address,undefined too")
+  endif()
+  # Coverage feedback from the library itself, not only from the harnesses.
+  target_compile_options(sgfp4_objects PRIVATE -fsanitize=fuzzer-no-link)
+endif()
+
+# sgfp4_add_fuzz_target(NAME SOURCES...): regression driver fuzz_NAME_regress, CTest test
+# fuzz_NAME over corpus/NAME and crashers/NAME, and libFuzzer binary fuzz_NAME if enabled.
+function(sgfp4_add_fuzz_target name)
+  set(dirs ${SGFP4_FUZZ_DIR}/corpus/${name})
+  if(EXISTS ${SGFP4_FUZZ_DIR}/crashers/${name})
+    list(APPEND dirs ${SGFP4_FUZZ_DIR}/crashers/${name})
+  endif()
+  add_executable(fuzz_${name}_regress ${SGFP4_FUZZ_DIR}/regression_driver.c ${ARGN})
+  add_test(NAME fuzz_${name} COMMAND fuzz_${name}_regress ${dirs})
+  set(targets fuzz_${name}_regress)
+  if(SGFP4_FUZZ)
+    add_executable(fuzz_${name} ${ARGN})
+    target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
+    target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
+    list(APPEND targets fuzz_${name})
+  endif()
+  foreach(t ${targets})
+    target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/src ${SGFP4_FUZZ_DIR})
+    target_link_libraries(${t} PRIVATE sgfp4_static)
+  endforeach()
+endfunction()
+
+sgfp4_add_fuzz_target(v1_decode ${SGFP4_FUZZ_DIR}/fuzz_v1_decode.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)
+sgfp4_add_fuzz_target(v2_decode ${SGFP4_FUZZ_DIR}/fuzz_v2_decode.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)
