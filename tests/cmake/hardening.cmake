@@ -1,0 +1,9 @@
+# Hardening tests (issue 7): crash-safe CLI outputs under SIGKILL, and resource limits
+# (tests/unit/test_limits.c is picked up as a unit test on its own).
+# SPDX-License-Identifier: MIT
+set(SGFP4_CRASH_SAFE_ITERATIONS 20 CACHE STRING
+    "Kills per command in the crash_safe_outputs test (the release check runs 100)")
+add_test(NAME crash_safe_outputs
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/crash_safe_output.sh $<TARGET_FILE:sgfp4>
+                 ${SGFP4_CRASH_SAFE_ITERATIONS})
+set_tests_properties(crash_safe_outputs PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)

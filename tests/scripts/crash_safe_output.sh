@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Crash-safe outputs (issue 7, item 4): starts `sgfp4 decode` (and `sgfp4 encode` once the
+# encoder exists) on an input big enough to take a moment, SIGKILLs it at a random moment,
+# and checks that the output path then holds nothing or the previous complete file (by
+# sha256), never a partial one. A run that finished before the kill must have left the new
+# complete file.
+#
+# usage: crash_safe_output.sh SGFP4_CLI [ITERATIONS] [MODES]
+#   ITERATIONS per mode (default 20); MODES: "decode encode" (default: those available).
+# SPDX-License-Identifier: MIT
+set -euo pipefail
+cli=$1
+iterations=${2:-20}
+modes=${3:-}
+work=$(mktemp -d "${TMPDIR:-/tmp}/sgfp4-crash-safe.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# Two different v1 containers of 48x64 blocks (3072x4096 = 12.6M weights), written from the
+# v1 framing (DECISIONS D3): constant valid headers, offsets b*2048 (FP4), random codes.
+make_v1() {
+    python3 - "$1" "$2" <<'PY'
+import os, random, struct, sys
+path, seed = sys.argv[1], int(sys.argv[2])
+blocks = 48 * 64
+rng = random.Random(seed)
+with open(path, "wb") as f:
+    f.write(struct.pack("<I", 0x2C003800 + seed) * blocks)
+    f.write(b"".join(struct.pack("<I", b * 2048) for b in range(blocks)))
+    f.write(rng.randbytes(blocks * 2048))
+PY
+}
+shape=3072x4096
+make_v1 "$work/a.fp4" 1
+make_v1 "$work/b.fp4" 2
+
+hash() { sha256sum "$1" | cut -d' ' -f1; }
+
+# The previous complete output (from input a) and the complete output of input b.
+"$cli" decode "$work/a.fp4" --shape $shape -o "$work/prev.bin" -q
+"$cli" decode "$work/b.fp4" --shape $shape -o "$work/new.bin" -q
+prev=$(hash "$work/prev.bin")
+new=$(hash "$work/new.bin")
+[ "$prev" != "$new" ] || { echo "FAIL: the two reference outputs are identical"; exit 1; }
+
+# Encode inputs, once the encoder is there: raw f32 matrices (the decoded tensors above).
+encode_ok=false
+if "$cli" encode "$work/prev.bin" --shape $shape -o "$work/prev.sgfp4" -q 2>/dev/null; then
+    "$cli" encode "$work/new.bin" --shape $shape -o "$work/new.sgfp4" -q
+    prev_enc=$(hash "$work/prev.sgfp4")
+    new_enc=$(hash "$work/new.sgfp4")
+    encode_ok=true
+fi
+if [ -z "$modes" ]; then
+    modes=decode
+    $encode_ok && modes="decode encode"
+fi
+
+# Seconds one run takes, to spread the kill moments over the whole run.
+elapsed() {
+    local start end
+    start=$(date +%s%N)
+    "$@" >/dev/null
+    end=$(date +%s%N)
+    echo $(( (end - start) / 1000000 ))
+}
+
+failures=0
+for mode in $modes; do
+    if [ "$mode" = decode ]; then
+        cmd=("$cli" decode "$work/b.fp4" --shape $shape -q -o)
+        ext=bin; old=$prev; fresh=$new; source_old="$work/prev.bin"
+    else
+        $encode_ok || { echo "FAIL: sgfp4 encode does not work here"; exit 1; }
+        cmd=("$cli" encode "$work/new.bin" --shape $shape -q -o)
+        ext=sgfp4; old=$prev_enc; fresh=$new_enc; source_old="$work/prev.sgfp4"
+    fi
+    out="$work/out.$ext"
+    run_ms=$(elapsed "${cmd[@]}" "$work/timing.$ext")
+    rm -f "$work/timing.$ext"
+    n_nothing=0 n_previous=0 n_new=0
+    for ((i = 1; i <= iterations; i++)); do
+        rm -f "$out"
+        # Odd iterations start with no output, even ones with the previous complete file.
+        if (( i % 2 == 0 )); then cp "$source_old" "$out"; fi
+        delay_ms=$(( RANDOM % (run_ms * 12 / 10 + 1) ))
+        "${cmd[@]}" "$out" &
+        pid=$!
+        sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        if [ ! -e "$out" ]; then
+            state=nothing
+            (( i % 2 == 1 )) || state=bad-missing
+        else
+            h=$(hash "$out")
+            if [ "$h" = "$fresh" ]; then state=new
+            elif [ "$h" = "$old" ] && (( i % 2 == 0 )); then state=previous
+            else state=bad-partial; fi
+        fi
+        case $state in
+            nothing) n_nothing=$((n_nothing + 1)) ;;
+            previous) n_previous=$((n_previous + 1)) ;;
+            new) n_new=$((n_new + 1)) ;;
+            *) echo "FAIL: $mode iteration $i (kill after ${delay_ms} ms): $state," \
+                    "$(stat -c %s "$out" 2>/dev/null || echo 0) bytes"
+               failures=$((failures + 1)) ;;
+        esac
+        # A killed run may leave its temporary file beside the output, never the output.
+        rm -f "$work"/.out."$ext".tmp-*
+    done
+    echo "$mode: $iterations kills over a ${run_ms} ms run: nothing=$n_nothing" \
+         "previous=$n_previous new=$n_new failures=$failures"
+done
+[ "$failures" -eq 0 ]
