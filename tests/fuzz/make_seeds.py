@@ -6,6 +6,7 @@ the library, so that the seeds are valid containers a fuzzer can mutate from. Ea
 the 4-byte fuzz prefix of tests/fuzz/fuzz_common.h followed by the container.
 Deterministic: re-running it rewrites the same files.
 """
+import json
 import os
 import random
 import struct
@@ -106,7 +107,43 @@ def write(target, name, prefix, container):
         f.write(bytes(prefix) + container)
 
 
+def divisors(blocks):
+    """The divisors in the order fuzz_carve_shape() lists them."""
+    out, d = [], 1
+    while d * d <= blocks and len(out) < 254:
+        if blocks % d == 0:
+            out.append(d)
+            if d != blocks // d:
+                out.append(blocks // d)
+        d += 1
+    return out
+
+
+def golden_seeds(max_bytes=8192):
+    """The small golden vectors (must-decode and must-reject), each with the prefix that
+    carves its shape (when the target can: the block count read from the container must
+    give the vector's tiles)."""
+    root = os.path.join(HERE, "..", "..", "golden")
+    with open(os.path.join(root, "manifest.json")) as f:
+        manifest = json.load(f)
+    for v in manifest["vectors"]:
+        path = os.path.join(root, v["file"])
+        if os.path.getsize(path) > max_bytes:
+            continue
+        with open(path, "rb") as f:
+            container = f.read()
+        rows, cols = v["shape"]
+        ty, tx = max(1, -(-rows // 64)), max(1, -(-cols // 64))
+        divs = divisors(ty * tx)
+        pick = divs.index(ty) if ty in divs else 0
+        flags = 0x04 if v["expect"] == "decode" else 0
+        prefix = [pick, (64 * ty - rows) % 64, (64 * tx - cols) % 64, flags]
+        target = "v1_decode" if v["profile"] == "v1" else "v2_decode"
+        write(target, "golden-" + v["name"], prefix, container)
+
+
 def main():
+    golden_seeds()
     # v1: one block of each mode, cropped shapes, several blocks, shared payloads
     write("v1_decode", "gen-1block-fp4", [0, 0, 0, 0], v1_container(1, [0]))
     write("v1_decode", "gen-1block-t158-crop", [0, 5, 60, 1], v1_container(1, [1]))
