@@ -1,0 +1,206 @@
+/*
+ * libsgfp4 Vulkan backend: decode SGFP4 containers on a GPU, bit-identical to the scalar
+ * decoder (DECISIONS D1), from GLSL compute shaders compiled into the library.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Availability: the functions always exist. In a build without Vulkan (sgfp4_config.h says
+ * SGFP4_HAVE_VULKAN 0) every call returns SGFP4_ERR_UNAVAILABLE; in a build with it, a
+ * machine without a Vulkan loader or device returns SGFP4_ERR_VK_NO_DEVICE.
+ *
+ * Requirements: Vulkan 1.1, storage buffers, nothing optional. Where the device reports
+ * shaderRoundingModeRTEFloat32 the shaders declare RoundingModeRTE; elsewhere an
+ * integer-only pipeline computes the same bits.
+ *
+ * Threads: a context is used by one thread at a time (like a VkCommandPool). Distinct
+ * contexts, even on one adopted VkDevice, are independent.
+ *
+ * Synchronization contract: every call here that touches the GPU is synchronous. It submits
+ * to the context's queue and returns after that work has completed (a fence wait), so its
+ * results are visible to later submissions of the caller to any queue of the device. The
+ * caller must make its own earlier writes to buffers it hands in (container bytes,
+ * destination) complete before the call (e.g. vkQueueWaitIdle, or a fence it waited on),
+ * and must not use the queue from another thread during the call (Vulkan requires external
+ * synchronization of a VkQueue).
+ *
+ * Errors: calls return a status; with a non-NULL sgfp4_diag they also say what failed in
+ * diag->message. Device loss is SGFP4_ERR_VK_DEVICE_LOST (the context must then be
+ * destroyed), allocation failure SGFP4_ERR_VK_OUT_OF_MEMORY. Nothing aborts.
+ */
+#ifndef SGFP4_VULKAN_H
+#define SGFP4_VULKAN_H
+
+#include "sgfp4.h"
+
+#if defined(__has_include)
+#if __has_include(<vulkan/vulkan_core.h>)
+#include <vulkan/vulkan_core.h>
+#endif
+#endif
+#ifndef VULKAN_CORE_H_
+/* No Vulkan headers: the handle types, declared as vulkan_core.h declares them. */
+typedef struct VkInstance_T *VkInstance;
+typedef struct VkPhysicalDevice_T *VkPhysicalDevice;
+typedef struct VkDevice_T *VkDevice;
+typedef struct VkQueue_T *VkQueue;
+#if defined(__LP64__) || defined(_WIN64) || defined(__x86_64__) || defined(__aarch64__)
+typedef struct VkBuffer_T *VkBuffer;
+#else
+typedef uint64_t VkBuffer;
+#endif
+typedef uint64_t VkDeviceSize;
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An opaque backend context: a device, its queue, the decode pipelines. */
+typedef struct sgfp4_vk_context sgfp4_vk_context;
+/** A container resident on the device (plus the leaf table the shaders read). */
+typedef struct sgfp4_vk_tensor sgfp4_vk_tensor;
+/** A device-local storage buffer that the library allocated. */
+typedef struct sgfp4_vk_buffer sgfp4_vk_buffer;
+
+/** What a Vulkan device reports about the features decode cares about. */
+typedef struct sgfp4_vk_device_info {
+    char name[256];
+    uint32_t index;               /**< position in vkEnumeratePhysicalDevices */
+    uint32_t vendor_id, device_id;
+    uint32_t api_version;         /**< VK_MAKE_API_VERSION-encoded */
+    uint32_t driver_version;
+    int discrete;                 /**< 1 for a discrete GPU */
+    int rte_float32;              /**< shaderRoundingModeRTEFloat32 */
+    int denorm_preserve_float16;  /**< shaderDenormPreserveFloat16 */
+    int exact_path;               /**< of a context: 0 = RTE float pipeline, 1 = integer */
+    uint64_t max_storage_buffer_range;
+    uint32_t max_shared_memory;   /**< maxComputeSharedMemorySize */
+    uint32_t subgroup_size;
+} sgfp4_vk_device_info;
+
+/** Lists the Vulkan devices of this machine into out[0..capacity); *count gets the total.
+ *  SGFP4_ERR_VK_NO_DEVICE when there is no loader or no device. */
+SGFP4_API sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity,
+                                             size_t *count, sgfp4_diag *diag);
+
+/** Flags of sgfp4_vk_create_options. */
+enum {
+    /** Use the integer-exact pipeline even where RTE can be declared (for tests). */
+    SGFP4_VK_FORCE_INTEGER_PATH = 1u << 0,
+    /** v2: let each workgroup walk its record's split map instead of reading the leaf table
+     *  built on the CPU (the default is whichever docs/benchmarks.md found faster). */
+    SGFP4_VK_V2_WALK = 1u << 1,
+    /** v2: read the CPU-built leaf table. */
+    SGFP4_VK_V2_TABLE = 1u << 2
+};
+
+/** Options of sgfp4_vk_create(); NULL means defaults. Zero-initialise, then set. */
+typedef struct sgfp4_vk_create_options {
+    /** Device index (as sgfp4_vk_list_devices numbers them), or -1: the environment
+     *  variable SGFP4_VK_DEVICE if set, else the first discrete GPU, else device 0. */
+    int device_index;
+    unsigned flags; /**< SGFP4_VK_* flags */
+} sgfp4_vk_create_options;
+
+/** Creates a context on its own VkInstance and VkDevice. */
+SGFP4_API sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options,
+                                       sgfp4_vk_context **out, sgfp4_diag *diag);
+
+/** What a runtime hands over to share its device. The library does not destroy any of it;
+ *  everything must outlive the context. `queue` must belong to `queue_family`, which must
+ *  support compute. The instance must have been created for Vulkan 1.1 or later, through
+ *  the Vulkan loader this library links (libvulkan.so.1). */
+typedef struct sgfp4_vk_import_info {
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    uint32_t queue_family;
+    VkQueue queue;
+    unsigned flags; /**< SGFP4_VK_* flags */
+} sgfp4_vk_import_info;
+
+/** Creates a context on the runtime's own instance, device and queue. */
+SGFP4_API sgfp4_status sgfp4_vk_import(const sgfp4_vk_import_info *info,
+                                       sgfp4_vk_context **out, sgfp4_diag *diag);
+
+/** Waits for the context's work, then releases it. Accepts NULL. */
+SGFP4_API void sgfp4_vk_destroy(sgfp4_vk_context *ctx);
+
+/** Fills *info for the context's device (exact_path says which pipeline it uses). */
+SGFP4_API void sgfp4_vk_get_device_info(const sgfp4_vk_context *ctx,
+                                        sgfp4_vk_device_info *info);
+
+/** Allocates a device-local storage buffer of `size` bytes (usable as a decode destination
+ *  or as container storage; transfer source and destination too). */
+SGFP4_API sgfp4_status sgfp4_vk_buffer_create(sgfp4_vk_context *ctx, uint64_t size,
+                                              sgfp4_vk_buffer **out, sgfp4_diag *diag);
+/** The VkBuffer of a library buffer (valid until sgfp4_vk_buffer_free). */
+SGFP4_API VkBuffer sgfp4_vk_buffer_handle(const sgfp4_vk_buffer *buffer);
+/** Releases a library buffer. Accepts NULL. The GPU must be done with it. */
+SGFP4_API void sgfp4_vk_buffer_free(sgfp4_vk_context *ctx, sgfp4_vk_buffer *buffer);
+
+/**
+ * Makes an opened tensor resident: copies its container bytes into a device-local buffer
+ * and, for v2, the leaf table built from the validated view. The sgfp4_tensor may be closed
+ * afterwards. Validation happened in sgfp4_tensor_open(); the shaders trust what it checked.
+ */
+SGFP4_API sgfp4_status sgfp4_vk_upload(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
+                                       sgfp4_vk_tensor **out, sgfp4_diag *diag);
+
+/**
+ * Like sgfp4_vk_upload() for container bytes that already sit in the caller's `buffer` at
+ * `offset` (a multiple of 4; the buffer was created with STORAGE_BUFFER usage). The bytes
+ * there must equal the bytes `tensor` was opened on, and stay unchanged while the returned
+ * object is used; only the leaf table is uploaded. The buffer must outlive the object.
+ */
+SGFP4_API sgfp4_status sgfp4_vk_bind(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
+                                     VkBuffer buffer, VkDeviceSize offset,
+                                     sgfp4_vk_tensor **out, sgfp4_diag *diag);
+
+/** Releases a resident tensor (not a caller's buffer). Accepts NULL. */
+SGFP4_API void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor);
+
+/** Times of the last decode of a context, for benchmarks (0 where unknown). */
+typedef struct sgfp4_vk_timing {
+    double gpu_seconds;    /**< the decode dispatch, from timestamp queries */
+    double submit_seconds; /**< wall clock from recording to the fence signalling */
+    double copy_seconds;   /**< decode_to_host: the device-to-host copy, from timestamps */
+} sgfp4_vk_timing;
+
+/**
+ * Decodes the whole tensor into the caller's `dst` buffer (STORAGE_BUFFER usage): row r
+ * starts at byte dst_offset + r * row_stride * sizeof(dtype); each row holds `cols`
+ * elements; bytes between rows are left untouched. row_stride in elements, 0 = cols.
+ * dst_offset must be a multiple of the element size; the caller guarantees the buffer is
+ * large enough. F16 and BF16 are rounded to nearest even from the exact f32 weight.
+ * `timing` may be NULL.
+ */
+SGFP4_API sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx,
+                                                 const sgfp4_vk_tensor *tensor,
+                                                 sgfp4_dtype dtype, VkBuffer dst,
+                                                 VkDeviceSize dst_offset, uint64_t row_stride,
+                                                 sgfp4_vk_timing *timing, sgfp4_diag *diag);
+
+/** Decodes the whole tensor into host memory, laid out as sgfp4_decode() lays it out
+ *  (row_stride in elements, 0 = cols; dst_capacity in bytes must cover the last element). */
+SGFP4_API sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx,
+                                               const sgfp4_vk_tensor *tensor,
+                                               sgfp4_dtype dtype, void *dst,
+                                               size_t row_stride, size_t dst_capacity,
+                                               sgfp4_vk_timing *timing, sgfp4_diag *diag);
+
+/** The VkDevice, VkQueue and queue family a context uses (for runtimes and benchmarks). */
+typedef struct sgfp4_vk_handles {
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    uint32_t queue_family;
+    VkQueue queue;
+} sgfp4_vk_handles;
+SGFP4_API void sgfp4_vk_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGFP4_VULKAN_H */

@@ -1,0 +1,408 @@
+// The SGFP4 decode kernel, shared by decode_rte.comp (float reconstruction, RoundingModeRTE
+// declared) and decode_int.comp (integer-only reconstruction, for devices that cannot
+// declare RTE). Both produce the bits of DECISIONS D1:
+//     w = fl32( fl32(S) * fl32(code) + fl32(Bias) ), round to nearest even.
+//
+// One workgroup of 256 invocations decodes one 64x64 macroblock. Invocation i handles the
+// four consecutive weights (row, col..col+3) for chunks c = i + 256k, k = 0..3, with
+// row = c / 16 and col = 4 * (c % 16): a subgroup's stores cover whole 256-byte rows
+// (16-byte stores, coalesced) and its payload loads are consecutive words.
+//
+// The container was validated on the CPU (sgfp4_tensor_open); this shader trusts it.
+// SPDX-License-Identifier: MIT
+
+layout(local_size_x = 256) in;
+
+// 0 = v1; 1 = v2 reading the CPU-built leaf table; 2 = v2 walking the record in the shader.
+layout(constant_id = 0) const uint PROFILE = 0;
+// 0 = f32, 1 = f16, 2 = bf16 (sgfp4_dtype).
+layout(constant_id = 1) const uint DTYPE = 0;
+
+layout(std430, set = 0, binding = 0) readonly buffer Container { uint src[]; };
+layout(std430, set = 0, binding = 1) readonly buffer LeafTable { uint tbl[]; };
+layout(std430, set = 0, binding = 2) buffer DstWords { uint dst[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer DstVec4 { uvec4 dstv[]; };
+
+layout(push_constant) uniform Params {
+    uint tiles_x;     // macroblocks per block row
+    uint rows, cols;  // logical shape (O, I)
+    uint blocks;      // tiles_y * tiles_x
+    uint src_base;    // first word of the container in binding 0
+    uint table_base;  // first word of the leaf table in binding 1
+    uint dst_base;    // first output element in bindings 2/3 (elements of DTYPE)
+    uint row_stride;  // output row stride in elements
+    uint record_base; // v2: align16(16 + 4B) / 4, in words from the container start
+} pc;
+
+// A leaf, packed: payload word offset from the record start (bits 0-15), Morton index of
+// its top-left 4x4 cell (bits 16-23; MIXED only), log2(size) - 2 (bits 24-26).
+shared uint s_leaf[256];
+shared uint s_scan[256];
+shared uint s_count;
+shared uint s_layout;
+shared uint s_record;
+
+const uint LAYOUT_MIXED = 4u;
+
+// ---- exact conversions (integer only: no flush, no rounding mode involved) --------------
+
+// IEEE binary16 -> binary32 bits, subnormals included.
+uint half_to_float_bits(uint h)
+{
+    uint sign = (h & 0x8000u) << 16;
+    uint e = (h >> 10) & 31u;
+    uint m = h & 0x3FFu;
+    if (e == 0u) {
+        if (m == 0u)
+            return sign;
+        uint shift = 10u - uint(findMSB(m)); // normalise the leading one to bit 10
+        return sign | ((113u - shift) << 23) | (((m << shift) & 0x3FFu) << 13);
+    }
+    return sign | ((e + 112u) << 23) | (m << 13); // e == 31 cannot pass validation
+}
+
+// Rounds away the low s bits of v (1 <= s <= 31), to nearest, ties to even.
+uint round_shift_rne(uint v, uint s)
+{
+    uint half_ulp = 1u << (s - 1u);
+    uint rest = v & ((1u << s) - 1u);
+    uint kept = v >> s;
+    if (rest > half_ulp || (rest == half_ulp && (kept & 1u) == 1u))
+        kept++;
+    return kept;
+}
+
+// binary32 bits -> binary16, round to nearest even (as sgfp4_float_to_half).
+uint float_bits_to_half(uint bits)
+{
+    uint sign = (bits >> 16) & 0x8000u;
+    uint e8 = (bits >> 23) & 0xFFu;
+    uint m = bits & 0x7FFFFFu;
+    if (e8 == 0xFFu)
+        return sign | 0x7C00u | (m != 0u ? (0x200u | (m >> 13)) : 0u);
+    int e = int(e8) - 127;
+    if (e > 15)
+        return sign | 0x7C00u;
+    if (e >= -14) {
+        uint h = (uint(e + 15) << 10) + round_shift_rne(m, 13u);
+        return sign | min(h, 0x7C00u);
+    }
+    if (e < -25)
+        return sign;
+    return sign | round_shift_rne(m | 0x800000u, uint(-14 - e) + 13u);
+}
+
+// binary32 bits -> bfloat16, round to nearest even (as sgfp4_float_to_bf16).
+uint float_bits_to_bf16(uint bits)
+{
+    if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x7FFFFFu) != 0u)
+        return (bits >> 16) | 0x40u;
+    return round_shift_rne(bits, 16u);
+}
+
+#ifdef SGFP4_INTEGER_RECONSTRUCTION
+// ---- integer-exact reconstruction --------------------------------------------------------
+// Every term is an integer count of 2^-24 (the fp16 quantum) below 2^44, held in two words.
+
+// v << s as (lo, hi), for v < 2^15 and s <= 29.
+uvec2 shift_left64(uint v, uint s)
+{
+    if (s == 0u)
+        return uvec2(v, 0u);
+    return uvec2(v << s, v >> (32u - s));
+}
+
+// Magnitude of fp16 bits h in units of 2^-24, as (mantissa, shift).
+uvec2 half_magnitude(uint h)
+{
+    uint e = (h >> 10) & 31u;
+    uint m = h & 0x3FFu;
+    return e == 0u ? uvec2(m, 0u) : uvec2(m | 0x400u, e - 1u);
+}
+
+// The f32 bits of S * q + B with one rounding, to nearest even.
+uint reconstruct_bits(uint hs, int q, uint hb)
+{
+    uint sign_p = ((hs >> 15) & 1u) ^ (q < 0 ? 1u : 0u);
+    uint sign_b = (hb >> 15) & 1u;
+    uvec2 ms = half_magnitude(hs);
+    uvec2 mb = half_magnitude(hb);
+    uvec2 p = shift_left64(ms.x * uint(abs(q)), ms.y);
+    uvec2 b = shift_left64(mb.x, mb.y);
+    uvec2 mag;
+    uint sign;
+    if (sign_p == sign_b) {
+        uint carry;
+        mag.x = uaddCarry(p.x, b.x, carry);
+        mag.y = p.y + b.y + carry;
+        sign = sign_p;
+        if (mag.x == 0u && mag.y == 0u)
+            return sign << 31; // both zero: -0 only if both are -0
+    } else {
+        bool p_larger = p.y > b.y || (p.y == b.y && p.x >= b.x);
+        uvec2 big = p_larger ? p : b;
+        uvec2 small = p_larger ? b : p;
+        uint borrow;
+        mag.x = usubBorrow(big.x, small.x, borrow);
+        mag.y = big.y - small.y - borrow;
+        sign = p_larger ? sign_p : sign_b;
+        if (mag.x == 0u && mag.y == 0u)
+            return 0u; // exact cancellation: +0 under round to nearest
+    }
+    int msb = mag.y != 0u ? 32 + findMSB(mag.y) : findMSB(mag.x);
+    uint bits;
+    if (msb <= 23) {
+        bits = (uint(msb + 102) << 23) + (mag.x << uint(23 - msb));
+    } else {
+        uint s = uint(msb - 23); // 1..21
+        uint kept = (mag.x >> s) | (mag.y << (32u - s));
+        uint rest = mag.x & ((1u << s) - 1u);
+        uint half_ulp = 1u << (s - 1u);
+        if (rest > half_ulp || (rest == half_ulp && (kept & 1u) == 1u))
+            kept++;
+        bits = (uint(msb + 102) << 23) + kept; // a carry to 2^24 bumps the exponent
+    }
+    return (sign << 31) | bits;
+}
+#else
+// ---- float reconstruction under RoundingModeRTE ------------------------------------------
+uint reconstruct_bits(uint hs, int q, uint hb)
+{
+    float s = uintBitsToFloat(half_to_float_bits(hs));
+    float b = uintBitsToFloat(half_to_float_bits(hb));
+    precise float w = s * float(q) + b; // product exact; the add rounds once (RTE)
+    return floatBitsToUint(w);
+}
+#endif
+
+// ---- output ---------------------------------------------------------------------------
+
+uint to_dtype(uint f32_bits)
+{
+    if (DTYPE == 1u)
+        return float_bits_to_half(f32_bits);
+    if (DTYPE == 2u)
+        return float_bits_to_bf16(f32_bits);
+    return f32_bits;
+}
+
+// Stores the four weights of (grow, gcol..gcol+3), cropping at cols.
+void store4(uint grow, uint gcol, uvec4 w)
+{
+    uint e0 = pc.dst_base + grow * pc.row_stride + gcol;
+    bool whole = gcol + 3u < pc.cols;
+    if (DTYPE == 0u) {
+        if (whole && (e0 & 3u) == 0u) {
+            dstv[e0 >> 2] = w;
+        } else {
+            for (uint j = 0u; j < 4u; j++)
+                if (gcol + j < pc.cols)
+                    dst[e0 + j] = w[j];
+        }
+    } else {
+        if (whole && (e0 & 1u) == 0u) {
+            dst[e0 >> 1] = w.x | (w.y << 16);
+            dst[(e0 >> 1) + 1u] = w.z | (w.w << 16);
+        } else {
+            // A word shared with a neighbour's element: change only our half, atomically.
+            for (uint j = 0u; j < 4u; j++) {
+                if (gcol + j < pc.cols) {
+                    uint e = e0 + j;
+                    uint sh = (e & 1u) * 16u;
+                    atomicAnd(dst[e >> 1], ~(0xFFFFu << sh));
+                    atomicOr(dst[e >> 1], w[j] << sh);
+                }
+            }
+        }
+    }
+}
+
+// ---- v2 leaf geometry --------------------------------------------------------------------
+
+// Morton index of 4x4 cell (cy, cx) of a macroblock: the DFS order of TL, TR, BL, BR.
+uint morton(uint cy, uint cx)
+{
+    uint m = 0u;
+    for (uint i = 0u; i < 4u; i++)
+        m |= (((cx >> i) & 1u) << (2u * i)) | (((cy >> i) & 1u) << (2u * i + 1u));
+    return m;
+}
+
+uvec2 demorton(uint m) // -> (cy, cx)
+{
+    uvec2 c = uvec2(0u);
+    for (uint i = 0u; i < 4u; i++) {
+        c.x |= ((m >> (2u * i + 1u)) & 1u) << i;
+        c.y |= ((m >> (2u * i)) & 1u) << i;
+    }
+    return c;
+}
+
+// Fills s_leaf[0..n) from the record itself: split map (thread 0), then an exclusive scan
+// of the padded payload sizes.
+void walk_record(uint b, uint lid)
+{
+    if (lid == 0u) {
+        uint rec = pc.src_base + pc.record_base + (src[pc.src_base + 4u + b] >> 2);
+        uint lay = src[rec] & 7u;
+        uint n = 0u;
+        if (lay == LAYOUT_MIXED) {
+            uint w0 = src[rec + 1u], w1 = src[rec + 2u], w2 = src[rec + 3u];
+            uint stack[16];
+            int sp = 0;
+            stack[sp++] = 64u;
+            uint bit = 0u, cell = 0u;
+            while (sp > 0) {
+                uint s = stack[--sp];
+                bool split = false;
+                if (s >= 8u) {
+                    uint w = bit < 32u ? w0 : (bit < 64u ? w1 : w2);
+                    split = ((w >> (bit & 31u)) & 1u) != 0u;
+                    bit++;
+                }
+                if (split) { // four children of one size: their order on the stack is moot
+                    for (int k = 0; k < 4; k++)
+                        stack[sp++] = s >> 1;
+                } else {
+                    s_leaf[n++] = (cell << 16) | (uint(findMSB(s) - 2) << 24);
+                    cell += (s >> 2) * (s >> 2);
+                }
+            }
+        } else {
+            uint s = lay == 5u ? 4u : (64u >> lay);
+            n = (64u / s) * (64u / s);
+            s_leaf[0] = uint(findMSB(s) - 2) << 24; // size only; thread i copies it below
+        }
+        s_count = n;
+        s_layout = lay;
+        s_record = rec;
+    }
+    barrier();
+    uint n = s_count;
+    uint rec = s_record;
+    uint hdr0 = rec + (s_layout == LAYOUT_MIXED ? 4u : 1u);
+    uint entry = 0u, words = 0u;
+    if (lid < n) {
+        entry = s_layout == LAYOUT_MIXED ? s_leaf[lid] : s_leaf[0];
+        uint s = 4u << ((entry >> 24) & 7u);
+        uint mode = src[hdr0 + lid] & 1u;
+        words = ((mode == 1u ? s * s / 4u : s * s / 2u) + 15u) / 16u * 4u;
+    }
+    s_scan[lid] = words;
+    barrier();
+    for (uint d = 1u; d < 256u; d <<= 1) {
+        uint add = lid >= d ? s_scan[lid - d] : 0u;
+        barrier();
+        s_scan[lid] += add;
+        barrier();
+    }
+    uint payload0 = ((hdr0 - rec) * 4u + 4u * n + 15u) / 16u * 4u; // words from rec
+    if (lid < n)
+        s_leaf[lid] = (entry & 0xFFFF0000u) | (payload0 + s_scan[lid] - words);
+    barrier();
+}
+
+// Fills s_leaf[0..n) from the leaf table the CPU built (same packing as walk_record).
+void load_table(uint b, uint lid)
+{
+    uint first = tbl[pc.table_base + b];
+    uint n = tbl[pc.table_base + b + 1u] - first;
+    if (lid < n)
+        s_leaf[lid] = tbl[pc.table_base + pc.blocks + 1u + first + lid];
+    if (lid == 0u) {
+        uint rec = pc.src_base + pc.record_base + (src[pc.src_base + 4u + b] >> 2);
+        s_count = n;
+        s_layout = src[rec] & 7u;
+        s_record = rec;
+    }
+    barrier();
+}
+
+// ---- the kernel ------------------------------------------------------------------------
+
+void main()
+{
+    uint bx = gl_WorkGroupID.x, by = gl_WorkGroupID.y;
+    uint b = by * pc.tiles_x + bx;
+    uint lid = gl_LocalInvocationID.x;
+
+    uint n = 1u, lay = 0u, rec = 0u, hdr0 = 0u;
+    uint v1_header = 0u, v1_payload = 0u, v1_mode = 0u;
+    if (PROFILE == 0u) {
+        v1_header = src[pc.src_base + b];
+        uint off = src[pc.src_base + pc.blocks + b];
+        v1_payload = pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2);
+        v1_mode = off & 1u;
+    } else {
+        if (PROFILE == 1u)
+            load_table(b, lid);
+        else
+            walk_record(b, lid);
+        n = s_count;
+        lay = s_layout;
+        rec = s_record;
+        hdr0 = rec + (lay == LAYOUT_MIXED ? 4u : 1u);
+    }
+
+    for (uint k = 0u; k < 4u; k++) {
+        uint c = lid + 256u * k;
+        uint row = c >> 4, col = (c & 15u) << 2;
+        uint grow = by * 64u + row, gcol = bx * 64u + col;
+        if (grow >= pc.rows || gcol >= pc.cols)
+            continue;
+        uint header, payload, mode, size, ly, lx;
+        if (PROFILE == 0u) {
+            header = v1_header;
+            payload = v1_payload;
+            mode = v1_mode;
+            size = 64u;
+            ly = 0u;
+            lx = 0u;
+        } else {
+            uint li;
+            if (lay == LAYOUT_MIXED) {
+                // The leaf holding the cell: the last one whose first cell is <= m.
+                uint m = morton(row >> 2, col >> 2);
+                uint lo = 0u, hi = n - 1u;
+                while (lo < hi) {
+                    uint mid = (lo + hi + 1u) >> 1;
+                    if (((s_leaf[mid] >> 16) & 0xFFu) <= m)
+                        lo = mid;
+                    else
+                        hi = mid - 1u;
+                }
+                li = lo;
+                size = 4u << ((s_leaf[li] >> 24) & 7u);
+                uvec2 cell = demorton((s_leaf[li] >> 16) & 0xFFu);
+                ly = cell.x * 4u;
+                lx = cell.y * 4u;
+            } else {
+                size = lay == 5u ? 4u : (64u >> lay);
+                uint per_row = 64u / size;
+                li = (row / size) * per_row + col / size;
+                ly = row - row % size;
+                lx = col - col % size;
+            }
+            header = src[hdr0 + li];
+            mode = header & 1u;
+            header &= 0xFFFFFFF0u; // v2: the low 4 bits of the bias are flags
+            payload = rec + (s_leaf[li] & 0xFFFFu);
+        }
+        uint kk = (row - ly) * size + (col - lx); // first of 4 consecutive codes in the leaf
+        uint hs = header >> 16, hb = header & 0xFFFFu;
+        uvec4 w;
+        if (mode == 0u) {
+            int bits = int(src[payload + (kk >> 3)] >> ((kk & 7u) * 4u));
+            for (int j = 0; j < 4; j++)
+                w[j] = to_dtype(reconstruct_bits(hs, bitfieldExtract(bits, 4 * j, 4), hb));
+        } else {
+            uint bits = src[payload + (kk >> 4)] >> ((kk & 15u) * 2u);
+            for (uint j = 0u; j < 4u; j++) {
+                uint sym = (bits >> (2u * j)) & 3u;
+                int q = sym == 1u ? 1 : (sym == 2u ? -1 : 0); // 0b11 reserved: 0 (D4)
+                w[j] = to_dtype(reconstruct_bits(hs, q, hb));
+            }
+        }
+        store4(grow, gcol, w);
+    }
+}

@@ -1,0 +1,417 @@
+/* Contexts: a device of our own (instance, physical device choice, logical device, queue)
+ * or one adopted from the runtime; what the device reports about exactness; teardown.
+ * SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vulkan/vk_internal.h"
+#include "container/diag.h"
+
+sgfp4_status sgfp4_vk_fail(sgfp4_diag *diag, VkResult result, const char *what)
+{
+    sgfp4_status status = SGFP4_ERR_VK;
+    if (result == VK_ERROR_DEVICE_LOST)
+        status = SGFP4_ERR_VK_DEVICE_LOST;
+    else if (result == VK_ERROR_OUT_OF_HOST_MEMORY || result == VK_ERROR_OUT_OF_DEVICE_MEMORY ||
+             result == VK_ERROR_OUT_OF_POOL_MEMORY)
+        status = SGFP4_ERR_VK_OUT_OF_MEMORY;
+    return sgfp4_fail(diag, status, -1, -1, -1, "Vulkan: %s failed (VkResult %d)", what,
+                      (int)result);
+}
+
+static int has_extension(const VkExtensionProperties *list, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(list[i].extensionName, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int device_has_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return 0;
+    VkExtensionProperties *list = calloc(n, sizeof *list);
+    int found = 0;
+    if (list && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, list) == VK_SUCCESS)
+        found = has_extension(list, n, name);
+    free(list);
+    return found;
+}
+
+/* The API version the device is used at: min(device, instance request of 1.3). */
+static uint32_t effective_api(const VkPhysicalDeviceProperties *p)
+{
+    return p->apiVersion < VK_API_VERSION_1_3 ? p->apiVersion : VK_API_VERSION_1_3;
+}
+
+/* Whether float controls may be queried and RTE declared on this device. */
+static int float_controls_usable(VkPhysicalDevice pd, const VkPhysicalDeviceProperties *p)
+{
+    return effective_api(p) >= VK_API_VERSION_1_2 ||
+           device_has_extension(pd, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+}
+
+static void describe_device(VkPhysicalDevice pd, uint32_t index, sgfp4_vk_device_info *info)
+{
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(pd, &p);
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "%s", p.deviceName);
+    info->index = index;
+    info->vendor_id = p.vendorID;
+    info->device_id = p.deviceID;
+    info->api_version = p.apiVersion;
+    info->driver_version = p.driverVersion;
+    info->discrete = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+    info->max_storage_buffer_range = p.limits.maxStorageBufferRange;
+    info->max_shared_memory = p.limits.maxComputeSharedMemorySize;
+
+    VkPhysicalDeviceSubgroupProperties sub = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceFloatControlsProperties fc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+    if (float_controls_usable(pd, &p))
+        sub.pNext = &fc;
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &sub};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    info->subgroup_size = sub.subgroupSize;
+    info->rte_float32 = fc.shaderRoundingModeRTEFloat32 == VK_TRUE;
+    info->denorm_preserve_float16 = fc.shaderDenormPreserveFloat16 == VK_TRUE;
+}
+
+static VkResult create_instance(VkInstance *out)
+{
+    uint32_t n = 0;
+    VkExtensionProperties *list = NULL;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) == VK_SUCCESS && n > 0) {
+        list = calloc(n, sizeof *list);
+        if (list && vkEnumerateInstanceExtensionProperties(NULL, &n, list) != VK_SUCCESS)
+            n = 0;
+    }
+    const char *extensions[1];
+    uint32_t count = 0;
+    VkInstanceCreateFlags flags = 0;
+    /* MoltenVK and other non-conformant drivers enumerate only with this flag. */
+    if (list && has_extension(list, n, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+        extensions[count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+        flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+    }
+    free(list);
+    const VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                                   .pApplicationName = "libsgfp4",
+                                   .pEngineName = "libsgfp4",
+                                   .apiVersion = VK_API_VERSION_1_3};
+    const VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                     .flags = flags,
+                                     .pApplicationInfo = &app,
+                                     .enabledExtensionCount = count,
+                                     .ppEnabledExtensionNames = extensions};
+    return vkCreateInstance(&ci, NULL, out);
+}
+
+/* Enumerates physical devices into a malloc'ed array. */
+static sgfp4_status enumerate(VkInstance instance, VkPhysicalDevice **devices, uint32_t *count,
+                              sgfp4_diag *diag)
+{
+    *devices = NULL;
+    *count = 0;
+    VkResult r = vkEnumeratePhysicalDevices(instance, count, NULL);
+    if (r != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkEnumeratePhysicalDevices");
+    if (*count == 0)
+        return sgfp4_fail(diag, SGFP4_ERR_VK_NO_DEVICE, -1, -1, -1,
+                          "Vulkan: no physical device");
+    *devices = calloc(*count, sizeof **devices);
+    if (!*devices)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    r = vkEnumeratePhysicalDevices(instance, count, *devices);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+        free(*devices);
+        *devices = NULL;
+        return sgfp4_vk_fail(diag, r, "vkEnumeratePhysicalDevices");
+    }
+    return SGFP4_OK;
+}
+
+static sgfp4_status no_loader(sgfp4_diag *diag, VkResult r)
+{
+    return sgfp4_fail(diag, SGFP4_ERR_VK_NO_DEVICE, -1, -1, -1,
+                      "Vulkan: cannot create an instance (VkResult %d): no loader or driver",
+                      (int)r);
+}
+
+sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity, size_t *count,
+                                   sgfp4_diag *diag)
+{
+    if (count)
+        *count = 0;
+    if (!count || (capacity && !out))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    VkInstance instance;
+    VkResult r = create_instance(&instance);
+    if (r != VK_SUCCESS)
+        return no_loader(diag, r);
+    VkPhysicalDevice *devices;
+    uint32_t n;
+    sgfp4_status s = enumerate(instance, &devices, &n, diag);
+    if (s == SGFP4_OK) {
+        for (uint32_t i = 0; i < n && i < capacity; i++)
+            describe_device(devices[i], i, &out[i]);
+        *count = n;
+        free(devices);
+    }
+    vkDestroyInstance(instance, NULL);
+    return s;
+}
+
+/* The first queue family with compute, preferring one without graphics. */
+static int pick_queue_family(VkPhysicalDevice pd, uint32_t *family)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    VkQueueFamilyProperties *q = calloc(n ? n : 1, sizeof *q);
+    if (!q)
+        return 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
+    int found = 0;
+    for (int pass = 0; pass < 2 && !found; pass++) {
+        for (uint32_t i = 0; i < n && !found; i++) {
+            const VkQueueFlags f = q[i].queueFlags;
+            if ((f & VK_QUEUE_COMPUTE_BIT) && (pass == 1 || !(f & VK_QUEUE_GRAPHICS_BIT))) {
+                *family = i;
+                found = 1;
+            }
+        }
+    }
+    free(q);
+    return found;
+}
+
+/* Everything after the device exists: properties, timestamps, pipelines, commands. */
+static sgfp4_status finish_context(sgfp4_vk_context *ctx, uint32_t index, sgfp4_diag *diag)
+{
+    describe_device(ctx->physical_device, index, &ctx->info);
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(ctx->physical_device, &p);
+    ctx->limits = p.limits;
+    vkGetPhysicalDeviceMemoryProperties(ctx->physical_device, &ctx->memory);
+    /* RTE is declared only where the device reports it and the SPIR-V extension may be used:
+     * our own device is created for it; an adopted one must run Vulkan 1.2 or later. */
+    const int rte = ctx->info.rte_float32 &&
+                    (ctx->owns_device || effective_api(&p) >= VK_API_VERSION_1_2);
+    ctx->info.exact_path = (ctx->flags & SGFP4_VK_FORCE_INTEGER_PATH) || !rte ? 1 : 0;
+
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nq, NULL);
+    VkQueueFamilyProperties *q = calloc(nq ? nq : 1, sizeof *q);
+    if (!q)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nq, q);
+    ctx->timestamps = ctx->queue_family < nq && q[ctx->queue_family].timestampValidBits > 0 &&
+                      p.limits.timestampPeriod > 0;
+    free(q);
+    ctx->timestamp_ns = p.limits.timestampPeriod;
+
+    VkResult r;
+    const VkCommandPoolCreateInfo pool = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = ctx->queue_family};
+    if ((r = vkCreateCommandPool(ctx->device, &pool, NULL, &ctx->command_pool)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateCommandPool");
+    const VkCommandBufferAllocateInfo cb = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = ctx->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1};
+    if ((r = vkAllocateCommandBuffers(ctx->device, &cb, &ctx->cmd)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkAllocateCommandBuffers");
+    const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = vkCreateFence(ctx->device, &fence, NULL, &ctx->fence)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateFence");
+    if (ctx->timestamps) {
+        const VkQueryPoolCreateInfo qp = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                          .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                          .queryCount = 4};
+        if (vkCreateQueryPool(ctx->device, &qp, NULL, &ctx->queries) != VK_SUCCESS)
+            ctx->timestamps = 0;
+    }
+    return sgfp4_vk_pipelines_init(ctx, diag);
+}
+
+/* Device index: the option, else $SGFP4_VK_DEVICE, else the first discrete GPU, else 0. */
+static sgfp4_status choose_device(const VkPhysicalDevice *devices, uint32_t n, int requested,
+                                  uint32_t *index, sgfp4_diag *diag)
+{
+    if (requested < 0) {
+        const char *env = getenv("SGFP4_VK_DEVICE");
+        if (env && *env) {
+            char *end;
+            const long v = strtol(env, &end, 10);
+            if (*end != '\0' || v < 0)
+                return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                                  "SGFP4_VK_DEVICE='%s' is not a device index", env);
+            requested = v > 1000000 ? 1000000 : (int)v;
+        }
+    }
+    if (requested >= 0) {
+        if ((uint32_t)requested >= n)
+            return sgfp4_fail(diag, SGFP4_ERR_VK_NO_DEVICE, -1, -1, -1,
+                              "Vulkan: device %d requested, %u present", requested, n);
+        *index = (uint32_t)requested;
+        return SGFP4_OK;
+    }
+    *index = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(devices[i], &p);
+        if (p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) {
+            *index = i;
+            break;
+        }
+    }
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options, sgfp4_vk_context **out,
+                             sgfp4_diag *diag)
+{
+    if (!out)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    *out = NULL;
+    sgfp4_vk_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    ctx->owns_device = 1;
+    ctx->flags = options ? options->flags : 0;
+    VkResult r = create_instance(&ctx->instance);
+    if (r != VK_SUCCESS) {
+        free(ctx);
+        return no_loader(diag, r);
+    }
+    VkPhysicalDevice *devices = NULL;
+    uint32_t n = 0, index = 0;
+    sgfp4_status s = enumerate(ctx->instance, &devices, &n, diag);
+    if (s == SGFP4_OK)
+        s = choose_device(devices, n, options ? options->device_index : -1, &index, diag);
+    if (s != SGFP4_OK) {
+        free(devices);
+        sgfp4_vk_destroy(ctx);
+        return s;
+    }
+    ctx->physical_device = devices[index];
+    free(devices);
+    if (!pick_queue_family(ctx->physical_device, &ctx->queue_family)) {
+        sgfp4_vk_destroy(ctx);
+        return sgfp4_fail(diag, SGFP4_ERR_VK_NO_DEVICE, -1, -1, -1,
+                          "Vulkan: device %u has no compute queue", index);
+    }
+
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(ctx->physical_device, &p);
+    const char *extensions[2];
+    uint32_t count = 0;
+    if (device_has_extension(ctx->physical_device, "VK_KHR_portability_subset"))
+        extensions[count++] = "VK_KHR_portability_subset"; /* required where present */
+    if (effective_api(&p) < VK_API_VERSION_1_2 &&
+        device_has_extension(ctx->physical_device, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME))
+        extensions[count++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+    const float priority = 1.0f;
+    const VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                           .queueFamilyIndex = ctx->queue_family,
+                                           .queueCount = 1,
+                                           .pQueuePriorities = &priority};
+    const VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                                    .queueCreateInfoCount = 1,
+                                    .pQueueCreateInfos = &queue,
+                                    .enabledExtensionCount = count,
+                                    .ppEnabledExtensionNames = extensions};
+    if ((r = vkCreateDevice(ctx->physical_device, &dci, NULL, &ctx->device)) != VK_SUCCESS) {
+        sgfp4_vk_destroy(ctx);
+        return sgfp4_vk_fail(diag, r, "vkCreateDevice");
+    }
+    vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+    if ((s = finish_context(ctx, index, diag)) != SGFP4_OK) {
+        sgfp4_vk_destroy(ctx);
+        return s;
+    }
+    *out = ctx;
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_import(const sgfp4_vk_import_info *info, sgfp4_vk_context **out,
+                             sgfp4_diag *diag)
+{
+    if (!out || !info || !info->instance || !info->physical_device || !info->device ||
+        !info->queue)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_import: NULL argument or handle");
+    *out = NULL;
+    sgfp4_vk_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    ctx->instance = info->instance;
+    ctx->physical_device = info->physical_device;
+    ctx->device = info->device;
+    ctx->queue_family = info->queue_family;
+    ctx->queue = info->queue;
+    ctx->flags = info->flags;
+    /* The runtime's device index is unknown to us: report 0. */
+    const sgfp4_status s = finish_context(ctx, 0, diag);
+    if (s != SGFP4_OK) {
+        sgfp4_vk_destroy(ctx);
+        return s;
+    }
+    *out = ctx;
+    return SGFP4_OK;
+}
+
+void sgfp4_vk_destroy(sgfp4_vk_context *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->device) {
+        vkDeviceWaitIdle(ctx->device);
+        sgfp4_vk_pipelines_release(ctx);
+        if (ctx->queries)
+            vkDestroyQueryPool(ctx->device, ctx->queries, NULL);
+        if (ctx->fence)
+            vkDestroyFence(ctx->device, ctx->fence, NULL);
+        if (ctx->command_pool)
+            vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
+        if (ctx->owns_device)
+            vkDestroyDevice(ctx->device, NULL);
+    }
+    if (ctx->owns_device && ctx->instance)
+        vkDestroyInstance(ctx->instance, NULL);
+    free(ctx);
+}
+
+void sgfp4_vk_get_device_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
+{
+    if (!info)
+        return;
+    if (!ctx) {
+        memset(info, 0, sizeof *info);
+        return;
+    }
+    *info = ctx->info;
+}
+
+void sgfp4_vk_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles)
+{
+    if (!handles)
+        return;
+    memset(handles, 0, sizeof *handles);
+    if (!ctx)
+        return;
+    handles->instance = ctx->instance;
+    handles->physical_device = ctx->physical_device;
+    handles->device = ctx->device;
+    handles->queue_family = ctx->queue_family;
+    handles->queue = ctx->queue;
+}

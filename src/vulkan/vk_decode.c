@@ -1,0 +1,223 @@
+/* Decoding a resident tensor: into a caller's VkBuffer (one dispatch of one workgroup per
+ * macroblock), or into host memory (dispatch, copy back, scatter the rows).
+ * SPDX-License-Identifier: MIT */
+#include <string.h>
+#include <time.h>
+
+#include "vulkan/vk_internal.h"
+#include "container/diag.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Records the decode dispatch into ctx->cmd, writing to dst at byte dst_offset. */
+static sgfp4_status record_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                  sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                  uint64_t row_stride, sgfp4_diag *diag)
+{
+    const uint64_t elem = sgfp4_dtype_size(dtype);
+    const uint64_t align = ctx->limits.minStorageBufferOffsetAlignment
+                               ? ctx->limits.minStorageBufferOffsetAlignment
+                               : 1;
+    const VkDeviceSize src_at = vt->src_offset - vt->src_offset % align;
+    const VkDeviceSize dst_at = dst_offset - dst_offset % align;
+    const uint64_t dst_base = (dst_offset - dst_at) / elem;
+    /* Elements from dst_at through the last one written, and the bytes bound (rounded up to
+     * whole words: 16-bit outputs change only their own half of a shared word). */
+    const uint64_t span = dst_base + (vt->rows - 1) * row_stride + vt->cols;
+    const uint64_t dst_bytes = (span * elem + 3) & ~(uint64_t)3;
+    if (span > UINT32_MAX || dst_bytes > ctx->limits.maxStorageBufferRange)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: an output of %llu elements exceeds the shaders' 32-bit "
+                          "indices or maxStorageBufferRange",
+                          (unsigned long long)span);
+    const unsigned kernel = vt->profile == SGFP4_PROFILE_V1 ? SGFP4_VK_KERNEL_V1
+                            : vt->walk                     ? SGFP4_VK_KERNEL_V2_WALK
+                                                           : SGFP4_VK_KERNEL_V2_TABLE;
+    VkPipeline pipeline;
+    sgfp4_status s = sgfp4_vk_pipeline(ctx, kernel, dtype, &pipeline, diag);
+    if (s != SGFP4_OK)
+        return s;
+
+    VkResult r = vkResetDescriptorPool(ctx->device, ctx->descriptor_pool, 0);
+    if (r != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkResetDescriptorPool");
+    VkDescriptorSet set;
+    const VkDescriptorSetAllocateInfo dsai = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = ctx->descriptor_pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &ctx->set_layout};
+    if ((r = vkAllocateDescriptorSets(ctx->device, &dsai, &set)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkAllocateDescriptorSets");
+    const VkDescriptorBufferInfo infos[4] = {
+        {vt->src, src_at, (vt->src_offset - src_at) + vt->container_bytes},
+        {vt->table.buffer, 0, VK_WHOLE_SIZE},
+        {dst, dst_at, dst_bytes},
+        {dst, dst_at, dst_bytes}};
+    VkWriteDescriptorSet writes[4];
+    for (uint32_t i = 0; i < 4; i++)
+        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                           .dstSet = set,
+                                           .dstBinding = i,
+                                           .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &infos[i]};
+    vkUpdateDescriptorSets(ctx->device, 4, writes, 0, NULL);
+
+    const sgfp4_vk_params params = {.tiles_x = (uint32_t)vt->tiles_x,
+                                    .rows = (uint32_t)vt->rows,
+                                    .cols = (uint32_t)vt->cols,
+                                    .blocks = (uint32_t)vt->blocks,
+                                    .src_base = (uint32_t)((vt->src_offset - src_at) / 4),
+                                    .table_base = 0,
+                                    .dst_base = (uint32_t)dst_base,
+                                    .row_stride = (uint32_t)row_stride,
+                                    .record_base = (uint32_t)(vt->record_base / 4)};
+    vkCmdBindPipeline(ctx->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(ctx->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->pipeline_layout, 0, 1,
+                            &set, 0, NULL);
+    vkCmdPushConstants(ctx->cmd, ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       sizeof params, &params);
+    vkCmdDispatch(ctx->cmd, (uint32_t)vt->tiles_x, (uint32_t)vt->tiles_y, 1);
+    return SGFP4_OK;
+}
+
+static sgfp4_status check_args(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                               sgfp4_dtype dtype, sgfp4_diag *diag)
+{
+    if (!ctx || !vt)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL context or tensor");
+    if (sgfp4_dtype_size(dtype) == 0)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown dtype %d", (int)dtype);
+    return SGFP4_OK;
+}
+
+/* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable. */
+static double timestamp_seconds(sgfp4_vk_context *ctx, uint32_t first)
+{
+    uint64_t ticks[2];
+    if (!ctx->timestamps ||
+        vkGetQueryPoolResults(ctx->device, ctx->queries, first, 2, sizeof ticks, ticks,
+                              sizeof ticks[0],
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+        return 0;
+    return (double)(ticks[1] - ticks[0]) * ctx->timestamp_ns * 1e-9;
+}
+
+static void stamp(sgfp4_vk_context *ctx, uint32_t query)
+{
+    if (ctx->timestamps)
+        vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->queries, query);
+}
+
+sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                       sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                       uint64_t row_stride, sgfp4_vk_timing *timing,
+                                       sgfp4_diag *diag)
+{
+    sgfp4_status s = check_args(ctx, tensor, dtype, diag);
+    if (s != SGFP4_OK)
+        return s;
+    if (dst == VK_NULL_HANDLE)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL destination buffer");
+    if (row_stride == 0)
+        row_stride = tensor->cols;
+    if (row_stride < tensor->cols || dst_offset % sgfp4_dtype_size(dtype) != 0)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "row stride below cols, or an offset that is not a multiple of the "
+                          "element size");
+    const double t0 = now_seconds();
+    if ((s = sgfp4_vk_begin(ctx, diag)) != SGFP4_OK)
+        return s;
+    if (ctx->timestamps)
+        vkCmdResetQueryPool(ctx->cmd, ctx->queries, 0, 4);
+    sgfp4_vk_barrier_all(ctx); /* earlier work of this queue (uploads) is visible */
+    stamp(ctx, 0);
+    s = record_decode(ctx, tensor, dtype, dst, dst_offset, row_stride, diag);
+    if (s != SGFP4_OK) {
+        vkEndCommandBuffer(ctx->cmd);
+        return s;
+    }
+    stamp(ctx, 1);
+    sgfp4_vk_barrier_all(ctx); /* the results are visible to later work of this queue */
+    if ((s = sgfp4_vk_submit_wait(ctx, diag)) != SGFP4_OK)
+        return s;
+    if (timing) {
+        timing->submit_seconds = now_seconds() - t0;
+        timing->gpu_seconds = timestamp_seconds(ctx, 0);
+        timing->copy_seconds = 0;
+    }
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                     sgfp4_dtype dtype, void *dst, size_t row_stride,
+                                     size_t dst_capacity, sgfp4_vk_timing *timing,
+                                     sgfp4_diag *diag)
+{
+    sgfp4_status s = check_args(ctx, tensor, dtype, diag);
+    if (s != SGFP4_OK)
+        return s;
+    const uint64_t elem = sgfp4_dtype_size(dtype);
+    if (row_stride == 0)
+        row_stride = (size_t)tensor->cols;
+    if (!dst || row_stride < tensor->cols ||
+        ((tensor->rows - 1) * row_stride + tensor->cols) > dst_capacity / elem)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "NULL destination, row stride below cols, or too small a buffer");
+    const uint64_t packed = ((tensor->rows * tensor->cols * elem) + 15) & ~(uint64_t)15;
+    sgfp4_vk_buffer device = {0}, readback = {0};
+    s = sgfp4_vk_buffer_init(ctx, packed, 0, &device, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_buffer_init(ctx, packed, 1, &readback, diag);
+    const double t0 = now_seconds();
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_begin(ctx, diag);
+    if (s == SGFP4_OK) {
+        if (ctx->timestamps)
+            vkCmdResetQueryPool(ctx->cmd, ctx->queries, 0, 4);
+        sgfp4_vk_barrier_all(ctx);
+        stamp(ctx, 0);
+        s = record_decode(ctx, tensor, dtype, device.buffer, 0, tensor->cols, diag);
+        if (s != SGFP4_OK)
+            vkEndCommandBuffer(ctx->cmd);
+    }
+    if (s == SGFP4_OK) {
+        stamp(ctx, 1);
+        sgfp4_vk_barrier_all(ctx);
+        stamp(ctx, 2);
+        const VkBufferCopy c = {0, 0, packed};
+        vkCmdCopyBuffer(ctx->cmd, device.buffer, readback.buffer, 1, &c);
+        stamp(ctx, 3);
+        const VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                    .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                    .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+        vkCmdPipelineBarrier(ctx->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+        s = sgfp4_vk_submit_wait(ctx, diag);
+    }
+    if (s == SGFP4_OK) {
+        const size_t row_bytes = (size_t)(tensor->cols * elem);
+        const uint8_t *from = readback.mapped;
+        uint8_t *to = dst;
+        if (row_stride == tensor->cols) {
+            memcpy(to, from, row_bytes * (size_t)tensor->rows);
+        } else {
+            for (uint64_t r = 0; r < tensor->rows; r++)
+                memcpy(to + r * row_stride * elem, from + r * row_bytes, row_bytes);
+        }
+        if (timing) {
+            timing->submit_seconds = now_seconds() - t0;
+            timing->gpu_seconds = timestamp_seconds(ctx, 0);
+            timing->copy_seconds = timestamp_seconds(ctx, 2);
+        }
+    }
+    sgfp4_vk_buffer_release(ctx, &device);
+    sgfp4_vk_buffer_release(ctx, &readback);
+    return s;
+}

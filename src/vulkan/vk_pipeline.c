@@ -1,0 +1,100 @@
+/* The decode pipelines: one shader module (RTE float or integer reconstruction, chosen per
+ * device), one pipeline per (kernel, dtype) through specialization constants, created on
+ * first use.
+ * SPDX-License-Identifier: MIT */
+#include "vulkan/vk_internal.h"
+#include "container/diag.h"
+
+sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag)
+{
+    VkResult r;
+    const VkShaderModuleCreateInfo smci = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = ctx->info.exact_path ? sgfp4_vk_spv_int_size : sgfp4_vk_spv_rte_size,
+        .pCode = ctx->info.exact_path ? sgfp4_vk_spv_int : sgfp4_vk_spv_rte};
+    if ((r = vkCreateShaderModule(ctx->device, &smci, NULL, &ctx->module)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateShaderModule");
+
+    VkDescriptorSetLayoutBinding bindings[4];
+    for (uint32_t i = 0; i < 4; i++)
+        bindings[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    const VkDescriptorSetLayoutCreateInfo dsl = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = 4,
+        .pBindings = bindings};
+    if ((r = vkCreateDescriptorSetLayout(ctx->device, &dsl, NULL, &ctx->set_layout)) !=
+        VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorSetLayout");
+    const VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+                                       .size = sizeof(sgfp4_vk_params)};
+    const VkPipelineLayoutCreateInfo plci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &ctx->set_layout,
+        .pushConstantRangeCount = 1,
+        .pPushConstantRanges = &range};
+    if ((r = vkCreatePipelineLayout(ctx->device, &plci, NULL, &ctx->pipeline_layout)) !=
+        VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreatePipelineLayout");
+    const VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .descriptorCount = 4};
+    const VkDescriptorPoolCreateInfo dpci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = 1,
+        .poolSizeCount = 1,
+        .pPoolSizes = &size};
+    if ((r = vkCreateDescriptorPool(ctx->device, &dpci, NULL, &ctx->descriptor_pool)) !=
+        VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorPool");
+    return SGFP4_OK;
+}
+
+void sgfp4_vk_pipelines_release(sgfp4_vk_context *ctx)
+{
+    for (unsigned k = 0; k < SGFP4_VK_KERNELS; k++)
+        for (unsigned d = 0; d < SGFP4_VK_DTYPES; d++)
+            if (ctx->pipelines[k][d])
+                vkDestroyPipeline(ctx->device, ctx->pipelines[k][d], NULL);
+    if (ctx->descriptor_pool)
+        vkDestroyDescriptorPool(ctx->device, ctx->descriptor_pool, NULL);
+    if (ctx->pipeline_layout)
+        vkDestroyPipelineLayout(ctx->device, ctx->pipeline_layout, NULL);
+    if (ctx->set_layout)
+        vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layout, NULL);
+    if (ctx->module)
+        vkDestroyShaderModule(ctx->device, ctx->module, NULL);
+}
+
+sgfp4_status sgfp4_vk_pipeline(sgfp4_vk_context *ctx, unsigned kernel, sgfp4_dtype dtype,
+                               VkPipeline *out, sgfp4_diag *diag)
+{
+    VkPipeline *slot = &ctx->pipelines[kernel][dtype];
+    if (!*slot) {
+        const uint32_t values[2] = {kernel, (uint32_t)dtype};
+        const VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
+        const VkSpecializationInfo spec = {.mapEntryCount = 2,
+                                           .pMapEntries = entries,
+                                           .dataSize = sizeof values,
+                                           .pData = values};
+        const VkComputePipelineCreateInfo ci = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = ctx->module,
+                      .pName = "main",
+                      .pSpecializationInfo = &spec},
+            .layout = ctx->pipeline_layout};
+        const VkResult r =
+            vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1, &ci, NULL, slot);
+        if (r != VK_SUCCESS) {
+            *slot = VK_NULL_HANDLE;
+            return sgfp4_vk_fail(diag, r, "vkCreateComputePipelines");
+        }
+    }
+    *out = *slot;
+    return SGFP4_OK;
+}

@@ -1,0 +1,15 @@
+/* The compiled shaders, embedded: the only file that includes the generated headers
+ * (glslangValidator --vn writes a non-static array without <stdint.h>).
+ * SPDX-License-Identifier: MIT */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vulkan/vk_internal.h"
+
+#include "decode_rte.spv.h"
+#include "decode_int.spv.h"
+
+const uint32_t *const sgfp4_vk_spv_rte = sgfp4_spv_decode_rte;
+const size_t sgfp4_vk_spv_rte_size = sizeof sgfp4_spv_decode_rte;
+const uint32_t *const sgfp4_vk_spv_int = sgfp4_spv_decode_int;
+const size_t sgfp4_vk_spv_int_size = sizeof sgfp4_spv_decode_int;

@@ -1,0 +1,151 @@
+/* Making an opened tensor resident on the device: its container bytes (uploaded, or the
+ * caller's buffer) and, for v2, the leaf table.
+ * SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vulkan/vk_internal.h"
+#include "container/diag.h"
+
+/* The v2 kernel a context uses: the table unless SGFP4_VK_V2_WALK asks for the walk. */
+static int use_walk(const sgfp4_vk_context *ctx)
+{
+    return (ctx->flags & SGFP4_VK_V2_WALK) && !(ctx->flags & SGFP4_VK_V2_TABLE);
+}
+
+/* Allocates *out and fills the shape; checks what the 32-bit shader indices can address. */
+static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
+                                 sgfp4_vk_tensor **out, sgfp4_diag *diag)
+{
+    if (t->size / 4 + 64 > UINT32_MAX || t->blocks + 1 + t->info.leaves > UINT32_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: a container of %llu bytes exceeds the 32-bit word indices "
+                          "of the shaders",
+                          (unsigned long long)t->size);
+    if (t->tiles_x > ctx->limits.maxComputeWorkGroupCount[0] ||
+        t->tiles_y > ctx->limits.maxComputeWorkGroupCount[1])
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: %llux%llu macroblocks exceed the device's workgroup count",
+                          (unsigned long long)t->tiles_y, (unsigned long long)t->tiles_x);
+    if (t->size + 256 > ctx->limits.maxStorageBufferRange)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: container of %llu bytes exceeds maxStorageBufferRange %u",
+                          (unsigned long long)t->size, ctx->limits.maxStorageBufferRange);
+    sgfp4_vk_tensor *vt = calloc(1, sizeof *vt);
+    if (!vt)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    vt->profile = t->profile;
+    vt->rows = t->rows;
+    vt->cols = t->cols;
+    vt->tiles_x = t->tiles_x;
+    vt->tiles_y = t->tiles_y;
+    vt->blocks = t->blocks;
+    vt->record_base = t->record_base;
+    vt->container_bytes = t->size;
+    vt->walk = use_walk(ctx);
+    *out = vt;
+    return SGFP4_OK;
+}
+
+/* Uploads `container` bytes (if not NULL) into vt->container and the leaf table (v2, table
+ * kernel) into vt->table, through one staging buffer and one submission. */
+static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int with_container,
+                           sgfp4_vk_tensor *vt, sgfp4_diag *diag)
+{
+    uint32_t *table = NULL;
+    size_t table_words = 0;
+    if (t->profile == SGFP4_PROFILE_V2 && !vt->walk) {
+        table_words = sgfp4_vk_build_leaf_table(t, &table);
+        if (!table_words)
+            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                              "out of memory for the leaf table");
+    }
+    const uint64_t container_bytes = with_container ? (t->size + 15) & ~(uint64_t)15 : 0;
+    const uint64_t table_bytes = table_words * 4;
+    sgfp4_vk_buffer staging = {0};
+    sgfp4_status s = SGFP4_OK;
+    if (with_container)
+        s = sgfp4_vk_buffer_init(ctx, container_bytes, 0, &vt->container, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_buffer_init(ctx, table_bytes ? table_bytes : 16, 0, &vt->table, diag);
+    if (s == SGFP4_OK && container_bytes + table_bytes > 0)
+        s = sgfp4_vk_buffer_init(ctx, container_bytes + table_bytes, 1, &staging, diag);
+    if (s == SGFP4_OK && container_bytes + table_bytes > 0) {
+        uint8_t *p = staging.mapped;
+        if (with_container) {
+            memcpy(p, t->data, t->size);
+            memset(p + t->size, 0, container_bytes - t->size);
+        }
+        if (table_bytes)
+            memcpy(p + container_bytes, table, table_bytes);
+        s = sgfp4_vk_begin(ctx, diag);
+        if (s == SGFP4_OK) {
+            if (container_bytes) {
+                const VkBufferCopy c = {0, 0, container_bytes};
+                vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->container.buffer, 1, &c);
+            }
+            if (table_bytes) {
+                const VkBufferCopy c = {container_bytes, 0, table_bytes};
+                vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->table.buffer, 1, &c);
+            }
+            sgfp4_vk_barrier_all(ctx);
+            s = sgfp4_vk_submit_wait(ctx, diag);
+        }
+    }
+    sgfp4_vk_buffer_release(ctx, &staging);
+    sgfp4_free_with(&t->allocator, table);
+    return s;
+}
+
+sgfp4_status sgfp4_vk_upload(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
+                             sgfp4_vk_tensor **out, sgfp4_diag *diag)
+{
+    if (!ctx || !tensor || !out)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "sgfp4_vk_upload: NULL argument");
+    *out = NULL;
+    sgfp4_vk_tensor *vt = NULL;
+    sgfp4_status s = tensor_begin(ctx, tensor, &vt, diag);
+    if (s != SGFP4_OK)
+        return s;
+    if ((s = upload(ctx, tensor, 1, vt, diag)) != SGFP4_OK) {
+        sgfp4_vk_tensor_free(ctx, vt);
+        return s;
+    }
+    vt->src = vt->container.buffer;
+    vt->src_offset = 0;
+    *out = vt;
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_bind(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor, VkBuffer buffer,
+                           VkDeviceSize offset, sgfp4_vk_tensor **out, sgfp4_diag *diag)
+{
+    if (!ctx || !tensor || !out || buffer == VK_NULL_HANDLE)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "sgfp4_vk_bind: NULL argument");
+    *out = NULL;
+    if (offset % 4 != 0)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_bind: offset %llu is not a multiple of 4",
+                          (unsigned long long)offset);
+    sgfp4_vk_tensor *vt = NULL;
+    sgfp4_status s = tensor_begin(ctx, tensor, &vt, diag);
+    if (s != SGFP4_OK)
+        return s;
+    if ((s = upload(ctx, tensor, 0, vt, diag)) != SGFP4_OK) {
+        sgfp4_vk_tensor_free(ctx, vt);
+        return s;
+    }
+    vt->src = buffer;
+    vt->src_offset = offset;
+    *out = vt;
+    return SGFP4_OK;
+}
+
+void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)
+{
+    if (!ctx || !tensor)
+        return;
+    sgfp4_vk_buffer_release(ctx, &tensor->container);
+    sgfp4_vk_buffer_release(ctx, &tensor->table);
+    free(tensor);
+}

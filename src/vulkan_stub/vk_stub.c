@@ -1,0 +1,137 @@
+/* The Vulkan API of a build without Vulkan: every call reports SGFP4_ERR_UNAVAILABLE (or
+ * does nothing, for the release and query calls), so callers link and fail cleanly.
+ * SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "sgfp4_vulkan.h"
+#include "container/diag.h"
+
+static sgfp4_status unavailable(sgfp4_diag *diag)
+{
+    return sgfp4_fail(diag, SGFP4_ERR_UNAVAILABLE, -1, -1, -1,
+                      "libsgfp4 was built without the Vulkan backend (SGFP4_VULKAN=OFF)");
+}
+
+sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity, size_t *count,
+                                   sgfp4_diag *diag)
+{
+    (void)out;
+    (void)capacity;
+    if (count)
+        *count = 0;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options, sgfp4_vk_context **out,
+                             sgfp4_diag *diag)
+{
+    (void)options;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_import(const sgfp4_vk_import_info *info, sgfp4_vk_context **out,
+                             sgfp4_diag *diag)
+{
+    (void)info;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
+void sgfp4_vk_destroy(sgfp4_vk_context *ctx) { (void)ctx; }
+
+void sgfp4_vk_get_device_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
+{
+    (void)ctx;
+    if (info)
+        memset(info, 0, sizeof *info);
+}
+
+sgfp4_status sgfp4_vk_buffer_create(sgfp4_vk_context *ctx, uint64_t size, sgfp4_vk_buffer **out,
+                                    sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)size;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
+VkBuffer sgfp4_vk_buffer_handle(const sgfp4_vk_buffer *buffer)
+{
+    (void)buffer;
+    return (VkBuffer)0;
+}
+
+void sgfp4_vk_buffer_free(sgfp4_vk_context *ctx, sgfp4_vk_buffer *buffer)
+{
+    (void)ctx;
+    (void)buffer;
+}
+
+sgfp4_status sgfp4_vk_upload(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
+                             sgfp4_vk_tensor **out, sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)tensor;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_bind(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor, VkBuffer buffer,
+                           VkDeviceSize offset, sgfp4_vk_tensor **out, sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)tensor;
+    (void)buffer;
+    (void)offset;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
+void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)
+{
+    (void)ctx;
+    (void)tensor;
+}
+
+sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                       sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                       uint64_t row_stride, sgfp4_vk_timing *timing,
+                                       sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)tensor;
+    (void)dtype;
+    (void)dst;
+    (void)dst_offset;
+    (void)row_stride;
+    (void)timing;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                     sgfp4_dtype dtype, void *dst, size_t row_stride,
+                                     size_t dst_capacity, sgfp4_vk_timing *timing,
+                                     sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)tensor;
+    (void)dtype;
+    (void)dst;
+    (void)row_stride;
+    (void)dst_capacity;
+    (void)timing;
+    return unavailable(diag);
+}
+
+void sgfp4_vk_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles)
+{
+    (void)ctx;
+    if (handles)
+        memset(handles, 0, sizeof *handles);
+}
