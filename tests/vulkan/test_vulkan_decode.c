@@ -1,0 +1,282 @@
+/* The Vulkan backend against the scalar decoder, bit for bit: golden vectors, the MNN
+ * fixtures, random v1/v2 containers of odd shapes, every dtype, row strides, the three
+ * shader variants (RTE float + leaf table, RTE float + record walk, integer-exact), and one
+ * 4096x4096 tensor. Exits 77 (skip) where no Vulkan device exists.
+ * SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "sgfp4.h"
+#include "sgfp4_vulkan.h"
+#include "vulkan/random_container.h"
+
+enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_COUNT };
+static sgfp4_vk_context *contexts[CTX_COUNT];
+static const char *const context_names[CTX_COUNT] = {"rte+table", "rte+walk", "integer"};
+
+/* Decodes `bytes` with the scalar oracle and on context c as dtype with row stride
+ * (elements, >= cols); asserts identical output, gaps between rows untouched. */
+static void check_one(const char *what, int c, const uint8_t *bytes, size_t size,
+                      sgfp4_profile profile, uint64_t rows, uint64_t cols, sgfp4_dtype dtype,
+                      size_t stride)
+{
+    sgfp4_tensor *t = NULL;
+    sgfp4_diag diag;
+    const sgfp4_status so = sgfp4_tensor_open(bytes, size, profile, rows, cols, NULL, &t, &diag);
+    if (so != SGFP4_OK)
+        fail_msg("%s: open failed: %s", what, diag.message);
+    const size_t elem = sgfp4_dtype_size(dtype);
+    const size_t cap = ((rows - 1) * stride + cols) * elem;
+    uint8_t *want = malloc(cap), *got = malloc(cap);
+    assert_non_null(want);
+    assert_non_null(got);
+    memset(want, 0xA5, cap);
+    memset(got, 0xA5, cap);
+    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+    assert_int_equal(sgfp4_decode(t, dtype, want, stride, cap, &scalar), SGFP4_OK);
+
+    sgfp4_vk_tensor *vt = NULL;
+    sgfp4_status s = sgfp4_vk_upload(contexts[c], t, &vt, &diag);
+    if (s != SGFP4_OK)
+        fail_msg("%s: upload: %s", what, diag.message);
+    sgfp4_tensor_close(t); /* the resident copy needs no host view */
+    s = sgfp4_vk_decode_to_host(contexts[c], vt, dtype, got, stride, cap, NULL, &diag);
+    if (s != SGFP4_OK)
+        fail_msg("%s: decode: %s", what, diag.message);
+    sgfp4_vk_tensor_free(contexts[c], vt);
+    if (memcmp(want, got, cap) != 0) {
+        size_t i = 0;
+        while (want[i] == got[i])
+            i++;
+        const size_t e = i / elem;
+        fail_msg("%s [%s, dtype %d, stride %zu]: first difference at element %zu (row %zu, "
+                 "col %zu)",
+                 what, context_names[c], (int)dtype, stride, e, e / stride, e % stride);
+    }
+    free(want);
+    free(got);
+}
+
+/* Every context, every dtype, packed and strided. */
+static void check_all(const char *what, const uint8_t *bytes, size_t size,
+                      sgfp4_profile profile, uint64_t rows, uint64_t cols)
+{
+    for (int c = 0; c < CTX_COUNT; c++) {
+        if (profile == SGFP4_PROFILE_V1 && c == CTX_WALK)
+            continue; /* v1 has one kernel */
+        for (int d = 0; d < 3; d++)
+            check_one(what, c, bytes, size, profile, rows, cols, (sgfp4_dtype)d,
+                      (size_t)cols + (d == 1 ? 0 : (size_t)(d + 1)));
+    }
+}
+
+static uint8_t *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *d = malloc(n > 0 ? (size_t)n : 1);
+    if (d && fread(d, 1, (size_t)n, f) != (size_t)n) {
+        free(d);
+        d = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return d;
+}
+
+static sgfp4_profile profile_of(const char *name)
+{
+    return strcmp(name, "v1") == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
+}
+
+static void test_golden_vectors(void **state)
+{
+    (void)state;
+    const char *src = getenv("SGFP4_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/golden/manifest.json", src ? src : ".");
+    json_t *root = json_load_file(path, 0, NULL);
+    if (!root)
+        skip(); /* the golden set is not in this checkout */
+    json_t *vectors = json_object_get(root, "vectors");
+    size_t i, checked = 0;
+    json_t *v;
+    json_array_foreach(vectors, i, v)
+    {
+        if (strcmp(json_string_value(json_object_get(v, "expect")), "decode") != 0)
+            continue;
+        const char *file = json_string_value(json_object_get(v, "file"));
+        json_t *shape = json_object_get(v, "shape");
+        snprintf(path, sizeof path, "%s/golden/%s", src, file);
+        size_t size;
+        uint8_t *bytes = read_file(path, &size);
+        assert_non_null(bytes);
+        check_all(file, bytes, size, profile_of(json_string_value(json_object_get(v, "profile"))),
+                  (uint64_t)json_integer_value(json_array_get(shape, 0)),
+                  (uint64_t)json_integer_value(json_array_get(shape, 1)));
+        free(bytes);
+        checked++;
+    }
+    json_decref(root);
+    assert_true(checked > 0);
+    print_message("golden: %zu decode vectors bit-identical\n", checked);
+}
+
+static void test_mnn_fixtures(void **state)
+{
+    (void)state;
+    const char *shared = getenv("SGFP4_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/conformance/mnn/manifest.json", shared ? shared : ".");
+    json_t *root = json_load_file(path, 0, NULL);
+    if (!root)
+        skip(); /* no shared/ folder beside this checkout */
+    size_t i, checked = 0;
+    json_t *v;
+    json_array_foreach(root, i, v)
+    {
+        const char *file = json_string_value(json_object_get(v, "file"));
+        json_t *shape = json_object_get(v, "shape");
+        snprintf(path, sizeof path, "%s/conformance/mnn/%s", shared, file);
+        size_t size;
+        uint8_t *bytes = read_file(path, &size);
+        assert_non_null(bytes);
+        check_all(file, bytes, size, profile_of(json_string_value(json_object_get(v, "profile"))),
+                  (uint64_t)json_integer_value(json_array_get(shape, 0)),
+                  (uint64_t)json_integer_value(json_array_get(shape, 1)));
+        free(bytes);
+        checked++;
+    }
+    json_decref(root);
+    print_message("mnn: %zu fixtures bit-identical\n", checked);
+}
+
+static const uint64_t shapes[][2] = {{1, 1},   {3, 70},   {64, 64},  {65, 129},
+                                     {130, 67}, {200, 201}, {17, 300}, {256, 64}};
+
+static void test_random_v1(void **state)
+{
+    (void)state;
+    rc_rng rng = {1};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        size_t size;
+        uint8_t *bytes = rc_make_v1(&rng, shapes[i][0], shapes[i][1], &size);
+        assert_non_null(bytes);
+        char what[64];
+        snprintf(what, sizeof what, "random v1 %llux%llu", (unsigned long long)shapes[i][0],
+                 (unsigned long long)shapes[i][1]);
+        check_all(what, bytes, size, SGFP4_PROFILE_V1, shapes[i][0], shapes[i][1]);
+        free(bytes);
+    }
+}
+
+static void test_random_v2(void **state)
+{
+    (void)state;
+    rc_rng rng = {2};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (int mix = 0; mix < 3; mix++) {
+            size_t size;
+            uint8_t *bytes = rc_make_v2(&rng, shapes[i][0], shapes[i][1], (rc_mix)mix, &size);
+            assert_non_null(bytes);
+            char what[64];
+            snprintf(what, sizeof what, "random v2 mix %d %llux%llu", mix,
+                     (unsigned long long)shapes[i][0], (unsigned long long)shapes[i][1]);
+            check_all(what, bytes, size, SGFP4_PROFILE_V2, shapes[i][0], shapes[i][1]);
+            free(bytes);
+        }
+    }
+}
+
+/* One large tensor (lavapipe is slow: f32, the default kernel and the walk only). */
+static void test_large_4096(void **state)
+{
+    (void)state;
+    rc_rng rng = {3};
+    size_t size;
+    uint8_t *bytes = rc_make_v2(&rng, 4096, 4096, RC_MIX_ANY, &size);
+    assert_non_null(bytes);
+    check_one("random v2 4096x4096", CTX_TABLE, bytes, size, SGFP4_PROFILE_V2, 4096, 4096,
+              SGFP4_DTYPE_F32, 4096);
+    free(bytes);
+    bytes = rc_make_v1(&rng, 4096, 4096, &size);
+    assert_non_null(bytes);
+    check_one("random v1 4096x4096", CTX_INTEGER, bytes, size, SGFP4_PROFILE_V1, 4096, 4096,
+              SGFP4_DTYPE_F32, 4096);
+    free(bytes);
+}
+
+/* Arguments are checked; nothing aborts. */
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    sgfp4_diag diag;
+    assert_int_equal(sgfp4_vk_upload(contexts[0], NULL, NULL, &diag), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_vk_decode_to_host(contexts[0], NULL, SGFP4_DTYPE_F32, NULL, 0, 0,
+                                             NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    rc_rng rng = {4};
+    size_t size;
+    uint8_t *bytes = rc_make_v1(&rng, 10, 10, &size);
+    sgfp4_tensor *t = NULL;
+    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V1, 10, 10, NULL, &t, NULL),
+                     SGFP4_OK);
+    sgfp4_vk_tensor *vt = NULL;
+    assert_int_equal(sgfp4_vk_upload(contexts[0], t, &vt, &diag), SGFP4_OK);
+    float small[99];
+    assert_int_equal(sgfp4_vk_decode_to_host(contexts[0], vt, SGFP4_DTYPE_F32, small, 10,
+                                             sizeof small, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_vk_decode_to_host(contexts[0], vt, (sgfp4_dtype)7, small, 10,
+                                             sizeof small, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    sgfp4_vk_tensor_free(contexts[0], vt);
+    sgfp4_tensor_close(t);
+    free(bytes);
+    sgfp4_vk_destroy(NULL);
+    sgfp4_vk_tensor_free(contexts[0], NULL);
+}
+
+int main(void)
+{
+    const unsigned flags[CTX_COUNT] = {SGFP4_VK_V2_TABLE, SGFP4_VK_V2_WALK,
+                                       SGFP4_VK_FORCE_INTEGER_PATH};
+    for (int c = 0; c < CTX_COUNT; c++) {
+        sgfp4_vk_create_options o = {-1, flags[c]};
+        sgfp4_diag diag;
+        const sgfp4_status s = sgfp4_vk_create(&o, &contexts[c], &diag);
+        if (s == SGFP4_ERR_UNAVAILABLE || s == SGFP4_ERR_VK_NO_DEVICE) {
+            printf("skip: %s\n", diag.message);
+            return 77;
+        }
+        if (s != SGFP4_OK) {
+            printf("sgfp4_vk_create: %s\n", diag.message);
+            return 1;
+        }
+    }
+    sgfp4_vk_device_info info;
+    sgfp4_vk_get_device_info(contexts[0], &info);
+    printf("device: %s (RTE float32 %d, path %s)\n", info.name, info.rte_float32,
+           info.exact_path ? "integer" : "rte");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_arguments),  cmocka_unit_test(test_random_v1),
+        cmocka_unit_test(test_random_v2),      cmocka_unit_test(test_golden_vectors),
+        cmocka_unit_test(test_mnn_fixtures),   cmocka_unit_test(test_large_4096),
+    };
+    const int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    for (int c = 0; c < CTX_COUNT; c++)
+        sgfp4_vk_destroy(contexts[c]);
+    return failed;
+}
