@@ -1,6 +1,40 @@
 /* Public decode entry points: argument checks, then the selected kernel.
  * SPDX-License-Identifier: MIT */
+#include "common/parallel.h"
 #include "decode/decode_internal.h"
+#include "decode/kernels.h"
+
+/* The oracle on several threads: one work item per macroblock row of [row_begin, row_end). */
+typedef struct scalar_rows_job {
+    const sgfp4_tensor *t;
+    const sgfp4_output *out;
+    uint64_t row_begin, row_end;
+} scalar_rows_job;
+
+static void scalar_rows_item(void *context, uint64_t item, unsigned worker)
+{
+    (void)worker;
+    const scalar_rows_job *j = context;
+    const uint64_t by = j->row_begin / SGFP4_MB + item;
+    const uint64_t r0 = by * SGFP4_MB > j->row_begin ? by * SGFP4_MB : j->row_begin;
+    const uint64_t r1 = (by + 1) * SGFP4_MB < j->row_end ? (by + 1) * SGFP4_MB : j->row_end;
+    sgfp4_output part = *j->out;
+    part.base += (r0 - j->row_begin) * part.row_stride_bytes;
+    sgfp4_scalar_decode_rows(j->t, r0, r1, &part);
+}
+
+static unsigned thread_count(const sgfp4_decode_options *options)
+{
+    return options && options->threads > 1 ? options->threads : 1;
+}
+
+/* The kernels for a backend; NULL means the scalar oracle. */
+static const sgfp4_decode_kernels *kernels_for(const sgfp4_decode_options *options)
+{
+    if (options && options->backend == SGFP4_BACKEND_SCALAR)
+        return NULL;
+    return sgfp4_decode_kernels_best();
+}
 
 /* Checks the destination for `count` output rows; fills *out. */
 static sgfp4_status prepare_output(const sgfp4_tensor *t, uint64_t count, sgfp4_dtype dtype,
@@ -40,8 +74,17 @@ sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin, u
                                           dst_capacity, &out);
     if (s != SGFP4_OK)
         return s;
-    (void)options; /* every backend currently resolves to the reference kernel */
-    sgfp4_scalar_decode_rows(tensor, row_begin, row_end, &out);
+    if (options && options->backend != SGFP4_BACKEND_AUTO &&
+        options->backend != SGFP4_BACKEND_SCALAR && options->backend != SGFP4_BACKEND_CPU)
+        return SGFP4_ERR_ARGUMENT;
+    const sgfp4_decode_kernels *k = kernels_for(options);
+    if (k) {
+        sgfp4_tiled_decode_rows(tensor, row_begin, row_end, &out, k, thread_count(options));
+    } else {
+        scalar_rows_job job = {tensor, &out, row_begin, row_end};
+        sgfp4_parallel_for((row_end - 1) / SGFP4_MB - row_begin / SGFP4_MB + 1,
+                           thread_count(options), scalar_rows_item, &job);
+    }
     return SGFP4_OK;
 }
 
@@ -69,7 +112,13 @@ sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uint64_t *row
         prepare_output(tensor, count, dtype, dst, row_stride, dst_capacity, &out);
     if (s != SGFP4_OK)
         return s;
-    (void)options;
-    sgfp4_scalar_decode_gather(tensor, rows, count, &out);
+    if (options && options->backend != SGFP4_BACKEND_AUTO &&
+        options->backend != SGFP4_BACKEND_SCALAR && options->backend != SGFP4_BACKEND_CPU)
+        return SGFP4_ERR_ARGUMENT;
+    const sgfp4_decode_kernels *k = kernels_for(options);
+    if (k)
+        sgfp4_tiled_decode_gather(tensor, rows, count, &out, k, thread_count(options));
+    else
+        sgfp4_scalar_decode_gather(tensor, rows, count, &out);
     return SGFP4_OK;
 }

@@ -1,0 +1,63 @@
+/* The CPU decode kernels and their dispatch table (libwebp style: a portable C version of
+ * every kernel, overridden by SIMD versions the CPU supports, chosen once at run time).
+ *
+ * A kernel decodes one 64x64 macroblock at a time: the leaves of a block (as
+ * sgfp4_block_leaf_refs() lists them) are written leaf by leaf into a 64x64 float tile that
+ * stays in L1, and the tile's rows are then stored into the caller's rows in one contiguous
+ * 256-byte (f32) run each, converted to the output dtype on the way. Every kernel gives the
+ * bits of the scalar oracle (decode/scalar.c): w = fl32(S * q + B) with an exact product and
+ * one rounding (DECISIONS D1), f16 / bf16 rounded to nearest even from that f32.
+ * SPDX-License-Identifier: MIT */
+#ifndef SGFP4_DECODE_KERNELS_H
+#define SGFP4_DECODE_KERNELS_H
+
+#include <stdbool.h>
+
+#include "decode/decode_internal.h"
+
+/* Floats in a tile: 64 rows of 64; row y starts at tile + 64 * y. Tiles are 64-byte aligned. */
+#define SGFP4_TILE_FLOATS (SGFP4_MB * SGFP4_MB)
+
+typedef struct sgfp4_decode_kernels {
+    const char *name; /* "generic", "avx2", ... (shown by `sgfp4 bench`) */
+    /* Writes rows [y0, y1) (0 <= y0 < y1 <= 64) of the block whose leaves are
+     * leaves[0..count) into the same rows of `tile`; other rows are left untouched. The
+     * leaves tile the block (a validated view guarantees it). */
+    void (*decode_tile)(const sgfp4_leaf_ref *leaves, unsigned count, unsigned y0, unsigned y1,
+                        float *tile);
+    /* Stores src[0..width) (width 1..64) at dst as `dtype`. `streaming` allows non-temporal
+     * stores (the caller then calls finish() before its results are used). */
+    void (*store_row)(const float *src, unsigned width, sgfp4_dtype dtype, uint8_t *dst,
+                      bool streaming);
+    /* Orders this thread's streaming stores before what follows (a no-op where none exist). */
+    void (*finish)(void);
+} sgfp4_decode_kernels;
+
+/* The portable C kernels (decode/kernels_generic.c): always available. */
+extern const sgfp4_decode_kernels sgfp4_kernels_generic;
+#if defined(__x86_64__) || defined(_M_X64)
+#define SGFP4_HAVE_X86_KERNELS 1
+/* AVX2 + FMA + F16C kernels (decode/kernels_avx2.c); run them only where the CPU has them. */
+extern const sgfp4_decode_kernels sgfp4_kernels_avx2;
+#endif
+
+/* CPU features the kernels need (decode/cpu_features.c). */
+bool sgfp4_cpu_has_avx2_fma_f16c(void);
+
+/* The fastest kernels this CPU runs (detected once; thread-safe). */
+const sgfp4_decode_kernels *sgfp4_decode_kernels_best(void);
+
+/* Looks kernels up by name among those this CPU runs; NULL if unknown or unavailable
+ * (tests use it to run every kernel set the machine has). */
+const sgfp4_decode_kernels *sgfp4_decode_kernels_named(const char *name);
+
+/* The kernel-driven decoder (decode/tiled.c): the same contract as the scalar oracle's
+ * functions in decode_internal.h, on `threads` threads (0 or 1: the calling thread). */
+void sgfp4_tiled_decode_rows(const sgfp4_tensor *t, uint64_t row_begin, uint64_t row_end,
+                             const sgfp4_output *out, const sgfp4_decode_kernels *k,
+                             unsigned threads);
+void sgfp4_tiled_decode_gather(const sgfp4_tensor *t, const uint64_t *rows, size_t count,
+                               const sgfp4_output *out, const sgfp4_decode_kernels *k,
+                               unsigned threads);
+
+#endif

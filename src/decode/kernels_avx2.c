@@ -1,0 +1,188 @@
+/* AVX2 + FMA + F16C decode kernels (x86-64). Compiled with per-function target attributes,
+ * so the rest of the library keeps the baseline ISA; sgfp4_decode_kernels_best() runs them
+ * only on CPUs that have the three extensions.
+ *
+ * Weights: 8 codes are spread over the 8 lanes of a vector with one variable shift from a
+ * broadcast payload word and sign-extended with an arithmetic shift; then
+ * w = fma(q, S, B): the product S * q is exact in binary32 (DECISIONS D1), so the fused
+ * multiply-add rounds once, exactly like the oracle's separate multiply and add.
+ * SPDX-License-Identifier: MIT */
+#include "decode/kernels.h"
+
+#ifdef SGFP4_HAVE_X86_KERNELS
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+
+static inline uint32_t load_u16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+static inline uint32_t load_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* FP4: code i of `word` is nibble i (bits 4i..4i+3), two's complement. */
+static AVX2 inline __m256 fp4_x8(uint32_t word, __m256 scale, __m256 bias)
+{
+    const __m256i to_top = _mm256_setr_epi32(28, 24, 20, 16, 12, 8, 4, 0);
+    const __m256i q = _mm256_srai_epi32(_mm256_sllv_epi32(_mm256_set1_epi32((int)word), to_top), 28);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), scale, bias);
+}
+
+static AVX2 inline __m128 fp4_x4(uint32_t word, __m128 scale, __m128 bias)
+{
+    const __m128i to_top = _mm_setr_epi32(28, 24, 20, 16);
+    const __m128i q = _mm_srai_epi32(_mm_sllv_epi32(_mm_set1_epi32((int)word), to_top), 28);
+    return _mm_fmadd_ps(_mm_cvtepi32_ps(q), scale, bias);
+}
+
+/* T158: symbol i is bits 2i..2i+1 of `word`; 00 -> 0, 01 -> +1, 10 -> -1, 11 -> 0 (D4).
+ * The symbol read as a signed 2-bit number t (0, 1, -2, -1) maps to t - (t >> 1). */
+static AVX2 inline __m256i t158_codes(__m256i symbols_at_top)
+{
+    const __m256i t = _mm256_srai_epi32(symbols_at_top, 30);
+    return _mm256_sub_epi32(t, _mm256_srai_epi32(t, 1));
+}
+
+static AVX2 inline __m256 t158_x8(uint32_t word, __m256 scale, __m256 bias)
+{
+    const __m256i to_top = _mm256_setr_epi32(30, 28, 26, 24, 22, 20, 18, 16);
+    const __m256i q = t158_codes(_mm256_sllv_epi32(_mm256_set1_epi32((int)word), to_top));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), scale, bias);
+}
+
+static AVX2 inline __m128 t158_x4(uint32_t byte, __m128 scale, __m128 bias)
+{
+    const __m128i to_top = _mm_setr_epi32(30, 28, 26, 24);
+    const __m128i t = _mm_srai_epi32(_mm_sllv_epi32(_mm_set1_epi32((int)byte), to_top), 30);
+    const __m128i q = _mm_sub_epi32(t, _mm_srai_epi32(t, 1));
+    return _mm_fmadd_ps(_mm_cvtepi32_ps(q), scale, bias);
+}
+
+/* Rows [ya, yb) of one leaf of edge >= 8 into the tile (aligned 32-byte stores). */
+static AVX2 void leaf_rows_wide(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned yb,
+                                float *tile)
+{
+    const __m256 scale = _mm256_set1_ps(leaf->scale), bias = _mm256_set1_ps(leaf->bias);
+    const unsigned size = leaf->size;
+    float *dst = tile + SGFP4_MB * ya + leaf->x;
+    if (leaf->mode == SGFP4_MODE_FP4) {
+        const uint8_t *p = leaf->payload + (ya - leaf->y) * size / 2;
+        for (unsigned y = ya; y < yb; y++, dst += SGFP4_MB, p += size / 2)
+            for (unsigned x = 0; x < size; x += 8)
+                _mm256_store_ps(dst + x, fp4_x8(load_u32(p + x / 2), scale, bias));
+    } else {
+        const uint8_t *p = leaf->payload + (ya - leaf->y) * size / 4;
+        for (unsigned y = ya; y < yb; y++, dst += SGFP4_MB, p += size / 4)
+            for (unsigned x = 0; x < size; x += 8)
+                _mm256_store_ps(dst + x, t158_x8(load_u16(p + x / 4), scale, bias));
+    }
+}
+
+/* Rows [ya, yb) of one 4x4 leaf (16-byte stores). */
+static AVX2 void leaf_rows_4x4(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned yb, float *tile)
+{
+    const __m128 scale = _mm_set1_ps(leaf->scale), bias = _mm_set1_ps(leaf->bias);
+    float *dst = tile + SGFP4_MB * ya + leaf->x;
+    const unsigned first = ya - leaf->y;
+    if (leaf->mode == SGFP4_MODE_FP4) {
+        for (unsigned r = first; r < yb - leaf->y; r++, dst += SGFP4_MB)
+            _mm_store_ps(dst, fp4_x4(load_u16(leaf->payload + 2 * r), scale, bias));
+    } else {
+        for (unsigned r = first; r < yb - leaf->y; r++, dst += SGFP4_MB)
+            _mm_store_ps(dst, t158_x4(leaf->payload[r], scale, bias));
+    }
+}
+
+static AVX2 void avx2_decode_tile(const sgfp4_leaf_ref *leaves, unsigned count, unsigned y0,
+                                  unsigned y1, float *tile)
+{
+    for (unsigned i = 0; i < count; i++) {
+        const sgfp4_leaf_ref *leaf = &leaves[i];
+        const unsigned ly = leaf->y, size = leaf->size;
+        const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
+        if (ya >= yb)
+            continue;
+        if (size >= 8)
+            leaf_rows_wide(leaf, ya, yb, tile);
+        else
+            leaf_rows_4x4(leaf, ya, yb, tile);
+    }
+}
+
+/* bf16 of 8 floats, round to nearest even by integer arithmetic (no NaN can occur: decoded
+ * weights are finite), as 8 results in the low 16 bits of each lane. */
+static AVX2 inline __m256i bf16_x8(__m256 v)
+{
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), lsb);
+    return _mm256_srli_epi32(rounded, 16);
+}
+
+static AVX2 void store_f32(const float *src, unsigned width, uint8_t *dst, bool streaming)
+{
+    unsigned x = 0;
+    const uintptr_t at = (uintptr_t)dst;
+    if (streaming && (at & 31u) == 0) {
+        for (; x + 8 <= width; x += 8)
+            _mm256_stream_ps((float *)(dst + 4 * x), _mm256_load_ps(src + x));
+    } else if (streaming && (at & 15u) == 0) {
+        for (; x + 4 <= width; x += 4)
+            _mm_stream_ps((float *)(dst + 4 * x), _mm_load_ps(src + x));
+    } else {
+        for (; x + 8 <= width; x += 8)
+            _mm256_storeu_ps((float *)(dst + 4 * x), _mm256_load_ps(src + x));
+    }
+    if (x < width)
+        memcpy(dst + 4 * x, src + x, 4 * (size_t)(width - x));
+}
+
+static AVX2 void store_16bit(const float *src, unsigned width, sgfp4_dtype dtype, uint8_t *dst,
+                             bool streaming)
+{
+    const bool stream = streaming && ((uintptr_t)dst & 15u) == 0;
+    unsigned x = 0;
+    for (; x + 8 <= width; x += 8) {
+        const __m256 v = _mm256_load_ps(src + x);
+        __m128i h;
+        if (dtype == SGFP4_DTYPE_F16) {
+            h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); /* round to nearest even */
+        } else {
+            const __m256i b = bf16_x8(v);
+            h = _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+        }
+        if (stream)
+            _mm_stream_si128((__m128i *)(dst + 2 * x), h);
+        else
+            _mm_storeu_si128((__m128i *)(dst + 2 * x), h);
+    }
+    for (; x < width; x++) {
+        const uint16_t h = dtype == SGFP4_DTYPE_F16 ? sgfp4_float_to_half(src[x])
+                                                     : sgfp4_float_to_bf16(src[x]);
+        memcpy(dst + 2 * x, &h, 2);
+    }
+}
+
+static AVX2 void avx2_store_row(const float *src, unsigned width, sgfp4_dtype dtype,
+                                uint8_t *dst, bool streaming)
+{
+    if (dtype == SGFP4_DTYPE_F32)
+        store_f32(src, width, dst, streaming);
+    else
+        store_16bit(src, width, dtype, dst, streaming);
+}
+
+static void avx2_finish(void) { _mm_sfence(); }
+
+const sgfp4_decode_kernels sgfp4_kernels_avx2 = {"avx2", avx2_decode_tile, avx2_store_row,
+                                                 avx2_finish};
+
+#endif
