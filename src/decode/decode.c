@@ -79,7 +79,9 @@ sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin, u
         return SGFP4_ERR_ARGUMENT;
     const sgfp4_decode_kernels *k = kernels_for(options);
     if (k) {
-        sgfp4_tiled_decode_rows(tensor, row_begin, row_end, &out, k, thread_count(options));
+        const uint64_t bytes = (row_end - row_begin) * tensor->cols * sgfp4_dtype_size(dtype);
+        sgfp4_tiled_decode_rows(tensor, row_begin, row_end, &out, k, thread_count(options),
+                                sgfp4_decode_streams(bytes));
     } else {
         scalar_rows_job job = {tensor, &out, row_begin, row_end};
         sgfp4_parallel_for((row_end - 1) / SGFP4_MB - row_begin / SGFP4_MB + 1,
@@ -116,8 +118,10 @@ sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uint64_t *row
         options->backend != SGFP4_BACKEND_SCALAR && options->backend != SGFP4_BACKEND_CPU)
         return SGFP4_ERR_ARGUMENT;
     const sgfp4_decode_kernels *k = kernels_for(options);
+    const uint64_t bytes = (uint64_t)count * tensor->cols * sgfp4_dtype_size(dtype);
     if (k)
-        sgfp4_tiled_decode_gather(tensor, rows, count, &out, k, thread_count(options));
+        sgfp4_tiled_decode_gather(tensor, rows, count, &out, k, thread_count(options),
+                                  sgfp4_decode_streams(bytes));
     else
         sgfp4_scalar_decode_gather(tensor, rows, count, &out);
     return SGFP4_OK;

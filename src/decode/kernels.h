@@ -52,12 +52,18 @@ const sgfp4_decode_kernels *sgfp4_decode_kernels_best(void);
 const sgfp4_decode_kernels *sgfp4_decode_kernels_named(const char *name);
 
 /* The kernel-driven decoder (decode/tiled.c): the same contract as the scalar oracle's
- * functions in decode_internal.h, on `threads` threads (0 or 1: the calling thread). */
+ * functions in decode_internal.h, on `threads` threads (0 or 1: the calling thread), with
+ * non-temporal stores if `streaming`. */
 void sgfp4_tiled_decode_rows(const sgfp4_tensor *t, uint64_t row_begin, uint64_t row_end,
                              const sgfp4_output *out, const sgfp4_decode_kernels *k,
-                             unsigned threads);
+                             unsigned threads, bool streaming);
 void sgfp4_tiled_decode_gather(const sgfp4_tensor *t, const uint64_t *rows, size_t count,
                                const sgfp4_output *out, const sgfp4_decode_kernels *k,
-                               unsigned threads);
+                               unsigned threads, bool streaming);
+
+/* Whether a call writing `output_bytes` should stream (non-temporal stores): when the output
+ * is at least the size of the last-level cache, it cannot stay there anyway, and streaming
+ * stores skip reading each line before overwriting it. */
+bool sgfp4_decode_streams(uint64_t output_bytes);
 
 #endif

@@ -11,14 +11,12 @@
 /* Rows requested per gather work item. */
 #define GATHER_ROWS_PER_ITEM 16u
 
-/* Output this large (bytes) is written with non-temporal stores: it cannot stay in the
- * last-level cache anyway, and streaming stores skip reading every line before writing it. */
-static uint64_t streaming_threshold(void)
+bool sgfp4_decode_streams(uint64_t output_bytes)
 {
     static _Atomic uint64_t cached = 0;
     uint64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
     if (v)
-        return v;
+        return output_bytes >= v;
 #ifdef _SC_LEVEL3_CACHE_SIZE
     const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #else
@@ -26,7 +24,7 @@ static uint64_t streaming_threshold(void)
 #endif
     v = llc > 0 ? (uint64_t)llc : (uint64_t)8 << 20;
     atomic_store_explicit(&cached, v, memory_order_relaxed);
-    return v;
+    return output_bytes >= v;
 }
 
 /* Decodes tensor rows [r0, r1), all inside macroblock row `by`, to output rows out_row... */
@@ -71,11 +69,9 @@ static void rows_item(void *context, uint64_t item, unsigned worker)
 
 void sgfp4_tiled_decode_rows(const sgfp4_tensor *t, uint64_t row_begin, uint64_t row_end,
                              const sgfp4_output *out, const sgfp4_decode_kernels *k,
-                             unsigned threads)
+                             unsigned threads, bool streaming)
 {
-    const uint64_t bytes = (row_end - row_begin) * t->cols * sgfp4_dtype_size(out->dtype);
-    rows_job job = {t, k, out, row_begin, row_end, row_begin / SGFP4_MB,
-                    bytes >= streaming_threshold()};
+    rows_job job = {t, k, out, row_begin, row_end, row_begin / SGFP4_MB, streaming};
     const uint64_t last_by = (row_end - 1) / SGFP4_MB;
     sgfp4_parallel_for(last_by - job.first_by + 1, threads, rows_item, &job);
 }
@@ -105,10 +101,9 @@ static void gather_item(void *context, uint64_t item, unsigned worker)
 
 void sgfp4_tiled_decode_gather(const sgfp4_tensor *t, const uint64_t *rows, size_t count,
                                const sgfp4_output *out, const sgfp4_decode_kernels *k,
-                               unsigned threads)
+                               unsigned threads, bool streaming)
 {
-    const uint64_t bytes = (uint64_t)count * t->cols * sgfp4_dtype_size(out->dtype);
-    gather_job job = {t, k, out, rows, count, bytes >= streaming_threshold()};
+    gather_job job = {t, k, out, rows, count, streaming};
     sgfp4_parallel_for((count + GATHER_ROWS_PER_ITEM - 1) / GATHER_ROWS_PER_ITEM, threads,
                        gather_item, &job);
 }

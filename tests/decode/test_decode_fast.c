@@ -1,0 +1,353 @@
+/* Every fast decode path against the scalar oracle, bit for bit: each kernel set this CPU
+ * runs, 1..7 threads, streaming and cached stores, f32/f16/bf16, random row ranges, strides,
+ * misaligned destinations and gathers; on random containers (every layout, both modes, odd
+ * shapes, subnormal and signed-zero scales and biases), the MNN conformance fixtures and the
+ * golden set when present.
+ * SPDX-License-Identifier: MIT */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "decode/kernels.h"
+#include "synth_container.h"
+
+#define FILL 0xA5u
+
+static uint64_t rng_state = 12345;
+static unsigned rnd(unsigned n)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)((rng_state >> 33) % n);
+}
+
+/* The tensor decoded by the oracle, packed, for each dtype. */
+typedef struct reference {
+    uint8_t *data[3];
+} reference;
+
+static void reference_make(const sgfp4_tensor *t, reference *ref)
+{
+    for (int d = 0; d < 3; d++) {
+        const size_t elem = sgfp4_dtype_size((sgfp4_dtype)d);
+        ref->data[d] = malloc((size_t)(t->rows * t->cols) * elem);
+        assert_non_null(ref->data[d]);
+        const sgfp4_output out = {ref->data[d], (size_t)t->cols * elem, (sgfp4_dtype)d};
+        sgfp4_scalar_decode_rows(t, 0, t->rows, &out);
+    }
+}
+
+static void reference_free(reference *ref)
+{
+    for (int d = 0; d < 3; d++)
+        free(ref->data[d]);
+}
+
+/* An output buffer: `rows` rows of `stride` elements at a deliberately odd offset, the rest
+ * filled with FILL so that stray writes show. */
+typedef struct buffer {
+    uint8_t *alloc, *base;
+    size_t bytes, stride_bytes, row_bytes, rows;
+} buffer;
+
+static void buffer_make(buffer *b, const sgfp4_tensor *t, sgfp4_dtype dtype, size_t rows)
+{
+    static const unsigned offsets[] = {0, 0, 4, 8, 16, 32, 2, 6};
+    const size_t elem = sgfp4_dtype_size(dtype);
+    unsigned offset = offsets[rnd(8)];
+    if (offset % elem)
+        offset = 0;
+    const size_t stride = (size_t)t->cols + (rnd(3) ? 0 : rnd(40));
+    b->stride_bytes = stride * elem;
+    b->row_bytes = (size_t)t->cols * elem;
+    b->rows = rows;
+    b->bytes = rows * b->stride_bytes;
+    b->alloc = aligned_alloc(64, (b->bytes + offset + 64 + 63) / 64 * 64);
+    assert_non_null(b->alloc);
+    memset(b->alloc, FILL, b->bytes + offset + 64);
+    b->base = b->alloc + offset;
+}
+
+/* Output row k must hold tensor row src_rows[k] of the reference; gaps keep FILL. */
+static void buffer_check(const buffer *b, const sgfp4_tensor *t, const reference *ref,
+                         sgfp4_dtype dtype, const uint64_t *src_rows, const char *what)
+{
+    for (size_t k = 0; k < b->rows; k++) {
+        const uint8_t *want = ref->data[dtype] + src_rows[k] * b->row_bytes;
+        const uint8_t *got = b->base + k * b->stride_bytes;
+        if (memcmp(want, got, b->row_bytes) != 0) {
+            size_t i = 0;
+            while (want[i] == got[i])
+                i++;
+            fail_msg("%s: %llux%llu dtype %d row %zu (tensor row %llu) differs at byte %zu", what,
+                     (unsigned long long)t->rows, (unsigned long long)t->cols, (int)dtype, k,
+                     (unsigned long long)src_rows[k], i);
+        }
+        const size_t gap = k + 1 < b->rows ? b->stride_bytes - b->row_bytes : 64;
+        for (size_t i = 0; i < gap; i++)
+            if (got[b->row_bytes + i] != FILL)
+                fail_msg("%s: write past row %zu at byte %zu", what, k, i);
+    }
+    for (const uint8_t *p = b->alloc; p < b->base; p++)
+        assert_int_equal(*p, FILL);
+}
+
+static const sgfp4_decode_kernels *kernel_sets[4];
+static unsigned kernel_set_count;
+
+static int find_kernel_sets(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"generic", "avx2"};
+    for (unsigned i = 0; i < 2; i++) {
+        const sgfp4_decode_kernels *k = sgfp4_decode_kernels_named(names[i]);
+        if (k)
+            kernel_sets[kernel_set_count++] = k;
+    }
+    print_message("kernel sets on this CPU: %u (best: %s)\n", kernel_set_count,
+                  sgfp4_decode_kernels_best()->name);
+    return 0;
+}
+
+/* Row ranges and gathers through every kernel set, some thread counts and both store kinds. */
+static void check_all_paths(const sgfp4_tensor *t, unsigned rounds)
+{
+    reference ref;
+    reference_make(t, &ref);
+    static const unsigned thread_counts[] = {1, 2, 3, 7};
+    uint64_t *rows = malloc(sizeof(uint64_t) * (size_t)(t->rows > 40 ? t->rows : 40));
+    assert_non_null(rows);
+    for (unsigned ki = 0; ki < kernel_set_count; ki++) {
+        const sgfp4_decode_kernels *k = kernel_sets[ki];
+        for (unsigned round = 0; round < rounds; round++) {
+            const sgfp4_dtype dtype = (sgfp4_dtype)(round % 3);
+            const unsigned threads = thread_counts[rnd(4)];
+            const bool streaming = rnd(2);
+            char what[96];
+            snprintf(what, sizeof what, "%s rows threads=%u streaming=%d", k->name, threads,
+                     (int)streaming);
+            /* a row range: the whole tensor half of the time */
+            uint64_t r0 = 0, r1 = t->rows;
+            if (rnd(2)) {
+                r0 = rnd((unsigned)t->rows);
+                r1 = r0 + 1 + rnd((unsigned)(t->rows - r0));
+            }
+            buffer b;
+            buffer_make(&b, t, dtype, (size_t)(r1 - r0));
+            const sgfp4_output out = {b.base, b.stride_bytes, dtype};
+            sgfp4_tiled_decode_rows(t, r0, r1, &out, k, threads, streaming);
+            for (uint64_t r = r0; r < r1; r++)
+                rows[r - r0] = r;
+            buffer_check(&b, t, &ref, dtype, rows, what);
+            free(b.alloc);
+
+            /* a gather of random rows, repeats allowed */
+            const size_t count = 1 + rnd(40);
+            for (size_t i = 0; i < count; i++)
+                rows[i] = rnd((unsigned)t->rows);
+            snprintf(what, sizeof what, "%s gather threads=%u streaming=%d", k->name, threads,
+                     (int)streaming);
+            buffer_make(&b, t, dtype, count);
+            const sgfp4_output gout = {b.base, b.stride_bytes, dtype};
+            sgfp4_tiled_decode_gather(t, rows, count, &gout, k, threads, streaming);
+            buffer_check(&b, t, &ref, dtype, rows, what);
+            free(b.alloc);
+        }
+    }
+    free(rows);
+    reference_free(&ref);
+}
+
+static sgfp4_tensor *open_or_fail(const uint8_t *data, size_t size, sgfp4_profile profile,
+                                  uint64_t rows, uint64_t cols)
+{
+    sgfp4_tensor *t = NULL;
+    sgfp4_diag diag;
+    const sgfp4_status s = sgfp4_tensor_open(data, size, profile, rows, cols, NULL, &t, &diag);
+    if (s != SGFP4_OK)
+        fail_msg("open %llux%llu: %s", (unsigned long long)rows, (unsigned long long)cols,
+                 diag.message);
+    return t;
+}
+
+static void test_random_containers(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < 48; i++) {
+        static const unsigned edges[] = {1, 3, 4, 17, 63, 64, 65, 100, 128, 130, 191};
+        synth_params p = {i % 3 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2,
+                          edges[rnd(11)], edges[rnd(11)], 1000 + i, 0, (int)(i % 4 != 3)};
+        size_t size;
+        uint8_t *data = synth_container(&p, &size);
+        assert_non_null(data);
+        sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
+        check_all_paths(t, 6);
+        sgfp4_tensor_close(t);
+        free(data);
+    }
+}
+
+/* One tensor larger than a few macroblocks each way, at the rates the benchmark uses. */
+static void test_rate_shaped_containers(void **state)
+{
+    (void)state;
+    static const double rates[] = {4.5, 2.5, 0};
+    for (unsigned i = 0; i < 3; i++) {
+        synth_params p = {SGFP4_PROFILE_V2, 320, 450, 77 + i, rates[i], 0};
+        size_t size;
+        uint8_t *data = synth_container(&p, &size);
+        assert_non_null(data);
+        sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
+        check_all_paths(t, 3);
+        sgfp4_tensor_close(t);
+        free(data);
+    }
+}
+
+/* The public entry points: every backend value gives the oracle's bits. */
+static void test_public_backends(void **state)
+{
+    (void)state;
+    synth_params p = {SGFP4_PROFILE_V2, 200, 130, 5, 0, 1};
+    size_t size;
+    uint8_t *data = synth_container(&p, &size);
+    assert_non_null(data);
+    sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
+    const size_t bytes = 200 * 130 * 4;
+    float *want = malloc(bytes), *got = malloc(bytes);
+    assert_non_null(want);
+    assert_non_null(got);
+    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+    assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, want, 0, bytes, &scalar), SGFP4_OK);
+    const sgfp4_backend backends[] = {SGFP4_BACKEND_AUTO, SGFP4_BACKEND_CPU, SGFP4_BACKEND_SCALAR};
+    for (unsigned b = 0; b < 3; b++)
+        for (unsigned threads = 0; threads < 4; threads++) {
+            const sgfp4_decode_options o = {backends[b], threads};
+            memset(got, 0, bytes);
+            assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &o), SGFP4_OK);
+            assert_memory_equal(want, got, bytes);
+            const uint64_t rows[3] = {199, 0, 64};
+            assert_int_equal(sgfp4_decode_gather(t, rows, 3, SGFP4_DTYPE_F32, got, 0, bytes, &o),
+                             SGFP4_OK);
+            for (int k = 0; k < 3; k++)
+                assert_memory_equal(want + rows[k] * 130, got + k * 130, 130 * 4);
+        }
+    assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, NULL), SGFP4_OK);
+    assert_memory_equal(want, got, bytes);
+    const sgfp4_decode_options bad = {(sgfp4_backend)9, 1};
+    assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &bad), SGFP4_ERR_ARGUMENT);
+    free(want);
+    free(got);
+    sgfp4_tensor_close(t);
+    free(data);
+}
+
+static uint8_t *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    uint8_t *data = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        const long n = ftell(f);
+        data = n >= 0 ? malloc((size_t)n + 1) : NULL;
+        if (data && (fseek(f, 0, SEEK_SET) != 0 || fread(data, 1, (size_t)n, f) != (size_t)n)) {
+            free(data);
+            data = NULL;
+        }
+        *size = (size_t)n;
+    }
+    fclose(f);
+    return data;
+}
+
+/* Every container a manifest (a JSON array of {file, profile, shape}, or an object holding
+ * such an array) lists; returns how many were checked. */
+static unsigned check_manifest(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_t *root = json_load_file(path, 0, NULL);
+    if (!root)
+        return 0;
+    json_t *list = root;
+    if (json_is_object(root)) {
+        const char *key;
+        json_t *value;
+        list = NULL;
+        json_object_foreach(root, key, value) if (!list && json_is_array(value)) list = value;
+    }
+    unsigned checked = 0;
+    size_t i;
+    json_t *entry;
+    json_array_foreach(list, i, entry)
+    {
+        const char *file = json_string_value(json_object_get(entry, "file"));
+        const char *profile = json_string_value(json_object_get(entry, "profile"));
+        json_t *shape = json_object_get(entry, "shape");
+        if (!file || !json_is_array(shape) || json_array_size(shape) != 2)
+            continue;
+        const uint64_t rows = (uint64_t)json_integer_value(json_array_get(shape, 0));
+        const uint64_t cols = (uint64_t)json_integer_value(json_array_get(shape, 1));
+        sgfp4_profile pr = SGFP4_PROFILE_AUTO;
+        if (profile && strcmp(profile, "v1") == 0)
+            pr = SGFP4_PROFILE_V1;
+        else if (profile && strcmp(profile, "v2") == 0)
+            pr = SGFP4_PROFILE_V2;
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        size_t size = 0;
+        uint8_t *data = read_file(path, &size);
+        if (!data)
+            continue;
+        sgfp4_tensor *t = NULL;
+        if (sgfp4_tensor_open(data, size, pr, rows, cols, NULL, &t, NULL) == SGFP4_OK) {
+            check_all_paths(t, 3); /* only containers that open (a set may hold rejects) */
+            sgfp4_tensor_close(t);
+            checked++;
+        }
+        free(data);
+    }
+    json_decref(root);
+    return checked;
+}
+
+static void test_mnn_fixtures(void **state)
+{
+    (void)state;
+    const char *shared = getenv("SGFP4_SHARED_DIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/conformance/mnn", shared ? shared : "../shared");
+    const unsigned n = check_manifest(dir);
+    if (n == 0)
+        skip();
+    print_message("MNN fixtures checked: %u\n", n);
+}
+
+static void test_golden(void **state)
+{
+    (void)state;
+    const char *source = getenv("SGFP4_SOURCE_DIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/golden", source ? source : ".");
+    const unsigned n = check_manifest(dir);
+    if (n == 0)
+        skip();
+    print_message("golden containers checked: %u\n", n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_containers),
+        cmocka_unit_test(test_rate_shaped_containers),
+        cmocka_unit_test(test_public_backends),
+        cmocka_unit_test(test_mnn_fixtures),
+        cmocka_unit_test(test_golden),
+    };
+    return cmocka_run_group_tests(tests, find_kernel_sets, NULL);
+}
