@@ -252,6 +252,10 @@ typedef enum sgfp4_backend {
     SGFP4_BACKEND_CPU = 2     /**< SIMD kernels where the CPU has them, else scalar */
 } sgfp4_backend;
 
+/** The CPU kernels `backend` decodes with on this machine: "scalar" (the reference), or for
+ *  AUTO and CPU the fastest set the processor runs ("avx2", "generic"); NULL if unknown. */
+SGFP4_API const char *sgfp4_decode_backend_name(sgfp4_backend backend);
+
 /** Options of the decode calls; NULL means defaults (AUTO backend, 1 thread). */
 typedef struct sgfp4_decode_options {
     sgfp4_backend backend;

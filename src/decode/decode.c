@@ -63,6 +63,15 @@ static sgfp4_status prepare_output(const sgfp4_tensor *t, uint64_t count, sgfp4_
     return SGFP4_OK;
 }
 
+const char *sgfp4_decode_backend_name(sgfp4_backend backend)
+{
+    if (backend == SGFP4_BACKEND_SCALAR)
+        return "scalar";
+    if (backend == SGFP4_BACKEND_AUTO || backend == SGFP4_BACKEND_CPU)
+        return sgfp4_decode_kernels_best()->name;
+    return NULL;
+}
+
 sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin, uint64_t row_end,
                                sgfp4_dtype dtype, void *dst, size_t row_stride,
                                size_t dst_capacity, const sgfp4_decode_options *options)

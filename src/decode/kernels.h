@@ -33,6 +33,12 @@ typedef struct sgfp4_decode_kernels {
     void (*finish)(void);
 } sgfp4_decode_kernels;
 
+/* Fills out[] with the leaves of block b (b < t->blocks) exactly as sgfp4_block_leaf_refs()
+ * does, faster (decode/leaf_parse.c); returns the count. */
+unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out);
+/* Exact fp16 -> f32 of a finite value, subnormals included, whatever the FPU modes. */
+float sgfp4_half_to_float_finite(uint32_t half);
+
 /* The portable C kernels (decode/kernels_generic.c): always available. */
 extern const sgfp4_decode_kernels sgfp4_kernels_generic;
 #if defined(__x86_64__) || defined(_M_X64)

@@ -3,6 +3,7 @@
  * does not depend on the thread count.
  * SPDX-License-Identifier: MIT */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "common/parallel.h"
@@ -11,18 +12,35 @@
 /* Rows requested per gather work item. */
 #define GATHER_ROWS_PER_ITEM 16u
 
+/* The last-level cache size: sysfs first (glibc's sysconf reports a host-wide figure on
+ * some virtual machines), then sysconf; 0 if neither says. */
+static uint64_t llc_bytes(void)
+{
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f) {
+        unsigned long long n = 0;
+        char unit = 0;
+        const int got = fscanf(f, "%llu%c", &n, &unit);
+        fclose(f);
+        if (got >= 1 && n > 0)
+            return n << (unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0);
+    }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (llc > 0)
+        return (uint64_t)llc;
+#endif
+    return 0;
+}
+
 bool sgfp4_decode_streams(uint64_t output_bytes)
 {
     static _Atomic uint64_t cached = 0;
     uint64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
     if (v)
         return output_bytes >= v;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#else
-    const long llc = 0;
-#endif
-    v = llc > 0 ? (uint64_t)llc : (uint64_t)8 << 20;
+    const uint64_t llc = llc_bytes();
+    v = llc > 0 ? llc : (uint64_t)8 << 20;
     atomic_store_explicit(&cached, v, memory_order_relaxed);
     return output_bytes >= v;
 }
@@ -38,7 +56,7 @@ static void decode_band(const sgfp4_tensor *t, const sgfp4_decode_kernels *k, ui
     const unsigned y0 = (unsigned)(r0 - by * SGFP4_MB), y1 = (unsigned)(r1 - by * SGFP4_MB);
     uint8_t *first_row = out->base + out_row * out->row_stride_bytes;
     for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
-        const unsigned n = sgfp4_block_leaf_refs(t, by * t->tiles_x + bx, leaves);
+        const unsigned n = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx, leaves);
         k->decode_tile(leaves, n, y0, y1, tile);
         const uint64_t c0 = bx * SGFP4_MB;
         const unsigned width = (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB);

@@ -192,6 +192,45 @@ static void test_random_containers(void **state)
     }
 }
 
+/* The fast leaf listing and half conversion equal the container layer's. */
+static void test_leaf_listing(void **state)
+{
+    (void)state;
+    for (uint32_t h = 0; h < 0x10000u; h++) {
+        if (((h >> 10) & 0x1Fu) == 0x1Fu)
+            continue; /* Inf / NaN never reach decode */
+        const float want = sgfp4_half_to_float((uint16_t)h);
+        const float got = sgfp4_half_to_float_finite(h);
+        if (memcmp(&want, &got, 4) != 0)
+            fail_msg("half 0x%04x", h);
+    }
+    sgfp4_leaf_ref want[SGFP4_MAX_LEAVES], got[SGFP4_MAX_LEAVES];
+    for (unsigned i = 0; i < 12; i++) {
+        synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, 500 + i,
+                          0, 1};
+        size_t size;
+        uint8_t *data = synth_container(&p, &size);
+        assert_non_null(data);
+        sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
+        for (uint64_t b = 0; b < t->blocks; b++) {
+            const unsigned n = sgfp4_block_leaf_refs(t, b, want);
+            assert_int_equal(sgfp4_decode_block_leaves(t, b, got), n);
+            for (unsigned k = 0; k < n; k++) {
+                assert_int_equal(want[k].y, got[k].y);
+                assert_int_equal(want[k].x, got[k].x);
+                assert_int_equal(want[k].size, got[k].size);
+                assert_int_equal(want[k].mode, got[k].mode);
+                assert_int_equal(want[k].header, got[k].header);
+                assert_memory_equal(&want[k].scale, &got[k].scale, 4);
+                assert_memory_equal(&want[k].bias, &got[k].bias, 4);
+                assert_ptr_equal(want[k].payload, got[k].payload);
+            }
+        }
+        sgfp4_tensor_close(t);
+        free(data);
+    }
+}
+
 /* One tensor larger than a few macroblocks each way, at the rates the benchmark uses. */
 static void test_rate_shaped_containers(void **state)
 {
@@ -343,6 +382,7 @@ static void test_golden(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_leaf_listing),
         cmocka_unit_test(test_random_containers),
         cmocka_unit_test(test_rate_shaped_containers),
         cmocka_unit_test(test_public_backends),

@@ -1,10 +1,364 @@
-/* sgfp4 bench: decode speed against memset/memcpy (issue 6).
+/* sgfp4 bench: CPU decode speed against the memory ceilings measured in the same run
+ * (issue 6). The GPU form lives in cmd_bench_vulkan.c.
  * SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bench_timing.h"
 #include "cli.h"
+#include "synth_container.h"
+
+static const char help[] =
+    "usage: sgfp4 bench [FILE] [options]\n"
+    "\n"
+    "Times CPU decode of one tensor and, in the same run and for the same output bytes, the\n"
+    "two memory ceilings: memset (write-only, what decode really competes with) and memcpy.\n"
+    "Without FILE it builds a synthetic container (deterministic for --seed). Each timing is\n"
+    "the median of --runs rounds after two warm-up rounds; a round writes a ring of output\n"
+    "buffers at least 4x the last-level cache. Runs with 1 thread and with --threads.\n"
+    "\n"
+    "  --shape OxI           tensor shape (default 4096x4096; required with FILE)\n"
+    "  --profile v1|v2       synthetic container profile (default v2), or FILE's profile\n"
+    "  --bpw X               v2 synthetic rate in bits per weight (default 4.5)\n"
+    "  --seed N              synthetic container seed (default 1)\n"
+    "  --threads N           the multi-threaded run (default: online CPUs)\n"
+    "  --backend B           auto (default), cpu, scalar (the reference), vulkan (GPU bench)\n"
+    "  --dtype f32|f16|bf16  output type (default f32)\n"
+    "  --runs N              timed rounds (default 7)\n"
+    "  --gather-rows N       rows per row-gather call (default 1024)\n"
+    "  --json                print one JSON object instead of the table\n";
+
+typedef struct bench_args {
+    const char *path;
+    uint64_t rows, cols;
+    bool profile_given;
+    sgfp4_profile profile;
+    double bpw;
+    unsigned seed, threads, runs, gather_rows;
+    sgfp4_backend backend;
+    sgfp4_dtype dtype;
+    bool json;
+} bench_args;
+
+/* One thread count's results (seconds per tensor, medians). */
+typedef struct bench_result {
+    unsigned threads;
+    double decode_s, memset_s, memcpy_s, gather_s;
+} bench_result;
+
+static bool wants_vulkan(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--backend=vulkan") == 0)
+            return true;
+        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc && strcmp(argv[i + 1], "vulkan") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Returns -1 when parsing succeeded, else the exit code. */
+static int parse_args(int argc, char **argv, bench_args *a)
+{
+    const char *cmd = "bench", *value = NULL, *error = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
+            fputs(help, stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(s, "--json") == 0) {
+            a->json = true;
+        } else if (strcmp(s, "-q") == 0) {
+            cli_quiet = true;
+        } else if (cli_take_option(argc, argv, &i, "--shape", &value, &error)) {
+            if (error || !cli_parse_shape(value, &a->rows, &a->cols))
+                return cli_usage_error(cmd, "--shape wants OxI with O, I >= 1");
+        } else if (cli_take_option(argc, argv, &i, "--profile", &value, &error)) {
+            if (error || !cli_parse_profile(value, &a->profile))
+                return cli_usage_error(cmd, "--profile wants v1 or v2");
+            a->profile_given = true;
+        } else if (cli_take_option(argc, argv, &i, "--bpw", &value, &error)) {
+            if (error || !cli_parse_double(value, &a->bpw) || !(a->bpw >= 2.0 && a->bpw <= 10.0))
+                return cli_usage_error(cmd, "--bpw wants a rate from 2 to 10");
+        } else if (cli_take_option(argc, argv, &i, "--seed", &value, &error)) {
+            if (error || !cli_parse_uint(value, &a->seed))
+                return cli_usage_error(cmd, "--seed wants a number");
+        } else if (cli_take_option(argc, argv, &i, "--threads", &value, &error)) {
+            if (error || !cli_parse_uint(value, &a->threads) || a->threads == 0)
+                return cli_usage_error(cmd, "--threads wants a number >= 1");
+        } else if (cli_take_option(argc, argv, &i, "--runs", &value, &error)) {
+            if (error || !cli_parse_uint(value, &a->runs) || a->runs == 0 || a->runs > 1000)
+                return cli_usage_error(cmd, "--runs wants 1..1000");
+        } else if (cli_take_option(argc, argv, &i, "--gather-rows", &value, &error)) {
+            if (error || !cli_parse_uint(value, &a->gather_rows) || a->gather_rows == 0)
+                return cli_usage_error(cmd, "--gather-rows wants a number >= 1");
+        } else if (cli_take_option(argc, argv, &i, "--dtype", &value, &error)) {
+            if (error || !cli_parse_dtype(value, &a->dtype))
+                return cli_usage_error(cmd, "--dtype wants f32, f16 or bf16");
+        } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
+            if (error)
+                return cli_usage_error(cmd, "--backend needs a value");
+            if (strcmp(value, "auto") == 0)
+                a->backend = SGFP4_BACKEND_AUTO;
+            else if (strcmp(value, "cpu") == 0)
+                a->backend = SGFP4_BACKEND_CPU;
+            else if (strcmp(value, "scalar") == 0)
+                a->backend = SGFP4_BACKEND_SCALAR;
+            else
+                return cli_usage_error(cmd, "--backend wants auto, cpu, scalar or vulkan");
+        } else if (s[0] == '-' && s[1] != '\0') {
+            return cli_usage_error(cmd, "unknown option %s", s);
+        } else if (a->path) {
+            return cli_usage_error(cmd, "one input file at most");
+        } else {
+            a->path = s;
+        }
+    }
+    if (a->path && a->rows == 0)
+        return cli_usage_error(cmd, "--shape is required with a file");
+    if (a->rows == 0)
+        a->rows = a->cols = 4096;
+    return -1;
+}
+
+/* The ring of output buffers: at least 4x the LLC in all, at least 2 buffers. */
+typedef struct ring {
+    uint8_t **buffers;
+    size_t count, bytes;
+} ring;
+
+static bool ring_make(ring *r, size_t bytes)
+{
+    const size_t want = 4 * bench_llc_bytes();
+    r->bytes = bytes;
+    r->count = (want + bytes - 1) / bytes;
+    if (r->count < 2)
+        r->count = 2;
+    r->buffers = calloc(r->count, sizeof *r->buffers);
+    if (!r->buffers)
+        return false;
+    for (size_t i = 0; i < r->count; i++) {
+        r->buffers[i] = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+        if (!r->buffers[i])
+            return false;
+        memset(r->buffers[i], 1, bytes); /* fault the pages in now */
+    }
+    return true;
+}
+
+static void ring_free(ring *r)
+{
+    for (size_t i = 0; r->buffers && i < r->count; i++)
+        free(r->buffers[i]);
+    free(r->buffers);
+}
+
+typedef struct bench_ctx {
+    const bench_args *a;
+    const sgfp4_tensor *t;
+    ring *out;
+    const uint8_t *copy_src;
+    uint8_t *gather_dst;
+    const uint64_t *gather_rows;
+    size_t gather_count;
+} bench_ctx;
+
+/* One round for `threads`: per-tensor seconds of decode, memset, memcpy and gather. */
+static bool bench_round(const bench_ctx *c, unsigned threads, double seconds[4])
+{
+    const sgfp4_decode_options o = {c->a->backend, threads};
+    const size_t n = c->out->count, bytes = c->out->bytes;
+    double t0 = bench_now();
+    for (size_t i = 0; i < n; i++)
+        if (sgfp4_decode(c->t, c->a->dtype, c->out->buffers[i], 0, bytes, &o) != SGFP4_OK)
+            return false;
+    seconds[0] = (bench_now() - t0) / (double)n;
+    t0 = bench_now();
+    for (size_t i = 0; i < n; i++)
+        bench_memset(c->out->buffers[i], bytes, threads);
+    seconds[1] = (bench_now() - t0) / (double)n;
+    t0 = bench_now();
+    for (size_t i = 0; i < n; i++)
+        bench_memcpy(c->out->buffers[i], c->copy_src, bytes, threads);
+    seconds[2] = (bench_now() - t0) / (double)n;
+    t0 = bench_now();
+    const size_t gather_bytes = c->gather_count * c->a->cols * sgfp4_dtype_size(c->a->dtype);
+    if (sgfp4_decode_gather(c->t, c->gather_rows, c->gather_count, c->a->dtype, c->gather_dst,
+                            0, gather_bytes, &o) != SGFP4_OK)
+        return false;
+    seconds[3] = bench_now() - t0;
+    return true;
+}
+
+static bool bench_threads(const bench_ctx *c, unsigned threads, bench_result *r)
+{
+    double samples[4][1000], s[4];
+    for (unsigned w = 0; w < 2; w++)
+        if (!bench_round(c, threads, s))
+            return false;
+    for (unsigned k = 0; k < c->a->runs; k++) {
+        if (!bench_round(c, threads, s))
+            return false;
+        for (int m = 0; m < 4; m++)
+            samples[m][k] = s[m];
+    }
+    r->threads = threads;
+    r->decode_s = bench_median(samples[0], c->a->runs);
+    r->memset_s = bench_median(samples[1], c->a->runs);
+    r->memcpy_s = bench_median(samples[2], c->a->runs);
+    r->gather_s = bench_median(samples[3], c->a->runs);
+    return true;
+}
+
+static const char *dtype_name(sgfp4_dtype d)
+{
+    return d == SGFP4_DTYPE_F16 ? "f16" : d == SGFP4_DTYPE_BF16 ? "bf16" : "f32";
+}
+
+static void report(const bench_args *a, const sgfp4_tensor *t, const char *source,
+                   const ring *out, size_t gather_count, const bench_result *res, int nres)
+{
+    sgfp4_tensor_info info;
+    sgfp4_tensor_get_info(t, &info);
+    const double gb = (double)out->bytes / 1e9;
+    const char *kernels = sgfp4_decode_backend_name(a->backend);
+    if (a->json) {
+        json_t *runs = json_array();
+        for (int i = 0; i < nres; i++)
+            json_array_append_new(
+                runs, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "threads",
+                                (json_int_t)res[i].threads, "decode_gbps", gb / res[i].decode_s,
+                                "memset_gbps", gb / res[i].memset_s, "memcpy_gbps",
+                                gb / res[i].memcpy_s, "decode_vs_memset",
+                                res[i].memset_s / res[i].decode_s, "decode_vs_memcpy",
+                                res[i].memcpy_s / res[i].decode_s, "gather_rows_per_s",
+                                (double)gather_count / res[i].gather_s));
+        json_t *root = json_pack(
+            "{s:s, s:s, s:[I,I], s:f, s:s, s:s, s:I, s:I, s:I, s:i, s:I, s:o}", "source", source,
+            "profile", info.profile == SGFP4_PROFILE_V1 ? "v1" : "v2", "shape",
+            (json_int_t)info.rows, (json_int_t)info.cols, "bits_per_weight",
+            info.bits_per_weight, "kernels", kernels ? kernels : "?", "dtype",
+            dtype_name(a->dtype), "output_bytes", (json_int_t)out->bytes, "output_buffers",
+            (json_int_t)out->count, "llc_bytes", (json_int_t)bench_llc_bytes(), "runs",
+            (int)a->runs, "gather_rows", (json_int_t)gather_count, "results", runs);
+        char *text = json_dumps(root, JSON_INDENT(2));
+        if (text)
+            puts(text);
+        free(text);
+        json_decref(root);
+        return;
+    }
+    printf("sgfp4 bench: %s %llux%llu, %.3f bits/weight, %s\n",
+           info.profile == SGFP4_PROFILE_V1 ? "v1" : "v2", (unsigned long long)info.rows,
+           (unsigned long long)info.cols, info.bits_per_weight, source);
+    printf("kernels %s, output %s %.1f MiB x %zu buffers (LLC %.0f MiB), median of %u runs\n",
+           kernels ? kernels : "?", dtype_name(a->dtype), (double)out->bytes / 1048576.0,
+           out->count, (double)bench_llc_bytes() / 1048576.0, a->runs);
+    printf("threads  decode GB/s  memset GB/s  memcpy GB/s  vs memset  vs memcpy  gather rows/s\n");
+    for (int i = 0; i < nres; i++)
+        printf("%7u  %11.2f  %11.2f  %11.2f  %9.2f  %9.2f  %13.0f\n", res[i].threads,
+               gb / res[i].decode_s, gb / res[i].memset_s, gb / res[i].memcpy_s,
+               res[i].memset_s / res[i].decode_s, res[i].memcpy_s / res[i].decode_s,
+               (double)gather_count / res[i].gather_s);
+    printf("(gather: %zu random rows per call)\n", gather_count);
+}
+
+/* The container: FILE's bytes, or a synthetic one. *owned is set when it must be freed. */
+static bool load_container(const bench_args *a, cli_input *in, uint8_t **owned,
+                           const uint8_t **data, size_t *size, sgfp4_profile *profile,
+                           char *source, size_t source_size)
+{
+    if (a->path) {
+        if (!cli_read_input("bench", a->path, in) ||
+            !cli_resolve_profile("bench", a->path, in, a->profile_given, a->profile, profile))
+            return false;
+        *data = in->data;
+        *size = in->size;
+        snprintf(source, source_size, "file %s", a->path);
+        return true;
+    }
+    *profile = a->profile_given ? a->profile : SGFP4_PROFILE_V2;
+    const synth_params p = {*profile, a->rows, a->cols, a->seed,
+                            *profile == SGFP4_PROFILE_V2 ? a->bpw : 0, 0};
+    *owned = synth_container(&p, size);
+    if (!*owned) {
+        cli_error("bench", "cannot build a %llux%llu synthetic container",
+                  (unsigned long long)a->rows, (unsigned long long)a->cols);
+        return false;
+    }
+    *data = *owned;
+    snprintf(source, source_size, "synthetic random codes, mixed layouts, seed %u", a->seed);
+    return true;
+}
 
 int cmd_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_error("bench", "not implemented yet");
+    if (wants_vulkan(argc, argv))
+        return cmd_bench_vulkan(argc, argv);
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    bench_args a = {NULL, 0, 0, false, SGFP4_PROFILE_V2, 4.5, 1, cpus > 0 ? (unsigned)cpus : 1,
+                    7, 1024, SGFP4_BACKEND_AUTO, SGFP4_DTYPE_F32, false};
+    const int parsed = parse_args(argc, argv, &a);
+    if (parsed >= 0)
+        return parsed;
+
+    cli_input in = {0};
+    uint8_t *owned = NULL;
+    const uint8_t *data = NULL;
+    size_t size = 0;
+    sgfp4_profile profile;
+    char source[300];
+    int rc = CLI_EXIT_FAIL;
+    sgfp4_tensor *t = NULL;
+    ring out = {0};
+    uint8_t *copy_src = NULL, *gather_dst = NULL;
+    uint64_t *gather_rows = NULL;
+    if (!load_container(&a, &in, &owned, &data, &size, &profile, source, sizeof source))
+        goto done;
+    const cli_input view = {data, size, NULL, NULL};
+    if (!cli_open_tensor("bench", a.path ? a.path : "synthetic container", &view, profile, a.rows,
+                         a.cols, &t))
+        goto done;
+    const size_t elem = sgfp4_dtype_size(a.dtype);
+    const size_t bytes = (size_t)(a.rows * a.cols) * elem;
+    const size_t gather_count = a.gather_rows;
+    copy_src = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    gather_dst = malloc(gather_count * (size_t)a.cols * elem);
+    gather_rows = malloc(gather_count * sizeof *gather_rows);
+    if (!copy_src || !gather_dst || !gather_rows || !ring_make(&out, bytes)) {
+        cli_error("bench", "out of memory");
+        goto done;
+    }
+    memset(copy_src, 0x3c, bytes);
+    uint64_t state = a.seed;
+    for (size_t i = 0; i < gather_count; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        gather_rows[i] = (state >> 33) % a.rows;
+    }
+    const bench_ctx ctx = {&a, t, &out, copy_src, gather_dst, gather_rows, gather_count};
+    bench_result res[2];
+    int nres = 0;
+    const unsigned counts[2] = {1, a.threads};
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && a.threads == 1)
+            break;
+        if (!bench_threads(&ctx, counts[i], &res[nres++])) {
+            cli_error("bench", "decode failed");
+            goto done;
+        }
+    }
+    report(&a, t, source, &out, gather_count, res, nres);
+    rc = CLI_EXIT_OK;
+done:
+    ring_free(&out);
+    free(copy_src);
+    free(gather_dst);
+    free(gather_rows);
+    sgfp4_tensor_close(t);
+    free(owned);
+    cli_input_release(&in);
+    return rc;
 }

@@ -1,0 +1,20 @@
+/* Timing helpers of `sgfp4 bench`: a monotonic clock, medians, and the memory ceilings
+ * (memset, memcpy) run on several threads the way a threaded decode splits its output.
+ * SPDX-License-Identifier: MIT */
+#ifndef SGFP4_BENCH_TIMING_H
+#define SGFP4_BENCH_TIMING_H
+
+#include <stddef.h>
+
+/* Seconds on a monotonic clock. */
+double bench_now(void);
+/* Median of values[0..n) (sorts them). */
+double bench_median(double *values, size_t n);
+/* memset(dst, 0, bytes) / memcpy(dst, src, bytes) split into `threads` contiguous parts,
+ * each on its own thread (the calling thread takes the first). */
+void bench_memset(void *dst, size_t bytes, unsigned threads);
+void bench_memcpy(void *dst, const void *src, size_t bytes, unsigned threads);
+/* Size of the last-level cache in bytes (32 MiB if the system does not say). */
+size_t bench_llc_bytes(void);
+
+#endif
