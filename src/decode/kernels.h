@@ -1,10 +1,11 @@
 /* The CPU decode kernels and their dispatch table (libwebp style: a portable C version of
  * every kernel, overridden by SIMD versions the CPU supports, chosen once at run time).
  *
- * A kernel decodes one 64x64 macroblock at a time: the leaves of a block (as
- * sgfp4_block_leaf_refs() lists them) are written leaf by leaf into a 64x64 float tile that
- * stays in L1, and the tile's rows are then stored into the caller's rows in one contiguous
- * 256-byte (f32) run each, converted to the output dtype on the way. Every kernel gives the
+ * A kernel decodes a band of rows of one macroblock row, block after block: a block's
+ * leaves are decoded leaf by leaf into a 64x64 float tile that stays in L1 (the per-leaf
+ * work is then paid once per leaf, not once per leaf row), and each tile row goes out to
+ * the caller's memory as one contiguous run (256 bytes for f32), converted to the output
+ * dtype on the way. Every kernel gives the
  * bits of the scalar oracle (decode/scalar.c): w = fl32(S * q + B) with an exact product and
  * one rounding (DECISIONS D1), f16 / bf16 rounded to nearest even from that f32.
  * SPDX-License-Identifier: MIT */
@@ -15,20 +16,14 @@
 
 #include "decode/decode_internal.h"
 
-/* Floats in a tile: 64 rows of 64; row y starts at tile + 64 * y. Tiles are 64-byte aligned. */
-#define SGFP4_TILE_FLOATS (SGFP4_MB * SGFP4_MB)
-
 typedef struct sgfp4_decode_kernels {
     const char *name; /* "generic", "avx2", ... (shown by `sgfp4 bench`) */
-    /* Writes rows [y0, y1) (0 <= y0 < y1 <= 64) of the block whose leaves are
-     * leaves[0..count) into the same rows of `tile`; other rows are left untouched. The
-     * leaves tile the block (a validated view guarantees it). */
-    void (*decode_tile)(const sgfp4_leaf_ref *leaves, unsigned count, unsigned y0, unsigned y1,
-                        float *tile);
-    /* Stores src[0..width) (width 1..64) at dst as `dtype`. `streaming` allows non-temporal
-     * stores (the caller then calls finish() before its results are used). */
-    void (*store_row)(const float *src, unsigned width, sgfp4_dtype dtype, uint8_t *dst,
-                      bool streaming);
+    /* Decodes rows [y0, y1) (0 <= y0 < y1 <= 64) of macroblock row `by` of t, every column,
+     * as `dtype`: tensor row by * 64 + y lands at dst + (y - y0) * stride_bytes.
+     * `streaming` allows non-temporal stores (the caller then calls finish() before its
+     * results are used). */
+    void (*decode_band)(const sgfp4_tensor *t, uint64_t by, unsigned y0, unsigned y1,
+                        uint8_t *dst, size_t stride_bytes, sgfp4_dtype dtype, bool streaming);
     /* Orders this thread's streaming stores before what follows (a no-op where none exist). */
     void (*finish)(void);
 } sgfp4_decode_kernels;

@@ -2,10 +2,17 @@
  * so the rest of the library keeps the baseline ISA; sgfp4_decode_kernels_best() runs them
  * only on CPUs that have the three extensions.
  *
- * Weights: 8 codes are spread over the 8 lanes of a vector with one variable shift from a
+ * Weights: 8 codes are spread over the 8 lanes of a vector with one variable shift of a
  * broadcast payload word and sign-extended with an arithmetic shift; then
  * w = fma(q, S, B): the product S * q is exact in binary32 (DECISIONS D1), so the fused
  * multiply-add rounds once, exactly like the oracle's separate multiply and add.
+ * f16 is vcvtps2ph with round-to-nearest-even; bf16 rounds to nearest even with integer
+ * arithmetic (decoded weights are finite, so there is no NaN case).
+ *
+ * Overlap: a block is decoded into one of two L1 tiles while the rows of the previous
+ * block's tile are written out a few at a time between its leaves. Writing a whole tile at
+ * once would stall on the store buffer and leave memory idle while the next tile is
+ * decoded; interleaved, decode work hides under the memory writes.
  * SPDX-License-Identifier: MIT */
 #include "decode/kernels.h"
 
@@ -101,22 +108,6 @@ static AVX2 void leaf_rows_4x4(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned
     }
 }
 
-static AVX2 void avx2_decode_tile(const sgfp4_leaf_ref *leaves, unsigned count, unsigned y0,
-                                  unsigned y1, float *tile)
-{
-    for (unsigned i = 0; i < count; i++) {
-        const sgfp4_leaf_ref *leaf = &leaves[i];
-        const unsigned ly = leaf->y, size = leaf->size;
-        const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
-        if (ya >= yb)
-            continue;
-        if (size >= 8)
-            leaf_rows_wide(leaf, ya, yb, tile);
-        else
-            leaf_rows_4x4(leaf, ya, yb, tile);
-    }
-}
-
 /* bf16 of 8 floats, round to nearest even by integer arithmetic (no NaN can occur: decoded
  * weights are finite), as 8 results in the low 16 bits of each lane. */
 static AVX2 inline __m256i bf16_x8(__m256 v)
@@ -171,8 +162,9 @@ static AVX2 void store_16bit(const float *src, unsigned width, sgfp4_dtype dtype
     }
 }
 
-static AVX2 void avx2_store_row(const float *src, unsigned width, sgfp4_dtype dtype,
-                                uint8_t *dst, bool streaming)
+/* One tile row to the output, converted to dtype. */
+static AVX2 inline void store_row(const float *src, unsigned width, sgfp4_dtype dtype,
+                                  uint8_t *dst, bool streaming)
 {
     if (dtype == SGFP4_DTYPE_F32)
         store_f32(src, width, dst, streaming);
@@ -180,9 +172,57 @@ static AVX2 void avx2_store_row(const float *src, unsigned width, sgfp4_dtype dt
         store_16bit(src, width, dtype, dst, streaming);
 }
 
+/* A decoded tile whose rows [next, end) still have to be written. */
+typedef struct pending_tile {
+    const float *tile;
+    uint8_t *dst; /* output address of tile row `first` */
+    unsigned first, next, end, width;
+} pending_tile;
+
+static AVX2 inline void flush_rows(pending_tile *p, unsigned until, size_t stride_bytes,
+                                   sgfp4_dtype dtype, bool streaming)
+{
+    for (; p->next < until; p->next++)
+        store_row(p->tile + SGFP4_MB * p->next, p->width, dtype,
+                  p->dst + (p->next - p->first) * stride_bytes, streaming);
+}
+
+static AVX2 void avx2_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y0,
+                                  unsigned y1, uint8_t *dst, size_t stride_bytes,
+                                  sgfp4_dtype dtype, bool streaming)
+{
+    _Alignas(64) float tiles[2][SGFP4_MB * SGFP4_MB];
+    sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
+    const size_t elem = sgfp4_dtype_size(dtype);
+    const unsigned rows = y1 - y0;
+    pending_tile prev = {NULL, NULL, y0, y1, y1, 0}; /* nothing pending yet */
+    for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
+        float *tile = tiles[bx & 1];
+        const unsigned count = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx, leaves);
+        for (unsigned i = 0; i < count; i++) {
+            const sgfp4_leaf_ref *leaf = &leaves[i];
+            const unsigned ly = leaf->y, size = leaf->size;
+            const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
+            if (ya < yb) {
+                if (size >= 8)
+                    leaf_rows_wide(leaf, ya, yb, tile);
+                else
+                    leaf_rows_4x4(leaf, ya, yb, tile);
+            }
+            /* the previous tile's rows, spread evenly over this block's leaves */
+            flush_rows(&prev, y0 + (unsigned)(((uint64_t)rows * (i + 1) + count - 1) / count),
+                       stride_bytes, dtype, streaming);
+        }
+        flush_rows(&prev, y1, stride_bytes, dtype, streaming);
+        const uint64_t c0 = bx * SGFP4_MB;
+        prev = (pending_tile){tile, dst + c0 * elem, y0, y0, y1,
+                              (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB)};
+    }
+    flush_rows(&prev, y1, stride_bytes, dtype, streaming);
+}
+
 static void avx2_finish(void) { _mm_sfence(); }
 
-const sgfp4_decode_kernels sgfp4_kernels_avx2 = {"avx2", avx2_decode_tile, avx2_store_row,
-                                                 avx2_finish};
+const sgfp4_decode_kernels sgfp4_kernels_avx2 = {"avx2", avx2_decode_band, avx2_finish};
 
 #endif

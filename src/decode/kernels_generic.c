@@ -1,31 +1,33 @@
 /* The portable C decode kernels: what every machine without a SIMD kernel runs, and the
- * baseline the SIMD kernels override (kernels.h). Same arithmetic as the scalar oracle.
+ * baseline the SIMD kernels override (kernels.h). Same arithmetic as the scalar oracle,
+ * through a per-leaf table of its 16 (FP4) or 4 (T158) possible values.
  * SPDX-License-Identifier: MIT */
 #include "decode/decode_internal.h"
 #include "decode/kernels.h"
 
-/* The 16 FP4 values of a leaf, fl32(S * q + B) for nibble 0..15 (one rounding each). */
-static void fp4_table(float scale, float bias, float table[16])
+/* The values of a leaf's codes: fl32(S * q + B) for every symbol (one rounding each). */
+static void value_table(const sgfp4_leaf_ref *leaf, float table[16])
 {
-    for (int n = 0; n < 16; n++) {
-        const float product = scale * (float)(n < 8 ? n : n - 16);
-        table[n] = product + bias;
+    if (leaf->mode == SGFP4_MODE_FP4) {
+        for (int n = 0; n < 16; n++) {
+            const float product = leaf->scale * (float)(n < 8 ? n : n - 16);
+            table[n] = product + leaf->bias;
+        }
+    } else {
+        static const int value[4] = {0, 1, -1, 0};
+        for (int n = 0; n < 4; n++) {
+            const float product = leaf->scale * (float)value[n];
+            table[n] = product + leaf->bias;
+        }
     }
 }
 
-static void decode_leaf_rows(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned yb, float *tile)
+/* Rows [ya, yb) of one leaf into a 64x64 tile (row y at tile + 64 * y). */
+static void leaf_rows(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned yb, float *tile)
 {
     const unsigned size = leaf->size;
     float table[16];
-    if (leaf->mode == SGFP4_MODE_FP4) {
-        fp4_table(leaf->scale, leaf->bias, table);
-    } else {
-        const float plus = leaf->scale * 1.0f, minus = leaf->scale * -1.0f;
-        table[0] = 0.0f * leaf->scale + leaf->bias; /* keeps the sign rules of S * 0 + B */
-        table[1] = plus + leaf->bias;
-        table[2] = minus + leaf->bias;
-        table[3] = table[0];
-    }
+    value_table(leaf, table);
     for (unsigned y = ya; y < yb; y++) {
         float *dst = tile + SGFP4_MB * y + leaf->x;
         const unsigned first = (y - leaf->y) * size; /* code index of the row's first weight */
@@ -48,30 +50,37 @@ static void decode_leaf_rows(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned y
     }
 }
 
-static void generic_decode_tile(const sgfp4_leaf_ref *leaves, unsigned count, unsigned y0,
-                                unsigned y1, float *tile)
-{
-    for (unsigned i = 0; i < count; i++) {
-        const unsigned ly = leaves[i].y, size = leaves[i].size;
-        const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
-        if (ya < yb)
-            decode_leaf_rows(&leaves[i], ya, yb, tile);
-    }
-}
-
-static void generic_store_row(const float *src, unsigned width, sgfp4_dtype dtype,
-                              uint8_t *dst, bool streaming)
+static void generic_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y0, unsigned y1,
+                                uint8_t *dst, size_t stride_bytes, sgfp4_dtype dtype,
+                                bool streaming)
 {
     (void)streaming;
-    if (dtype == SGFP4_DTYPE_F32) {
-        memcpy(dst, src, (size_t)width * 4);
-        return;
+    float tile[SGFP4_MB * SGFP4_MB];
+    sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
+    const size_t elem = sgfp4_dtype_size(dtype);
+    for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
+        const unsigned count = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx, leaves);
+        for (unsigned i = 0; i < count; i++) {
+            const unsigned ly = leaves[i].y, size = leaves[i].size;
+            const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
+            if (ya < yb)
+                leaf_rows(&leaves[i], ya, yb, tile);
+        }
+        const uint64_t c0 = bx * SGFP4_MB;
+        const unsigned width = (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB);
+        uint8_t *row_dst = dst + c0 * elem;
+        for (unsigned y = y0; y < y1; y++, row_dst += stride_bytes) {
+            const float *row = tile + SGFP4_MB * y;
+            if (dtype == SGFP4_DTYPE_F32)
+                memcpy(row_dst, row, (size_t)width * 4);
+            else
+                for (unsigned x = 0; x < width; x++)
+                    sgfp4_store_weight(row_dst + elem * x, dtype, row[x]);
+        }
     }
-    for (unsigned x = 0; x < width; x++)
-        sgfp4_store_weight(dst + 2 * (size_t)x, dtype, src[x]);
 }
 
 static void generic_finish(void) {}
 
-const sgfp4_decode_kernels sgfp4_kernels_generic = {"generic", generic_decode_tile,
-                                                    generic_store_row, generic_finish};
+const sgfp4_decode_kernels sgfp4_kernels_generic = {"generic", generic_decode_band,
+                                                    generic_finish};

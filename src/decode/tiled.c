@@ -45,25 +45,14 @@ bool sgfp4_decode_streams(uint64_t output_bytes)
     return output_bytes >= v;
 }
 
-/* Decodes tensor rows [r0, r1), all inside macroblock row `by`, to output rows out_row... */
+/* Decodes tensor rows [r0, r1), all inside macroblock row `by`, to output rows out_row.. */
 static void decode_band(const sgfp4_tensor *t, const sgfp4_decode_kernels *k, uint64_t by,
                         uint64_t r0, uint64_t r1, const sgfp4_output *out, uint64_t out_row,
                         bool streaming)
 {
-    _Alignas(64) float tile[SGFP4_TILE_FLOATS];
-    sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
-    const size_t elem = sgfp4_dtype_size(out->dtype);
-    const unsigned y0 = (unsigned)(r0 - by * SGFP4_MB), y1 = (unsigned)(r1 - by * SGFP4_MB);
-    uint8_t *first_row = out->base + out_row * out->row_stride_bytes;
-    for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
-        const unsigned n = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx, leaves);
-        k->decode_tile(leaves, n, y0, y1, tile);
-        const uint64_t c0 = bx * SGFP4_MB;
-        const unsigned width = (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB);
-        uint8_t *dst = first_row + c0 * elem;
-        for (unsigned y = y0; y < y1; y++, dst += out->row_stride_bytes)
-            k->store_row(tile + SGFP4_MB * y, width, out->dtype, dst, streaming);
-    }
+    k->decode_band(t, by, (unsigned)(r0 - by * SGFP4_MB), (unsigned)(r1 - by * SGFP4_MB),
+                   out->base + out_row * out->row_stride_bytes, out->row_stride_bytes,
+                   out->dtype, streaming);
 }
 
 typedef struct rows_job {
