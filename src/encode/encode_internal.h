@@ -40,34 +40,42 @@ typedef struct sgfp4_block_plan {
     sgfp4_plan_leaf leaves[256];
 } sgfp4_block_plan;
 
-/* ---- fitting (fit_fp4.c, fit_t158.c, fit_finalize.c) ---- */
-/* Fits a leaf of n weights (n a multiple of 16, at most 4096) in one mode and returns the
- * stored parameters with their exact squared error. `scratch` holds >= 2n floats. */
-void sgfp4_fit_fp4(const float *w, unsigned n, sgfp4_fit fit, sgfp4_profile profile,
-                   float *scratch, sgfp4_leaf_params *out);
-void sgfp4_fit_t158(const float *w, unsigned n, sgfp4_fit fit, sgfp4_profile profile,
-                    float *scratch, sgfp4_leaf_params *out);
-/* Rounds a fitted (scale, bias) to the stored fp16 values and re-quantizes against them.
- * `refine`: refit the bias to the codes after rounding S, and keep the better of the two
- * stored bias neighbours. Fills out (mode already set by the caller). */
+/* ---- fitting (leaf_stats.c, fit_fp4.c, fit_t158.c, fit_finalize.c) ---- */
+typedef struct sgfp4_leaf_stats {
+    float mean;          /* mean of w */
+    float min, max;      /* of the centred values c = w - mean */
+    double sum, sum_sq;  /* sum of c and of c^2 */
+    double abs_sum;      /* sum of |c| */
+} sgfp4_leaf_stats;
+/* Centres w (n a multiple of 16) into c and fills the statistics. The fits work on c, so
+ * their sums do not cancel when a leaf's values sit far from zero. */
+void sgfp4_leaf_center(const float *w, unsigned n, float *c, sgfp4_leaf_stats *st);
+/* Fits a leaf of n weights (w, and c and st from sgfp4_leaf_center) in one mode and returns
+ * the stored parameters with the exact squared error of the decoded leaf. */
+void sgfp4_fit_fp4(const float *w, const float *c, const sgfp4_leaf_stats *st, unsigned n,
+                   sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out);
+void sgfp4_fit_t158(const float *w, const float *c, const sgfp4_leaf_stats *st, unsigned n,
+                    sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out);
+/* Rounds a fitted (scale, bias) to the stored fp16 values; the codes are those nearest
+ * under the stored values. `refine`: refit the bias to the codes after rounding S, and keep
+ * the better of the two stored bias neighbours. Fills out. */
 void sgfp4_fit_finalize(const float *w, unsigned n, unsigned mode, float scale, float bias,
-                        int refine, sgfp4_profile profile, float *scratch,
-                        sgfp4_leaf_params *out);
+                        int refine, sgfp4_profile profile, sgfp4_leaf_params *out);
 
 /* ---- quantization against stored values (quantize.c) ---- */
 /* The stored fp16 value of a bias: v1 nearest fp16; v2 the nearest value whose low 4 bits
- * are zero. `up` (v2) selects the other neighbour instead (returns the same one when the
- * other is not finite). Clips to the fp16 range. */
+ * are zero. `other` (v2) selects the other neighbour instead (the same one when the other
+ * is not finite). Clips to the fp16 range. */
 uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other);
-float sgfp4_scale_from_bits(uint16_t scale);
-/* Codes (as floats) of n weights for the stored S and B: nearest grid point, clipped to the
- * mode's code range; all zero when S is zero. */
+/* Codes (as floats) of n weights (n a multiple of 8) for S and B: nearest grid point,
+ * clipped to the mode's code range; all zero when S is zero. */
 void sgfp4_quantize(const float *w, unsigned n, unsigned mode, float scale, float bias,
                     float *codes);
-/* Exact squared error of the decoded leaf fl32(S*q + B) against w, codes from
- * sgfp4_quantize. */
-double sgfp4_decoded_sse(const float *w, const float *codes, unsigned n, float scale,
-                         float bias);
+/* Exact squared error of the decoded leaf fl32(S*q + B) against w, q as sgfp4_quantize. */
+double sgfp4_sse_at(const float *w, unsigned n, unsigned mode, float scale, float bias);
+/* Mean of w - S q, q as sgfp4_quantize: the best bias for those codes. */
+double sgfp4_bias_for_codes(const float *w, unsigned n, unsigned mode, float scale,
+                            float bias);
 /* Packs codes into a payload (FP4 nibbles or T158 2-bit symbols, spec §22.6). */
 void sgfp4_pack_codes(const float *codes, unsigned n, unsigned mode, uint8_t *payload);
 

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "encode/fit_als.h"
-#include "encode/encode_internal.h"
+#include "encode/simd.h"
+#include <stddef.h>
 
-#define ROUND_MAGIC 12582912.0f /* see quantize.c */
-
-void sgfp4_leaf_center(const float *w, unsigned n, float *c, sgfp4_leaf_stats *st)
+SGFP4_VECTOR_CLONES
+void sgfp4_leaf_center(const float *restrict w, unsigned n, float *restrict c,
+                       sgfp4_leaf_stats *st)
 {
     float acc[8] = {0};
-    for (unsigned i = 0; i < n; i += 8)
+    for (size_t i = 0; i < n; i += 8)
         for (unsigned j = 0; j < 8; j++)
             acc[j] += w[i + j];
     double sum = 0;
@@ -17,7 +18,7 @@ void sgfp4_leaf_center(const float *w, unsigned n, float *c, sgfp4_leaf_stats *s
     float s[8] = {0}, sq[8] = {0}, ab[8] = {0}, mn[8], mx[8];
     for (unsigned j = 0; j < 8; j++)
         mn[j] = mx[j] = w[j] - mean;
-    for (unsigned i = 0; i < n; i += 8)
+    for (size_t i = 0; i < n; i += 8)
         for (unsigned j = 0; j < 8; j++) {
             const float v = w[i + j] - mean;
             c[i + j] = v;
@@ -27,42 +28,57 @@ void sgfp4_leaf_center(const float *w, unsigned n, float *c, sgfp4_leaf_stats *s
             mn[j] = v < mn[j] ? v : mn[j];
             mx[j] = v > mx[j] ? v : mx[j];
         }
-    st->mean = mean;
-    st->sum = st->sum_sq = st->abs_sum = 0;
-    st->min = mn[0];
-    st->max = mx[0];
+    double ts = 0, tsq = 0, tab = 0;
+    float tmn = mn[0], tmx = mx[0];
     for (unsigned j = 0; j < 8; j++) {
-        st->sum += s[j];
-        st->sum_sq += sq[j];
-        st->abs_sum += ab[j];
-        st->min = mn[j] < st->min ? mn[j] : st->min;
-        st->max = mx[j] > st->max ? mx[j] : st->max;
+        ts += s[j];
+        tsq += sq[j];
+        tab += ab[j];
+        tmn = mn[j] < tmn ? mn[j] : tmn;
+        tmx = mx[j] > tmx ? mx[j] : tmx;
     }
+    st->mean = mean;
+    st->sum = ts;
+    st->sum_sq = tsq;
+    st->abs_sum = tab;
+    st->min = tmn;
+    st->max = tmx;
+}
+
+/* Sums of q, q^2 and q c over the leaf for the nearest codes of (scale, bias). */
+SGFP4_VECTOR_CLONES
+static void code_sums(const float *restrict c, unsigned n, float scale, float bias, float lo,
+                      float hi, double *sq, double *sqq, double *sqc)
+{
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    float aq[8] = {0}, aqq[8] = {0}, aqc[8] = {0};
+    for (size_t i = 0; i < n; i += 8)
+        for (unsigned j = 0; j < 8; j++) {
+            float x = (c[i + j] - bias) * inv;
+            x = x < lo ? lo : x;
+            x = x > hi ? hi : x;
+            const float q = (x + SGFP4_ROUND_MAGIC) - SGFP4_ROUND_MAGIC;
+            aq[j] += q;
+            aqq[j] += q * q;
+            aqc[j] += q * c[i + j];
+        }
+    double tq = 0, tqq = 0, tqc = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        tq += aq[j];
+        tqq += aqq[j];
+        tqc += aqc[j];
+    }
+    *sq = tq;
+    *sqq = tqq;
+    *sqc = tqc;
 }
 
 void sgfp4_als_round(const float *c, unsigned n, const sgfp4_leaf_stats *st, float lo,
                      float hi, sgfp4_affine *fit, sgfp4_affine *refit)
 {
-    const float scale = fit->scale, bias = fit->bias;
-    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
-    float aq[8] = {0}, aqq[8] = {0}, aqc[8] = {0};
-    for (unsigned i = 0; i < n; i += 8)
-        for (unsigned j = 0; j < 8; j++) {
-            float x = (c[i + j] - bias) * inv;
-            x = x < lo ? lo : x;
-            x = x > hi ? hi : x;
-            const float q = (x + ROUND_MAGIC) - ROUND_MAGIC;
-            aq[j] += q;
-            aqq[j] += q * q;
-            aqc[j] += q * c[i + j];
-        }
-    double sq = 0, sqq = 0, sqc = 0;
-    for (unsigned j = 0; j < 8; j++) {
-        sq += aq[j];
-        sqq += aqq[j];
-        sqc += aqc[j];
-    }
-    const double s = scale, b = bias, nn = n;
+    double sq, sqq, sqc;
+    code_sums(c, n, fit->scale, fit->bias, lo, hi, &sq, &sqq, &sqc);
+    const double s = fit->scale > 0.0f ? fit->scale : 0.0, b = fit->bias, nn = n;
     fit->sse = st->sum_sq - 2 * s * sqc - 2 * b * st->sum + s * s * sqq + 2 * s * b * sq +
                nn * b * b;
     const double det = nn * sqq - sq * sq;
@@ -88,8 +104,8 @@ void sgfp4_als(const float *c, unsigned n, const sgfp4_leaf_stats *st, float lo,
         sgfp4_als_round(c, n, st, lo, hi, &cur, &next);
         if (best.sse < 0 || cur.sse < best.sse)
             best = cur;
-        /* The refit's error is measured with the old codes: an upper bound of its error with
-         * nearest codes, so it is a valid candidate too. */
+        /* The refit's error is measured with the old codes: an upper bound of its error
+         * with nearest codes, so it is a valid candidate too. */
         if (next.sse < best.sse)
             best = next;
         if (next.scale == cur.scale && next.bias == cur.bias)

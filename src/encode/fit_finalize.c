@@ -13,42 +13,21 @@ static uint16_t scale_to_half(float scale)
     return sgfp4_float_to_half(scale);
 }
 
-/* Bias that minimizes the squared error for the given codes and stored scale. */
-static float refit_bias(const float *w, const float *codes, unsigned n, float scale)
-{
-    float acc[8] = {0};
-    for (unsigned i = 0; i < n; i += 8)
-        for (unsigned j = 0; j < 8; j++)
-            acc[j] += w[i + j] - scale * codes[i + j];
-    double sum = 0;
-    for (unsigned j = 0; j < 8; j++)
-        sum += acc[j];
-    return (float)(sum / n);
-}
-
 void sgfp4_fit_finalize(const float *w, unsigned n, unsigned mode, float scale, float bias,
-                        int refine, sgfp4_profile profile, float *scratch,
-                        sgfp4_leaf_params *out)
+                        int refine, sgfp4_profile profile, sgfp4_leaf_params *out)
 {
-    float *codes = scratch;
     const uint16_t s_bits = scale_to_half(scale);
     const float s = sgfp4_half_to_float(s_bits);
     out->mode = (uint8_t)mode;
     out->scale = s_bits;
-    if (refine) {
-        sgfp4_quantize(w, n, mode, s, bias, codes);
-        bias = refit_bias(w, codes, n, s);
-    }
+    if (refine)
+        bias = (float)sgfp4_bias_for_codes(w, n, mode, s, bias);
     uint16_t best_bits = sgfp4_bias_to_half(bias, profile, 0);
-    float b = sgfp4_half_to_float(best_bits);
-    sgfp4_quantize(w, n, mode, s, b, codes);
-    double best = sgfp4_decoded_sse(w, codes, n, s, b);
+    double best = sgfp4_sse_at(w, n, mode, s, sgfp4_half_to_float(best_bits));
     if (refine) {
         const uint16_t other = sgfp4_bias_to_half(bias, profile, 1);
         if (other != best_bits) {
-            b = sgfp4_half_to_float(other);
-            sgfp4_quantize(w, n, mode, s, b, codes);
-            const double e = sgfp4_decoded_sse(w, codes, n, s, b);
+            const double e = sgfp4_sse_at(w, n, mode, s, sgfp4_half_to_float(other));
             if (e < best) {
                 best = e;
                 best_bits = other;

@@ -7,7 +7,6 @@
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 
-#include "encode/encode_internal.h"
 #include "encode/fit_als.h"
 
 static void fit_reference(const float *c, unsigned n, const sgfp4_leaf_stats *st,
@@ -45,19 +44,16 @@ static void fit_best(const float *c, unsigned n, const sgfp4_leaf_stats *st, sgf
     }
 }
 
-void sgfp4_fit_fp4(const float *w, unsigned n, sgfp4_fit fit, sgfp4_profile profile,
-                   float *scratch, sgfp4_leaf_params *out)
+void sgfp4_fit_fp4(const float *w, const float *c, const sgfp4_leaf_stats *st, unsigned n,
+                   sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
 {
-    float *c = scratch;
-    sgfp4_leaf_stats st;
-    sgfp4_leaf_center(w, n, c, &st);
     sgfp4_affine a = {0, 0, 0};
-    if (st.max > st.min) {
+    if (st->max > st->min) {
         if (fit == SGFP4_FIT_REFERENCE)
-            fit_reference(c, n, &st, &a);
+            fit_reference(c, n, st, &a);
         else
-            fit_best(c, n, &st, &a);
+            fit_best(c, n, st, &a);
     }
-    sgfp4_fit_finalize(w, n, SGFP4_MODE_FP4, a.scale, a.bias + st.mean,
-                       fit != SGFP4_FIT_REFERENCE, profile, scratch + n, out);
+    sgfp4_fit_finalize(w, n, SGFP4_MODE_FP4, a.scale, a.bias + st->mean,
+                       fit != SGFP4_FIT_REFERENCE, profile, out);
 }

@@ -25,10 +25,12 @@ static double decide(threshold_ctx *t, unsigned level, unsigned r, unsigned c)
     const unsigned size = 64u >> level, grid = 1u << level, n = size * size;
     const unsigned node = sgfp4_node_base[level] + r * grid + c;
     float *leaf = t->scratch, *work = t->scratch + 4096;
+    sgfp4_leaf_stats st;
     sgfp4_gather_leaf(t->block, r * size, c * size, size, leaf);
+    sgfp4_leaf_center(leaf, n, work, &st);
     sgfp4_leaf_params *fp4 = &t->params[node * 2], *t158 = &t->params[node * 2 + 1];
-    sgfp4_fit_fp4(leaf, n, t->o->fit, t->profile, work, fp4);
-    sgfp4_fit_t158(leaf, n, t->o->fit, t->profile, work, t158);
+    sgfp4_fit_fp4(leaf, work, &st, n, t->o->fit, t->profile, fp4);
+    sgfp4_fit_t158(leaf, work, &st, n, t->o->fit, t->profile, t158);
     double error;
     t->choice[node] = (uint8_t)sgfp4_choose_mode_reference(leaf, size, fp4, t158, t->o->delta,
                                                            t->profile, work, &error);
@@ -65,8 +67,10 @@ void sgfp4_plan_v1(const float *block, const sgfp4_encode_options *o, float *scr
                    sgfp4_block_plan *plan)
 {
     sgfp4_leaf_params p[2];
-    sgfp4_fit_fp4(block, 4096, o->fit, SGFP4_PROFILE_V1, scratch, &p[0]);
-    sgfp4_fit_t158(block, 4096, o->fit, SGFP4_PROFILE_V1, scratch, &p[1]);
+    sgfp4_leaf_stats st;
+    sgfp4_leaf_center(block, 4096, scratch, &st);
+    sgfp4_fit_fp4(block, scratch, &st, 4096, o->fit, SGFP4_PROFILE_V1, &p[0]);
+    sgfp4_fit_t158(block, scratch, &st, 4096, o->fit, SGFP4_PROFILE_V1, &p[1]);
     double error;
     const unsigned mode = sgfp4_choose_mode_reference(block, 64, &p[0], &p[1], o->delta,
                                                       SGFP4_PROFILE_V1, scratch, &error);

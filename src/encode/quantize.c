@@ -3,13 +3,9 @@
  * vectorizes without reordering any floating-point sum (no fast-math: DECISIONS D7).
  * SPDX-License-Identifier: MIT */
 #include "encode/encode_internal.h"
+#include "encode/simd.h"
+#include <stddef.h>
 #include "format/bits.h"
-
-/* Adding and subtracting 1.5 * 2^23 rounds a float of magnitude < 2^22 to the nearest
- * integer, ties to even, in the default rounding mode. */
-#define ROUND_MAGIC 12582912.0f
-
-float sgfp4_scale_from_bits(uint16_t scale) { return sgfp4_half_to_float(scale); }
 
 static uint16_t clip_half(float v)
 {
@@ -38,26 +34,36 @@ uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other)
     return (pick_away != (other != 0)) ? away : toward;
 }
 
-void sgfp4_quantize(const float *w, unsigned n, unsigned mode, float scale, float bias,
-                    float *codes)
+/* The nearest code of one weight: shared by every loop below so they agree exactly. */
+static inline float code_of(float w, float bias, float inv, float lo, float hi)
+{
+    float x = (w - bias) * inv;
+    x = x < lo ? lo : x;
+    x = x > hi ? hi : x;
+    return (x + SGFP4_ROUND_MAGIC) - SGFP4_ROUND_MAGIC;
+}
+
+SGFP4_VECTOR_CLONES
+void sgfp4_quantize(const float *restrict w, unsigned n, unsigned mode, float scale,
+                    float bias, float *restrict codes)
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
-    for (unsigned i = 0; i < n; i++) {
-        float x = (w[i] - bias) * inv;
-        x = x < lo ? lo : x;
-        x = x > hi ? hi : x;
-        codes[i] = (x + ROUND_MAGIC) - ROUND_MAGIC;
-    }
+    for (size_t i = 0; i < n; i += 8)
+        for (unsigned j = 0; j < 8; j++)
+            codes[i + j] = code_of(w[i + j], bias, inv, lo, hi);
 }
 
-double sgfp4_decoded_sse(const float *w, const float *codes, unsigned n, float scale,
-                         float bias)
+SGFP4_VECTOR_CLONES
+double sgfp4_sse_at(const float *restrict w, unsigned n, unsigned mode, float scale, float bias)
 {
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
     float acc[8] = {0};
-    for (unsigned i = 0; i < n; i += 8)
+    for (size_t i = 0; i < n; i += 8)
         for (unsigned j = 0; j < 8; j++) {
-            const float product = scale * codes[i + j];
+            const float q = code_of(w[i + j], bias, inv, lo, hi);
+            const float product = scale * q;
             const float e = w[i + j] - (product + bias);
             acc[j] += e * e;
         }
@@ -65,6 +71,22 @@ double sgfp4_decoded_sse(const float *w, const float *codes, unsigned n, float s
     for (unsigned j = 0; j < 8; j++)
         sum += acc[j];
     return sum;
+}
+
+SGFP4_VECTOR_CLONES
+double sgfp4_bias_for_codes(const float *restrict w, unsigned n, unsigned mode, float scale,
+                            float bias)
+{
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
+    float acc[8] = {0};
+    for (size_t i = 0; i < n; i += 8)
+        for (unsigned j = 0; j < 8; j++)
+            acc[j] += w[i + j] - scale * code_of(w[i + j], bias, inv, lo, hi);
+    double sum = 0;
+    for (unsigned j = 0; j < 8; j++)
+        sum += acc[j];
+    return sum / n;
 }
 
 void sgfp4_pack_codes(const float *codes, unsigned n, unsigned mode, uint8_t *payload)

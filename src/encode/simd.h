@@ -1,0 +1,21 @@
+/* Vectorization support for the encoder's hot loops. The loops are plain C over 8
+ * independent lanes (no reordered floating-point sums, so no fast-math is needed and the
+ * results are the same on every path); SGFP4_VECTOR_CLONES additionally compiles an AVX2
+ * clone of a function, chosen at load time on CPUs that have it. AVX2 without FMA changes
+ * only the register width, never a result (-ffp-contract=off).
+ * SPDX-License-Identifier: MIT */
+#ifndef SGFP4_ENCODE_SIMD_H
+#define SGFP4_ENCODE_SIMD_H
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
+    !defined(SGFP4_NO_CLONES)
+#define SGFP4_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SGFP4_VECTOR_CLONES
+#endif
+
+/* Adding and subtracting 1.5 * 2^23 rounds a float of magnitude < 2^22 to the nearest
+ * integer, ties to even, in the default rounding mode. */
+#define SGFP4_ROUND_MAGIC 12582912.0f
+
+#endif

@@ -1,0 +1,226 @@
+/* Encode speed and quality on real weights (docs/benchmarks.md, "Encode speed and quality").
+ *
+ *   sgfp4-encode-bench [--bpw X,Y,...] [--threshold] [--v1] [--threads N] [--every K]
+ *                      FILE.safetensors...
+ *
+ * Takes every 2-D F32 tensor with both dimensions >= 64, encodes it at each setting with the
+ * library, opens the container strictly, decodes it, and prints a Markdown table: per tensor
+ * relative L2 error ||w - w_hat|| / ||w|| and bits per weight, then the pooled error
+ * sqrt(sum of squared errors / sum of squared weights) and the encode speed: weights per
+ * CPU-second of the process (the per-core rate, robust on a shared machine) and per
+ * wall-clock second.
+ * The minimal safetensors reader here serves this benchmark only (F32 tensors).
+ * SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "sgfp4.h"
+
+#define MAX_TENSORS 256
+#define MAX_SETTINGS 16
+
+typedef struct tensor {
+    char name[160];
+    uint64_t rows, cols;
+    float *data;
+} tensor;
+
+typedef struct setting {
+    char label[32];
+    sgfp4_encode_options o;
+    double sse, ref, bytes, weights, seconds, cpu_seconds;
+} setting;
+
+static double clock_seconds(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int load_file(const char *path, tensor *out, int count)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fprintf(stderr, "cannot open %s\n", path), -1;
+    uint8_t len8[8];
+    if (fread(len8, 1, 8, f) != 8)
+        return fclose(f), -1;
+    uint64_t hlen = 0;
+    for (int k = 7; k >= 0; k--)
+        hlen = hlen << 8 | len8[k];
+    if (hlen > (1u << 26))
+        return fclose(f), -1;
+    char *h = malloc(hlen + 1);
+    if (!h || fread(h, 1, hlen, f) != hlen)
+        return free(h), fclose(f), -1;
+    h[hlen] = 0;
+    json_error_t err;
+    json_t *root = json_loads(h, 0, &err);
+    free(h);
+    if (!root)
+        return fclose(f), -1;
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        json_t *shape = json_object_get(v, "shape"), *offs = json_object_get(v, "data_offsets");
+        const char *dtype = json_string_value(json_object_get(v, "dtype"));
+        if (!dtype || strcmp(dtype, "F32") != 0 || json_array_size(shape) != 2 ||
+            json_array_size(offs) != 2 || count >= MAX_TENSORS)
+            continue;
+        const uint64_t rows = (uint64_t)json_integer_value(json_array_get(shape, 0));
+        const uint64_t cols = (uint64_t)json_integer_value(json_array_get(shape, 1));
+        const uint64_t begin = (uint64_t)json_integer_value(json_array_get(offs, 0));
+        const uint64_t end = (uint64_t)json_integer_value(json_array_get(offs, 1));
+        if (rows < 64 || cols < 64 || end - begin != rows * cols * 4)
+            continue;
+        tensor *t = &out[count];
+        snprintf(t->name, sizeof t->name, "%s", key);
+        t->rows = rows;
+        t->cols = cols;
+        t->data = malloc(end - begin);
+        if (!t->data || fseek(f, (long)(8 + hlen + begin), SEEK_SET) != 0 ||
+            fread(t->data, 1, end - begin, f) != end - begin) {
+            free(t->data);
+            continue;
+        }
+        count++;
+    }
+    json_decref(root);
+    fclose(f);
+    return count;
+}
+
+/* Encodes t with s; adds to the setting's totals; returns the relative L2 (or -1). */
+static double run_one(const tensor *t, setting *s, double *bpw)
+{
+    void *bytes = NULL;
+    size_t size = 0;
+    const double t0 = clock_seconds(CLOCK_MONOTONIC);
+    const double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    if (sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &s->o, &bytes, &size) != SGFP4_OK)
+        return -1;
+    s->seconds += clock_seconds(CLOCK_MONOTONIC) - t0;
+    s->cpu_seconds += clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    sgfp4_tensor *view = NULL;
+    if (sgfp4_tensor_open(bytes, size, s->o.profile, t->rows, t->cols, NULL, &view, NULL) !=
+        SGFP4_OK)
+        return sgfp4_free(bytes), -1;
+    const uint64_t n = t->rows * t->cols;
+    float *dec = malloc(n * sizeof *dec);
+    const sgfp4_decode_options d = {SGFP4_BACKEND_AUTO, 1};
+    sgfp4_decode(view, SGFP4_DTYPE_F32, dec, 0, n * 4, &d);
+    double sse = 0, ref = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const double e = (double)t->data[i] - dec[i];
+        sse += e * e;
+        ref += (double)t->data[i] * t->data[i];
+    }
+    free(dec);
+    sgfp4_tensor_close(view);
+    sgfp4_free(bytes);
+    s->sse += sse;
+    s->ref += ref;
+    s->bytes += (double)size;
+    s->weights += (double)n;
+    *bpw = size * 8.0 / (double)n;
+    return sqrt(sse / ref);
+}
+
+int main(int argc, char **argv)
+{
+    static tensor tensors[MAX_TENSORS];
+    setting settings[MAX_SETTINGS];
+    int nt = 0, ns = 0, every = 1;
+    unsigned threads = 1;
+    char bpw_list[256] = "2.5,3.0,3.5,4.0,4.5,5.0";
+    int threshold = 0, v1 = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--bpw") == 0 && i + 1 < argc)
+            snprintf(bpw_list, sizeof bpw_list, "%s", argv[++i]);
+        else if (strcmp(argv[i], "--threshold") == 0)
+            threshold = 1;
+        else if (strcmp(argv[i], "--v1") == 0)
+            v1 = 1;
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            threads = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--every") == 0 && i + 1 < argc)
+            every = atoi(argv[++i]);
+        else {
+            const int got = load_file(argv[i], tensors, nt);
+            if (got < 0)
+                return 1;
+            nt = got;
+        }
+    }
+    for (char *p = strtok(bpw_list, ","); p && ns < MAX_SETTINGS - 2; p = strtok(NULL, ",")) {
+        if (strlen(p) == 0)
+            continue;
+        setting *s = &settings[ns++];
+        memset(s, 0, sizeof *s);
+        sgfp4_encode_options_default(&s->o);
+        s->o.target_bpw = atof(p);
+        s->o.threads = threads;
+        snprintf(s->label, sizeof s->label, "bpw %s", p);
+    }
+    if (threshold) {
+        setting *s = &settings[ns++];
+        memset(s, 0, sizeof *s);
+        sgfp4_encode_options_default(&s->o);
+        s->o.policy = SGFP4_POLICY_THRESHOLD;
+        s->o.threads = threads;
+        snprintf(s->label, sizeof s->label, "threshold");
+    }
+    if (v1) {
+        setting *s = &settings[ns++];
+        memset(s, 0, sizeof *s);
+        sgfp4_encode_options_default(&s->o);
+        s->o.profile = SGFP4_PROFILE_V1;
+        s->o.threads = threads;
+        snprintf(s->label, sizeof s->label, "v1");
+    }
+    printf("| tensor | shape |");
+    for (int k = 0; k < ns; k++)
+        printf(" %s: rel-L2 (bpw) |", settings[k].label);
+    printf("\n|---|---|");
+    for (int k = 0; k < ns; k++)
+        printf("---|");
+    printf("\n");
+    for (int i = 0; i < nt; i += every) {
+        printf("| %s | %llux%llu |", tensors[i].name, (unsigned long long)tensors[i].rows,
+               (unsigned long long)tensors[i].cols);
+        for (int k = 0; k < ns; k++) {
+            double bpw = 0;
+            const double rel = run_one(&tensors[i], &settings[k], &bpw);
+            if (rel < 0) {
+                printf(" FAILED |");
+                continue;
+            }
+            printf(" %.4f (%.3f) |", rel, bpw);
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    printf("| **pooled** | |");
+    for (int k = 0; k < ns; k++)
+        printf(" **%.4f** (%.3f) |", sqrt(settings[k].sse / settings[k].ref),
+               settings[k].bytes * 8 / settings[k].weights);
+    printf("\n| speed, M weights per CPU-second (%u thread%s) | |", threads,
+           threads > 1 ? "s" : "");
+    for (int k = 0; k < ns; k++)
+        printf(" %.2f |", settings[k].weights / settings[k].cpu_seconds / 1e6);
+    printf("\n| speed, M weights per wall-second (%u thread%s) | |", threads,
+           threads > 1 ? "s" : "");
+    for (int k = 0; k < ns; k++)
+        printf(" %.2f |", settings[k].weights / settings[k].seconds / 1e6);
+    printf("\n");
+    for (int i = 0; i < nt; i++)
+        free(tensors[i].data);
+    return 0;
+}
