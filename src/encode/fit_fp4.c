@@ -1,9 +1,10 @@
 /* FP4_AFFINE leaf fitting: w ~ S q + Bias, q in [-8, 7] (spec §22.6.1).
  * Reference (spec §22.7): bias = mean, S0 = max|w - mean| / 7, 16 scales log-spaced over
  * [0.5, 1.5] S0, keep the lowest L2 error.
- * Best: several starts (min-max grid, and symmetric grids shrunk to clip outliers, with the
- * bias half a step off the mean because the codes span [-8, 7]), each refined by alternating
- * least squares; then the best is rounded to the stored values (fit_finalize.c).
+ * Best: three starts (the min-max grid, and symmetric grids shrunk to 0.9 and 0.8 of the
+ * absolute maximum to clip outliers, with the bias half a step off the mean because the codes
+ * span [-8, 7]), each refined by up to ALS_ROUNDS rounds of alternating least squares; then
+ * the best is rounded to the stored values (fit_finalize.c).
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 
@@ -25,20 +26,23 @@ static void fit_reference(const float *c, unsigned n, const sgfp4_leaf_stats *st
     }
 }
 
+/* ALS rounds per start: the fits keep improving for many rounds (each moves a few codes). */
+#define ALS_ROUNDS 10
+
 static void fit_best(const float *c, unsigned n, const sgfp4_leaf_stats *st, sgfp4_affine *best)
 {
-    static const float shrink[] = {1.0f, 0.86f, 0.74f};
+    static const float shrink[] = {0.9f, 0.8f};
     const float absmax = fmaxf(-st->min, st->max);
     best->sse = -1;
     /* The min-max grid: min maps to -8, max to 7. */
     sgfp4_affine cand = {(st->max - st->min) / 15.0f, 0, 0};
     cand.bias = st->min + 8.0f * cand.scale;
-    sgfp4_als(c, n, st, -8.0f, 7.0f, 3, &cand);
+    sgfp4_als(c, n, st, -8.0f, 7.0f, ALS_ROUNDS, &cand);
     *best = cand;
     for (unsigned k = 0; k < sizeof shrink / sizeof shrink[0]; k++) {
         cand.scale = shrink[k] * absmax / 7.5f;
         cand.bias = 0.5f * cand.scale; /* levels -7.5 .. 7.5 steps around the mean */
-        sgfp4_als(c, n, st, -8.0f, 7.0f, 3, &cand);
+        sgfp4_als(c, n, st, -8.0f, 7.0f, ALS_ROUNDS, &cand);
         if (cand.sse < best->sse)
             *best = cand;
     }

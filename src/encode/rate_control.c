@@ -8,7 +8,7 @@
 #define CHUNK 16u          /* blocks per work item */
 #define ITERATIONS 60u     /* bisection steps at most */
 #define LOG2_RANGE 48.0    /* lambda = lambda0 * 2^t, t in [-RANGE, RANGE] */
-#define CLOSE_ENOUGH 0.998 /* stop once the size is within 0.2% below the target */
+#define CLOSE_ENOUGH 0.9995 /* stop once the size is within 0.05% below the target */
 
 typedef struct rate_ctx {
     const sgfp4_leaf_params *params;
@@ -45,6 +45,26 @@ static uint64_t evaluate(rate_ctx *r, double lambda, unsigned threads, uint64_t 
     return total;
 }
 
+/* Spends what is left below the target: in block order, a block takes its plan at the finer
+ * lambda (the bisection's other end, whose total was above the target) when the extra bytes
+ * still fit. Lands the container within a few bytes of the target. */
+static void fill_budget(rate_ctx *r, double lambda_fine, double budget)
+{
+    uint8_t choice[SGFP4_NODES];
+    sgfp4_block_plan fine;
+    for (uint64_t b = 0; b < r->blocks && budget > 0; b++) {
+        const sgfp4_leaf_params *p = r->params + b * SGFP4_NODES * 2;
+        sgfp4_prune_rate(p, lambda_fine, choice);
+        sgfp4_plan_from_choices(choice, p, &fine);
+        const double extra =
+            (double)sgfp4_record_bytes(&fine) - (double)sgfp4_record_bytes(&r->plans[b]);
+        if (extra > 0 && extra <= budget) {
+            r->plans[b] = fine;
+            budget -= extra;
+        }
+    }
+}
+
 int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
                        double target_bpw, unsigned threads, sgfp4_block_plan *plans)
 {
@@ -79,7 +99,8 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
             }
         }
     }
-    evaluate(&r, lambda0 * exp2(hi), threads, items);
+    bytes_hi = evaluate(&r, lambda0 * exp2(hi), threads, items);
+    fill_budget(&r, lambda0 * exp2(lo), target - (double)bytes_hi);
     free(r.chunk_bytes);
     return 1;
 }
