@@ -1,28 +1,51 @@
 /* Lagrangian pruning of the quadtree (docs/encoder.md, "Rate control"): bottom-up, every
  * node keeps the cheaper of its best leaf (FP4 or T158, minimizing D + lambda R with D the
  * squared error and R the leaf's bytes: header + padded payload) and its four children.
+ * Then the record's own bytes are counted exactly: a MIXED record pays 12 bytes of split
+ * map and pads its leaf headers to 16 bytes, so each uniform layout is compared with the
+ * pruned tree at its exact record cost, and the cheapest wins.
  * SPDX-License-Identifier: MIT */
 #include "encode/encode_internal.h"
+#include "format/bits.h"
+
+/* Bytes of sb_header, split map and header pad beyond the leaves' own 4-byte headers. */
+static double record_overhead(unsigned leaves, int mixed)
+{
+    return (double)sgfp4_align16(4u + (mixed ? 12u : 0u) + 4u * leaves) - 4.0 * leaves;
+}
+
+static unsigned count_leaves(const uint8_t *choice, unsigned level, unsigned r, unsigned c)
+{
+    const unsigned node = sgfp4_node_base[level] + r * (1u << level) + c;
+    if (level + 1 == SGFP4_LEVELS || choice[node] != 2)
+        return 1;
+    unsigned n = 0;
+    for (unsigned q = 0; q < 4; q++)
+        n += count_leaves(choice, level + 1, 2 * r + q / 2, 2 * c + q % 2);
+    return n;
+}
 
 void sgfp4_prune_rate(const sgfp4_leaf_params params[SGFP4_NODES * 2], double lambda,
                       uint8_t choice[SGFP4_NODES])
 {
-    double cost[SGFP4_NODES];
+    double cost[SGFP4_NODES], leaf_cost[SGFP4_NODES];
+    uint8_t leaf_mode[SGFP4_NODES];
+    double uniform[SGFP4_LEVELS]; /* J of the all-leaves-at-this-level tree */
     for (int level = SGFP4_LEVELS - 1; level >= 0; level--) {
         const unsigned size = 64u >> level, grid = 1u << level;
         const double r_fp4 = lambda * sgfp4_leaf_cost(size, SGFP4_MODE_FP4);
         const double r_t158 = lambda * sgfp4_leaf_cost(size, SGFP4_MODE_T158);
+        uniform[level] = 0;
         for (unsigned r = 0; r < grid; r++)
             for (unsigned c = 0; c < grid; c++) {
                 const unsigned node = sgfp4_node_base[level] + r * grid + c;
                 const double j_fp4 = params[node * 2].sse + r_fp4;
                 const double j_t158 = params[node * 2 + 1].sse + r_t158;
-                double best = j_fp4;
-                choice[node] = 0;
-                if (j_t158 < best) {
-                    best = j_t158;
-                    choice[node] = 1;
-                }
+                leaf_mode[node] = j_t158 < j_fp4;
+                leaf_cost[node] = leaf_mode[node] ? j_t158 : j_fp4;
+                uniform[level] += leaf_cost[node];
+                double best = leaf_cost[node];
+                choice[node] = leaf_mode[node];
                 if (level + 1 < (int)SGFP4_LEVELS) {
                     const unsigned child = sgfp4_node_base[level + 1] + 2 * r * (2 * grid) + 2 * c;
                     const double split = cost[child] + cost[child + 1] +
@@ -34,5 +57,25 @@ void sgfp4_prune_rate(const sgfp4_leaf_params params[SGFP4_NODES * 2], double la
                 }
                 cost[node] = best;
             }
+    }
+    /* The pruned tree at its exact record cost against each uniform layout. */
+    const unsigned leaves = count_leaves(choice, 0, 0, 0);
+    int uniform_level = -1;
+    double best = cost[0] + lambda * record_overhead(leaves, 1);
+    for (unsigned level = 0; level < SGFP4_LEVELS; level++) {
+        const double j = uniform[level] + lambda * record_overhead(1u << (2 * level), 0);
+        if (j < best) {
+            best = j;
+            uniform_level = (int)level;
+        }
+    }
+    if (uniform_level < 0)
+        return;
+    for (unsigned level = 0; level < SGFP4_LEVELS; level++) {
+        const unsigned grid = 1u << level;
+        for (unsigned k = 0; k < grid * grid; k++) {
+            const unsigned node = sgfp4_node_base[level] + k;
+            choice[node] = (int)level < uniform_level ? 2 : leaf_mode[node];
+        }
     }
 }

@@ -209,7 +209,7 @@ int main(int argc, char **argv)
     }
     printf("| **pooled** | |");
     for (int k = 0; k < ns; k++)
-        printf(" **%.4f** (%.3f) |", sqrt(settings[k].sse / settings[k].ref),
+        printf(" **%.5f** (%.4f) |", sqrt(settings[k].sse / settings[k].ref),
                settings[k].bytes * 8 / settings[k].weights);
     printf("\n| speed, M weights per CPU-second (%u thread%s) | |", threads,
            threads > 1 ? "s" : "");
