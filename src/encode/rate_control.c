@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/parallel.h"
 #include "encode/rate_control.h"
@@ -8,6 +9,7 @@
 #define CHUNK 16u          /* blocks per work item */
 #define ITERATIONS 60u     /* bisection steps at most */
 #define LOG2_RANGE 48.0    /* lambda = lambda0 * 2^t, t in [-RANGE, RANGE] */
+#define FILL_PASSES 8      /* finer lambdas tried when filling the budget */
 #define CLOSE_ENOUGH 0.9995 /* stop once the size is within 0.05% below the target */
 
 typedef struct rate_ctx {
@@ -45,24 +47,100 @@ static uint64_t evaluate(rate_ctx *r, double lambda, unsigned threads, uint64_t 
     return total;
 }
 
-/* Spends what is left below the target: in block order, a block takes its plan at the finer
- * lambda (the bisection's other end, whose total was above the target) when the extra bytes
- * still fit. Lands the container within a few bytes of the target. */
-static void fill_budget(rate_ctx *r, double lambda_fine, double budget)
+/* Squared error of the tree a choice array describes. */
+static double tree_sse(const uint8_t *choice, const sgfp4_leaf_params *p, unsigned level,
+                       unsigned r, unsigned c)
 {
-    uint8_t choice[SGFP4_NODES];
-    sgfp4_block_plan fine;
-    for (uint64_t b = 0; b < r->blocks && budget > 0; b++) {
-        const sgfp4_leaf_params *p = r->params + b * SGFP4_NODES * 2;
-        sgfp4_prune_rate(p, lambda_fine, choice);
-        sgfp4_plan_from_choices(choice, p, &fine);
-        const double extra =
-            (double)sgfp4_record_bytes(&fine) - (double)sgfp4_record_bytes(&r->plans[b]);
-        if (extra > 0 && extra <= budget) {
-            r->plans[b] = fine;
-            budget -= extra;
+    const unsigned node = sgfp4_node_base[level] + r * (1u << level) + c;
+    if (level + 1 == SGFP4_LEVELS || choice[node] != 2)
+        return p[node * 2 + (choice[node] == 1)].sse;
+    double sum = 0;
+    for (unsigned q = 0; q < 4; q++)
+        sum += tree_sse(choice, p, level + 1, 2 * r + q / 2, 2 * c + q % 2);
+    return sum;
+}
+
+/* Copies the choices of the subtree rooted at (level, r, c) from src to dst. */
+static void copy_subtree(uint8_t *dst, const uint8_t *src, unsigned level, unsigned r,
+                         unsigned c)
+{
+    for (unsigned l = level, span = 1; l < SGFP4_LEVELS; l++, span *= 2)
+        for (unsigned y = 0; y < span; y++)
+            for (unsigned x = 0; x < span; x++) {
+                const unsigned node =
+                    sgfp4_node_base[l] + (r * span + y) * (1u << l) + c * span + x;
+                dst[node] = src[node];
+            }
+}
+
+/* Bytes and squared error of the record a choice array gives. */
+static double choice_bytes(const uint8_t *choice, const sgfp4_leaf_params *p,
+                           sgfp4_block_plan *plan)
+{
+    sgfp4_plan_from_choices(choice, p, plan);
+    return (double)sgfp4_record_bytes(plan);
+}
+
+/* Moves block b's tree `cur` toward `fine`: the whole fine tree, or else single 32x32
+ * quadrants of it, when that lowers the error and the extra bytes fit the budget. */
+static void improve_block(rate_ctx *r, uint64_t b, uint8_t *cur, const uint8_t *fine,
+                          double *budget)
+{
+    const sgfp4_leaf_params *p = r->params + b * SGFP4_NODES * 2;
+    sgfp4_block_plan plan;
+    const double have = (double)sgfp4_record_bytes(&r->plans[b]);
+    double sse = tree_sse(cur, p, 0, 0, 0);
+    double bytes = choice_bytes(fine, p, &plan);
+    if (bytes - have <= *budget && tree_sse(fine, p, 0, 0, 0) < sse) {
+        memcpy(cur, fine, SGFP4_NODES);
+        r->plans[b] = plan;
+        *budget -= bytes - have;
+        return;
+    }
+    double best_bytes = have;
+    int changed = 0;
+    for (unsigned q = 0; q < 4; q++) {
+        uint8_t trial[SGFP4_NODES];
+        memcpy(trial, cur, sizeof trial);
+        trial[0] = 2;
+        copy_subtree(trial, fine, 1, q / 2, q % 2);
+        const double trial_sse = tree_sse(trial, p, 0, 0, 0);
+        bytes = choice_bytes(trial, p, &plan);
+        if (trial_sse < sse && bytes - have <= *budget) {
+            memcpy(cur, trial, SGFP4_NODES);
+            sse = trial_sse;
+            best_bytes = bytes;
+            changed = 1;
         }
     }
+    if (changed) {
+        sgfp4_plan_from_choices(cur, p, &r->plans[b]);
+        *budget -= best_bytes - have;
+    }
+}
+
+/* Spends what is left below the target. Block by block, a block takes its tree at a finer
+ * lambda (first the bisection's other end, whose total was above the target, then ever
+ * finer ones), or single quadrants of it, when that lowers the error and the extra bytes
+ * fit. Lands the container close below the target even when few blocks change their tree
+ * near the final lambda. Returns 0 when out of memory (the plans stay valid). */
+static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, double budget)
+{
+    uint8_t *cur = malloc(r->blocks * SGFP4_NODES);
+    if (!cur)
+        return 0;
+    for (uint64_t b = 0; b < r->blocks; b++)
+        sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, lambda_coarse, cur + b * SGFP4_NODES);
+    uint8_t fine[SGFP4_NODES];
+    double lambda = lambda_fine;
+    for (unsigned pass = 0; pass < FILL_PASSES && budget > 0; pass++, lambda *= 0.25) {
+        for (uint64_t b = 0; b < r->blocks && budget > 0; b++) {
+            sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, lambda, fine);
+            improve_block(r, b, cur + b * SGFP4_NODES, fine, &budget);
+        }
+    }
+    free(cur);
+    return 1;
 }
 
 int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
@@ -100,7 +178,8 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
         }
     }
     bytes_hi = evaluate(&r, lambda0 * exp2(hi), threads, items);
-    fill_budget(&r, lambda0 * exp2(lo), target - (double)bytes_hi);
+    const int ok = fill_budget(&r, lambda0 * exp2(hi), lambda0 * exp2(lo),
+                               target - (double)bytes_hi);
     free(r.chunk_bytes);
-    return 1;
+    return ok;
 }

@@ -100,6 +100,7 @@ static void v2_rate_hits_target_within_one_percent(void **state)
         result r;
         round_trip(m, 256, 512, &o, &r);
         const double bpw = r.size * 8.0 / (256.0 * 512.0);
+        print_message("target %.2f: %.4f bits per weight, rel-L2 %.4f\n", targets[k], bpw, r.rel_l2);
         assert_true(bpw <= targets[k] && bpw >= 0.99 * targets[k]);
         assert_true(r.rel_l2 < previous); /* more bits, less error */
         previous = r.rel_l2;
