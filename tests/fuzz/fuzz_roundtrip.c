@@ -1,0 +1,162 @@
+/* libFuzzer target: encode -> strict open -> decode round trip.
+ * Input: 5 header bytes, then the values.
+ *   [0] rows - 1 (mod 130)   [1] cols - 1 (mod 130)
+ *   [2] flags: bit0 v1 profile, bit1 threshold policy, bit2 reference fit, bit3 values are
+ *       raw float32 bits (NaN / Inf possible), bit4 also try too small an output buffer,
+ *       bits 5-6 thread count of the first encode (0 = one per CPU)
+ *   [3] rate target / threshold scale   [4] value exponent
+ *   then int16 LE values (or float32 bits), repeated to fill the matrix.
+ * Checks: non-finite input is refused; finite input encodes; the output is no larger than
+ * sgfp4_encode_bound(), opens strictly, and decodes within a loose error bound of the
+ * (fp16-clipped) input; encoding is deterministic: twice the same bytes, and the same bytes
+ * with 1 and 2 threads and through sgfp4_encode_alloc().
+ * SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <string.h>
+
+#include "fuzz_common.h"
+
+#define HALF_MAX 65504.0f
+
+static float clip_half(float v)
+{
+    return v > HALF_MAX ? HALF_MAX : v < -HALF_MAX ? -HALF_MAX : v;
+}
+
+/* Fills the matrix from the value bytes; returns 1 if every value is finite. */
+static int make_values(const uint8_t *data, size_t size, int raw_bits, int exponent, float *m,
+                       size_t count)
+{
+    int finite = 1;
+    const size_t width = raw_bits ? 4 : 2;
+    const size_t available = size / width;
+    for (size_t k = 0; k < count; k++) {
+        if (available == 0) {
+            m[k] = 0.0f;
+            continue;
+        }
+        const uint8_t *p = data + (k % available) * width;
+        if (raw_bits) {
+            const uint32_t bits = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                                  (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+            memcpy(&m[k], &bits, 4);
+            finite &= isfinite(m[k]) != 0;
+        } else {
+            const int16_t v = (int16_t)(p[0] | p[1] << 8);
+            m[k] = ldexpf((float)v, exponent);
+        }
+    }
+    return finite;
+}
+
+/* Every decoded weight lies within the block's input range widened by that range, plus the
+ * fp16 rounding of scale and (masked) bias: a loose bound that only a broken fit breaks. */
+static void check_error_bound(const float *in, const float *out, uint64_t rows, uint64_t cols)
+{
+    for (uint64_t by = 0; by * 64 < rows; by++)
+        for (uint64_t bx = 0; bx * 64 < cols; bx++) {
+            float lo = INFINITY, hi = -INFINITY;
+            const uint64_t r1 = by * 64 + 64 < rows ? by * 64 + 64 : rows;
+            const uint64_t c1 = bx * 64 + 64 < cols ? bx * 64 + 64 : cols;
+            for (uint64_t r = by * 64; r < r1; r++)
+                for (uint64_t c = bx * 64; c < c1; c++) {
+                    const float v = clip_half(in[r * cols + c]);
+                    lo = fminf(lo, v);
+                    hi = fmaxf(hi, v);
+                }
+            const double slack = (double)(hi - lo) +
+                                 ldexp(fmax(fabs((double)lo), fabs((double)hi)), -5) +
+                                 ldexp(1.0, -18);
+            for (uint64_t r = by * 64; r < r1; r++)
+                for (uint64_t c = bx * 64; c < c1; c++) {
+                    const double err =
+                        fabs((double)out[r * cols + c] - (double)clip_half(in[r * cols + c]));
+                    if (!(err <= slack)) {
+                        fprintf(stderr,
+                                "weight (%llu, %llu): in %.9g out %.9g, block range [%.9g, "
+                                "%.9g]\n",
+                                (unsigned long long)r, (unsigned long long)c,
+                                (double)in[r * cols + c], (double)out[r * cols + c],
+                                (double)lo, (double)hi);
+                        FUZZ_ASSERT(err <= slack);
+                    }
+                }
+        }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 5)
+        return 0;
+    const uint64_t rows = 1 + data[0] % 130, cols = 1 + data[1] % 130;
+    const uint8_t flags = data[2];
+    sgfp4_encode_options o;
+    sgfp4_encode_options_default(&o);
+    o.profile = (flags & 1) ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
+    o.policy = (flags & 2) ? SGFP4_POLICY_THRESHOLD : SGFP4_POLICY_RATE;
+    o.fit = (flags & 4) ? SGFP4_FIT_REFERENCE : SGFP4_FIT_BEST;
+    o.target_bpw = 1.0 + data[3] / 32.0;
+    o.threshold = 0.25 + data[3] / 16.0;
+    o.threads = (flags >> 5) & 3u;
+    const int exponent = data[4] % 48 - 36;
+
+    const size_t count = (size_t)(rows * cols);
+    float *in = malloc(count * sizeof *in), *out = malloc(count * sizeof *out);
+    FUZZ_ASSERT(in && out);
+    const int finite = make_values(data + 5, size - 5, flags & 8, exponent, in, count);
+
+    const size_t bound = sgfp4_encode_bound(o.profile, rows, cols);
+    FUZZ_ASSERT(bound > 0);
+    uint8_t *c1 = malloc(bound), *c2 = malloc(bound);
+    FUZZ_ASSERT(c1 && c2);
+    size_t n1 = 0, n2 = 0;
+    const sgfp4_status s = sgfp4_encode(in, rows, cols, 0, &o, c1, bound, &n1);
+    if (!finite) {
+        FUZZ_ASSERT(s == SGFP4_ERR_ARGUMENT);
+        goto done;
+    }
+    FUZZ_ASSERT(s == SGFP4_OK);
+    FUZZ_ASSERT(n1 > 0 && n1 <= bound);
+
+    /* Conformance: the strict open accepts it; the decode is near the input. */
+    sgfp4_tensor *t = NULL;
+    sgfp4_diag diag;
+    const sgfp4_status so =
+        sgfp4_tensor_open(c1, n1, o.profile, rows, cols, NULL, &t, &diag);
+    if (so != SGFP4_OK)
+        fprintf(stderr, "encoder output refused: %s\n", diag.message);
+    FUZZ_ASSERT(so == SGFP4_OK);
+    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+    FUZZ_ASSERT(sgfp4_decode(t, SGFP4_DTYPE_F32, out, 0, count * sizeof *out, &scalar) ==
+                SGFP4_OK);
+    sgfp4_tensor_close(t);
+    check_error_bound(in, out, rows, cols);
+
+    /* Determinism: 1 thread and 2 threads, and the allocating call, give the same bytes. */
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        o.threads = threads;
+        memset(c2, 0xA5, bound);
+        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, &o, c2, bound, &n2) == SGFP4_OK);
+        FUZZ_ASSERT(n2 == n1 && memcmp(c1, c2, n1) == 0);
+    }
+    void *allocated = NULL;
+    size_t n3 = 0;
+    FUZZ_ASSERT(sgfp4_encode_alloc(in, rows, cols, 0, &o, &allocated, &n3) == SGFP4_OK);
+    FUZZ_ASSERT(n3 == n1 && memcmp(allocated, c1, n1) == 0);
+    sgfp4_free(allocated);
+
+    /* Too small a buffer: refused, and nothing written past it (ASan watches). */
+    if (flags & 16) {
+        uint8_t *small = malloc(n1 - 1 ? n1 - 1 : 1);
+        FUZZ_ASSERT(small);
+        size_t n4 = 12345;
+        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, &o, small, n1 - 1, &n4) != SGFP4_OK);
+        free(small);
+    }
+done:
+    free(c1);
+    free(c2);
+    free(in);
+    free(out);
+    return 0;
+}
