@@ -6,6 +6,7 @@ the library, so that the seeds are valid containers a fuzzer can mutate from. Ea
 the 4-byte fuzz prefix of tests/fuzz/fuzz_common.h followed by the container.
 Deterministic: re-running it rewrites the same files.
 """
+import hashlib
 import json
 import os
 import random
@@ -142,6 +143,58 @@ def golden_seeds(max_bytes=8192):
         write(target, "golden-" + v["name"], prefix, container)
 
 
+def safetensors(tensors, metadata=None):
+    """A safetensors file: tensors is a list of (name, dtype, shape, bytes) in data order;
+    the header is padded with spaces so the data starts on a 64-byte boundary (D6)."""
+    header, offset = {}, 0
+    if metadata:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, data in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-(8 + len(text)) % 64)
+    return struct.pack("<Q", len(text)) + text + b"".join(t[3] for t in tensors)
+
+
+def quantized_model(containers, passthrough):
+    """A D6 quantized model: containers is a list of (name, profile, rows, cols, bytes),
+    v2 ones first, then v1, then the pass-through tensors."""
+    entries = {}
+    for name, profile, rows, cols, data in containers:
+        entries[name] = {"profile": profile, "shape": [rows, cols], "original_shape": [rows, cols],
+                         "dtype": "F32", "sha256": hashlib.sha256(data).hexdigest(),
+                         "encoder": {"policy": "rate"}}
+    manifest = {"format": "sgfp4-manifest", "version": 1, "tensors": entries}
+    tensors = [(n, "U8", [len(d)], d) for n, _, _, _, d in containers] + passthrough
+    return safetensors(tensors, {"sgfp4": json.dumps(manifest), "source": "fuzz seed"})
+
+
+def model_seeds():
+    f32 = lambda n: b"".join(struct.pack("<f", rng.uniform(-1, 1)) for _ in range(n))
+    plain = safetensors([("w", "F32", [4, 4], f32(16)), ("h", "F16", [8], bytes(16)),
+                         ("b", "BF16", [2, 3], bytes(12)), ("i", "I32", [3], bytes(12)),
+                         ("u", "U8", [5], bytes(5)), ("s", "F32", [], f32(1))],
+                        {"format": "pt"})
+    write("model", "gen-plain", [0], plain)
+    write("model", "gen-plain-small-header-limit", [1], plain)
+    write("model", "gen-empty", [0], safetensors([]))
+    v2 = v2_container([v2_record(1)])
+    v1 = v1_container(1, [1])
+    write("model", "gen-quantized-v2-v1", [0], quantized_model(
+        [("layers.0.q.weight", "v2", 64, 64, v2), ("layers.0.k.weight", "v1", 60, 33, v1)],
+        [("layers.0.norm.weight", "F32", [8], f32(8))]))
+    write("model", "gen-quantized-bad-hash", [0], quantized_model(
+        [("x.weight", "v2", 64, 64, v2)], [])[:-1] + b"\x01")
+    write("model", "policy-full", [0xF0], json.dumps(
+        {"version": 1, "defaults": {"bpw": 3.5}, "embeddings": False, "min_elements": 4096,
+         "rules": [{"match": "*.mlp.*", "profile": "v1"},
+                   {"match": ["*.k_proj.*", "*.v_proj.*"], "bpw": 6, "policy": "rate"},
+                   {"match": "experts", "action": "quantize", "fit": "reference", "delta": 0.2},
+                   {"match": "*norm*", "action": "skip"}]}).encode())
+    write("model", "policy-threshold", [0xF1], b'{"defaults":{"policy":"threshold","threshold":2}}')
+
+
 def main():
     golden_seeds()
     # v1: one block of each mode, cropped shapes, several blocks, shared payloads
@@ -161,6 +214,7 @@ def main():
     write("v2_decode", "gen-2records-t158", [0, 0, 0, 0x02],
           v2_container([v2_record(2, mode_pick=lambda i: 1), v2_record(3, mode_pick=lambda i: 1)]))
     write("v2_decode", "gen-v1-through-auto", [0, 0, 0, 0], v1_container(1, [0]))
+    model_seeds()
     return 0
 
 
