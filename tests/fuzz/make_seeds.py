@@ -187,7 +187,7 @@ def model_seeds():
     write("model", "gen-quantized-bad-hash", [0], quantized_model(
         [("x.weight", "v2", 64, 64, v2)], [])[:-1] + b"\x01")
     write("model", "policy-full", [0xF0], json.dumps(
-        {"version": 1, "defaults": {"bpw": 3.5}, "embeddings": False, "min_elements": 4096,
+        {"version": 1, "defaults": {"bpw": 3.5}, "embeddings": "skip", "min_elements": 4096,
          "rules": [{"match": "*.mlp.*", "profile": "v1"},
                    {"match": ["*.k_proj.*", "*.v_proj.*"], "bpw": 6, "policy": "rate"},
                    {"match": "experts", "action": "quantize", "fit": "reference", "delta": 0.2},
