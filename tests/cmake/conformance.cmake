@@ -4,3 +4,34 @@
 # SPDX-License-Identifier: MIT
 target_include_directories(test_mnn PRIVATE ${JANSSON_INCLUDE_DIR})
 target_link_libraries(test_mnn PRIVATE ${JANSSON_LIBRARY})
+
+# The random differential corpus. It includes only the public header: its container writer
+# (tests/corpus/) must stay independent of src/.
+add_executable(decodecorpus ${CMAKE_CURRENT_SOURCE_DIR}/decodecorpus.c
+                            ${CMAKE_CURRENT_SOURCE_DIR}/corpus/corpus.c)
+target_include_directories(decodecorpus PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(decodecorpus PRIVATE sgfp4_static)
+if(MATH_LIBRARY)
+  target_link_libraries(decodecorpus PRIVATE ${MATH_LIBRARY})
+endif()
+# A few seconds in a normal build; fewer containers under the sanitizers. Run it long by
+# hand: build/tests/decodecorpus --seed $RANDOM --count 1000000
+if(SGFP4_SANITIZE)
+  set(SGFP4_CORPUS_COUNT 600)
+else()
+  set(SGFP4_CORPUS_COUNT 3000)
+endif()
+add_test(NAME decodecorpus COMMAND decodecorpus --seed 1 --count ${SGFP4_CORPUS_COUNT})
+add_test(NAME decodecorpus_seed2 COMMAND decodecorpus --seed 20261129 --count 500)
+set_tests_properties(decodecorpus decodecorpus_seed2 PROPERTIES LABELS conformance)
+
+# CLI contract tests, including a few hundred random valid / malformed containers that
+# decodecorpus writes to files.
+find_program(SGFP4_BASH bash)
+find_program(SGFP4_PYTHON3 python3)
+if(SGFP4_BASH AND SGFP4_PYTHON3)
+  add_test(NAME cli COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_cli.sh
+                            $<TARGET_FILE:sgfp4> $<TARGET_FILE:decodecorpus>
+                            ${PROJECT_SOURCE_DIR}/golden ${CMAKE_CURRENT_BINARY_DIR}/cli-scratch 150)
+  set_tests_properties(cli PROPERTIES LABELS conformance)
+endif()

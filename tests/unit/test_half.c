@@ -18,20 +18,7 @@
 #include <cmocka.h>
 
 #include "sgfp4.h"
-
-static uint32_t bits_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+#include "support/reference_numbers.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 static uint32_t next_u32(void)
@@ -44,82 +31,39 @@ static uint32_t next_u32(void)
 
 /* ---- half -> float ---- */
 
-static double half_reference(uint16_t h)
-{
-    const double sign = (h & 0x8000u) ? -1.0 : 1.0;
-    const int e = (h >> 10) & 0x1F;
-    const int m = h & 0x3FF;
-    if (e == 0x1F)
-        return m ? NAN : sign * INFINITY;
-    if (e == 0)
-        return sign * ldexp(m, -24);
-    return sign * ldexp(1024 + m, e - 25);
-}
-
 static void half_to_float_all_65536(void **state)
 {
     (void)state;
     for (uint32_t h = 0; h < 65536; h++) {
         const float got = sgfp4_half_to_float((uint16_t)h);
-        const double want = half_reference((uint16_t)h);
+        const double want = ref_half_value((uint16_t)h);
         if (isnan(want)) {
-            if (!isnan(got) || (bits_of(got) >> 31) != (h >> 15))
+            if (!isnan(got) || (ref_bits_of(got) >> 31) != (h >> 15))
                 fail_msg("half 0x%04x: got 0x%08x, want a NaN of the same sign", h,
-                         bits_of(got));
+                         ref_bits_of(got));
             continue;
         }
         /* every half is exactly a float, so (float)want is exact; compare bits (+-0) */
-        if (bits_of(got) != bits_of((float)want))
-            fail_msg("half 0x%04x: got 0x%08x (%.10g), want 0x%08x (%.10g)", h, bits_of(got),
-                     (double)got, bits_of((float)want), want);
+        if (ref_bits_of(got) != ref_bits_of((float)want))
+            fail_msg("half 0x%04x: got 0x%08x (%.10g), want 0x%08x (%.10g)", h, ref_bits_of(got),
+                     (double)got, ref_bits_of((float)want), want);
     }
 }
 
 /* ---- float -> half ---- */
 
-/* Binary16 bits of an exact half value v (|v| < 65536, v a multiple of its quantum). */
-static uint16_t encode_exact_half(double v)
-{
-    const uint16_t sign = signbit(v) ? 0x8000u : 0;
-    v = fabs(v);
-    if (v < ldexp(1, -14)) /* subnormal (or the smallest normal, 1024 units of 2^-24) */
-        return (uint16_t)(sign | (uint16_t)ldexp(v, 24));
-    int e;
-    const double m = frexp(v, &e); /* v = m * 2^e, m in [0.5, 1) */
-    const int E = e - 1;
-    return (uint16_t)(sign | (uint16_t)((E + 15) << 10) | (uint16_t)((2 * m - 1) * 1024));
-}
-
-static uint16_t half_rne_reference(float f)
-{
-    const double d = f;
-    if (isnan(d))
-        return 0x7E00; /* any NaN: checked by class, not bits */
-    const uint16_t sign = signbit(d) ? 0x8000u : 0;
-    const double a = fabs(d);
-    if (a >= 65520.0) /* midpoint of 65504 and 65536; the tie goes to even = 65536 = inf */
-        return sign | 0x7C00u;
-    int e;
-    (void)frexp(a, &e);
-    const int E = e - 1; /* a in [2^E, 2^(E+1)) */
-    const int quantum_exp = E < -14 ? -24 : E - 10;
-    const double n = rint(ldexp(a, -quantum_exp)); /* exact scaling; nearest even */
-    const double v = ldexp(n, quantum_exp);
-    return (uint16_t)(sign | encode_exact_half(v));
-}
-
 static void check_half(float f)
 {
     const uint16_t got = sgfp4_float_to_half(f);
-    const uint16_t want = half_rne_reference(f);
+    const uint16_t want = ref_float_to_half(f);
     if (isnan(f)) {
         if ((got & 0x7C00u) != 0x7C00u || (got & 0x3FFu) == 0 ||
-            (got >> 15) != (bits_of(f) >> 31))
-            fail_msg("float 0x%08x (NaN): got half 0x%04x, want a NaN", bits_of(f), got);
+            (got >> 15) != (ref_bits_of(f) >> 31))
+            fail_msg("float 0x%08x (NaN): got half 0x%04x, want a NaN", ref_bits_of(f), got);
         return;
     }
     if (got != want)
-        fail_msg("float 0x%08x (%.10g): got half 0x%04x, want 0x%04x", bits_of(f), (double)f,
+        fail_msg("float 0x%08x (%.10g): got half 0x%04x, want 0x%04x", ref_bits_of(f), (double)f,
                  got, want);
 }
 
@@ -131,8 +75,8 @@ static void float_to_half_rne(void **state)
     for (uint32_t h = 0; h < 0x7C00; h++) {
         for (int s = 0; s < 2; s++) {
             const double sign = s ? -1.0 : 1.0;
-            const double lo = half_reference((uint16_t)h);
-            const double hi = h + 1 == 0x7C00 ? 65536.0 : half_reference((uint16_t)(h + 1));
+            const double lo = ref_half_value((uint16_t)h);
+            const double hi = h + 1 == 0x7C00 ? 65536.0 : ref_half_value((uint16_t)(h + 1));
             const float exact = (float)(sign * lo);
             const float mid = (float)(sign * (lo + hi) / 2); /* exact: 12 significant bits */
             check_half(exact);
@@ -153,49 +97,29 @@ static void float_to_half_rne(void **state)
         check_half(specials[i]);
     /* a million random bit patterns: every exponent, sign, NaN payloads */
     for (int i = 0; i < 1000000; i++)
-        check_half(float_of(next_u32()));
+        check_half(ref_float_of(next_u32()));
     /* and a million concentrated in the half range (exponents -30..16) */
     for (int i = 0; i < 1000000; i++) {
         const uint32_t u = next_u32();
         const uint32_t exp = 97 + (u >> 8) % 47;
-        check_half(float_of((u & 0x80000000u) | exp << 23 | (next_u32() & 0x7FFFFFu)));
+        check_half(ref_float_of((u & 0x80000000u) | exp << 23 | (next_u32() & 0x7FFFFFu)));
     }
 }
 
 /* ---- float -> bf16 ---- */
-
-static uint16_t bf16_rne_reference(float f)
-{
-    const double d = f;
-    if (isnan(d))
-        return 0x7FC0;
-    const uint16_t sign = signbit(d) ? 0x8000u : 0;
-    const double a = fabs(d);
-    if (a == 0 || isinf(a))
-        return (uint16_t)(bits_of(f) >> 16);
-    int e;
-    (void)frexp(a, &e);
-    const int E = e - 1;
-    const int quantum_exp = E < -126 ? -133 : E - 7; /* 8 significant bits; subnormals */
-    const double v = ldexp(rint(ldexp(a, -quantum_exp)), quantum_exp);
-    if (v >= 0x1p128)
-        return sign | 0x7F80u;
-    /* v is a bfloat16 value, hence exactly a float whose low 16 bits are zero */
-    return (uint16_t)(sign | (bits_of((float)v) >> 16));
-}
 
 static void check_bf16(float f)
 {
     const uint16_t got = sgfp4_float_to_bf16(f);
     if (isnan(f)) {
         if ((got & 0x7F80u) != 0x7F80u || (got & 0x7Fu) == 0 ||
-            (got >> 15) != (bits_of(f) >> 31))
-            fail_msg("float 0x%08x (NaN): got bf16 0x%04x, want a NaN", bits_of(f), got);
+            (got >> 15) != (ref_bits_of(f) >> 31))
+            fail_msg("float 0x%08x (NaN): got bf16 0x%04x, want a NaN", ref_bits_of(f), got);
         return;
     }
-    const uint16_t want = bf16_rne_reference(f);
+    const uint16_t want = ref_float_to_bf16(f);
     if (got != want)
-        fail_msg("float 0x%08x (%.10g): got bf16 0x%04x, want 0x%04x", bits_of(f), (double)f,
+        fail_msg("float 0x%08x (%.10g): got bf16 0x%04x, want 0x%04x", ref_bits_of(f), (double)f,
                  got, want);
 }
 
@@ -209,18 +133,18 @@ static void float_to_bf16_rne(void **state)
             const uint32_t cases[] = {base, base | 0x8000u, base | 0x7FFFu, base | 0x8001u,
                                       base | 0x0001u, base | 0xFFFFu};
             for (size_t i = 0; i < 6; i++)
-                check_bf16(float_of(cases[i]));
+                check_bf16(ref_float_of(cases[i]));
         }
     }
     const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN,
-                              float_of(0x7F7FFFFFu), float_of(0x7F7F8000u),
-                              float_of(0x7F7F7FFFu), float_of(0xFF7F8000u),
-                              float_of(0x00000001u), float_of(0x00008000u),
-                              float_of(0x00018000u), float_of(0x7F800001u)};
+                              ref_float_of(0x7F7FFFFFu), ref_float_of(0x7F7F8000u),
+                              ref_float_of(0x7F7F7FFFu), ref_float_of(0xFF7F8000u),
+                              ref_float_of(0x00000001u), ref_float_of(0x00008000u),
+                              ref_float_of(0x00018000u), ref_float_of(0x7F800001u)};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
         check_bf16(specials[i]);
     for (int i = 0; i < 1000000; i++)
-        check_bf16(float_of(next_u32()));
+        check_bf16(ref_float_of(next_u32()));
 }
 
 int main(void)

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# CLI contract tests for `sgfp4` (ARCHITECTURE.md "CLI contract", docs/cli.md):
+#   exit codes; one line on stderr on failure; --help / --version; '-' for stdin / stdout;
+#   .npy output (header and data checked byte by byte); and, over a few hundred random valid
+#   and malformed containers written by decodecorpus --write-dir, `sgfp4 decode` output equal
+#   to the independently computed bytes, and every malformed container rejected with a
+#   non-zero exit, the right status in its one-line message, and NO output or temporary file
+#   left behind (an existing output file is left untouched).
+# usage: test_cli.sh SGFP4 DECODECORPUS GOLDEN_DIR SCRATCH_DIR [COUNT]
+# SPDX-License-Identifier: MIT
+set -u
+sgfp4=$1
+corpus=$2
+golden=$3
+scratch=$4
+count=${5:-150}
+
+failures=0
+checks=0
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+ok() { checks=$((checks + 1)); }
+
+rm -rf "$scratch"
+mkdir -p "$scratch/corpus" "$scratch/out"
+err=$scratch/stderr.txt
+
+# Runs the CLI with stdout/stderr captured; sets $rc.
+run() {
+    "$sgfp4" "$@" >"$scratch/stdout.txt" 2>"$err"
+    rc=$?
+}
+
+# The failure contract: non-zero exit ($1 = expected code or "nonzero") and one stderr line.
+expect_failure() {
+    local want=$1
+    shift
+    run "$@"
+    if [ "$want" = nonzero ]; then
+        [ "$rc" -ne 0 ] || { fail "sgfp4 $* exited 0"; return; }
+    else
+        [ "$rc" -eq "$want" ] || { fail "sgfp4 $* exited $rc, want $want"; return; }
+    fi
+    local lines
+    lines=$(wc -l <"$err")
+    [ "$lines" -eq 1 ] || { fail "sgfp4 $*: $lines lines on stderr, want 1: $(cat "$err")"; return; }
+    grep -q '^sgfp4: ' "$err" || { fail "sgfp4 $*: stderr does not start with 'sgfp4: '"; return; }
+    ok
+}
+
+# The output folder must be empty (no output, no temporary file).
+expect_no_output() {
+    local left
+    left=$(ls -A "$scratch/out")
+    [ -z "$left" ] || { fail "$1: files left behind: $left"; rm -f "$scratch/out/"*; return; }
+    ok
+}
+
+# ---- help, version, usage errors --------------------------------------------------------
+run --help
+[ "$rc" -eq 0 ] && grep -q '^usage: sgfp4' "$scratch/stdout.txt" && [ ! -s "$err" ] && ok ||
+    fail "--help: exit $rc or no usage on stdout"
+run --version
+[ "$rc" -eq 0 ] && grep -Eq '^sgfp4 [0-9]+\.[0-9]+\.[0-9]+' "$scratch/stdout.txt" && ok ||
+    fail "--version: exit $rc, output '$(cat "$scratch/stdout.txt")'"
+for cmd in decode verify info; do
+    run "$cmd" --help
+    [ "$rc" -eq 0 ] && grep -q "usage: sgfp4 $cmd" "$scratch/stdout.txt" && ok ||
+        fail "$cmd --help: exit $rc"
+done
+run
+[ "$rc" -eq 2 ] && ok || fail "no command: exit $rc, want 2"
+run no-such-command
+[ "$rc" -eq 2 ] && ok || fail "unknown command: exit $rc, want 2"
+
+v2=$golden/decode/v2_shape_3x130.sgfp4
+v1=$golden/decode/v1_shape_3x130.fp4
+expect_failure 2 decode "$v2" --shape 3x130                      # no -o
+expect_failure 2 decode "$v2" -o "$scratch/out/x.f32"            # no --shape
+expect_failure 2 decode "$v2" -o "$scratch/out/x.f32" --shape 3x # bad shape
+expect_failure 2 decode "$v2" -o "$scratch/out/x.f32" --shape 3x130 --dtype f64
+expect_failure 2 decode "$v2" -o "$scratch/out/x.f32" --shape 3x130 --bogus
+expect_failure 2 decode "$v2" -o "$scratch/out/x.npy" --shape 3x130 --dtype bf16
+expect_failure 1 decode "$scratch/missing.sgfp4" -o "$scratch/out/x.f32" --shape 3x130
+expect_failure 1 decode "$v2" -o "$scratch/out/x.f32" --shape 3x200    # wrong shape
+expect_failure 1 decode "$v2" -o "$scratch/no-such-dir/x.f32" --shape 3x130
+expect_no_output "usage errors"
+expect_failure nonzero verify "$golden/reject/v2_layout_6.sgfp4" --shape 64x64
+grep -q 'V2_LAYOUT' "$err" && ok || fail "verify of a bad layout does not name V2_LAYOUT"
+
+# ---- valid decodes: raw, stdin/stdout, npy ----------------------------------------------
+run decode "$v2" -o "$scratch/out/a.f32" --shape 3x130
+[ "$rc" -eq 0 ] && [ ! -s "$err" ] && [ "$(stat -c %s "$scratch/out/a.f32")" -eq $((3 * 130 * 4)) ] &&
+    ok || fail "decode $v2: exit $rc, $(cat "$err")"
+"$sgfp4" decode - -o - --shape 3x130 --profile v2 <"$v2" >"$scratch/b.f32" 2>"$err"
+rc=$?
+[ "$rc" -eq 0 ] && cmp -s "$scratch/out/a.f32" "$scratch/b.f32" && ok ||
+    fail "decode from stdin to stdout differs from the file decode (exit $rc)"
+"$sgfp4" decode - -o - --shape 3x130 --profile v1 <"$v1" >"$scratch/b1.f32" 2>"$err"
+[ $? -eq 0 ] && [ "$(stat -c %s "$scratch/b1.f32")" -eq 1560 ] && ok || fail "v1 from stdin"
+rm -f "$scratch/out/a.f32"
+
+# .npy: magic, version 1.0, header length, dict, 64-byte aligned data, then the f32 bytes
+check_npy() { # FILE DESCR ROWS COLS RAWFILE
+    python3 - "$@" <<'EOF'
+import ast, sys
+path, descr, rows, cols, raw = sys.argv[1:]
+d = open(path, 'rb').read()
+assert d[:6] == b'\x93NUMPY', 'bad magic'
+assert d[6:8] in (b'\x01\x00', b'\x02\x00', b'\x03\x00'), 'bad version'
+if d[6] == 1:
+    hlen, start = int.from_bytes(d[8:10], 'little'), 10
+else:
+    hlen, start = int.from_bytes(d[8:12], 'little'), 12
+header = d[start:start + hlen].decode('latin1')
+assert header.endswith('\n'), 'header does not end in a newline'
+assert (start + hlen) % 16 == 0, 'data not 16-byte aligned'
+h = ast.literal_eval(header.strip())
+assert h['descr'] == descr, h
+assert h['fortran_order'] is False, h
+assert tuple(h['shape']) == (int(rows), int(cols)), h
+assert d[start + hlen:] == open(raw, 'rb').read(), 'data differs from the raw decode'
+EOF
+}
+for dtype in f32 f16; do
+    descr='<f4'
+    [ $dtype = f16 ] && descr='<f2'
+    run decode "$v2" -o "$scratch/out/n.npy" --shape 3x130 --dtype $dtype
+    rc_npy=$rc
+    run decode "$v2" -o "$scratch/raw.$dtype" --shape 3x130 --dtype $dtype
+    if [ "$rc_npy" -eq 0 ] && [ "$rc" -eq 0 ] && check_npy "$scratch/out/n.npy" "$descr" 3 130 "$scratch/raw.$dtype"; then
+        ok
+    else
+        fail ".npy output ($dtype) is not a valid NumPy file of the decoded data"
+    fi
+    rm -f "$scratch/out/n.npy"
+done
+
+# A failing decode leaves an existing output file exactly as it was.
+echo keep >"$scratch/out/keep.f32"
+expect_failure 1 decode "$golden/reject/v2_trailing_byte.sgfp4" -o "$scratch/out/keep.f32" \
+    --shape 64x64
+[ "$(cat "$scratch/out/keep.f32")" = keep ] && [ "$(ls -A "$scratch/out")" = keep.f32 ] && ok ||
+    fail "a failing decode changed or added files next to an existing output"
+rm -f "$scratch/out/keep.f32"
+
+# ---- random valid and malformed containers ----------------------------------------------
+if ! "$corpus" --seed 77 --count "$count" --write-dir "$scratch/corpus" >/dev/null; then
+    fail "decodecorpus --write-dir failed"
+fi
+decoded=0
+rejected=0
+while IFS=$'\t' read -r file profile rows cols expect what; do
+    in=$scratch/corpus/$file
+    out=$scratch/out/${file%.*}.f32
+    if [ "$expect" = decode ]; then
+        run decode "$in" -o "$out" --shape "${rows}x${cols}" --profile "$profile"
+        if [ "$rc" -ne 0 ] || ! cmp -s "$out" "$scratch/corpus/$what"; then
+            fail "$file: decode exit $rc or output differs from $what: $(cat "$err")"
+        else
+            ok
+            decoded=$((decoded + 1))
+        fi
+        rm -f "$out"
+    else
+        if [ "$rows" = 0 ] || [ "$cols" = 0 ]; then
+            expect_failure 2 decode "$in" -o "$out" --shape "${rows}x${cols}" --profile "$profile"
+        else
+            expect_failure 1 decode "$in" -o "$out" --shape "${rows}x${cols}" --profile "$profile"
+            grep -q "\[$what\]" "$err" && ok || fail "$file: message does not name $what: $(cat "$err")"
+        fi
+        expect_no_output "$file (malformed, $what)"
+        rejected=$((rejected + 1))
+    fi
+done <"$scratch/corpus/index.tsv"
+[ "$decoded" -gt 0 ] && [ "$rejected" -gt 0 ] || fail "the corpus produced no cases"
+
+echo "test_cli: $checks checks passed, $failures failed ($decoded random containers decoded" \
+     "bit for bit, $rejected malformed ones rejected with no output)"
+[ "$failures" -eq 0 ]
