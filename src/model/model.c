@@ -1,0 +1,353 @@
+/* Opening a model (plain mapping, or zstd decompressed into an unlinked temporary file),
+ * the accessors, and per-tensor services: container open, hash check, float conversion.
+ * SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "model/model_internal.h"
+
+/* From model_zstd_input.c: decompresses fd (a zstd stream) into a new unlinked temp file. */
+sgfp4_status sgfp4_zstd_decompress_to_temp(int fd, const char *path, const char *temp_dir,
+                                           uint64_t max_bytes, int *out_fd, sgfp4_diag *diag);
+
+/* Merge sort of entry indices by name (qsort has no user pointer; no global state). */
+static void sort_indices(const sgfp4_model *m, size_t *idx, size_t *tmp, size_t n)
+{
+    if (n < 2)
+        return;
+    const size_t h = n / 2;
+    sort_indices(m, idx, tmp, h);
+    sort_indices(m, idx + h, tmp, n - h);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = strcmp(m->entries[idx[i]].pub.name, m->entries[idx[j]].pub.name) <= 0
+                       ? idx[i++] : idx[j++];
+    while (i < h)
+        tmp[k++] = idx[i++];
+    while (j < n)
+        tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+sgfp4_status sgfp4_model_index_names(sgfp4_model *m, sgfp4_diag *diag)
+{
+    m->by_name = malloc((m->count ? m->count : 1) * sizeof *m->by_name);
+    size_t *tmp = malloc((m->count ? m->count : 1) * sizeof *tmp);
+    if (!m->by_name || !tmp) {
+        free(tmp);
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    }
+    for (size_t k = 0; k < m->count; k++)
+        m->by_name[k] = k;
+    sort_indices(m, m->by_name, tmp, m->count);
+    free(tmp);
+    return SGFP4_OK;
+}
+
+static sgfp4_status finish_open(sgfp4_model *m, const sgfp4_model_open_options *o,
+                                sgfp4_model **out, sgfp4_diag *diag)
+{
+    const sgfp4_status s = sgfp4_model_parse(m, o ? &o->limits : NULL, diag);
+    if (s != SGFP4_OK) {
+        sgfp4_model_close(m);
+        return s;
+    }
+    *out = m;
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_model_open_memory(const void *data, size_t size,
+                                     const sgfp4_model_open_options *options, sgfp4_model **out,
+                                     sgfp4_diag *diag)
+{
+    if (!out || (!data && size))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    *out = NULL;
+    sgfp4_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    m->base = data;
+    m->size = size;
+    return finish_open(m, options, out, diag);
+}
+
+sgfp4_status sgfp4_model_open(const char *path, const sgfp4_model_open_options *options,
+                              sgfp4_model **out, sgfp4_diag *diag)
+{
+    if (!out || !path)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    *out = NULL;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: cannot open: %s", path,
+                          strerror(errno));
+    uint8_t magic[4] = {0};
+    const ssize_t got = pread(fd, magic, 4, 0);
+    bool compressed = got == 4 && magic[0] == 0x28 && magic[1] == 0xB5 && magic[2] == 0x2F &&
+                      magic[3] == 0xFD;
+    if (compressed) {
+        int plain = -1;
+        const sgfp4_status s = sgfp4_zstd_decompress_to_temp(
+            fd, path, options ? options->temp_dir : NULL,
+            options && options->max_decompressed_bytes ? options->max_decompressed_bytes
+                                                       : (uint64_t)1 << 40,
+            &plain, diag);
+        close(fd);
+        if (s != SGFP4_OK)
+            return s;
+        fd = plain;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1, "%s: too large to map", path);
+    }
+    sgfp4_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        close(fd);
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    }
+    m->size = (uint64_t)st.st_size;
+    m->compressed = compressed;
+    if (m->size) {
+        void *map = mmap(NULL, (size_t)m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            close(fd);
+            free(m);
+            return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: cannot map: %s", path,
+                              strerror(errno));
+        }
+        m->mapping = map;
+        m->base = map;
+    }
+    close(fd); /* the mapping keeps the (possibly unlinked) file alive */
+    return finish_open(m, options, out, diag);
+}
+
+void sgfp4_model_close(sgfp4_model *m)
+{
+    if (!m)
+        return;
+    sgfp4_model_free_parsed(m);
+    if (m->mapping)
+        munmap(m->mapping, (size_t)m->size);
+    free(m);
+}
+
+size_t sgfp4_model_tensor_count(const sgfp4_model *m) { return m ? m->count : 0; }
+
+const sgfp4_model_tensor *sgfp4_model_tensor_at(const sgfp4_model *m, size_t index)
+{
+    return m && index < m->count ? &m->entries[index].pub : NULL;
+}
+
+const sgfp4_model_tensor *sgfp4_model_find(const sgfp4_model *m, const char *name)
+{
+    if (!m || !name || !m->by_name)
+        return NULL;
+    size_t lo = 0, hi = m->count;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const int c = strcmp(name, m->entries[m->by_name[mid]].pub.name);
+        if (c == 0)
+            return &m->entries[m->by_name[mid]].pub;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+size_t sgfp4_model_metadata_count(const sgfp4_model *m) { return m ? m->meta_count : 0; }
+
+int sgfp4_model_metadata_at(const sgfp4_model *m, size_t index, const char **key,
+                            const char **value)
+{
+    if (!m || index >= m->meta_count)
+        return -1;
+    if (key)
+        *key = m->meta_keys[index];
+    if (value)
+        *value = m->meta_values[index];
+    return 0;
+}
+
+const char *sgfp4_model_metadata_get(const sgfp4_model *m, const char *key)
+{
+    for (size_t k = 0; m && key && k < m->meta_count; k++)
+        if (strcmp(m->meta_keys[k], key) == 0)
+            return m->meta_values[k];
+    return NULL;
+}
+
+int sgfp4_model_is_quantized(const sgfp4_model *m) { return m && m->quantized; }
+uint64_t sgfp4_model_data_offset(const sgfp4_model *m) { return m ? m->data_offset : 0; }
+uint64_t sgfp4_model_file_bytes(const sgfp4_model *m) { return m ? m->size : 0; }
+int sgfp4_model_was_compressed(const sgfp4_model *m) { return m && m->compressed; }
+
+void sgfp4_model_release(const sgfp4_model *m, const sgfp4_model_tensor *t)
+{
+    if (!m || !t || !m->mapping || t->nbytes == 0)
+        return;
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    const uint64_t begin = t->offset / page * page;
+    const uint64_t end = t->offset + t->nbytes;
+    /* Whole pages, rounded outwards: a private read-only file mapping re-reads on fault. */
+    (void)madvise((uint8_t *)m->mapping + begin, (size_t)(end - begin), MADV_DONTNEED);
+}
+
+sgfp4_status sgfp4_model_tensor_open(const sgfp4_model *m, const sgfp4_model_tensor *t,
+                                     const sgfp4_open_options *options, sgfp4_tensor **out,
+                                     sgfp4_diag *diag)
+{
+    if (!m || !t || !out || !t->quant)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "tensor '%s' is not a quantized tensor", t ? t->name : "(null)");
+    const sgfp4_status s = sgfp4_tensor_open(t->data, (size_t)t->nbytes, t->quant->profile,
+                                             t->quant->rows, t->quant->cols, options, out, diag);
+    if (s != SGFP4_OK && diag) {
+        /* Name the tensor and make the offset absolute in the model file. */
+        char inner[sizeof diag->message];
+        memcpy(inner, diag->message, sizeof inner);
+        const int64_t at = diag->offset >= 0 ? (int64_t)t->offset + diag->offset : -1;
+        diag->offset = at;
+        char head[sizeof diag->message];
+        snprintf(head, sizeof head, "tensor '%s' (file byte %lld): ", t->name, (long long)at);
+        const size_t used = strlen(head);
+        memcpy(diag->message, head, used);
+        const size_t room = sizeof diag->message - used - 1;
+        const size_t take = strlen(inner) < room ? strlen(inner) : room;
+        memcpy(diag->message + used, inner, take);
+        diag->message[used + take] = '\0';
+    }
+    return s;
+}
+
+void sgfp4_sha256_hex(const void *data, size_t size, char hex[65])
+{
+    unsigned char digest[32];
+    unsigned int len = 0;
+    EVP_Digest(data, size, digest, &len, EVP_sha256(), NULL);
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned i = 0; i < 32; i++) {
+        hex[2 * i] = digits[digest[i] >> 4];
+        hex[2 * i + 1] = digits[digest[i] & 15];
+    }
+    hex[64] = '\0';
+}
+
+sgfp4_status sgfp4_model_verify_tensor(const sgfp4_model *m, const sgfp4_model_tensor *t,
+                                       sgfp4_diag *diag)
+{
+    sgfp4_tensor *view = NULL;
+    sgfp4_status s = sgfp4_model_tensor_open(m, t, NULL, &view, diag);
+    sgfp4_tensor_close(view);
+    if (s != SGFP4_OK)
+        return s;
+    char hex[65];
+    sgfp4_sha256_hex(t->data, (size_t)t->nbytes, hex);
+    if (strcmp(hex, t->quant->sha256) != 0)
+        return sgfp4_fail(diag, SGFP4_ERR_HASH_MISMATCH, (int64_t)t->offset, -1, -1,
+                          "tensor '%s' (file bytes %llu..%llu): sha256 %s, manifest says %s",
+                          t->name, (unsigned long long)t->offset,
+                          (unsigned long long)(t->offset + t->nbytes), hex, t->quant->sha256);
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *t, float *dst, size_t capacity,
+                                       int reject_nonfinite, sgfp4_diag *diag)
+{
+    if (!t || !dst)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    if (t->dtype != SGFP4_ST_F32 && t->dtype != SGFP4_ST_F16 && t->dtype != SGFP4_ST_BF16)
+        return sgfp4_fail(diag, SGFP4_ERR_MODEL_DTYPE, (int64_t)t->offset, -1, -1,
+                          "tensor '%s': dtype %s cannot be converted to float32", t->name,
+                          sgfp4_st_dtype_name(t->dtype));
+    if (t->elements > capacity / sizeof(float))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "tensor '%s': destination too small", t->name);
+    const uint8_t *p = t->data;
+    const size_t n = (size_t)t->elements;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t bits;
+        if (t->dtype == SGFP4_ST_F32) {
+            bits = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 |
+                   (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
+            memcpy(&dst[k], &bits, 4);
+        } else {
+            const uint16_t h = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
+            if (t->dtype == SGFP4_ST_F16) {
+                dst[k] = sgfp4_half_to_float(h);
+            } else {
+                bits = (uint32_t)h << 16;
+                memcpy(&dst[k], &bits, 4);
+            }
+        }
+        if (reject_nonfinite && !isfinite(dst[k]))
+            return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
+                              (int64_t)(t->offset + k * sgfp4_st_dtype_size(t->dtype)), -1, -1,
+                              "tensor '%s': element %zu (file byte %llu) is %s; SGFP4 encodes "
+                              "finite values only (skip the tensor with a policy rule)",
+                              t->name, k,
+                              (unsigned long long)(t->offset + k * sgfp4_st_dtype_size(t->dtype)),
+                              isnan(dst[k]) ? "NaN" : "infinite");
+    }
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_model_tensor_to_f32_check(const sgfp4_model_tensor *t, sgfp4_diag *diag)
+{
+    const uint8_t *p = t->data;
+    for (uint64_t k = 0; k < t->elements; k++) {
+        /* exponent all ones = infinity or NaN */
+        if ((p[4 * k + 3] & 0x7F) == 0x7F && (p[4 * k + 2] & 0x80))
+            return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, (int64_t)(t->offset + 4 * k), -1, -1,
+                              "tensor '%s': element %llu (file byte %llu) is not finite; SGFP4 "
+                              "encodes finite values only (skip the tensor with a policy rule)",
+                              t->name, (unsigned long long)k,
+                              (unsigned long long)(t->offset + 4 * k));
+    }
+    return SGFP4_OK;
+}
+
+const char *sgfp4_temp_dir(const char *dir)
+{
+    if (dir && *dir)
+        return dir;
+    const char *env = getenv("TMPDIR");
+    return env && *env ? env : "/tmp";
+}
+
+int sgfp4_temp_file(const char *dir)
+{
+    const char *d = sgfp4_temp_dir(dir);
+    int fd = -1;
+#ifdef O_TMPFILE
+    fd = open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+#endif
+    const size_t len = strlen(d) + 32;
+    char *path = malloc(len);
+    if (!path)
+        return -1;
+    snprintf(path, len, "%s/sgfp4-XXXXXX", d);
+    fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    free(path);
+    return fd;
+}

@@ -1,0 +1,321 @@
+/* Quantizing a whole model into a D6 manifest file, streaming.
+ *
+ * Design: the safetensors header must come first but holds every container's size, which is
+ * known only after encoding. Encoding twice is too slow, and holding all containers in memory
+ * is unbounded, so pass 1 encodes one tensor at a time (float32 copy -> container -> validate
+ * -> sha256) and appends the container to an unlinked spool file; pass 2 writes the header,
+ * copies the v2 then v1 containers from the spool and the pass-through tensors from the
+ * mapping. Peak memory: one tensor's float32 copy, its container and the encoder's
+ * workspace; the spool costs disk about the size of the quantized tensors.
+ * SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "model/model_internal.h"
+
+#define COPY_CHUNK ((size_t)1 << 20)
+
+typedef struct planned {
+    sgfp4_model_decision decision;
+    uint64_t spool_offset, bytes;   /* the container in the spool (quantized tensors) */
+    char sha256[65];
+} planned;
+
+typedef struct encode_job {
+    const sgfp4_model *src;
+    planned *plan;
+    int spool;
+    uint64_t spool_end;
+    uint8_t *chunk;
+    sgfp4_diag *diag;
+} encode_job;
+
+static bool host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+static bool pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t at)
+{
+    while (n) {
+        const ssize_t w = pwrite(fd, p, n, (off_t)at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+        at += (uint64_t)w;
+    }
+    return true;
+}
+
+/* Pass 1 for one tensor: convert, encode, validate, hash, spool. */
+static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, planned *p)
+{
+    sgfp4_diag *diag = job->diag;
+    const sgfp4_model_decision *d = &p->decision;
+    if (t->elements > SIZE_MAX / sizeof(float))
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, (int64_t)t->offset, -1, -1,
+                          "tensor '%s': too large for this address space", t->name);
+    const float *src = NULL;
+    float *owned = NULL;
+    /* A little-endian F32 tensor at a 4-aligned address is encoded straight from the map,
+     * after the same finiteness check the conversion does. */
+    const bool direct = t->dtype == SGFP4_ST_F32 && host_is_little_endian() &&
+                        ((uintptr_t)t->data % sizeof(float)) == 0;
+    sgfp4_status s;
+    if (!direct) {
+        owned = malloc((size_t)t->elements * sizeof(float));
+        if (!owned)
+            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, (int64_t)t->offset, -1, -1,
+                              "tensor '%s': out of memory for its float32 copy", t->name);
+        s = sgfp4_model_tensor_to_f32(t, owned, (size_t)t->elements * sizeof(float), 1, diag);
+        src = owned;
+    } else {
+        src = (const float *)(const void *)t->data;
+        s = sgfp4_model_tensor_to_f32_check(t, diag);
+    }
+    void *container = NULL;
+    size_t size = 0;
+    if (s == SGFP4_OK) {
+        s = sgfp4_encode_alloc(src, d->rows, d->cols, 0, &d->options, &container, &size);
+        if (s != SGFP4_OK)
+            sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1, "tensor '%s' [%llu x %llu]: encoder "
+                       "failed: %s", t->name, (unsigned long long)d->rows,
+                       (unsigned long long)d->cols, sgfp4_status_str(s));
+    }
+    free(owned);
+    if (s != SGFP4_OK)
+        return s;
+    /* Self-check: the container we are about to publish must pass strict validation. */
+    sgfp4_tensor *view = NULL;
+    sgfp4_diag inner;
+    s = sgfp4_tensor_open(container, size, d->options.profile, d->rows, d->cols, NULL, &view,
+                          &inner);
+    sgfp4_tensor_close(view);
+    if (s != SGFP4_OK) {
+        sgfp4_free(container);
+        return sgfp4_fail(diag, SGFP4_ERR_INTERNAL, (int64_t)t->offset, -1, -1,
+                          "tensor '%s': the encoder wrote an invalid container (%s)", t->name,
+                          inner.message);
+    }
+    sgfp4_sha256_hex(container, size, p->sha256);
+    p->spool_offset = job->spool_end;
+    p->bytes = size;
+    const bool ok = pwrite_all(job->spool, container, size, job->spool_end);
+    sgfp4_free(container);
+    if (!ok)
+        return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1,
+                          "tensor '%s': cannot write to the spool file: %s", t->name,
+                          strerror(errno));
+    job->spool_end += size;
+    return SGFP4_OK;
+}
+
+static json_t *encoder_json(const sgfp4_encode_options *o)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "library", json_string(sgfp4_version_string()));
+    json_object_set_new(e, "policy",
+                        json_string(o->policy == SGFP4_POLICY_RATE ? "rate" : "threshold"));
+    if (o->policy == SGFP4_POLICY_RATE)
+        json_object_set_new(e, "target_bpw", json_real(o->target_bpw));
+    else
+        json_object_set_new(e, "threshold", json_real(o->threshold));
+    json_object_set_new(e, "delta", json_real(o->delta));
+    json_object_set_new(e, "fit", json_string(o->fit == SGFP4_FIT_BEST ? "best" : "reference"));
+    return e;
+}
+
+static json_t *shape_array(const uint64_t *shape, size_t rank)
+{
+    json_t *a = json_array();
+    for (size_t d = 0; d < rank; d++)
+        json_array_append_new(a, json_integer((json_int_t)shape[d]));
+    return a;
+}
+
+/* The manifest document (D6) as compact JSON text; NULL when out of memory. */
+static char *manifest_text(const sgfp4_model *src, const planned *plan)
+{
+    json_t *root = json_object(), *tensors = json_object();
+    json_object_set_new(root, "format", json_string("sgfp4-manifest"));
+    json_object_set_new(root, "version", json_integer(1));
+    json_object_set_new(root, "tensors", tensors);
+    for (size_t k = 0; k < src->count; k++) {
+        if (!plan[k].decision.quantize)
+            continue;
+        const sgfp4_model_tensor *t = &src->entries[k].pub;
+        const sgfp4_model_decision *d = &plan[k].decision;
+        json_t *e = json_object();
+        json_object_set_new(e, "profile",
+                            json_string(d->options.profile == SGFP4_PROFILE_V1 ? "v1" : "v2"));
+        json_object_set_new(e, "shape", json_pack("[II]", (json_int_t)d->rows,
+                                                  (json_int_t)d->cols));
+        json_object_set_new(e, "original_shape", shape_array(t->shape, t->rank));
+        json_object_set_new(e, "dtype", json_string(sgfp4_st_dtype_name(t->dtype)));
+        json_object_set_new(e, "sha256", json_string(plan[k].sha256));
+        json_object_set_new(e, "encoder", encoder_json(&d->options));
+        json_object_set_new(tensors, t->name, e);
+    }
+    char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return text;
+}
+
+/* D6 order: v2 containers, then v1 containers, then pass-through, each in file order. */
+static int group_of(const planned *p)
+{
+    if (!p->decision.quantize)
+        return 2;
+    return p->decision.options.profile == SGFP4_PROFILE_V1 ? 1 : 0;
+}
+
+static sgfp4_status copy_spool(encode_job *job, sgfp4_st_writer *w, const planned *p,
+                               const char *name)
+{
+    uint64_t done = 0;
+    while (done < p->bytes) {
+        const size_t n = (size_t)(p->bytes - done < COPY_CHUNK ? p->bytes - done : COPY_CHUNK);
+        const ssize_t got = pread(job->spool, job->chunk, n, (off_t)(p->spool_offset + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return sgfp4_fail(job->diag, SGFP4_ERR_IO, -1, -1, -1,
+                              "tensor '%s': cannot read back the spool file: %s", name,
+                              got < 0 ? strerror(errno) : "short read");
+        const sgfp4_status s = sgfp4_st_writer_write(w, job->chunk, (size_t)got);
+        if (s != SGFP4_OK)
+            return sgfp4_fail(job->diag, s, -1, -1, -1, "tensor '%s': cannot write: %s", name,
+                              sgfp4_status_str(s));
+        done += (uint64_t)got;
+    }
+    return SGFP4_OK;
+}
+
+/* Pass 2: header, then data in D6 order. */
+static sgfp4_status assemble(encode_job *job, const sgfp4_sink *sink)
+{
+    const sgfp4_model *src = job->src;
+    sgfp4_diag *diag = job->diag;
+    char *manifest = manifest_text(src, job->plan);
+    sgfp4_st_entry *entries = calloc(src->count ? src->count : 1, sizeof *entries);
+    size_t *order = calloc(src->count ? src->count : 1, sizeof *order);
+    const char **keys = calloc(src->meta_count + 1, sizeof *keys);
+    const char **values = calloc(src->meta_count + 1, sizeof *values);
+    sgfp4_status s = SGFP4_OK;
+    if (!manifest || !entries || !order || !keys || !values)
+        s = sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    size_t n = 0, meta = 0;
+    for (int group = 0; s == SGFP4_OK && group < 3; group++)
+        for (size_t k = 0; k < src->count; k++) {
+            if (group_of(&job->plan[k]) != group)
+                continue;
+            const sgfp4_model_tensor *t = &src->entries[k].pub;
+            entries[n].name = t->name;
+            if (group < 2) {
+                entries[n].dtype = SGFP4_ST_U8;
+                entries[n].rank = 1;
+                entries[n].shape = &job->plan[k].bytes;
+            } else {
+                entries[n].dtype = t->dtype;
+                entries[n].rank = t->rank;
+                entries[n].shape = t->shape;
+            }
+            order[n++] = k;
+        }
+    for (size_t k = 0; s == SGFP4_OK && k < src->meta_count; k++)
+        if (strcmp(src->meta_keys[k], "sgfp4") != 0) {
+            keys[meta] = src->meta_keys[k];
+            values[meta++] = src->meta_values[k];
+        }
+    keys[meta] = "sgfp4";
+    values[meta++] = manifest;
+    sgfp4_st_writer *w = NULL;
+    if (s == SGFP4_OK)
+        s = sgfp4_st_writer_begin(entries, n, keys, values, meta, sink, &w, diag);
+    for (size_t i = 0; s == SGFP4_OK && i < n; i++) {
+        const size_t k = order[i];
+        const sgfp4_model_tensor *t = &src->entries[k].pub;
+        if (job->plan[k].decision.quantize) {
+            s = copy_spool(job, w, &job->plan[k], t->name);
+            continue;
+        }
+        s = sgfp4_st_writer_write(w, t->data, (size_t)t->nbytes);
+        if (s != SGFP4_OK)
+            sgfp4_fail(diag, s, -1, -1, -1, "tensor '%s': cannot write: %s", t->name,
+                       sgfp4_status_str(s));
+        sgfp4_model_release(src, t);
+    }
+    if (s == SGFP4_OK)
+        s = sgfp4_st_writer_finish(w, diag);
+    sgfp4_st_writer_free(w);
+    free(manifest);
+    free(entries);
+    free(order);
+    free(keys);
+    free(values);
+    return s;
+}
+
+static void report(const sgfp4_model_write_options *o, size_t done, size_t total,
+                   uint64_t bytes_done, uint64_t bytes_total, const char *current)
+{
+    if (!o || !o->progress)
+        return;
+    const sgfp4_model_progress p = {done, total, bytes_done, bytes_total, current};
+    o->progress(o->progress_user, &p);
+}
+
+sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy *policy,
+                                const sgfp4_model_write_options *options, const sgfp4_sink *sink,
+                                sgfp4_diag *diag)
+{
+    sgfp4_diag_clear(diag);
+    if (!src || !policy || !sink || !sink->write)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    if (src->quantized)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "the input is already a quantized model (it has an sgfp4 manifest)");
+    encode_job job = {src, NULL, -1, 0, NULL, diag};
+    job.plan = calloc(src->count ? src->count : 1, sizeof *job.plan);
+    job.chunk = malloc(COPY_CHUNK);
+    if (!job.plan || !job.chunk) {
+        free(job.plan);
+        free(job.chunk);
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    }
+    sgfp4_status s = SGFP4_OK;
+    job.spool = sgfp4_temp_file(options ? options->temp_dir : NULL);
+    if (job.spool < 0)
+        s = sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "cannot create a spool file in %s: %s",
+                       sgfp4_temp_dir(options ? options->temp_dir : NULL), strerror(errno));
+    uint64_t bytes_total = 0, bytes_done = 0;
+    for (size_t k = 0; k < src->count; k++)
+        bytes_total += src->entries[k].pub.nbytes;
+    report(options, 0, src->count, 0, bytes_total, NULL);
+    for (size_t k = 0; s == SGFP4_OK && k < src->count; k++) {
+        const sgfp4_model_tensor *t = &src->entries[k].pub;
+        sgfp4_model_policy_decide(policy, t, &job.plan[k].decision);
+        if (job.plan[k].decision.quantize)
+            s = encode_one(&job, t, &job.plan[k]);
+        sgfp4_model_release(src, t);
+        bytes_done += t->nbytes;
+        report(options, k + 1, src->count, bytes_done, bytes_total, t->name);
+    }
+    if (s == SGFP4_OK)
+        s = assemble(&job, sink);
+    if (job.spool >= 0)
+        close(job.spool);
+    free(job.plan);
+    free(job.chunk);
+    return s;
+}

@@ -1,0 +1,326 @@
+/* Per-tensor policy: the default for transformer checkpoints, and JSON policy files of glob
+ * rules (first match wins) that skip tensors or set encoder options. Format: docs/model.md.
+ * SPDX-License-Identifier: MIT */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "model/model_internal.h"
+
+enum {
+    SET_PROFILE = 1, SET_BPW = 2, SET_POLICY = 4, SET_THRESHOLD = 8, SET_DELTA = 16, SET_FIT = 32
+};
+enum { ACTION_DEFAULT = -1, ACTION_SKIP = 0, ACTION_QUANTIZE = 1 };
+
+typedef struct policy_rule {
+    char **globs;
+    size_t glob_count;
+    int action;
+    unsigned set;
+    sgfp4_encode_options values; /* only the fields flagged in `set` */
+} policy_rule;
+
+struct sgfp4_model_policy {
+    sgfp4_encode_options defaults;
+    int embeddings;
+    uint64_t min_elements;
+    policy_rule *rules;
+    size_t rule_count;
+};
+
+#define DEFAULT_MIN_ELEMENTS 1024u
+
+sgfp4_status sgfp4_model_policy_create(sgfp4_model_policy **out)
+{
+    if (!out)
+        return SGFP4_ERR_ARGUMENT;
+    sgfp4_model_policy *p = calloc(1, sizeof *p);
+    if (!p)
+        return SGFP4_ERR_NOMEM;
+    sgfp4_encode_options_default(&p->defaults);
+    p->embeddings = 1;
+    p->min_elements = DEFAULT_MIN_ELEMENTS;
+    *out = p;
+    return SGFP4_OK;
+}
+
+sgfp4_encode_options *sgfp4_model_policy_defaults(sgfp4_model_policy *p)
+{
+    return p ? &p->defaults : NULL;
+}
+
+void sgfp4_model_policy_set_embeddings(sgfp4_model_policy *p, int quantize)
+{
+    if (p)
+        p->embeddings = quantize != 0;
+}
+
+void sgfp4_model_policy_free(sgfp4_model_policy *p)
+{
+    if (!p)
+        return;
+    for (size_t r = 0; r < p->rule_count; r++) {
+        for (size_t g = 0; g < p->rules[r].glob_count; g++)
+            free(p->rules[r].globs[g]);
+        free(p->rules[r].globs);
+    }
+    free(p->rules);
+    free(p);
+}
+
+#define POLICY_FAIL(...) sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "policy: " __VA_ARGS__)
+
+/* Reads the encoder fields of `obj` (a rule or "defaults") into *o, flags into *set.
+ * `where` names the object in messages. Other keys are left to the caller. */
+static sgfp4_status parse_options(json_t *obj, const char *where, sgfp4_encode_options *o,
+                                  unsigned *set, sgfp4_diag *diag)
+{
+    const json_t *v;
+    if ((v = json_object_get(obj, "profile"))) {
+        const char *s = json_string_value(v);
+        if (!s || (strcmp(s, "v1") != 0 && strcmp(s, "v2") != 0))
+            return POLICY_FAIL("%s: profile must be \"v1\" or \"v2\"", where);
+        o->profile = s[1] == '1' ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
+        *set |= SET_PROFILE;
+    }
+    if ((v = json_object_get(obj, "bpw"))) {
+        if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 32)
+            return POLICY_FAIL("%s: bpw must be a number in (0, 32]", where);
+        o->target_bpw = json_number_value(v);
+        *set |= SET_BPW;
+    }
+    if ((v = json_object_get(obj, "policy"))) {
+        const char *s = json_string_value(v);
+        if (!s || (strcmp(s, "rate") != 0 && strcmp(s, "threshold") != 0))
+            return POLICY_FAIL("%s: policy must be \"rate\" or \"threshold\"", where);
+        o->policy = s[0] == 'r' ? SGFP4_POLICY_RATE : SGFP4_POLICY_THRESHOLD;
+        *set |= SET_POLICY;
+    }
+    if ((v = json_object_get(obj, "threshold"))) {
+        if (!json_is_number(v) || json_number_value(v) <= 0)
+            return POLICY_FAIL("%s: threshold must be a positive number", where);
+        o->threshold = json_number_value(v);
+        *set |= SET_THRESHOLD;
+    }
+    if ((v = json_object_get(obj, "delta"))) {
+        if (!json_is_number(v) || json_number_value(v) < 0)
+            return POLICY_FAIL("%s: delta must be a non-negative number", where);
+        o->delta = json_number_value(v);
+        *set |= SET_DELTA;
+    }
+    if ((v = json_object_get(obj, "fit"))) {
+        const char *s = json_string_value(v);
+        if (!s || (strcmp(s, "best") != 0 && strcmp(s, "reference") != 0))
+            return POLICY_FAIL("%s: fit must be \"best\" or \"reference\"", where);
+        o->fit = s[0] == 'b' ? SGFP4_FIT_BEST : SGFP4_FIT_REFERENCE;
+        *set |= SET_FIT;
+    }
+    return SGFP4_OK;
+}
+
+static sgfp4_status check_keys(json_t *obj, const char *where, const char *const *known,
+                               sgfp4_diag *diag)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach(obj, key, value) {
+        bool ok = false;
+        for (const char *const *k = known; *k && !ok; k++)
+            ok = strcmp(*k, key) == 0;
+        if (!ok)
+            return POLICY_FAIL("%s: unknown key '%s'", where, key);
+    }
+    return SGFP4_OK;
+}
+
+static const char *const option_keys[] = {"profile", "bpw", "policy", "threshold",
+                                          "delta",   "fit", NULL};
+static const char *const rule_keys[] = {"match", "action", "profile", "bpw", "policy",
+                                        "threshold", "delta", "fit", NULL};
+static const char *const top_keys[] = {"version", "defaults", "embeddings", "min_elements",
+                                       "rules", NULL};
+
+static sgfp4_status parse_rule(json_t *obj, size_t index, policy_rule *r, sgfp4_diag *diag)
+{
+    char where[32];
+    snprintf(where, sizeof where, "rules[%zu]", index);
+    if (!json_is_object(obj))
+        return POLICY_FAIL("%s is not an object", where);
+    sgfp4_status s = check_keys(obj, where, rule_keys, diag);
+    if (s != SGFP4_OK)
+        return s;
+    json_t *match = json_object_get(obj, "match");
+    const size_t n = json_is_array(match) ? json_array_size(match) : json_is_string(match) ? 1 : 0;
+    if (n == 0)
+        return POLICY_FAIL("%s: match must be a glob or a non-empty array of globs", where);
+    r->globs = calloc(n, sizeof *r->globs);
+    if (!r->globs)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    for (size_t g = 0; g < n; g++) {
+        const char *glob = json_string_value(json_is_array(match) ? json_array_get(match, g) : match);
+        if (!glob)
+            return POLICY_FAIL("%s: match[%zu] is not a string", where, g);
+        if (!(r->globs[r->glob_count++] = strdup(glob)))
+            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    }
+    r->action = ACTION_DEFAULT;
+    const json_t *action = json_object_get(obj, "action");
+    if (action) {
+        const char *a = json_string_value(action);
+        if (!a || (strcmp(a, "skip") != 0 && strcmp(a, "quantize") != 0))
+            return POLICY_FAIL("%s: action must be \"skip\" or \"quantize\"", where);
+        r->action = a[0] == 's' ? ACTION_SKIP : ACTION_QUANTIZE;
+    }
+    return parse_options(obj, where, &r->values, &r->set, diag);
+}
+
+static sgfp4_status parse_policy(sgfp4_model_policy *p, json_t *root, sgfp4_diag *diag)
+{
+    if (!json_is_object(root))
+        return POLICY_FAIL("the document is not a JSON object");
+    sgfp4_status s = check_keys(root, "top level", top_keys, diag);
+    if (s != SGFP4_OK)
+        return s;
+    const json_t *version = json_object_get(root, "version");
+    if (version && (!json_is_integer(version) || json_integer_value(version) != 1))
+        return POLICY_FAIL("version must be 1");
+    json_t *defaults = json_object_get(root, "defaults");
+    if (defaults) {
+        unsigned set = 0;
+        if (!json_is_object(defaults))
+            return POLICY_FAIL("defaults is not an object");
+        if ((s = check_keys(defaults, "defaults", option_keys, diag)) != SGFP4_OK ||
+            (s = parse_options(defaults, "defaults", &p->defaults, &set, diag)) != SGFP4_OK)
+            return s;
+    }
+    const json_t *emb = json_object_get(root, "embeddings");
+    if (emb) {
+        const char *e = json_string_value(emb);
+        if (!e || (strcmp(e, "skip") != 0 && strcmp(e, "quantize") != 0))
+            return POLICY_FAIL("embeddings must be \"skip\" or \"quantize\"");
+        p->embeddings = e[0] == 'q';
+    }
+    const json_t *min = json_object_get(root, "min_elements");
+    if (min) {
+        if (!json_is_integer(min) || json_integer_value(min) < 1)
+            return POLICY_FAIL("min_elements must be a positive integer");
+        p->min_elements = (uint64_t)json_integer_value(min);
+    }
+    json_t *rules = json_object_get(root, "rules");
+    if (rules) {
+        if (!json_is_array(rules))
+            return POLICY_FAIL("rules is not an array");
+        const size_t n = json_array_size(rules);
+        p->rules = calloc(n ? n : 1, sizeof *p->rules);
+        if (!p->rules)
+            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+        for (size_t r = 0; r < n; r++) {
+            p->rule_count++;
+            if ((s = parse_rule(json_array_get(rules, r), r, &p->rules[r], diag)) != SGFP4_OK)
+                return s;
+        }
+    }
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_model_policy_parse(const char *json, size_t size, sgfp4_model_policy **out,
+                                      sgfp4_diag *diag)
+{
+    sgfp4_diag_clear(diag);
+    if (!out || (!json && size))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    *out = NULL;
+    json_error_t err;
+    json_t *root = json_loadb(json, size, JSON_REJECT_DUPLICATES, &err);
+    if (!root)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, err.position, -1, -1,
+                          "policy: line %d, column %d: %s", err.line, err.column, err.text);
+    sgfp4_model_policy *p = NULL;
+    sgfp4_status s = sgfp4_model_policy_create(&p);
+    if (s == SGFP4_OK)
+        s = parse_policy(p, root, diag);
+    json_decref(root);
+    if (s != SGFP4_OK) {
+        sgfp4_model_policy_free(p);
+        return s;
+    }
+    *out = p;
+    return SGFP4_OK;
+}
+
+static bool contains(const char *name, const char *word) { return strstr(name, word) != NULL; }
+
+static bool looks_like_embedding(const char *name)
+{
+    return contains(name, "embed") || contains(name, "wte") || contains(name, "wpe") ||
+           strncmp(name, "lm_head", 7) == 0 || strcmp(name, "output.weight") == 0;
+}
+
+static bool looks_like_norm(const char *name)
+{
+    return contains(name, "norm") || contains(name, "ln_") || contains(name, ".ln");
+}
+
+static void apply(sgfp4_encode_options *o, const policy_rule *r)
+{
+    if (r->set & SET_PROFILE) o->profile = r->values.profile;
+    if (r->set & SET_BPW) o->target_bpw = r->values.target_bpw;
+    if (r->set & SET_POLICY) o->policy = r->values.policy;
+    if (r->set & SET_THRESHOLD) o->threshold = r->values.threshold;
+    if (r->set & SET_DELTA) o->delta = r->values.delta;
+    if (r->set & SET_FIT) o->fit = r->values.fit;
+}
+
+void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_tensor *t,
+                               sgfp4_model_decision *d)
+{
+    memset(d, 0, sizeof *d);
+    if (!p || !t)
+        return;
+    d->options = p->defaults;
+    if (d->options.profile == SGFP4_PROFILE_AUTO)
+        d->options.profile = SGFP4_PROFILE_V2;
+    const policy_rule *rule = NULL;
+    size_t index = 0;
+    for (size_t r = 0; r < p->rule_count && !rule; r++)
+        for (size_t g = 0; g < p->rules[r].glob_count && !rule; g++)
+            if (fnmatch(p->rules[r].globs[g], t->name, 0) == 0) {
+                rule = &p->rules[r];
+                index = r;
+            }
+    if (t->dtype != SGFP4_ST_F32 && t->dtype != SGFP4_ST_F16 && t->dtype != SGFP4_ST_BF16) {
+        snprintf(d->reason, sizeof d->reason, "dtype %s is not a float type",
+                 sgfp4_st_dtype_name(t->dtype));
+        return;
+    }
+    if (t->elements == 0) {
+        snprintf(d->reason, sizeof d->reason, "empty tensor");
+        return;
+    }
+    if (rule && rule->action == ACTION_SKIP) {
+        snprintf(d->reason, sizeof d->reason, "rule %zu (%s): skip", index, rule->globs[0]);
+        return;
+    }
+    if (!rule || rule->action != ACTION_QUANTIZE) {
+        const char *why = t->rank != 2                   ? "not a matrix"
+                          : t->elements < p->min_elements ? "tiny"
+                          : looks_like_norm(t->name)      ? "a norm"
+                          : (!p->embeddings && looks_like_embedding(t->name)) ? "an embedding"
+                                                                              : NULL;
+        if (why) {
+            snprintf(d->reason, sizeof d->reason, "default: %s", why);
+            return;
+        }
+    }
+    d->quantize = 1;
+    d->cols = t->rank ? t->shape[t->rank - 1] : 1;
+    d->rows = t->elements / d->cols;
+    if (rule) {
+        apply(&d->options, rule);
+        snprintf(d->reason, sizeof d->reason, "rule %zu (%s)", index, rule->globs[0]);
+    } else {
+        snprintf(d->reason, sizeof d->reason, "default: matrix");
+    }
+}
