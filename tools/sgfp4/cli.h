@@ -99,6 +99,8 @@ int cmd_model_encode(int argc, char **argv);
 int cmd_model_decode(int argc, char **argv);
 int cmd_model_verify(int argc, char **argv);
 int cmd_model_info(int argc, char **argv);
+/* The built-in synthetic example model (cmd_example.c). */
+int cmd_example(int argc, char **argv);
 /* The first argument after the command that is not an option or an option's value
  * (options listed in `valued` take a value). NULL if none. */
 const char *cli_first_positional(int argc, char **argv, const char *const *valued);

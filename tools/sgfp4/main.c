@@ -15,6 +15,7 @@ static const char usage[] =
     "  verify --golden DIR run a golden vector set\n"
     "  info IN             describe a container: layouts, modes, leaf sizes, bits per weight\n"
     "  bench               measure decode speed against memset/memcpy\n"
+    "  example -o OUT      write the built-in synthetic transformer-like model\n"
     "\n"
     "'sgfp4 COMMAND --help' describes a command's options. Docs: docs/cli.md\n";
 
@@ -22,7 +23,7 @@ int main(int argc, char **argv)
 {
     static const struct { const char *name; int (*run)(int, char **); } commands[] = {
         {"encode", cmd_encode}, {"decode", cmd_decode}, {"verify", cmd_verify},
-        {"info", cmd_info},     {"bench", cmd_bench},
+        {"info", cmd_info},     {"bench", cmd_bench},   {"example", cmd_example},
     };
     if (argc < 2) {
         fputs(usage, stderr);
