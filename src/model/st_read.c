@@ -1,6 +1,8 @@
 /* Strict safetensors header parsing: the 8-byte length, the JSON header (jansson, duplicate
  * keys rejected), every tensor entry, contiguous offsets and the file's end.
  * SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,69 +35,76 @@ static bool mul_overflows(uint64_t a, uint64_t b, uint64_t *out)
     return false;
 }
 
-/* Fills entry e from the JSON object of tensor `name`. */
-static sgfp4_status parse_entry(const char *name, json_t *obj, model_entry *e, sgfp4_diag *diag)
+/* Fails naming the tensor and the file byte of its key in the header. */
+static sgfp4_status entry_fail(sgfp4_diag *diag, sgfp4_status status, int64_t at,
+                               const char *name, const char *format, ...) SGFP4_PRINTF_(5, 6);
+static sgfp4_status entry_fail(sgfp4_diag *diag, sgfp4_status status, int64_t at,
+                               const char *name, const char *format, ...)
+{
+    char what[200];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(what, sizeof what, format, args);
+    va_end(args);
+    return sgfp4_fail(diag, status, at, -1, -1, "tensor '%.64s' (header byte %lld): %s", name,
+                      (long long)at, what);
+}
+#define ENTRY_FAIL(status, ...) entry_fail(diag, status, at, name, __VA_ARGS__)
+
+/* Fills entry e from the JSON object of tensor `name`, whose key is at file byte `at`. */
+static sgfp4_status parse_entry(const char *name, json_t *obj, model_entry *e, int64_t at,
+                                sgfp4_diag *diag)
 {
     if (!json_is_object(obj))
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1,
-                          "tensor '%s': entry is not a JSON object", name);
+        return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON, "entry is not a JSON object");
     const char *key;
     json_t *value;
     json_object_foreach(obj, key, value) {
         if (strcmp(key, "dtype") != 0 && strcmp(key, "shape") != 0 &&
             strcmp(key, "data_offsets") != 0)
-            return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1,
-                              "tensor '%s': unknown key '%s' (only dtype, shape, data_offsets)",
-                              name, key);
+            return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON,
+                              "unknown key '%.32s' (only dtype, shape, data_offsets)", key);
     }
     const json_t *dtype = json_object_get(obj, "dtype");
     const json_t *shape = json_object_get(obj, "shape");
     const json_t *offs = json_object_get(obj, "data_offsets");
     if (!dtype || !shape || !offs)
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1,
-                          "tensor '%s': missing '%s'", name,
+        return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON, "missing '%s'",
                           !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
     if (!json_is_string(dtype) || sgfp4_st_dtype_parse(json_string_value(dtype), &e->pub.dtype))
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_DTYPE, 8, -1, -1,
-                          "tensor '%s': unknown dtype %s%s%s", name,
+        return ENTRY_FAIL(SGFP4_ERR_MODEL_DTYPE, "unknown dtype %s%s%s",
                           json_is_string(dtype) ? "'" : "(not a string)",
                           json_is_string(dtype) ? json_string_value(dtype) : "",
                           json_is_string(dtype) ? "'" : "");
     if (!json_is_array(shape))
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1,
-                          "tensor '%s': shape is not an array", name);
+        return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON, "shape is not an array");
     const size_t rank = json_array_size(shape);
     if (rank > SGFP4_MODEL_MAX_RANK)
-        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, 8, -1, -1,
-                          "tensor '%s': rank %zu exceeds this reader's limit of %d", name, rank,
+        return ENTRY_FAIL(SGFP4_ERR_LIMIT, "rank %zu exceeds this reader's limit of %d", rank,
                           SGFP4_MODEL_MAX_RANK);
     uint64_t elements = 1;
     bool overflow = false;
     for (size_t d = 0; d < rank; d++) {
         if (!json_uint(json_array_get(shape, d), &e->shape[d]))
-            return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1,
-                              "tensor '%s': shape[%zu] is not a non-negative integer", name, d);
+            return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON, "shape[%zu] is not a non-negative integer", d);
         overflow = overflow || mul_overflows(elements, e->shape[d], &elements);
     }
     if (!json_is_array(offs) || json_array_size(offs) != 2 ||
         !json_uint(json_array_get(offs, 0), &e->begin) ||
         !json_uint(json_array_get(offs, 1), &e->end))
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1,
-                          "tensor '%s': data_offsets is not [begin, end] of non-negative integers",
-                          name);
+        return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON,
+                          "data_offsets is not [begin, end] of non-negative integers");
     uint64_t nbytes = 0;
     overflow = overflow || mul_overflows(elements, sgfp4_st_dtype_size(e->pub.dtype), &nbytes);
     if (overflow)
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_OFFSETS, 8, -1, -1,
-                          "tensor '%s': shape claims more than 2^64 bytes", name);
+        return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS, "shape claims more than 2^64 bytes");
     if (e->end < e->begin)
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_OFFSETS, 8, -1, -1,
-                          "tensor '%s': data_offsets end %llu is before begin %llu", name,
+        return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS, "data_offsets end %llu is before begin %llu",
                           (unsigned long long)e->end, (unsigned long long)e->begin);
     if (e->end - e->begin != nbytes)
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_OFFSETS, 8, -1, -1,
-                          "tensor '%s': data_offsets span %llu bytes but shape x dtype is %llu",
-                          name, (unsigned long long)(e->end - e->begin),
+        return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS,
+                          "data_offsets span %llu bytes but shape x dtype is %llu",
+                          (unsigned long long)(e->end - e->begin),
                           (unsigned long long)nbytes);
     e->pub.rank = rank;
     e->pub.shape = e->shape;
@@ -150,16 +159,17 @@ static sgfp4_status check_layout(sgfp4_model *m, sgfp4_diag *diag)
         if (e->begin != expected)
             return sgfp4_fail(diag, SGFP4_ERR_MODEL_OFFSETS,
                               (int64_t)(m->data_offset + (e->begin < expected ? e->begin : expected)),
-                              -1, -1, "tensor '%s': data begins at %llu but the previous tensor "
-                              "ends at %llu (%s)", e->pub.name, (unsigned long long)e->begin,
-                              (unsigned long long)expected,
-                              e->begin < expected ? "overlap" : "hole");
+                              -1, -1, "tensor '%s': data begins at %llu (file byte %llu) but the "
+                              "previous tensor ends at %llu (%s)", e->pub.name, (unsigned long long)e->begin,
+                              (unsigned long long)(m->data_offset + e->begin),
+                              (unsigned long long)expected, e->begin < expected ? "overlap" : "hole");
         if (e->end > data_bytes)
             return sgfp4_fail(diag, SGFP4_ERR_TRUNCATED,
                               (int64_t)(m->data_offset + e->begin), -1, -1,
-                              "tensor '%s': data [%llu, %llu) runs past the end of the file "
-                              "(%llu data bytes): truncated", e->pub.name,
+                              "tensor '%s': data [%llu, %llu) (file byte %llu on) runs past the "
+                              "end of the file (%llu data bytes): truncated", e->pub.name,
                               (unsigned long long)e->begin, (unsigned long long)e->end,
+                              (unsigned long long)(m->data_offset + e->begin),
                               (unsigned long long)data_bytes);
         expected = e->end;
         e->pub.offset = m->data_offset + e->begin;
@@ -167,9 +177,27 @@ static sgfp4_status check_layout(sgfp4_model *m, sgfp4_diag *diag)
     }
     if (expected != data_bytes)
         return sgfp4_fail(diag, SGFP4_ERR_MODEL_OFFSETS, (int64_t)(m->data_offset + expected), -1,
-                          -1, "%llu bytes after the last tensor's data (the file must end there)",
-                          (unsigned long long)(data_bytes - expected));
+                          -1, "%llu bytes after the last tensor's data, from file byte %llu (the "
+                          "file must end there)", (unsigned long long)(data_bytes - expected),
+                          (unsigned long long)(m->data_offset + expected));
     return SGFP4_OK;
+}
+
+/* File byte of the key "name" in the header (the first match of the quoted name followed by
+ * a colon), or 8 (the header's start) if not found, e.g. when the name is escaped. */
+static int64_t key_offset(const sgfp4_model *m, const char *name)
+{
+    const char *h = (const char *)m->base + 8;
+    const size_t n = (size_t)(m->data_offset - 8), len = strlen(name);
+    for (size_t k = 0; k + len + 2 <= n; k++)
+        if (h[k] == '"' && memcmp(h + k + 1, name, len) == 0 && h[k + len + 1] == '"') {
+            size_t j = k + len + 2;
+            while (j < n && (h[j] == ' ' || h[j] == '\t' || h[j] == '\n' || h[j] == '\r'))
+                j++;
+            if (j < n && h[j] == ':')
+                return (int64_t)(8 + k);
+        }
+    return 8;
 }
 
 static sgfp4_status parse_header(sgfp4_model *m, json_t *root, sgfp4_diag *diag)
@@ -193,7 +221,7 @@ static sgfp4_status parse_header(sgfp4_model *m, json_t *root, sgfp4_diag *diag)
         model_entry *e = &m->entries[k++];
         if (!(e->pub.name = strdup(name)))
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
-        if ((s = parse_entry(name, value, e, diag)) != SGFP4_OK)
+        if ((s = parse_entry(name, value, e, key_offset(m, name), diag)) != SGFP4_OK)
             return s;
     }
     if ((s = check_layout(m, diag)) != SGFP4_OK)

@@ -16,7 +16,11 @@ static const char encode_help[] =
     "  -o, --output OUT          output path (required)\n"
     "  --bpw X                   target bits per weight (default 4.5)\n"
     "  --profile v1|v2           container profile (default v2)\n"
-    "  --policy FILE             JSON policy file (docs/model.md)\n"
+    "  --policy FILE             JSON policy file of per-tensor rules (docs/model.md)\n"
+    "  --policy rate|threshold   v2 split policy for every tensor (as for one tensor)\n"
+    "  --threshold T             threshold policy: scale of the split thresholds (default 1)\n"
+    "  --delta D                 reference mode choice: T158 preference (default 0.10)\n"
+    "  --fit best|reference      leaf fitting (default best)\n"
     "  --embeddings quantize|skip  embeddings and lm_head (default quantize)\n"
     "  --threads N               encoder threads (default: all CPUs)\n"
     "  --zstd-level N            zstd level for .zst outputs (default 3)\n"
@@ -50,6 +54,8 @@ typedef struct model_args {
     unsigned threads;
     int zstd_level;
     int embeddings; /* -1 unset */
+    int split_policy, fit;     /* -1 unset, else sgfp4_policy / sgfp4_fit */
+    double threshold, delta;   /* < 0 unset */
 } model_args;
 
 /* Returns -1 to continue, else an exit code. */
@@ -57,7 +63,8 @@ static int parse_args(const char *cmd, const char *help, int argc, char **argv, 
 {
     memset(a, 0, sizeof *a);
     a->zstd_level = 3;
-    a->embeddings = -1;
+    a->embeddings = a->split_policy = a->fit = -1;
+    a->threshold = a->delta = -1;
     const char *v = NULL, *error = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -83,7 +90,20 @@ static int parse_args(const char *cmd, const char *help, int argc, char **argv, 
         } else if (cli_take_option(argc, argv, &i, "--policy", &v, &error)) {
             if (error)
                 return cli_usage_error(cmd, "--policy %s", error);
-            a->policy = v;
+            if (strcmp(v, "rate") == 0 || strcmp(v, "threshold") == 0)
+                a->split_policy = v[0] == 'r' ? SGFP4_POLICY_RATE : SGFP4_POLICY_THRESHOLD;
+            else
+                a->policy = v;
+        } else if (cli_take_option(argc, argv, &i, "--threshold", &v, &error)) {
+            if (error || !cli_parse_double(v, &a->threshold) || !(a->threshold > 0))
+                return cli_usage_error(cmd, "--threshold wants a positive number");
+        } else if (cli_take_option(argc, argv, &i, "--delta", &v, &error)) {
+            if (error || !cli_parse_double(v, &a->delta) || !(a->delta >= 0))
+                return cli_usage_error(cmd, "--delta wants a non-negative number");
+        } else if (cli_take_option(argc, argv, &i, "--fit", &v, &error)) {
+            if (error || (strcmp(v, "best") != 0 && strcmp(v, "reference") != 0))
+                return cli_usage_error(cmd, "--fit wants best or reference");
+            a->fit = v[0] == 'b' ? SGFP4_FIT_BEST : SGFP4_FIT_REFERENCE;
         } else if (cli_take_option(argc, argv, &i, "--embeddings", &v, &error)) {
             if (error || (strcmp(v, "quantize") != 0 && strcmp(v, "skip") != 0))
                 return cli_usage_error(cmd, "--embeddings wants quantize or skip");
@@ -133,6 +153,14 @@ static bool make_policy(const char *cmd, const model_args *a, sgfp4_model_policy
         d->target_bpw = a->bpw;
     if (a->profile_given)
         d->profile = a->profile;
+    if (a->split_policy >= 0)
+        d->policy = (sgfp4_policy)a->split_policy;
+    if (a->threshold > 0)
+        d->threshold = a->threshold;
+    if (a->delta >= 0)
+        d->delta = a->delta;
+    if (a->fit >= 0)
+        d->fit = (sgfp4_fit)a->fit;
     d->threads = a->threads;
     if (a->embeddings >= 0)
         sgfp4_model_policy_set_embeddings(*out, a->embeddings);

@@ -11,7 +11,11 @@ bool model_cli_open(const char *cmd, const char *path, sgfp4_model **model)
     sgfp4_diag diag;
     const sgfp4_status s = sgfp4_model_open(path, NULL, model, &diag);
     if (s != SGFP4_OK) {
-        cli_error(cmd, "%s: %s [%s]", path, diag.message, sgfp4_status_name(s));
+        /* File-level messages of the library already start with the path. */
+        const size_t n = strlen(path);
+        const bool named = strncmp(diag.message, path, n) == 0 && diag.message[n] == ':';
+        cli_error(cmd, "%s%s%s [%s]", named ? "" : path, named ? "" : ": ", diag.message,
+                  sgfp4_status_name(s));
         return false;
     }
     return true;

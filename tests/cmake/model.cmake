@@ -1,0 +1,44 @@
+# Whole models (issue 5): the reader/writer/policy unit test is tests/unit/test_model_reader.c;
+# here the CLI round trips of the real models in shared/weights, checked by an independent
+# Python reader (tests/model/st_check.py), malformed files, and bounded memory on a large
+# synthetic model (SGFP4_TEST_LARGE=1 in the environment runs the 4 GB case).
+# SPDX-License-Identifier: MIT
+find_program(SGFP4_PYTHON3 python3)
+if(NOT SGFP4_PYTHON3)
+  message(STATUS "python3 not found: whole-model CLI tests disabled")
+  return()
+endif()
+set(_m ${CMAKE_CURRENT_SOURCE_DIR}/model)
+set(_w ${SGFP4_SHARED_DIR}/weights)
+set(_work ${CMAKE_CURRENT_BINARY_DIR}/model-work)
+
+add_test(NAME model.roundtrip.stories260K
+         COMMAND ${_m}/roundtrip.sh $<TARGET_FILE:sgfp4> ${_w}/stories260K/stories260K.safetensors
+                 ${_work}/stories260K --zst)
+# The two larger models: every default decision in a plain build; under the sanitizers (ten
+# times slower) a policy that quantizes fewer matrices, still mixing v1, v2 and pass-through.
+add_test(NAME model.roundtrip.gpt2-mixed-policy
+         COMMAND ${_m}/roundtrip.sh $<TARGET_FILE:sgfp4>
+                 ${_w}/gpt2-small-attn/gpt2-small-attn-L0-L5-L11.safetensors ${_work}/gpt2
+                 -- --policy ${_m}/gpt2_mixed_policy.json)
+if(SGFP4_SANITIZE)
+  set(_neo_args -- --policy ${_m}/gptneo_sanitized_policy.json)
+else()
+  set(_neo_args)
+endif()
+add_test(NAME model.roundtrip.gpt-neo
+         COMMAND ${_m}/roundtrip.sh $<TARGET_FILE:sgfp4>
+                 ${_w}/gpt-neo-125m-attn/gpt-neo-125m-attn-L0-L11.safetensors ${_work}/gptneo
+                 ${_neo_args})
+add_test(NAME model.malformed
+         COMMAND ${_m}/malformed_cli.sh $<TARGET_FILE:sgfp4> ${_work}/malformed
+                 ${_w}/stories260K/stories260K.safetensors)
+set_tests_properties(model.roundtrip.stories260K model.roundtrip.gpt2-mixed-policy
+                     model.roundtrip.gpt-neo model.malformed
+                     PROPERTIES SKIP_RETURN_CODE 77 LABELS model)
+# Peak RSS is meaningless under ASan (shadow memory): only in plain builds.
+if(NOT SGFP4_SANITIZE)
+  add_test(NAME model.bounded_rss
+           COMMAND ${SGFP4_PYTHON3} ${_m}/large_rss.py $<TARGET_FILE:sgfp4> ${_work}/rss)
+  set_tests_properties(model.bounded_rss PROPERTIES LABELS model TIMEOUT 3600)
+endif()
