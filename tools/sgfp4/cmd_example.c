@@ -15,14 +15,14 @@ static const char help[] =
     "platform: token embeddings, per layer q/k/v/o projections, gate/up/down MLP matrices\n"
     "and RMS-norm vectors, a final norm and an lm_head. Weights are Gaussian-like with rare\n"
     "large outliers and per-row scale variation, as in trained checkpoints.\n"
-    "Default size: about 21 M parameters (42 MB as BF16).\n"
+    "Default size: about 16 M parameters (32 MB as BF16).\n"
     "\n"
     "  -o, --output OUT      output path (required)\n"
     "  --layers N            decoder layers (default 4)\n"
     "  --dim D               model width (default 512)\n"
     "  --ffn F               MLP width (default 1408)\n"
     "  --kv-dim K            width of the k and v projections (default dim/2)\n"
-    "  --vocab V             vocabulary (default 8192)\n"
+    "  --vocab V             vocabulary (default 4096)\n"
     "  --dtype bf16|f16|f32  weight dtype (default bf16)\n"
     "  --seed S              generator seed (default 1)\n"
     "  -q                    no progress bar\n";
@@ -111,7 +111,7 @@ static void store(uint8_t *p, float v, sgfp4_st_dtype dt)
 int cmd_example(int argc, char **argv)
 {
     const char *cmd = "example", *out_path = NULL, *v = NULL, *error = NULL;
-    unsigned layers = 4, dim = 512, ffn = 1408, kv = 0, vocab = 8192, seed = 1;
+    unsigned layers = 4, dim = 512, ffn = 1408, kv = 0, vocab = 4096, seed = 1;
     sgfp4_st_dtype dt = SGFP4_ST_BF16;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

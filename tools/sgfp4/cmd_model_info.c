@@ -98,9 +98,14 @@ int cmd_model_info(int argc, char **argv)
     size_t quantized = 0;
     double err_sum = 0;
     bool ok = true;
+    int width = 6; /* the name column fits the longest name (up to 80) */
+    for (size_t k = 0; k < n; k++) {
+        const int len = (int)strlen(sgfp4_model_tensor_at(m, k)->name);
+        width = len > width ? (len < 80 ? len : 80) : width;
+    }
     if (!json)
-        printf("%-44s %-16s %-7s %8s %12s%s\n", "tensor", "shape", "kind", "bits/w", "bytes",
-               ref ? "   rel-L2   SNR dB" : "");
+        printf("%-*s %-16s %-5s %8s %12s%s\n", width, "tensor", "shape", "kind", "bits/w",
+               "bytes", ref ? "   rel-L2   SNR dB" : "");
     for (size_t k = 0; k < n && ok; k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
         const sgfp4_model_quant *q = t->quant;
@@ -140,7 +145,7 @@ int cmd_model_info(int argc, char **argv)
             }
             json_array_append_new(rows, r);
         } else {
-            printf("%-44s %-16s %-7s %8.3f %12llu", t->name, shape_text, kind, bpw,
+            printf("%-*s %-16s %-5s %8.3f %12llu", width, t->name, shape_text, kind, bpw,
                    (unsigned long long)t->nbytes);
             if (es.have)
                 printf("  %8.5f %8.2f", es.rel_l2, es.snr_db);
@@ -172,8 +177,9 @@ int cmd_model_info(int argc, char **argv)
                (unsigned long long)before, (unsigned long long)after,
                (unsigned long long)(before > after ? before - after : 0),
                before ? 100.0 * (double)(before > after ? before - after : 0) / (double)before : 0);
-        printf("bits per weight: %.3f over quantized tensors, %.3f over the whole model\n", avg_q,
-               avg_all);
+        if (quantized)
+            printf("bits per weight: %.3f over quantized tensors, %.3f over the whole model\n",
+                   avg_q, avg_all);
         if (ref && quantized)
             printf("mean rel-L2 over quantized tensors: %.5f\n", err_sum / (double)quantized);
         printf("file: %llu bytes%s\n", (unsigned long long)sgfp4_model_file_bytes(m),
