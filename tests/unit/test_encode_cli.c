@@ -60,6 +60,61 @@ static void encodes_raw_to_v1_and_v2(void **state)
     assert_int_equal(run("verify %s --shape 100x150 --profile v1", out), 0);
 }
 
+/* Runs a command and returns its stdout (first 64 KiB), or NULL. */
+static char *capture(const char *format, ...)
+{
+    char command[2048];
+    va_list ap;
+    va_start(ap, format);
+    int n = snprintf(command, sizeof command, "%s ", cli);
+    vsnprintf(command + n, sizeof command - (size_t)n, format, ap);
+    va_end(ap);
+    FILE *p = popen(command, "r");
+    if (!p)
+        return NULL;
+    char *text = calloc(65536, 1);
+    fread(text, 1, 65535, p);
+    if (pclose(p) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static void quality_report_and_leaf_map(void **state)
+{
+    (void)state;
+    char in[512], out[512], png[512];
+    snprintf(in, sizeof in, "%s/q.f32", dir);
+    write_raw(in, 130 * 200, 0.5f);
+    snprintf(out, sizeof out, "%s/q.sgfp4", dir);
+    assert_int_equal(run("encode %s --shape 130x200 -o %s --bpw 4", in, out), 0);
+    char *text = capture("verify %s --shape 130x200 --against %s", out, in);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "bits per weight: "));
+    assert_non_null(strstr(text, "relative L2 error: "));
+    assert_non_null(strstr(text, "SNR: "));
+    assert_non_null(strstr(text, "max abs error: "));
+    free(text);
+    text = capture("info %s --shape 130x200 --against %s", out, in);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "RMSE: "));
+    free(text);
+    /* the reference must have the container's shape */
+    assert_int_equal(run("verify %s --shape 130x200 --against %s/w.f32", out, dir), 1);
+    snprintf(png, sizeof png, "%s/q.png", dir);
+    assert_int_equal(run("info %s --shape 130x200 --map %s", out, png), 0);
+    FILE *f = fopen(png, "rb");
+    assert_non_null(f);
+    uint8_t head[24];
+    assert_int_equal(fread(head, 1, 24, f), 24);
+    fclose(f);
+    assert_memory_equal(head, "\x89PNG\r\n\x1a\n", 8);
+    /* IHDR: width ceil(200/4) = 50, height ceil(130/4) = 33, big-endian */
+    assert_int_equal(head[16] << 24 | head[17] << 16 | head[18] << 8 | head[19], 50);
+    assert_int_equal(head[20] << 24 | head[21] << 16 | head[22] << 8 | head[23], 33);
+}
+
 static void encodes_npy(void **state)
 {
     (void)state;
@@ -116,6 +171,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(encodes_raw_to_v1_and_v2),
         cmocka_unit_test(encodes_npy),
+        cmocka_unit_test(quality_report_and_leaf_map),
         cmocka_unit_test(bad_input_leaves_no_file),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "cli.h"
+#include "cli_encode.h"
 
 static const char help[] =
     "usage: sgfp4 info IN --shape OxI [--profile v1|v2] [--json]\n"
@@ -13,7 +13,9 @@ static const char help[] =
     "\n"
     "  --shape OxI       logical tensor shape (required)\n"
     "  --profile v1|v2   container profile (default: 'SGF4' magic, else extension)\n"
-    "  --json            machine-readable output\n";
+    "  --json            machine-readable output\n"
+    "  --against REF     error statistics against the original weights REF (.npy or raw f32)\n"
+    "  --map OUT.png     draw the leaf map (one pixel per 4x4 cell; docs/cli.md)\n";
 
 static const char *const valued[] = {"--shape", "--profile", "--against", "--map", NULL};
 static const char *const layout_names[6] = {"UNIFORM_64", "UNIFORM_32", "UNIFORM_16",
@@ -93,7 +95,7 @@ int cmd_info(int argc, char **argv)
     if (cli_is_model_path(cli_first_positional(argc, argv, valued)))
         return cmd_model_info(argc, argv);
 
-    const char *in_path = NULL, *value = NULL, *error = NULL;
+    const char *in_path = NULL, *value = NULL, *error = NULL, *against = NULL, *map = NULL;
     uint64_t rows = 0, cols = 0;
     bool profile_given = false, as_json = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
@@ -111,6 +113,10 @@ int cmd_info(int argc, char **argv)
             if (error || !cli_parse_profile(value, &profile))
                 return cli_usage_error(cmd, "--profile wants v1 or v2");
             profile_given = true;
+        } else if (cli_take_option(argc, argv, &i, "--against", &against, &error) ||
+                   cli_take_option(argc, argv, &i, "--map", &map, &error)) {
+            if (error)
+                return cli_usage_error(cmd, "%s %s", a, error);
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_usage_error(cmd, "unknown option %s", a);
         } else if (!in_path) {
@@ -140,6 +146,10 @@ int cmd_info(int argc, char **argv)
         else
             print_text(in_path, &info, sha);
         rc = CLI_EXIT_OK;
+        if (against && rc == CLI_EXIT_OK)
+            rc = cli_quality_report(cmd, t, against);
+        if (map && rc == CLI_EXIT_OK)
+            rc = cli_leaf_map(cmd, t, map);
     }
     sgfp4_tensor_close(t);
     cli_input_release(&in);

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "cli.h"
+#include "cli_encode.h"
 
 static const char help[] =
     "usage: sgfp4 verify IN --shape OxI [--profile v1|v2] [--strict]\n"
@@ -22,6 +22,7 @@ static const char help[] =
     "  --shape OxI       logical tensor shape (required)\n"
     "  --profile v1|v2   container profile (default: 'SGF4' magic, else extension)\n"
     "  --strict          also fail on reserved T158 symbols (0b11, which decode as 0)\n"
+    "  --against REF     error statistics against the original weights REF (.npy or raw f32)\n"
     "  --golden DIR      run the golden set DIR/manifest.json, one line per vector\n"
     "  --only NAME       with --golden: run only the vector NAME (fails if there is none)\n"
     "  --backend B       decoder for --golden: auto (default), cpu, scalar\n"
@@ -151,6 +152,7 @@ int cmd_verify(int argc, char **argv)
         return cmd_model_verify(argc, argv);
 
     const char *in_path = NULL, *golden = NULL, *only = NULL, *value = NULL, *error = NULL;
+    const char *against = NULL;
     uint64_t rows = 0, cols = 0;
     bool profile_given = false, strict = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
@@ -190,6 +192,9 @@ int cmd_verify(int argc, char **argv)
                 options.backend = SGFP4_BACKEND_SCALAR;
             else
                 return cli_usage_error(cmd, "--backend wants auto, cpu or scalar");
+        } else if (cli_take_option(argc, argv, &i, "--against", &against, &error)) {
+            if (error)
+                return cli_usage_error(cmd, "--against needs a file");
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_usage_error(cmd, "unknown option %s", a);
         } else if (!in_path) {
@@ -243,7 +248,7 @@ int cmd_verify(int argc, char **argv)
     if (reserved)
         printf("note: %llu reserved T158 symbols (0b11), decoded as 0\n",
                (unsigned long long)reserved);
-    rc = CLI_EXIT_OK;
+    rc = against ? cli_quality_report(cmd, t, against) : CLI_EXIT_OK;
 done:
     free(f);
     sgfp4_tensor_close(t);

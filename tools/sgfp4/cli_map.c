@@ -1,0 +1,83 @@
+/* `info IN --shape OxI --map out.png`: the leaf map of a container, one pixel per 4x4 cell
+ * of the tensor (cropped to ceil(O/4) x ceil(I/4)). Colour by leaf size, hue by mode:
+ * FP4 leaves in oranges, T158 leaves in blues, lighter for larger leaves (legend in
+ * docs/cli.md, "Leaf map"). Written through the crash-safe output (temporary + rename).
+ * SPDX-License-Identifier: MIT */
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_encode.h"
+
+/* [mode][size index 0=64 .. 4=4] -> RGB */
+static const uint8_t palette[2][SGFP4_LEAF_SIZES][3] = {
+    {{254, 230, 206}, {253, 190, 133}, {253, 141, 60}, {230, 85, 13}, {166, 54, 3}},
+    {{222, 235, 247}, {158, 202, 225}, {107, 174, 214}, {49, 130, 189}, {8, 81, 156}},
+};
+
+static unsigned size_index(unsigned size)
+{
+    return size == 64 ? 0 : size == 32 ? 1 : size == 16 ? 2 : size == 8 ? 3 : 4;
+}
+
+static bool write_png(FILE *f, const uint8_t *rgb, uint32_t width, uint32_t height)
+{
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop pinfo = png ? png_create_info_struct(png) : NULL;
+    if (!pinfo) {
+        png_destroy_write_struct(&png, NULL);
+        return false;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &pinfo);
+        return false;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, pinfo, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, pinfo);
+    for (uint32_t y = 0; y < height; y++)
+        png_write_row(png, rgb + (size_t)y * width * 3);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &pinfo);
+    return true;
+}
+
+int cli_leaf_map(const char *command, const sgfp4_tensor *t, const char *png_path)
+{
+    sgfp4_tensor_info info;
+    sgfp4_tensor_get_info(t, &info);
+    const uint64_t width = (info.cols + 3) / 4, height = (info.rows + 3) / 4;
+    if (width > PNG_UINT_31_MAX || height > PNG_UINT_31_MAX || width * height > (1u << 30))
+        return cli_error(command, "--map: a %llux%llu picture is too large",
+                         (unsigned long long)width, (unsigned long long)height);
+    uint8_t *rgb = malloc((size_t)(width * height * 3));
+    if (!rgb)
+        return cli_error(command, "--map: out of memory");
+    sgfp4_leaf leaves[256];
+    for (uint64_t b = 0; b < info.blocks; b++) {
+        const uint64_t by = b / info.tiles_x, bx = b % info.tiles_x;
+        const size_t n = sgfp4_tensor_block_leaves(t, b, leaves, 256);
+        for (size_t i = 0; i < n && i < 256; i++) {
+            const uint8_t *colour = palette[leaves[i].mode & 1][size_index(leaves[i].size)];
+            for (unsigned cy = 0; cy < leaves[i].size / 4u; cy++)
+                for (unsigned cx = 0; cx < leaves[i].size / 4u; cx++) {
+                    const uint64_t y = by * 16 + leaves[i].y / 4u + cy;
+                    const uint64_t x = bx * 16 + leaves[i].x / 4u + cx;
+                    if (y < height && x < width)
+                        memcpy(rgb + (y * width + x) * 3, colour, 3);
+                }
+        }
+    }
+    cli_output out;
+    bool ok = cli_output_open(command, png_path, &out);
+    if (ok && !write_png(out.file, rgb, (uint32_t)width, (uint32_t)height)) {
+        cli_output_abort(&out);
+        cli_error(command, "%s: cannot write the PNG", png_path);
+        ok = false;
+    } else if (ok) {
+        ok = cli_output_commit(command, &out);
+    }
+    free(rgb);
+    return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
