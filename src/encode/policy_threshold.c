@@ -7,7 +7,7 @@
  * SPDX-License-Identifier: MIT */
 #include "encode/encode_internal.h"
 
-static const double base_threshold[SGFP4_LEVELS] = {0.006, 0.008, 0.010, 0.012, 0.0};
+static const double base_threshold[SGFP4_LEVELS] = {0.018, 0.024, 0.030, 0.036, 0.0};
 
 typedef struct threshold_ctx {
     const float *block;

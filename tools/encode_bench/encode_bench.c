@@ -1,6 +1,7 @@
 /* Encode speed and quality on real weights (docs/benchmarks.md, "Encode speed and quality").
  *
- *   sgfp4-encode-bench [--bpw X,Y,...] [--threshold] [--v1] [--threads N] [--every K]
+ *   sgfp4-encode-bench [--bpw X,Y,...] [--threshold] [--threshold-scale T] [--v1]
+ *                      [--threads N] [--every K]
  *                      FILE.safetensors...
  *
  * Takes every 2-D F32 tensor with both dimensions >= 64, encodes it at each setting with the
@@ -141,11 +142,14 @@ int main(int argc, char **argv)
     unsigned threads = 1;
     char bpw_list[256] = "2.5,3.0,3.5,4.0,4.5,5.0";
     int threshold = 0, v1 = 0;
+    double threshold_scale = 1.0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--bpw") == 0 && i + 1 < argc)
             snprintf(bpw_list, sizeof bpw_list, "%s", argv[++i]);
         else if (strcmp(argv[i], "--threshold") == 0)
             threshold = 1;
+        else if (strcmp(argv[i], "--threshold-scale") == 0 && i + 1 < argc)
+            threshold_scale = atof(argv[++i]), threshold = 1;
         else if (strcmp(argv[i], "--v1") == 0)
             v1 = 1;
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
@@ -174,8 +178,9 @@ int main(int argc, char **argv)
         memset(s, 0, sizeof *s);
         sgfp4_encode_options_default(&s->o);
         s->o.policy = SGFP4_POLICY_THRESHOLD;
+        s->o.threshold = threshold_scale;
         s->o.threads = threads;
-        snprintf(s->label, sizeof s->label, "threshold");
+        snprintf(s->label, sizeof s->label, "threshold %g", threshold_scale);
     }
     if (v1) {
         setting *s = &settings[ns++];
