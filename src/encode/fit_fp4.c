@@ -10,6 +10,13 @@
 
 #include "encode/fit_als.h"
 
+/* 0.5 * 3^(k/15), k = 0..15: 16 log-spaced factors over [0.5, 1.5] (a table, so that no
+ * libm function enters the output). */
+static const float reference_factor[16] = {
+    0.5f,         0.537994812f, 0.578876836f, 0.62286547f,  0.670196783f, 0.721124785f,
+    0.775922787f, 0.834884868f, 0.898327456f, 0.966591022f, 1.04004191f,  1.11907431f,
+    1.20411234f,  1.29561239f,  1.39406549f,  1.5f};
+
 static void fit_reference(const float *c, unsigned n, const sgfp4_leaf_stats *st,
                           sgfp4_affine *best)
 {
@@ -19,7 +26,7 @@ static void fit_reference(const float *c, unsigned n, const sgfp4_leaf_stats *st
     best->bias = 0;
     best->sse = -1;
     for (unsigned k = 0; k < 16; k++) {
-        sgfp4_affine cand = {s0 * (float)(0.5 * pow(3.0, k / 15.0)), 0.0f, 0}, unused;
+        sgfp4_affine cand = {s0 * reference_factor[k], 0.0f, 0}, unused;
         sgfp4_als_round(c, n, st, -8.0f, 7.0f, &cand, &unused);
         if (best->sse < 0 || cand.sse < best->sse)
             *best = cand;

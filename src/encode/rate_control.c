@@ -8,7 +8,7 @@
 
 #define CHUNK 16u          /* blocks per work item */
 #define ITERATIONS 60u     /* bisection steps at most */
-#define LOG2_RANGE 48.0    /* lambda = lambda0 * 2^t, t in [-RANGE, RANGE] */
+#define LOG2_RANGE 48      /* lambda in [lambda0 * 2^-RANGE, lambda0 * 2^RANGE] */
 #define FILL_PASSES 8      /* finer lambdas tried when filling the budget */
 #define CLOSE_ENOUGH 0.9995 /* stop once the size is within 0.05% below the target */
 
@@ -158,17 +158,21 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
     if (!(lambda0 > 0))
         lambda0 = 1.0;
     const double target = target_bpw * (double)weights / 8.0;
-    double lo = -LOG2_RANGE, hi = LOG2_RANGE;
-    uint64_t bytes_hi = evaluate(&r, lambda0 * exp2(hi), threads, items);
+    /* Bisection over log(lambda) by geometric means (sqrt is correctly rounded, so no libm
+     * approximation enters the output). */
+    double lo = ldexp(lambda0, -LOG2_RANGE), hi = ldexp(lambda0, LOG2_RANGE);
+    uint64_t bytes_hi = evaluate(&r, hi, threads, items);
     if ((double)bytes_hi < target) {
-        const uint64_t bytes_lo = evaluate(&r, lambda0 * exp2(lo), threads, items);
+        const uint64_t bytes_lo = evaluate(&r, lo, threads, items);
         if ((double)bytes_lo <= target) {
             free(r.chunk_bytes);
             return 1; /* the finest trees fit: plans hold them */
         }
         for (unsigned k = 0; k < ITERATIONS && (double)bytes_hi < CLOSE_ENOUGH * target; k++) {
-            const double mid = 0.5 * (lo + hi);
-            const uint64_t bytes = evaluate(&r, lambda0 * exp2(mid), threads, items);
+            const double mid = sqrt(lo) * sqrt(hi);
+            if (!(mid > lo && mid < hi))
+                break;
+            const uint64_t bytes = evaluate(&r, mid, threads, items);
             if ((double)bytes <= target) {
                 hi = mid;
                 bytes_hi = bytes;
@@ -177,9 +181,8 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
             }
         }
     }
-    bytes_hi = evaluate(&r, lambda0 * exp2(hi), threads, items);
-    const int ok = fill_budget(&r, lambda0 * exp2(hi), lambda0 * exp2(lo),
-                               target - (double)bytes_hi);
+    bytes_hi = evaluate(&r, hi, threads, items);
+    const int ok = fill_budget(&r, hi, lo, target - (double)bytes_hi);
     free(r.chunk_bytes);
     return ok;
 }
