@@ -653,6 +653,8 @@ def add_reject_vectors(g):
     rej('shape_zero_rows', 'v2', (0, 64), base, 'SHAPE', 'O = 0 (D2: O >= 1 and I >= 1)')
     v1base = v1_container([V1Block(random_leaf(R('v1base'), 0, 0, 64, 0), 0)])
     rej('shape_zero_cols_v1', 'v1', (64, 0), v1base, 'SHAPE', 'I = 0 (v1)')
+    rej('shape_too_large', 'v2', (1 << 32, 1 << 32), base, 'SHAPE',
+        '2^32 x 2^32: the padded tensor does not fit the address space (D2)')
     rej('v2_truncated_header', 'v2', (64, 64), base[:12], 'TRUNCATED',
         '12 bytes: shorter than the 16-byte stream header')
     b5 = v2_stream([v2_one(R('b5.%d' % i)) for i in range(5)])  # table 16..36, base 48

@@ -6,7 +6,7 @@
 #   to the independently computed bytes, and every malformed container rejected with a
 #   non-zero exit, the right status in its one-line message, and NO output or temporary file
 #   left behind (an existing output file is left untouched).
-# usage: test_cli.sh SGFP4 DECODECORPUS GOLDEN_DIR SCRATCH_DIR [COUNT]
+# usage: test_cli.sh SGFP4 DECODECORPUS GOLDEN_DIR SCRATCH_DIR [COUNT [SEED]]
 # SPDX-License-Identifier: MIT
 set -u
 sgfp4=$1
@@ -14,6 +14,7 @@ corpus=$2
 golden=$3
 scratch=$4
 count=${5:-150}
+seed=${6:-77}
 
 failures=0
 checks=0
@@ -147,7 +148,7 @@ expect_failure 1 decode "$golden/reject/v2_trailing_byte.sgfp4" -o "$scratch/out
 rm -f "$scratch/out/keep.f32"
 
 # ---- random valid and malformed containers ----------------------------------------------
-if ! "$corpus" --seed 77 --count "$count" --write-dir "$scratch/corpus" >/dev/null; then
+if ! "$corpus" --seed "$seed" --count "$count" --write-dir "$scratch/corpus" >/dev/null; then
     fail "decodecorpus --write-dir failed"
 fi
 decoded=0

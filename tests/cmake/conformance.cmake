@@ -3,7 +3,7 @@
 # tests (tests/cli/test_cli.sh).
 # SPDX-License-Identifier: MIT
 target_include_directories(test_mnn PRIVATE ${JANSSON_INCLUDE_DIR})
-target_link_libraries(test_mnn PRIVATE ${JANSSON_LIBRARY})
+target_link_libraries(test_mnn PRIVATE ${JANSSON_LIBRARY} OpenSSL::Crypto)
 
 # The random differential corpus. It includes only the public header: its container writer
 # (tests/corpus/) must stay independent of src/.
@@ -18,11 +18,16 @@ endif()
 # hand: build/tests/decodecorpus --seed $RANDOM --count 1000000
 if(SGFP4_SANITIZE)
   set(SGFP4_CORPUS_COUNT 600)
+  set(SGFP4_CORPUS_COUNT2 150)
+  set(SGFP4_CLI_CORPUS_COUNT 60)
 else()
   set(SGFP4_CORPUS_COUNT 3000)
+  set(SGFP4_CORPUS_COUNT2 500)
+  set(SGFP4_CLI_CORPUS_COUNT 150)
 endif()
 add_test(NAME decodecorpus COMMAND decodecorpus --seed 1 --count ${SGFP4_CORPUS_COUNT})
-add_test(NAME decodecorpus_seed2 COMMAND decodecorpus --seed 20261129 --count 500)
+add_test(NAME decodecorpus_seed2
+         COMMAND decodecorpus --seed 20261129 --count ${SGFP4_CORPUS_COUNT2})
 set_tests_properties(decodecorpus decodecorpus_seed2 PROPERTIES LABELS conformance)
 
 # CLI contract tests, including a few hundred random valid / malformed containers that
@@ -32,6 +37,7 @@ find_program(SGFP4_PYTHON3 python3)
 if(SGFP4_BASH AND SGFP4_PYTHON3)
   add_test(NAME cli COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_cli.sh
                             $<TARGET_FILE:sgfp4> $<TARGET_FILE:decodecorpus>
-                            ${PROJECT_SOURCE_DIR}/golden ${CMAKE_CURRENT_BINARY_DIR}/cli-scratch 150)
+                            ${PROJECT_SOURCE_DIR}/golden ${CMAKE_CURRENT_BINARY_DIR}/cli-scratch
+                            ${SGFP4_CLI_CORPUS_COUNT})
   set_tests_properties(cli PROPERTIES LABELS conformance)
 endif()

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <openssl/evp.h>
 
 #include "sgfp4.h"
 
@@ -59,6 +60,22 @@ static uint64_t json_u64(json_t *obj, const char *key)
     return (uint64_t)json_integer_value(v);
 }
 
+/* Checks that bytes hash to the fixture manifest's sha256 for them (the files are the ones
+ * the manifest describes). */
+static void assert_sha256(const char *name, const unsigned char *data, size_t size,
+                          const char *want_hex)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    assert_true(EVP_Digest(data, size, md, &n, EVP_sha256(), NULL) == 1);
+    char hex[2 * EVP_MAX_MD_SIZE + 1];
+    for (unsigned i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    if (!want_hex || strcmp(hex, want_hex) != 0)
+        fail_msg("%s: sha256 %s, the fixture manifest says %s", name, hex,
+                 want_hex ? want_hex : "(nothing)");
+}
+
 /* Decodes one case with every backend/thread combination and compares bit for bit. */
 static void check_case(json_t *c)
 {
@@ -81,6 +98,9 @@ static void check_case(json_t *c)
     unsigned char *expected = read_case_file(expected_file, &expected_size);
     assert_int_equal(expected_size, rows * cols * 4);
     assert_int_equal(size, json_u64(c, "container_bytes"));
+    assert_sha256(file, data, size, json_string_value(json_object_get(c, "sha256_container")));
+    assert_sha256(expected_file, expected, expected_size,
+                  json_string_value(json_object_get(c, "sha256_expected")));
 
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
