@@ -16,13 +16,17 @@ static const char help[] =
     "\n"
     "Times CPU decode of one tensor and, in the same run and for the same output bytes, the\n"
     "two memory ceilings: memset (write-only, what decode really competes with) and memcpy.\n"
-    "Without FILE it builds a synthetic container (deterministic for --seed). Each timing is\n"
+    "Without FILE it encodes a synthetic LLM-like tensor (heavy-tailed values, per-row\n"
+    "scales, outlier columns; deterministic for --seed) with sgfp4_encode, or with\n"
+    "--codes random builds a container of random codes directly (no encoder). Each timing is\n"
     "the median of --runs rounds after two warm-up rounds; a round writes a ring of output\n"
     "buffers at least 4x the last-level cache. Runs with 1 thread and with --threads.\n"
     "\n"
     "  --shape OxI           tensor shape (default 4096x4096; required with FILE)\n"
     "  --profile v1|v2       synthetic container profile (default v2), or FILE's profile\n"
     "  --bpw X               v2 synthetic rate in bits per weight (default 4.5)\n"
+    "  --codes llm|random    synthetic source: encoded LLM-like tensor (default) or random\n"
+    "                        codes in mixed layouts near --bpw\n"
     "  --seed N              synthetic container seed (default 1)\n"
     "  --threads N           the multi-threaded run (default: online CPUs)\n"
     "  --backend B           auto (default), cpu, scalar (the reference), vulkan (GPU bench)\n"
@@ -41,6 +45,7 @@ typedef struct bench_args {
     sgfp4_backend backend;
     sgfp4_dtype dtype;
     bool json;
+    bool random_codes;
 } bench_args;
 
 /* One thread count's results (seconds per tensor, medians). */
@@ -83,6 +88,10 @@ static int parse_args(int argc, char **argv, bench_args *a)
         } else if (cli_take_option(argc, argv, &i, "--bpw", &value, &error)) {
             if (error || !cli_parse_double(value, &a->bpw) || !(a->bpw >= 2.0 && a->bpw <= 10.0))
                 return cli_usage_error(cmd, "--bpw wants a rate from 2 to 10");
+        } else if (cli_take_option(argc, argv, &i, "--codes", &value, &error)) {
+            if (error || (strcmp(value, "llm") != 0 && strcmp(value, "random") != 0))
+                return cli_usage_error(cmd, "--codes wants llm or random");
+            a->random_codes = strcmp(value, "random") == 0;
         } else if (cli_take_option(argc, argv, &i, "--seed", &value, &error)) {
             if (error || !cli_parse_uint(value, &a->seed))
                 return cli_usage_error(cmd, "--seed wants a number");
@@ -281,16 +290,52 @@ static bool load_container(const bench_args *a, cli_input *in, uint8_t **owned,
         return true;
     }
     *profile = a->profile_given ? a->profile : SGFP4_PROFILE_V2;
-    const synth_params p = {*profile, a->rows, a->cols, a->seed,
-                            *profile == SGFP4_PROFILE_V2 ? a->bpw : 0, 0};
-    *owned = synth_container(&p, size);
+    if (a->random_codes) {
+        const synth_params p = {*profile, a->rows, a->cols, a->seed,
+                                *profile == SGFP4_PROFILE_V2 ? a->bpw : 0, 0};
+        *owned = synth_container(&p, size);
+        if (!*owned) {
+            cli_error("bench", "cannot build a %llux%llu synthetic container",
+                      (unsigned long long)a->rows, (unsigned long long)a->cols);
+            return false;
+        }
+        *data = *owned;
+        snprintf(source, source_size, "random codes in mixed layouts, seed %u", a->seed);
+        return true;
+    }
+    float *weights = synth_llm_weights(a->rows, a->cols, a->seed);
+    if (!weights) {
+        cli_error("bench", "out of memory");
+        return false;
+    }
+    sgfp4_encode_options eo;
+    sgfp4_encode_options_default(&eo);
+    eo.profile = *profile;
+    eo.target_bpw = a->bpw;
+    eo.threads = 0;
+    if (!cli_quiet && !a->json)
+        fprintf(stderr, "sgfp4: bench: encoding a %llux%llu LLM-like tensor...\n",
+                (unsigned long long)a->rows, (unsigned long long)a->cols);
+    void *encoded = NULL;
+    const sgfp4_status st =
+        sgfp4_encode_alloc(weights, a->rows, a->cols, 0, &eo, &encoded, size);
+    free(weights);
+    if (st != SGFP4_OK) {
+        cli_error("bench", "encoding the synthetic tensor failed: %s", sgfp4_status_str(st));
+        return false;
+    }
+    /* a copy the bench owns (sgfp4_free releases library memory; free() the copy) */
+    *owned = malloc(*size);
+    if (*owned)
+        memcpy(*owned, encoded, *size);
+    sgfp4_free(encoded);
     if (!*owned) {
-        cli_error("bench", "cannot build a %llux%llu synthetic container",
-                  (unsigned long long)a->rows, (unsigned long long)a->cols);
+        cli_error("bench", "out of memory");
         return false;
     }
     *data = *owned;
-    snprintf(source, source_size, "synthetic random codes, mixed layouts, seed %u", a->seed);
+    snprintf(source, source_size, "LLM-like tensor encoded at %s, seed %u",
+             *profile == SGFP4_PROFILE_V1 ? "v1" : "the requested rate", a->seed);
     return true;
 }
 
@@ -300,7 +345,7 @@ int cmd_bench(int argc, char **argv)
         return cmd_bench_vulkan(argc, argv);
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     bench_args a = {NULL, 0, 0, false, SGFP4_PROFILE_V2, 4.5, 1, cpus > 0 ? (unsigned)cpus : 1,
-                    7, 1024, SGFP4_BACKEND_AUTO, SGFP4_DTYPE_F32, false};
+                    7, 1024, SGFP4_BACKEND_AUTO, SGFP4_DTYPE_F32, false, false};
     const int parsed = parse_args(argc, argv, &a);
     if (parsed >= 0)
         return parsed;

@@ -26,4 +26,9 @@ typedef struct synth_params {
  * or the parameters are invalid. */
 uint8_t *synth_container(const synth_params *params, size_t *size);
 
+/* A malloc'ed rows x cols float32 matrix that looks like an LLM weight matrix: heavy-tailed
+ * values (Student t, 4 degrees of freedom), a log-normal scale per row, and a few outlier
+ * columns (1 in 200, 8x larger). Deterministic for a seed; NULL if out of memory. */
+float *synth_llm_weights(uint64_t rows, uint64_t cols, uint64_t seed);
+
 #endif
