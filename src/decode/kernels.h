@@ -21,11 +21,14 @@ typedef struct sgfp4_decode_kernels {
     /* Decodes rows [y0, y1) (0 <= y0 < y1 <= 64) of macroblock row `by` of t, every column,
      * as `dtype`: tensor row by * 64 + y lands at dst + (y - y0) * stride_bytes.
      * `streaming` allows non-temporal stores (the caller then calls finish() before its
-     * results are used). */
+     * results are used). `scratch` is this thread's scratch_bytes of working memory. */
     void (*decode_band)(const sgfp4_tensor *t, uint64_t by, unsigned y0, unsigned y1,
-                        uint8_t *dst, size_t stride_bytes, sgfp4_dtype dtype, bool streaming);
+                        uint8_t *dst, size_t stride_bytes, sgfp4_dtype dtype, bool streaming,
+                        void *scratch);
     /* Orders this thread's streaming stores before what follows (a no-op where none exist). */
     void (*finish)(void);
+    /* Bytes of 64-byte aligned scratch memory decode_band() needs (one per thread). */
+    size_t scratch_bytes;
 } sgfp4_decode_kernels;
 
 /* Fills out[] with the leaves of block b (b < t->blocks) exactly as sgfp4_block_leaf_refs()

@@ -20,6 +20,8 @@
 #include <immintrin.h>
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
+/* Inlined into each caller, so that sizes and modes passed as constants specialise it. */
+#define AVX2_INLINE static inline __attribute__((target("avx2,fma,f16c"), always_inline))
 
 static inline uint32_t load_u16(const uint8_t *p)
 {
@@ -108,6 +110,66 @@ static AVX2 void leaf_rows_4x4(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned
     }
 }
 
+/* A whole leaf of edge `size` (>= 8) and mode `mode`, both constants at every call, so each
+ * copy is straight-line code without loop-exit or mode branches to mispredict. */
+AVX2_INLINE void leaf_whole(const sgfp4_leaf_ref *leaf, float *tile, unsigned size,
+                            unsigned mode)
+{
+    const __m256 scale = _mm256_set1_ps(leaf->scale), bias = _mm256_set1_ps(leaf->bias);
+    float *dst = tile + SGFP4_MB * leaf->y + leaf->x;
+    const uint8_t *p = leaf->payload;
+    for (unsigned y = 0; y < size; y++, dst += SGFP4_MB) {
+#pragma GCC unroll 8
+        for (unsigned x = 0; x < size; x += 8) {
+            const __m256 v = mode == SGFP4_MODE_FP4 ? fp4_x8(load_u32(p + x / 2), scale, bias)
+                                                    : t158_x8(load_u16(p + x / 4), scale, bias);
+            _mm256_store_ps(dst + x, v);
+        }
+        p += mode == SGFP4_MODE_FP4 ? size / 2 : size / 4;
+    }
+}
+
+/* A whole 4x4 leaf: its 16 codes in two vectors of two rows each. */
+AVX2_INLINE void leaf_whole_4x4(const sgfp4_leaf_ref *leaf, float *tile, unsigned mode)
+{
+    const __m256 scale = _mm256_set1_ps(leaf->scale), bias = _mm256_set1_ps(leaf->bias);
+    float *dst = tile + SGFP4_MB * leaf->y + leaf->x;
+    for (unsigned half = 0; half < 2; half++, dst += 2 * SGFP4_MB) {
+        const __m256 v = mode == SGFP4_MODE_FP4
+                             ? fp4_x8(load_u32(leaf->payload + 4 * half), scale, bias)
+                             : t158_x8(load_u16(leaf->payload + 2 * half), scale, bias);
+        _mm_store_ps(dst, _mm256_castps256_ps128(v));
+        _mm_store_ps(dst + SGFP4_MB, _mm256_extractf128_ps(v, 1));
+    }
+}
+
+/* Rows [ya, yb) of one leaf into the tile: whole leaves through the specialised copies. */
+static AVX2 inline void leaf_rows(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned yb,
+                                  float *tile)
+{
+    const unsigned size = leaf->size;
+    if (ya != leaf->y || yb != leaf->y + size) {
+        if (size >= 8)
+            leaf_rows_wide(leaf, ya, yb, tile);
+        else
+            leaf_rows_4x4(leaf, ya, yb, tile);
+        return;
+    }
+    switch (size * 2 + leaf->mode) {
+    case 4 * 2 + SGFP4_MODE_FP4: leaf_whole_4x4(leaf, tile, SGFP4_MODE_FP4); break;
+    case 4 * 2 + SGFP4_MODE_T158: leaf_whole_4x4(leaf, tile, SGFP4_MODE_T158); break;
+    case 8 * 2 + SGFP4_MODE_FP4: leaf_whole(leaf, tile, 8, SGFP4_MODE_FP4); break;
+    case 8 * 2 + SGFP4_MODE_T158: leaf_whole(leaf, tile, 8, SGFP4_MODE_T158); break;
+    case 16 * 2 + SGFP4_MODE_FP4: leaf_whole(leaf, tile, 16, SGFP4_MODE_FP4); break;
+    case 16 * 2 + SGFP4_MODE_T158: leaf_whole(leaf, tile, 16, SGFP4_MODE_T158); break;
+    case 32 * 2 + SGFP4_MODE_FP4: leaf_whole(leaf, tile, 32, SGFP4_MODE_FP4); break;
+    case 32 * 2 + SGFP4_MODE_T158: leaf_whole(leaf, tile, 32, SGFP4_MODE_T158); break;
+    case 64 * 2 + SGFP4_MODE_FP4: leaf_whole(leaf, tile, 64, SGFP4_MODE_FP4); break;
+    case 64 * 2 + SGFP4_MODE_T158: leaf_whole(leaf, tile, 64, SGFP4_MODE_T158); break;
+    default: break;
+    }
+}
+
 /* bf16 of 8 floats, round to nearest even by integer arithmetic (no NaN can occur: decoded
  * weights are finite), as 8 results in the low 16 bits of each lane. */
 static AVX2 inline __m256i bf16_x8(__m256 v)
@@ -163,7 +225,7 @@ static AVX2 void store_16bit(const float *src, unsigned width, sgfp4_dtype dtype
 }
 
 /* One tile row to the output, converted to dtype. */
-static AVX2 inline void store_row(const float *src, unsigned width, sgfp4_dtype dtype,
+AVX2_INLINE void store_row(const float *src, unsigned width, sgfp4_dtype dtype,
                                   uint8_t *dst, bool streaming)
 {
     if (dtype == SGFP4_DTYPE_F32)
@@ -172,57 +234,74 @@ static AVX2 inline void store_row(const float *src, unsigned width, sgfp4_dtype 
         store_16bit(src, width, dtype, dst, streaming);
 }
 
-/* A decoded tile whose rows [next, end) still have to be written. */
-typedef struct pending_tile {
-    const float *tile;
-    uint8_t *dst; /* output address of tile row `first` */
-    unsigned first, next, end, width;
-} pending_tile;
+/* Blocks decoded before their rows go out: each output row then leaves as one contiguous
+ * run of CHUNK_BLOCKS * 256 bytes (f32), which memory takes better than 256-byte pieces
+ * 16 KB apart. Two chunks of tiles live in the scratch memory (256 KB: L2-resident). */
+#define CHUNK_BLOCKS 8u
+#define TILE_FLOATS (SGFP4_MB * SGFP4_MB)
 
-static AVX2 inline void flush_rows(pending_tile *p, unsigned until, size_t stride_bytes,
-                                   sgfp4_dtype dtype, bool streaming)
+/* Decoded tiles (blocks bx0..bx0+count-1) whose rows [next, end) are still to be written. */
+typedef struct pending_chunk {
+    const float *tiles;
+    uint8_t *dst; /* output address of row `first`, column of block bx0 */
+    unsigned first, next, end, count, last_width;
+} pending_chunk;
+
+AVX2_INLINE void flush_rows(pending_chunk *p, unsigned until, size_t stride_bytes,
+                            sgfp4_dtype dtype, unsigned elem, bool streaming)
 {
-    for (; p->next < until; p->next++)
-        store_row(p->tile + SGFP4_MB * p->next, p->width, dtype,
-                  p->dst + (p->next - p->first) * stride_bytes, streaming);
+    for (; p->next < until; p->next++) {
+        uint8_t *row = p->dst + (p->next - p->first) * stride_bytes;
+        for (unsigned j = 0; j < p->count; j++)
+            store_row(p->tiles + TILE_FLOATS * j + SGFP4_MB * p->next,
+                      j + 1 < p->count ? SGFP4_MB : p->last_width, dtype,
+                      row + (size_t)SGFP4_MB * elem * j, streaming);
+    }
 }
 
 static AVX2 void avx2_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y0,
                                   unsigned y1, uint8_t *dst, size_t stride_bytes,
-                                  sgfp4_dtype dtype, bool streaming)
+                                  sgfp4_dtype dtype, bool streaming, void *scratch)
 {
-    _Alignas(64) float tiles[2][SGFP4_MB * SGFP4_MB];
+    float *chunks = scratch; /* [2][CHUNK_BLOCKS][TILE_FLOATS], 64-byte aligned */
     sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
-    const size_t elem = sgfp4_dtype_size(dtype);
+    const unsigned elem = (unsigned)sgfp4_dtype_size(dtype);
     const unsigned rows = y1 - y0;
-    pending_tile prev = {NULL, NULL, y0, y1, y1, 0}; /* nothing pending yet */
-    for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
-        float *tile = tiles[bx & 1];
-        const unsigned count = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx, leaves);
-        for (unsigned i = 0; i < count; i++) {
-            const sgfp4_leaf_ref *leaf = &leaves[i];
-            const unsigned ly = leaf->y, size = leaf->size;
-            const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
-            if (ya < yb) {
-                if (size >= 8)
-                    leaf_rows_wide(leaf, ya, yb, tile);
-                else
-                    leaf_rows_4x4(leaf, ya, yb, tile);
+    pending_chunk prev = {chunks, dst, y0, y1, y1, 0, 0}; /* nothing pending yet */
+    unsigned which = 0;
+    for (uint64_t bx0 = 0; bx0 < t->tiles_x; bx0 += CHUNK_BLOCKS, which ^= 1u) {
+        float *tiles = chunks + (size_t)which * CHUNK_BLOCKS * TILE_FLOATS;
+        const unsigned count =
+            (unsigned)(t->tiles_x - bx0 < CHUNK_BLOCKS ? t->tiles_x - bx0 : CHUNK_BLOCKS);
+        /* the previous chunk's rows go out spread evenly over this chunk's leaves */
+        const unsigned prev_rows = prev.end - prev.next;
+        for (unsigned j = 0; j < count; j++) {
+            float *tile = tiles + (size_t)TILE_FLOATS * j;
+            const unsigned n = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx0 + j, leaves);
+            for (unsigned i = 0; i < n; i++) {
+                const sgfp4_leaf_ref *leaf = &leaves[i];
+                const unsigned ly = leaf->y, size = leaf->size;
+                const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
+                if (ya < yb)
+                    leaf_rows(leaf, ya, yb, tile);
+                const uint64_t done = (uint64_t)j * n + i + 1, all = (uint64_t)count * n;
+                flush_rows(&prev, y0 + (unsigned)((prev_rows * done + all - 1) / all),
+                           stride_bytes, dtype, elem, streaming);
             }
-            /* the previous tile's rows, spread evenly over this block's leaves */
-            flush_rows(&prev, y0 + (unsigned)(((uint64_t)rows * (i + 1) + count - 1) / count),
-                       stride_bytes, dtype, streaming);
         }
-        flush_rows(&prev, y1, stride_bytes, dtype, streaming);
-        const uint64_t c0 = bx * SGFP4_MB;
-        prev = (pending_tile){tile, dst + c0 * elem, y0, y0, y1,
-                              (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB)};
+        flush_rows(&prev, y1, stride_bytes, dtype, elem, streaming);
+        const uint64_t c_last = (bx0 + count - 1) * SGFP4_MB;
+        prev = (pending_chunk){tiles, dst + bx0 * SGFP4_MB * elem, y0, y0, y1, count,
+                               (unsigned)(t->cols - c_last < SGFP4_MB ? t->cols - c_last
+                                                                       : SGFP4_MB)};
     }
-    flush_rows(&prev, y1, stride_bytes, dtype, streaming);
+    (void)rows;
+    flush_rows(&prev, y1, stride_bytes, dtype, elem, streaming);
 }
 
 static void avx2_finish(void) { _mm_sfence(); }
 
-const sgfp4_decode_kernels sgfp4_kernels_avx2 = {"avx2", avx2_decode_band, avx2_finish};
+const sgfp4_decode_kernels sgfp4_kernels_avx2 = {
+    "avx2", avx2_decode_band, avx2_finish, 2 * CHUNK_BLOCKS * TILE_FLOATS * sizeof(float)};
 
 #endif

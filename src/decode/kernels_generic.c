@@ -52,9 +52,10 @@ static void leaf_rows(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned yb, floa
 
 static void generic_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y0, unsigned y1,
                                 uint8_t *dst, size_t stride_bytes, sgfp4_dtype dtype,
-                                bool streaming)
+                                bool streaming, void *scratch)
 {
     (void)streaming;
+    (void)scratch;
     float tile[SGFP4_MB * SGFP4_MB];
     sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
     const size_t elem = sgfp4_dtype_size(dtype);
@@ -83,4 +84,4 @@ static void generic_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y0,
 static void generic_finish(void) {}
 
 const sgfp4_decode_kernels sgfp4_kernels_generic = {"generic", generic_decode_band,
-                                                    generic_finish};
+                                                    generic_finish, 0};

@@ -45,72 +45,86 @@ bool sgfp4_decode_streams(uint64_t output_bytes)
     return output_bytes >= v;
 }
 
-/* Decodes tensor rows [r0, r1), all inside macroblock row `by`, to output rows out_row.. */
-static void decode_band(const sgfp4_tensor *t, const sgfp4_decode_kernels *k, uint64_t by,
-                        uint64_t r0, uint64_t r1, const sgfp4_output *out, uint64_t out_row,
-                        bool streaming)
-{
-    k->decode_band(t, by, (unsigned)(r0 - by * SGFP4_MB), (unsigned)(r1 - by * SGFP4_MB),
-                   out->base + out_row * out->row_stride_bytes, out->row_stride_bytes,
-                   out->dtype, streaming);
-}
-
-typedef struct rows_job {
+/* What every work item of one call shares. */
+typedef struct job {
     const sgfp4_tensor *t;
     const sgfp4_decode_kernels *k;
     const sgfp4_output *out;
-    uint64_t row_begin, row_end, first_by;
     bool streaming;
-} rows_job;
+    uint8_t *scratch; /* per worker: scratch + worker * scratch_stride */
+    size_t scratch_stride;
+    /* row ranges */
+    uint64_t row_begin, row_end, first_by;
+    /* gathers */
+    const uint64_t *rows;
+    size_t count;
+} job;
+
+/* Decodes tensor rows [r0, r1), all inside macroblock row `by`, to output rows out_row.. */
+static void decode_band(const job *j, unsigned worker, uint64_t by, uint64_t r0, uint64_t r1,
+                        uint64_t out_row)
+{
+    j->k->decode_band(j->t, by, (unsigned)(r0 - by * SGFP4_MB), (unsigned)(r1 - by * SGFP4_MB),
+                      j->out->base + out_row * j->out->row_stride_bytes,
+                      j->out->row_stride_bytes, j->out->dtype, j->streaming,
+                      j->scratch + worker * j->scratch_stride);
+}
 
 static void rows_item(void *context, uint64_t item, unsigned worker)
 {
-    (void)worker;
-    const rows_job *j = context;
+    const job *j = context;
     const uint64_t by = j->first_by + item;
     const uint64_t r0 = by * SGFP4_MB > j->row_begin ? by * SGFP4_MB : j->row_begin;
     const uint64_t r1 = (by + 1) * SGFP4_MB < j->row_end ? (by + 1) * SGFP4_MB : j->row_end;
-    decode_band(j->t, j->k, by, r0, r1, j->out, r0 - j->row_begin, j->streaming);
+    decode_band(j, worker, by, r0, r1, r0 - j->row_begin);
     j->k->finish();
+}
+
+static void gather_item(void *context, uint64_t item, unsigned worker)
+{
+    const job *j = context;
+    const size_t first = (size_t)item * GATHER_ROWS_PER_ITEM;
+    const size_t last = first + GATHER_ROWS_PER_ITEM < j->count ? first + GATHER_ROWS_PER_ITEM
+                                                                : j->count;
+    for (size_t i = first; i < last; i++)
+        decode_band(j, worker, j->rows[i] / SGFP4_MB, j->rows[i], j->rows[i] + 1, i);
+    j->k->finish();
+}
+
+/* Runs `items` work items with per-worker scratch memory for the kernels; if that memory
+ * cannot be had, with the generic kernels, which need none (decode does not fail). */
+static void run(job *j, uint64_t items, unsigned threads, sgfp4_work_fn fn)
+{
+    uint64_t workers = threads > 1 ? threads : 1;
+    if (workers > items)
+        workers = items;
+    if (workers > 256)
+        workers = 256; /* sgfp4_parallel_for's most */
+    void *block = NULL;
+    if (j->k->scratch_bytes) {
+        j->scratch_stride = (j->k->scratch_bytes + 63) & ~(size_t)63;
+        block = sgfp4_alloc_with(&j->t->allocator, (size_t)workers * j->scratch_stride + 63);
+        if (block)
+            j->scratch = (uint8_t *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+        else
+            j->k = &sgfp4_kernels_generic;
+    }
+    sgfp4_parallel_for(items, (unsigned)workers, fn, j);
+    sgfp4_free_with(&j->t->allocator, block);
 }
 
 void sgfp4_tiled_decode_rows(const sgfp4_tensor *t, uint64_t row_begin, uint64_t row_end,
                              const sgfp4_output *out, const sgfp4_decode_kernels *k,
                              unsigned threads, bool streaming)
 {
-    rows_job job = {t, k, out, row_begin, row_end, row_begin / SGFP4_MB, streaming};
-    const uint64_t last_by = (row_end - 1) / SGFP4_MB;
-    sgfp4_parallel_for(last_by - job.first_by + 1, threads, rows_item, &job);
-}
-
-typedef struct gather_job {
-    const sgfp4_tensor *t;
-    const sgfp4_decode_kernels *k;
-    const sgfp4_output *out;
-    const uint64_t *rows;
-    size_t count;
-    bool streaming;
-} gather_job;
-
-static void gather_item(void *context, uint64_t item, unsigned worker)
-{
-    (void)worker;
-    const gather_job *j = context;
-    const size_t first = (size_t)item * GATHER_ROWS_PER_ITEM;
-    const size_t last = first + GATHER_ROWS_PER_ITEM < j->count ? first + GATHER_ROWS_PER_ITEM
-                                                                : j->count;
-    for (size_t i = first; i < last; i++) {
-        const uint64_t r = j->rows[i];
-        decode_band(j->t, j->k, r / SGFP4_MB, r, r + 1, j->out, i, j->streaming);
-    }
-    j->k->finish();
+    job j = {t, k, out, streaming, NULL, 0, row_begin, row_end, row_begin / SGFP4_MB, NULL, 0};
+    run(&j, (row_end - 1) / SGFP4_MB - j.first_by + 1, threads, rows_item);
 }
 
 void sgfp4_tiled_decode_gather(const sgfp4_tensor *t, const uint64_t *rows, size_t count,
                                const sgfp4_output *out, const sgfp4_decode_kernels *k,
                                unsigned threads, bool streaming)
 {
-    gather_job job = {t, k, out, rows, count, streaming};
-    sgfp4_parallel_for((count + GATHER_ROWS_PER_ITEM - 1) / GATHER_ROWS_PER_ITEM, threads,
-                       gather_item, &job);
+    job j = {t, k, out, streaming, NULL, 0, 0, 0, 0, rows, count};
+    run(&j, (count + GATHER_ROWS_PER_ITEM - 1) / GATHER_ROWS_PER_ITEM, threads, gather_item);
 }
