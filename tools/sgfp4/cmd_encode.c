@@ -157,8 +157,6 @@ int cmd_encode(int argc, char **argv)
         o.profile = SGFP4_PROFILE_V2;
     if (o.profile == SGFP4_PROFILE_V1 && (bpw_given || policy_given))
         return cli_usage_error(cmd, "--bpw and --policy apply to v2 only (v1 is fixed-rate)");
-    if (o.threads == 0)
-        o.threads = 0; /* all cores */
 
     float *src = cli_load_matrix(cmd, in_path, &rows, &cols);
     if (!src)
