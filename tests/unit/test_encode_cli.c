@@ -141,6 +141,23 @@ static void encodes_npy(void **state)
     assert_int_equal(run("verify %s --shape 70x80", out), 0);
 }
 
+/* --tensor NAME of a safetensors file (the real weights; skipped without them). */
+static void encodes_one_safetensors_tensor(void **state)
+{
+    (void)state;
+    const char *shared = getenv("SGFP4_SHARED_DIR");
+    char model[1024], out[512];
+    snprintf(model, sizeof model, "%s/weights/stories260K/stories260K.safetensors",
+             shared ? shared : "../shared");
+    if (!exists(model))
+        skip();
+    snprintf(out, sizeof out, "%s/wq.sgfp4", dir);
+    assert_int_equal(run("encode %s --tensor layers.0.attention.wq.weight -o %s --bpw 4",
+                         model, out), 0);
+    assert_int_equal(run("verify %s --shape 64x64", out), 0);
+    assert_int_equal(run("encode %s --tensor no.such.tensor -o %s/x.sgfp4", model, dir), 1);
+}
+
 static void bad_input_leaves_no_file(void **state)
 {
     (void)state;
@@ -172,6 +189,7 @@ int main(void)
         cmocka_unit_test(encodes_raw_to_v1_and_v2),
         cmocka_unit_test(encodes_npy),
         cmocka_unit_test(quality_report_and_leaf_map),
+        cmocka_unit_test(encodes_one_safetensors_tensor),
         cmocka_unit_test(bad_input_leaves_no_file),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);

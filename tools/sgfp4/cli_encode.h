@@ -11,6 +11,12 @@
  * it when given). Returns a malloc'ed buffer or NULL after printing why. */
 float *cli_load_matrix(const char *command, const char *path, uint64_t *rows, uint64_t *cols);
 
+/* Loads tensor `name` of a safetensors file as float32 (F32, F16, BF16; rank 2 as is,
+ * rank 1 as one row, higher ranks as [prod(leading dims), last]); a --shape given in *rows,
+ * *cols must match. Returns a malloc'ed buffer or NULL after printing why. */
+float *cli_load_safetensor(const char *command, const char *path, const char *name,
+                           uint64_t *rows, uint64_t *cols);
+
 /* Error statistics of a decoded tensor against its reference. */
 typedef struct cli_quality {
     double sse, ref_sq, max_abs;

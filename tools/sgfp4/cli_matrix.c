@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli_encode.h"
+#include "sgfp4_model.h"
 
 float *cli_load_matrix(const char *command, const char *path, uint64_t *rows, uint64_t *cols)
 {
@@ -102,4 +103,53 @@ void cli_quality_measure(const float *ref, const float *dec, uint64_t count, cli
         if (a > q->max_abs)
             q->max_abs = a;
     }
+}
+
+float *cli_load_safetensor(const char *command, const char *path, const char *name,
+                           uint64_t *rows, uint64_t *cols)
+{
+    sgfp4_model *model = NULL;
+    sgfp4_diag diag;
+    if (sgfp4_model_open(path, NULL, &model, &diag) != SGFP4_OK) {
+        cli_error(command, "%s: %s", path, diag.message);
+        return NULL;
+    }
+    float *m = NULL;
+    const sgfp4_model_tensor *t = sgfp4_model_find(model, name);
+    if (!t) {
+        cli_error(command, "%s: no tensor named '%s'", path, name);
+        goto done;
+    }
+    if (t->dtype != SGFP4_ST_F32 && t->dtype != SGFP4_ST_F16 && t->dtype != SGFP4_ST_BF16) {
+        cli_error(command, "%s: tensor '%s' is %s, not F32, F16 or BF16", path, name,
+                  sgfp4_st_dtype_name(t->dtype));
+        goto done;
+    }
+    /* Rank 2 as is; rank 1 as one row; higher ranks as [prod(leading dims), last] (D6). */
+    const uint64_t c = t->rank == 0 ? 1 : t->shape[t->rank - 1];
+    const uint64_t r = c == 0 ? 0 : t->elements / c;
+    if (r == 0 || c == 0) {
+        cli_error(command, "%s: tensor '%s' is empty", path, name);
+        goto done;
+    }
+    if (*rows && (*rows != r || *cols != c)) {
+        cli_error(command, "%s: tensor '%s' is %llux%llu, not the --shape given", path, name,
+                  (unsigned long long)r, (unsigned long long)c);
+        goto done;
+    }
+    if (t->elements > SIZE_MAX / 4 || !(m = malloc((size_t)t->elements * 4 + 1))) {
+        cli_error(command, "out of memory for tensor '%s'", name);
+        goto done;
+    }
+    if (sgfp4_model_tensor_to_f32(t, m, (size_t)t->elements * 4, 1, &diag) != SGFP4_OK) {
+        cli_error(command, "%s: %s", path, diag.message);
+        free(m);
+        m = NULL;
+        goto done;
+    }
+    *rows = r;
+    *cols = c;
+done:
+    sgfp4_model_close(model);
+    return m;
 }

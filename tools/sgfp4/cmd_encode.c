@@ -1,7 +1,8 @@
 /* sgfp4 encode IN -o OUT [--shape OxI] [--profile v1|v2] [--bpw X | --policy threshold]
  *                        [--delta D] [--threads N] [--fit best|reference] [--threshold T]
- * Quantizes one tensor (raw float32 or .npy f32/f16). The container is opened strictly and
- * decoded before it is renamed into place; if that fails it is a bug: exit 1, no file.
+ * Quantizes one tensor (raw float32, .npy f32/f16, or --tensor NAME of a safetensors
+ * file). The container is opened strictly and decoded before it is renamed into place; if
+ * that fails it is a bug: exit 1, no file.
  * Whole models (.safetensors) go to cmd_model.c.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
@@ -15,12 +16,13 @@ static const char help[] =
     "usage: sgfp4 encode IN -o OUT [--shape OxI] [options]\n"
     "       sgfp4 encode MODEL.safetensors -o MODEL.sgfp4.safetensors [options]\n"
     "\n"
-    "Quantizes a float tensor: IN is raw little-endian float32 (needs --shape) or a .npy\n"
-    "file (float32 or float16). OUT is a v2 stream (.sgfp4) or, with --profile v1 or an .fp4\n"
-    "name, a v1 container. The result is checked (strict open + decode) before it is\n"
-    "renamed into place.\n"
+    "Quantizes a float tensor: IN is raw little-endian float32 (needs --shape), a .npy\n"
+    "file (float32 or float16), or a .safetensors file with --tensor NAME. OUT is a v2\n"
+    "stream (.sgfp4) or, with --profile v1 or an .fp4 name, a v1 container. The result is\n"
+    "checked (strict open + decode) before it is renamed into place.\n"
     "\n"
     "  -o, --output OUT        output path (required)\n"
+    "  --tensor NAME           encode tensor NAME of a .safetensors input (F32/F16/BF16)\n"
     "  --shape OxI             tensor shape (required for raw input)\n"
     "  --profile v1|v2         container profile (default v2; .fp4 output means v1)\n"
     "  --bpw X                 v2: rate-controlled quadtree at X bits per weight (default 4.5)\n"
@@ -74,10 +76,14 @@ static bool check_output(const char *cmd, const void *bytes, size_t size,
 int cmd_encode(int argc, char **argv)
 {
     const char *cmd = "encode";
-    if (cli_is_model_path(cli_first_positional(argc, argv, valued)))
+    bool one_tensor = false; /* --tensor NAME: one tensor of a safetensors file, here */
+    for (int i = 1; i < argc; i++)
+        one_tensor |= strncmp(argv[i], "--tensor", 8) == 0;
+    if (!one_tensor && cli_is_model_path(cli_first_positional(argc, argv, valued)))
         return cmd_model_encode(argc, argv);
 
     const char *in_path = NULL, *out_path = NULL, *value = NULL, *error = NULL;
+    const char *tensor_name = NULL;
     uint64_t rows = 0, cols = 0;
     bool profile_given = false, bpw_given = false, policy_given = false;
     sgfp4_encode_options o;
@@ -135,8 +141,9 @@ int cmd_encode(int argc, char **argv)
             if (error || !cli_parse_uint(value, &o.threads))
                 return cli_usage_error(cmd, "--threads wants a number");
         } else if (cli_take_option(argc, argv, &i, "--tensor", &value, &error)) {
-            return cli_error(cmd, "--tensor: reading one tensor of a safetensors file is not "
-                                  "available yet; export it to .npy");
+            if (error)
+                return cli_usage_error(cmd, "--tensor needs a tensor name");
+            tensor_name = value;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_usage_error(cmd, "unknown option %s", a);
         } else if (!in_path) {
@@ -158,7 +165,8 @@ int cmd_encode(int argc, char **argv)
     if (o.profile == SGFP4_PROFILE_V1 && (bpw_given || policy_given))
         return cli_usage_error(cmd, "--bpw and --policy apply to v2 only (v1 is fixed-rate)");
 
-    float *src = cli_load_matrix(cmd, in_path, &rows, &cols);
+    float *src = tensor_name ? cli_load_safetensor(cmd, in_path, tensor_name, &rows, &cols)
+                             : cli_load_matrix(cmd, in_path, &rows, &cols);
     if (!src)
         return CLI_EXIT_FAIL;
     int rc = CLI_EXIT_FAIL;
