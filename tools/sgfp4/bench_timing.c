@@ -8,6 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 #include "bench_timing.h"
 
 #define MAX_THREADS 256
@@ -31,23 +35,50 @@ double bench_median(double *values, size_t n)
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+typedef enum part_kind { PART_MEMSET, PART_MEMCPY, PART_STREAM } part_kind;
+
 typedef struct part {
     uint8_t *dst;
-    const uint8_t *src; /* NULL: memset */
+    const uint8_t *src;
     size_t bytes;
+    part_kind kind;
 } part;
+
+static void stream_fill(uint8_t *dst, size_t bytes)
+{
+#if defined(__x86_64__)
+    const __m128i v = _mm_set1_epi32(0x3c3c3c3c);
+    size_t i = 0;
+    for (; i < bytes && ((uintptr_t)(dst + i) & 15u); i++)
+        dst[i] = 0x3c;
+    for (; i + 64 <= bytes; i += 64) {
+        _mm_stream_si128((__m128i *)(dst + i), v);
+        _mm_stream_si128((__m128i *)(dst + i + 16), v);
+        _mm_stream_si128((__m128i *)(dst + i + 32), v);
+        _mm_stream_si128((__m128i *)(dst + i + 48), v);
+    }
+    _mm_sfence();
+    memset(dst + i, 0x3c, bytes - i);
+#else
+    (void)dst;
+    (void)bytes;
+#endif
+}
 
 static void *run_part(void *p)
 {
     const part *w = p;
-    if (w->src)
+    if (w->kind == PART_MEMCPY)
         memcpy(w->dst, w->src, w->bytes);
-    else
+    else if (w->kind == PART_MEMSET)
         memset(w->dst, 0, w->bytes);
+    else
+        stream_fill(w->dst, w->bytes);
     return NULL;
 }
 
-static void run_parts(void *dst, const void *src, size_t bytes, unsigned threads)
+static void run_parts(void *dst, const void *src, size_t bytes, unsigned threads,
+                      part_kind kind)
 {
     if (threads < 1)
         threads = 1;
@@ -59,7 +90,7 @@ static void run_parts(void *dst, const void *src, size_t bytes, unsigned threads
     unsigned n = 0;
     for (size_t at = 0; at < bytes && n < threads; at += chunk, n++)
         parts[n] = (part){(uint8_t *)dst + at, src ? (const uint8_t *)src + at : NULL,
-                          bytes - at < chunk ? bytes - at : chunk};
+                          bytes - at < chunk ? bytes - at : chunk, kind};
     bool started[MAX_THREADS] = {false};
     for (unsigned k = 1; k < n; k++)
         started[k] = pthread_create(&ids[k], NULL, run_part, &parts[k]) == 0;
@@ -73,12 +104,25 @@ static void run_parts(void *dst, const void *src, size_t bytes, unsigned threads
 
 void bench_memset(void *dst, size_t bytes, unsigned threads)
 {
-    run_parts(dst, NULL, bytes, threads);
+    run_parts(dst, NULL, bytes, threads, PART_MEMSET);
 }
 
 void bench_memcpy(void *dst, const void *src, size_t bytes, unsigned threads)
 {
-    run_parts(dst, src, bytes, threads);
+    run_parts(dst, src, bytes, threads, PART_MEMCPY);
+}
+
+bool bench_stream_fill(void *dst, size_t bytes, unsigned threads)
+{
+#if defined(__x86_64__)
+    run_parts(dst, NULL, bytes, threads, PART_STREAM);
+    return true;
+#else
+    (void)dst;
+    (void)bytes;
+    (void)threads;
+    return false;
+#endif
 }
 
 /* The last-level cache size: sysfs first (glibc's sysconf reports a host-wide figure on

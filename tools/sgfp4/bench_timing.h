@@ -4,6 +4,7 @@
 #ifndef SGFP4_BENCH_TIMING_H
 #define SGFP4_BENCH_TIMING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Seconds on a monotonic clock. */
@@ -14,6 +15,10 @@ double bench_median(double *values, size_t n);
  * each on its own thread (the calling thread takes the first). */
 void bench_memset(void *dst, size_t bytes, unsigned threads);
 void bench_memcpy(void *dst, const void *src, size_t bytes, unsigned threads);
+/* A third, informative ceiling: filling dst with 16-byte non-temporal vector stores, the
+ * fastest way vector code (a decoder) can write memory it does not read; returns false where
+ * the machine has no such stores (then nothing is written). */
+bool bench_stream_fill(void *dst, size_t bytes, unsigned threads);
 /* Size of the last-level cache in bytes (32 MiB if the system does not say). */
 size_t bench_llc_bytes(void);
 

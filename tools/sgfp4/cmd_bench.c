@@ -15,7 +15,8 @@ static const char help[] =
     "usage: sgfp4 bench [FILE] [options]\n"
     "\n"
     "Times CPU decode of one tensor and, in the same run and for the same output bytes, the\n"
-    "two memory ceilings: memset (write-only, what decode really competes with) and memcpy.\n"
+    "two memory ceilings: memset (write-only, what decode really competes with) and memcpy,\n"
+    "and for reference a fill with non-temporal vector stores (x86-64).\n"
     "Without FILE it encodes a synthetic LLM-like tensor (heavy-tailed values, per-row\n"
     "scales, outlier columns; deterministic for --seed) with sgfp4_encode, or with\n"
     "--codes random builds a container of random codes directly (no encoder). Each timing is\n"
@@ -51,7 +52,7 @@ typedef struct bench_args {
 /* One thread count's results (seconds per tensor, medians). */
 typedef struct bench_result {
     unsigned threads;
-    double decode_s, memset_s, memcpy_s, gather_s;
+    double decode_s, memset_s, memcpy_s, gather_s, stream_s; /* stream_s 0: not measured */
 } bench_result;
 
 static bool wants_vulkan(int argc, char **argv)
@@ -175,8 +176,9 @@ typedef struct bench_ctx {
     size_t gather_count;
 } bench_ctx;
 
-/* One round for `threads`: per-tensor seconds of decode, memset, memcpy and gather. */
-static bool bench_round(const bench_ctx *c, unsigned threads, double seconds[4])
+/* One round for `threads`: per-tensor seconds of decode, memset, memcpy, gather and the
+ * non-temporal store fill (0 where there is none). */
+static bool bench_round(const bench_ctx *c, unsigned threads, double seconds[5])
 {
     const sgfp4_decode_options o = {c->a->backend, threads};
     const size_t n = c->out->count, bytes = c->out->bytes;
@@ -199,19 +201,24 @@ static bool bench_round(const bench_ctx *c, unsigned threads, double seconds[4])
                             0, gather_bytes, &o) != SGFP4_OK)
         return false;
     seconds[3] = bench_now() - t0;
+    t0 = bench_now();
+    bool streamed = true;
+    for (size_t i = 0; i < n && streamed; i++)
+        streamed = bench_stream_fill(c->out->buffers[i], bytes, threads);
+    seconds[4] = streamed ? (bench_now() - t0) / (double)n : 0;
     return true;
 }
 
 static bool bench_threads(const bench_ctx *c, unsigned threads, bench_result *r)
 {
-    double samples[4][1000], s[4];
+    double samples[5][1000], s[5];
     for (unsigned w = 0; w < 2; w++)
         if (!bench_round(c, threads, s))
             return false;
     for (unsigned k = 0; k < c->a->runs; k++) {
         if (!bench_round(c, threads, s))
             return false;
-        for (int m = 0; m < 4; m++)
+        for (int m = 0; m < 5; m++)
             samples[m][k] = s[m];
     }
     r->threads = threads;
@@ -219,6 +226,7 @@ static bool bench_threads(const bench_ctx *c, unsigned threads, bench_result *r)
     r->memset_s = bench_median(samples[1], c->a->runs);
     r->memcpy_s = bench_median(samples[2], c->a->runs);
     r->gather_s = bench_median(samples[3], c->a->runs);
+    r->stream_s = bench_median(samples[4], c->a->runs);
     return true;
 }
 
@@ -238,12 +246,14 @@ static void report(const bench_args *a, const sgfp4_tensor *t, const char *sourc
         json_t *runs = json_array();
         for (int i = 0; i < nres; i++)
             json_array_append_new(
-                runs, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "threads",
+                runs, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "threads",
                                 (json_int_t)res[i].threads, "decode_gbps", gb / res[i].decode_s,
                                 "memset_gbps", gb / res[i].memset_s, "memcpy_gbps",
                                 gb / res[i].memcpy_s, "decode_vs_memset",
                                 res[i].memset_s / res[i].decode_s, "decode_vs_memcpy",
-                                res[i].memcpy_s / res[i].decode_s, "gather_rows_per_s",
+                                res[i].memcpy_s / res[i].decode_s, "ntstore_gbps",
+                                res[i].stream_s > 0 ? gb / res[i].stream_s : 0.0,
+                                "gather_rows_per_s",
                                 (double)gather_count / res[i].gather_s));
         json_t *root = json_pack(
             "{s:s, s:s, s:[I,I], s:f, s:s, s:s, s:I, s:I, s:I, s:i, s:I, s:o}", "source", source,
@@ -266,13 +276,17 @@ static void report(const bench_args *a, const sgfp4_tensor *t, const char *sourc
     printf("kernels %s, output %s %.1f MiB x %zu buffers (LLC %.0f MiB), median of %u runs\n",
            kernels ? kernels : "?", dtype_name(a->dtype), (double)out->bytes / 1048576.0,
            out->count, (double)bench_llc_bytes() / 1048576.0, a->runs);
-    printf("threads  decode GB/s  memset GB/s  memcpy GB/s  vs memset  vs memcpy  gather rows/s\n");
+    printf("threads  decode GB/s  memset GB/s  memcpy GB/s  vs memset  vs memcpy  "
+           "ntstore GB/s  gather rows/s\n");
     for (int i = 0; i < nres; i++)
-        printf("%7u  %11.2f  %11.2f  %11.2f  %9.2f  %9.2f  %13.0f\n", res[i].threads,
+        printf("%7u  %11.2f  %11.2f  %11.2f  %9.2f  %9.2f  %12.2f  %13.0f\n", res[i].threads,
                gb / res[i].decode_s, gb / res[i].memset_s, gb / res[i].memcpy_s,
                res[i].memset_s / res[i].decode_s, res[i].memcpy_s / res[i].decode_s,
+               res[i].stream_s > 0 ? gb / res[i].stream_s : 0.0,
                (double)gather_count / res[i].gather_s);
-    printf("(gather: %zu random rows per call)\n", gather_count);
+    printf("(ntstore: a fill with 16-byte non-temporal stores, for reference; gather: %zu random "
+           "rows per call)\n",
+           gather_count);
 }
 
 /* The container: FILE's bytes, or a synthetic one. *owned is set when it must be freed. */
