@@ -286,6 +286,44 @@ static void test_public_backends(void **state)
     free(data);
 }
 
+/* An allocator that refuses anything large: the fast path must fall back, not fail. */
+static void *small_alloc(void *user, size_t size)
+{
+    (void)user;
+    return size > 4096 ? NULL : malloc(size);
+}
+static void small_free(void *user, void *ptr)
+{
+    (void)user;
+    free(ptr);
+}
+
+static void test_scratch_refused(void **state)
+{
+    (void)state;
+    synth_params p = {SGFP4_PROFILE_V2, 150, 260, 9, 0, 1};
+    size_t size;
+    uint8_t *data = synth_container(&p, &size);
+    assert_non_null(data);
+    sgfp4_open_options oo = {0};
+    oo.allocator = (sgfp4_allocator){small_alloc, small_free, NULL};
+    sgfp4_tensor *t = NULL;
+    assert_int_equal(sgfp4_tensor_open(data, size, p.profile, p.rows, p.cols, &oo, &t, NULL),
+                     SGFP4_OK);
+    const size_t bytes = 150 * 260 * 4;
+    float *want = malloc(bytes), *got = malloc(bytes);
+    assert_non_null(want);
+    assert_non_null(got);
+    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1}, fast = {SGFP4_BACKEND_CPU, 2};
+    assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, want, 0, bytes, &scalar), SGFP4_OK);
+    assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &fast), SGFP4_OK);
+    assert_memory_equal(want, got, bytes);
+    free(want);
+    free(got);
+    sgfp4_tensor_close(t);
+    free(data);
+}
+
 static uint8_t *read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
@@ -386,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_random_containers),
         cmocka_unit_test(test_rate_shaped_containers),
         cmocka_unit_test(test_public_backends),
+        cmocka_unit_test(test_scratch_refused),
         cmocka_unit_test(test_mnn_fixtures),
         cmocka_unit_test(test_golden),
     };
