@@ -1,7 +1,7 @@
 /* Listing a block's leaves for the fast decoder: the same result as sgfp4_block_leaf_refs()
  * (tests compare the two), computed with less work per leaf, because at a few bits per
  * weight the leaf headers are a large part of the decode time: uniform positions from
- * shifts, the split map walked without recursion, fp16 -> f32 without a loop.
+ * shifts, the split map walked by unrolled loops, fp16 -> f32 without a loop.
  * SPDX-License-Identifier: MIT */
 #include "decode/kernels.h"
 
@@ -17,33 +17,48 @@ float sgfp4_half_to_float_finite(uint32_t half)
     return sign ? -value : value;
 }
 
-/* Fills pos with the MIXED leaves of a split map in pre-order DFS (D5); returns the count. */
+/* Fills pos with the MIXED leaves of a split map in pre-order DFS (D5); returns the count.
+ * The recursion is unrolled into one loop per level (64, 32, 16, 8; 4x4 nodes take no bit),
+ * which visits nodes in the same order as the recursive walk of leaf_geometry.c. */
 static unsigned walk_split_map(const uint8_t *map, uint8_t (*pos)[3])
 {
     const uint32_t words[3] = {sgfp4_load_u32le(map), sgfp4_load_u32le(map + 4),
                                sgfp4_load_u32le(map + 8)};
-    uint8_t stack[32][3];
-    unsigned depth = 0, bit = 0, n = 0;
-    stack[depth][0] = 0, stack[depth][1] = 0, stack[depth][2] = 64, depth++;
-    while (depth) {
-        depth--;
-        const uint8_t y = stack[depth][0], x = stack[depth][1], size = stack[depth][2];
-        bool split = false;
-        if (size >= 8) {
-            split = (words[bit / 32] >> (bit % 32)) & 1u;
-            bit++;
-        }
-        if (!split) {
-            pos[n][0] = y, pos[n][1] = x, pos[n][2] = size, n++;
+    unsigned bit = 0, n = 0;
+#define NEXT_BIT() ((words[bit / 32] >> (bit % 32)) & 1u ? (bit++, 1) : (bit++, 0))
+#define LEAF(yy, xx, ss) (pos[n][0] = (uint8_t)(yy), pos[n][1] = (uint8_t)(xx), \
+                          pos[n][2] = (uint8_t)(ss), n++)
+    if (!NEXT_BIT()) {
+        LEAF(0, 0, 64);
+        return n;
+    }
+    for (unsigned q1 = 0; q1 < 4; q1++) {
+        const unsigned y1 = (q1 >> 1) * 32, x1 = (q1 & 1) * 32;
+        if (!NEXT_BIT()) {
+            LEAF(y1, x1, 32);
             continue;
         }
-        const uint8_t h = size / 2;
-        /* pushed in reverse so that TL pops first */
-        const uint8_t kids[4][2] = {{y + h, x + h}, {y + h, x}, {y, x + h}, {y, x}};
-        for (int k = 0; k < 4; k++)
-            stack[depth][0] = kids[k][0], stack[depth][1] = kids[k][1], stack[depth][2] = h,
-            depth++;
+        for (unsigned q2 = 0; q2 < 4; q2++) {
+            const unsigned y2 = y1 + (q2 >> 1) * 16, x2 = x1 + (q2 & 1) * 16;
+            if (!NEXT_BIT()) {
+                LEAF(y2, x2, 16);
+                continue;
+            }
+            for (unsigned q3 = 0; q3 < 4; q3++) {
+                const unsigned y3 = y2 + (q3 >> 1) * 8, x3 = x2 + (q3 & 1) * 8;
+                if (!NEXT_BIT()) {
+                    LEAF(y3, x3, 8);
+                    continue;
+                }
+                LEAF(y3, x3, 4);
+                LEAF(y3, x3 + 4, 4);
+                LEAF(y3 + 4, x3, 4);
+                LEAF(y3 + 4, x3 + 4, 4);
+            }
+        }
     }
+#undef NEXT_BIT
+#undef LEAF
     return n;
 }
 
