@@ -163,6 +163,8 @@ def random_tree(rng, size=MB, p=0.55):
 
 
 UNIFORM_EDGE = {0: 64, 1: 32, 2: 16, 3: 8, 5: 4}
+LAYOUT_NAME = {0: 'UNIFORM_64', 1: 'UNIFORM_32', 2: 'UNIFORM_16', 3: 'UNIFORM_8', 4: 'MIXED',
+               5: 'FULL_4X4'}
 
 
 def raster_positions(layout):
@@ -386,7 +388,7 @@ def add_v2_decode_vectors(g):
             n = 'v2_layout%d_%s_%s' % (layout, names[layout], 'fp4' if mode == 0 else 't158')
             v2_decode(g, n, (64, 64), [make_record(R(n), layout, mode=mode)],
                       'layout %d (%s), every leaf %s, raster leaf order; random codes, '
-                      'scales and biases' % (layout, names[layout].upper(),
+                      'scales and biases' % (layout, LAYOUT_NAME[layout],
                                             'FP4' if mode == 0 else 'T158'))
     for layout in (1, 2, 3, 5):
         n = 'v2_layout%d_%s_mixed_modes' % (layout, names[layout])
