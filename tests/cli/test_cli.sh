@@ -91,6 +91,33 @@ expect_no_output "usage errors"
 expect_failure nonzero verify "$golden/reject/v2_layout_6.sgfp4" --shape 64x64
 grep -q 'V2_LAYOUT' "$err" && ok || fail "verify of a bad layout does not name V2_LAYOUT"
 
+# ---- verify and info ---------------------------------------------------------------------
+# verify prints the two hashes an execution contract pins: the container's bytes (checked
+# with sha256sum) and the decoded float32 tensor (checked against golden/manifest.json).
+known=$golden/decode/v2_mixed_known_tree.sgfp4
+run verify "$known" --shape 64x64
+want_tensor=$(python3 -c 'import json, sys
+print([v["sha256"] for v in json.load(open(sys.argv[1]))["vectors"]
+       if v["name"] == "v2_mixed_known_tree"][0])' "$golden/manifest.json")
+want_container=$(sha256sum "$known" | cut -d' ' -f1)
+[ "$rc" -eq 0 ] && grep -q "^container sha256: $want_container\$" "$scratch/stdout.txt" &&
+    grep -q "^decoded f32 sha256: $want_tensor\$" "$scratch/stdout.txt" && ok ||
+    fail "verify $known: exit $rc or wrong hashes: $(cat "$scratch/stdout.txt")"
+reserved=$golden/decode/v2_t158_reserved_symbol.sgfp4
+run verify "$reserved" --shape 64x64
+[ "$rc" -eq 0 ] && grep -q 'reserved T158 symbols' "$scratch/stdout.txt" && ok ||
+    fail "verify without --strict must accept reserved symbols and note them"
+expect_failure 1 verify --strict "$reserved" --shape 64x64
+run info "$known" --shape 64x64 --json
+if [ "$rc" -eq 0 ] && python3 - "$scratch/stdout.txt" "$want_container" <<'EOF'
+import json, sys
+info = json.load(open(sys.argv[1]))
+assert info['leaves'] == 7, info['leaves']
+assert info['layouts']['MIXED'] == 1, info['layouts']
+assert info['sha256'] == sys.argv[2], info['sha256']
+EOF
+then ok; else fail "info --json of the known tree: exit $rc or wrong facts"; fi
+
 # ---- valid decodes: raw, stdin/stdout, npy ----------------------------------------------
 run decode "$v2" -o "$scratch/out/a.f32" --shape 3x130
 [ "$rc" -eq 0 ] && [ ! -s "$err" ] && [ "$(stat -c %s "$scratch/out/a.f32")" -eq $((3 * 130 * 4)) ] &&
