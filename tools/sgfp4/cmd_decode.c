@@ -22,7 +22,7 @@ static const char help[] =
     "  -q                    quiet\n";
 
 static const char *const valued[] = {"-o", "--output", "--shape", "--profile", "--dtype",
-                                     "--backend", "--threads", NULL};
+                                     "--backend", "--threads", "--zstd-level", NULL};
 
 int cmd_decode(int argc, char **argv)
 {

@@ -35,7 +35,8 @@ static const char help[] =
 
 static const char *const valued[] = {"-o",      "--output",    "--shape", "--profile",
                                      "--bpw",   "--policy",    "--delta", "--threads",
-                                     "--tensor", "--fit",      "--threshold", NULL};
+                                     "--tensor", "--fit",      "--threshold",
+                                     "--embeddings", "--zstd-level", NULL}; /* last two: models */
 
 static double now_seconds(void)
 {
