@@ -17,15 +17,18 @@ add_test(NAME model.roundtrip.stories260K
                  ${_work}/stories260K --zst)
 # The two larger models: every default decision in a plain build; under the sanitizers (ten
 # times slower) a policy that quantizes fewer matrices, still mixing v1, v2 and pass-through.
+# (A rule without "action" keeps the default decision: these matrices are quantized.)
+if(SGFP4_SANITIZE)
+  set(_gpt2_policy ${_m}/gpt2_sanitized_policy.json)
+  set(_neo_args -- --policy ${_m}/gptneo_sanitized_policy.json)
+else()
+  set(_gpt2_policy ${_m}/gpt2_mixed_policy.json)
+  set(_neo_args)
+endif()
 add_test(NAME model.roundtrip.gpt2-mixed-policy
          COMMAND ${_m}/roundtrip.sh $<TARGET_FILE:sgfp4>
                  ${_w}/gpt2-small-attn/gpt2-small-attn-L0-L5-L11.safetensors ${_work}/gpt2
-                 -- --policy ${_m}/gpt2_mixed_policy.json)
-if(SGFP4_SANITIZE)
-  set(_neo_args -- --policy ${_m}/gptneo_sanitized_policy.json)
-else()
-  set(_neo_args)
-endif()
+                 -- --policy ${_gpt2_policy})
 add_test(NAME model.roundtrip.gpt-neo
          COMMAND ${_m}/roundtrip.sh $<TARGET_FILE:sgfp4>
                  ${_w}/gpt-neo-125m-attn/gpt-neo-125m-attn-L0-L11.safetensors ${_work}/gptneo

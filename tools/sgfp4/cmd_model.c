@@ -254,6 +254,14 @@ int cmd_model_encode(int argc, char **argv)
         sgfp4_model_write_options wo = {0};
         wo.progress = progress_bar_update;
         wo.progress_user = &bar;
+        /* The spool lives beside the output (that file system must hold the result anyway;
+         * /tmp may be a RAM disk). */
+        char spool_dir[4096] = ".";
+        const char *slash = strrchr(a.out, '/');
+        if (slash && (size_t)(slash - a.out) < sizeof spool_dir)
+            snprintf(spool_dir, sizeof spool_dir, "%.*s", (int)(slash - a.out + 1), a.out);
+        if (strcmp(a.out, "-") != 0)
+            wo.temp_dir = spool_dir;
         sgfp4_diag diag;
         const sgfp4_status s = sgfp4_model_encode(src, policy, &wo, &mo.sink, &diag);
         progress_bar_done(&bar);
