@@ -36,8 +36,10 @@ add_test(NAME model.roundtrip.gpt-neo
 add_test(NAME model.malformed
          COMMAND ${_m}/malformed_cli.sh $<TARGET_FILE:sgfp4> ${_work}/malformed
                  ${_w}/stories260K/stories260K.safetensors)
+add_test(NAME model.odd_tensors
+         COMMAND ${_m}/odd_tensors.sh $<TARGET_FILE:sgfp4> ${_work}/odd)
 set_tests_properties(model.roundtrip.stories260K model.roundtrip.gpt2-mixed-policy
-                     model.roundtrip.gpt-neo model.malformed
+                     model.roundtrip.gpt-neo model.malformed model.odd_tensors
                      PROPERTIES SKIP_RETURN_CODE 77 LABELS model)
 # Peak RSS is meaningless under ASan (shadow memory): only in plain builds.
 if(NOT SGFP4_SANITIZE)

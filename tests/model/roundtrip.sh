@@ -22,6 +22,9 @@ python3 "$here/st_check.py" decoded "$src" "$q" "$work/decoded-bf16.safetensors"
 "$sgfp4" info "$q" --against "$src" >"$work/info.txt"
 grep -q "quantized" "$work/info.txt"
 if [ "$zst" = 1 ]; then
+  # Deterministic whatever the thread count (D7): the same bytes with one thread.
+  "$sgfp4" encode "$src" -o "$work/one-thread.sgfp4.safetensors" -q --threads 1 "$@"
+  cmp "$q" "$work/one-thread.sgfp4.safetensors"
   # The encoder writes the same model through zstd; the .zst input reads back transparently
   # and decodes to the very same bytes as the plain file.
   "$sgfp4" encode "$src" -o "$q.zst" -q "$@"
