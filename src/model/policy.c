@@ -321,6 +321,7 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
         apply(&d->options, rule);
         snprintf(d->reason, sizeof d->reason, "rule %zu (%s)", index, rule->globs[0]);
     } else {
-        snprintf(d->reason, sizeof d->reason, "default: matrix");
+        snprintf(d->reason, sizeof d->reason, "default: %s",
+                 looks_like_embedding(t->name) ? "embedding" : "matrix");
     }
 }

@@ -92,6 +92,10 @@ int cmd_model_info(int argc, char **argv)
         sgfp4_model_close(m);
         return CLI_EXIT_FAIL;
     }
+    /* For a model that is not quantized yet: what `encode` would do with the default policy. */
+    sgfp4_model_policy *plan = NULL;
+    if (!sgfp4_model_is_quantized(m) && sgfp4_model_policy_create(&plan) != SGFP4_OK)
+        plan = NULL;
     json_t *root = json_object(), *rows = json_array();
     const size_t n = sgfp4_model_tensor_count(m);
     uint64_t before = 0, after = 0, q_bytes = 0, q_weights = 0, all_weights = 0;
@@ -104,8 +108,8 @@ int cmd_model_info(int argc, char **argv)
         width = len > width ? (len < 80 ? len : 80) : width;
     }
     if (!json)
-        printf("%-*s %-16s %-5s %8s %12s%s\n", width, "tensor", "shape", "kind", "bits/w",
-               "bytes", ref ? "   rel-L2   SNR dB" : "");
+        printf("%-*s %-16s %-5s %8s %12s%s%s\n", width, "tensor", "shape", "kind", "bits/w",
+               "bytes", ref ? "   rel-L2   SNR dB" : "", plan ? "  encode would" : "");
     for (size_t k = 0; k < n && ok; k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
         const sgfp4_model_quant *q = t->quant;
@@ -119,6 +123,9 @@ int cmd_model_info(int argc, char **argv)
         const char *kind = q ? (q->profile == SGFP4_PROFILE_V1 ? "v1" : "v2")
                              : sgfp4_st_dtype_name(t->dtype);
         error_stats es = {0};
+        sgfp4_model_decision decision;
+        if (plan)
+            sgfp4_model_policy_decide(plan, t, &decision);
         if (q && ref)
             ok = compare(cmd, m, t, sgfp4_model_find(ref, t->name), &es);
         before += weights * sgfp4_st_dtype_size(dt);
@@ -143,12 +150,18 @@ int cmd_model_info(int argc, char **argv)
                 json_object_set_new(r, "snr_db", isfinite(es.snr_db) ? json_real(es.snr_db)
                                                                      : json_null());
             }
+            if (plan)
+                json_object_set_new(r, "plan", json_pack("{s:b,s:s}", "quantize",
+                                                         decision.quantize, "reason",
+                                                         decision.reason));
             json_array_append_new(rows, r);
         } else {
             printf("%-*s %-16s %-5s %8.3f %12llu", width, t->name, shape_text, kind, bpw,
                    (unsigned long long)t->nbytes);
             if (es.have)
                 printf("  %8.5f %8.2f", es.rel_l2, es.snr_db);
+            if (plan)
+                printf("  %s (%s)", decision.quantize ? "quantize" : "pass", decision.reason);
             printf("\n");
         }
         sgfp4_model_release(m, t);
@@ -188,6 +201,7 @@ int cmd_model_info(int argc, char **argv)
         json_decref(rows);
     }
     json_decref(root);
+    sgfp4_model_policy_free(plan);
     sgfp4_model_close(ref);
     sgfp4_model_close(m);
     return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
