@@ -266,28 +266,32 @@ static AVX2 void avx2_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y
     float *chunks = scratch; /* [2][CHUNK_BLOCKS][TILE_FLOATS], 64-byte aligned */
     sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
     const unsigned elem = (unsigned)sgfp4_dtype_size(dtype);
-    const unsigned rows = y1 - y0;
     pending_chunk prev = {chunks, dst, y0, y1, y1, 0, 0}; /* nothing pending yet */
     unsigned which = 0;
     for (uint64_t bx0 = 0; bx0 < t->tiles_x; bx0 += CHUNK_BLOCKS, which ^= 1u) {
         float *tiles = chunks + (size_t)which * CHUNK_BLOCKS * TILE_FLOATS;
         const unsigned count =
             (unsigned)(t->tiles_x - bx0 < CHUNK_BLOCKS ? t->tiles_x - bx0 : CHUNK_BLOCKS);
-        /* the previous chunk's rows go out spread evenly over this chunk's leaves */
+        /* the previous chunk's rows go out spread evenly over this chunk's leaves: block j
+         * takes rows up to y0 + prev_rows * (j + 1) / count, a few after each leaf
+         * (Bresenham: no division per leaf) */
         const unsigned prev_rows = prev.end - prev.next;
         for (unsigned j = 0; j < count; j++) {
             float *tile = tiles + (size_t)TILE_FLOATS * j;
             const unsigned n = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx0 + j, leaves);
+            const unsigned block_end = prev.end - prev_rows + prev_rows * (j + 1) / count;
+            const unsigned block_rows = block_end > prev.next ? block_end - prev.next : 0;
+            unsigned credit = 0;
             for (unsigned i = 0; i < n; i++) {
                 const sgfp4_leaf_ref *leaf = &leaves[i];
                 const unsigned ly = leaf->y, size = leaf->size;
                 const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
                 if (ya < yb)
                     leaf_rows(leaf, ya, yb, tile);
-                const uint64_t done = (uint64_t)j * n + i + 1, all = (uint64_t)count * n;
-                flush_rows(&prev, y0 + (unsigned)((prev_rows * done + all - 1) / all),
-                           stride_bytes, dtype, elem, streaming);
+                for (credit += block_rows; credit >= n; credit -= n)
+                    flush_rows(&prev, prev.next + 1, stride_bytes, dtype, elem, streaming);
             }
+            flush_rows(&prev, block_end, stride_bytes, dtype, elem, streaming);
         }
         flush_rows(&prev, y1, stride_bytes, dtype, elem, streaming);
         const uint64_t c_last = (bx0 + count - 1) * SGFP4_MB;
@@ -295,7 +299,6 @@ static AVX2 void avx2_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y
                                (unsigned)(t->cols - c_last < SGFP4_MB ? t->cols - c_last
                                                                        : SGFP4_MB)};
     }
-    (void)rows;
     flush_rows(&prev, y1, stride_bytes, dtype, elem, streaming);
 }
 
