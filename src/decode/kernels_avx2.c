@@ -67,6 +67,16 @@ static AVX2 inline __m256 t158_x8(uint32_t word, __m256 scale, __m256 bias)
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), scale, bias);
 }
 
+/* T158 symbols 8..15 of a 32-bit word (the upper half). */
+static AVX2 inline __m256 t158_hi_x8(uint32_t word, __m256 scale, __m256 bias)
+{
+    const __m256i to_top = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m256i t =
+        _mm256_srai_epi32(_mm256_sllv_epi32(_mm256_set1_epi32((int)word), to_top), 30);
+    const __m256i q = _mm256_sub_epi32(t, _mm256_srai_epi32(t, 1));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), scale, bias);
+}
+
 static AVX2 inline __m128 t158_x4(uint32_t byte, __m128 scale, __m128 bias)
 {
     const __m128i to_top = _mm_setr_epi32(30, 28, 26, 24);
@@ -119,6 +129,17 @@ AVX2_INLINE void leaf_whole(const sgfp4_leaf_ref *leaf, float *tile, unsigned si
     float *dst = tile + SGFP4_MB * leaf->y + leaf->x;
     const uint8_t *p = leaf->payload;
     for (unsigned y = 0; y < size; y++, dst += SGFP4_MB) {
+        if (mode == SGFP4_MODE_T158 && size >= 16) {
+            /* 16 symbols per 32-bit load (rows of 16 or more symbols are 4+ bytes) */
+#pragma GCC unroll 4
+            for (unsigned x = 0; x < size; x += 16) {
+                const uint32_t word = load_u32(p + x / 4);
+                _mm256_store_ps(dst + x, t158_x8(word, scale, bias));
+                _mm256_store_ps(dst + x + 8, t158_hi_x8(word, scale, bias));
+            }
+            p += size / 4;
+            continue;
+        }
 #pragma GCC unroll 8
         for (unsigned x = 0; x < size; x += 8) {
             const __m256 v = mode == SGFP4_MODE_FP4 ? fp4_x8(load_u32(p + x / 2), scale, bias)
