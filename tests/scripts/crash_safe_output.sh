@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Crash-safe outputs (issue 7, item 4): starts `sgfp4 decode` (and `sgfp4 encode` once the
-# encoder exists) on an input big enough to take a moment, SIGKILLs it at a random moment,
+# Crash-safe outputs (issue 7, item 4): starts `sgfp4 decode`, `sgfp4 encode` and their
+# whole-model forms (each once it exists) on an input big enough to take a moment, SIGKILLs it at a random moment,
 # and checks that the output path then holds nothing or the previous complete file (by
 # sha256), never a partial one. A run that finished before the kill must have left the new
 # complete file.
 #
 # usage: crash_safe_output.sh SGFP4_CLI [ITERATIONS] [MODES]
-#   ITERATIONS per mode (default 20); MODES: "decode encode" (default: those available).
+#   ITERATIONS per mode (default 20); MODES: some of "decode encode model-encode
+#   model-decode" (default: those available).
 #   SGFP4_CRASH_ENCODE_SHAPE: shape of the encode input (default 256x1024).
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -56,9 +57,43 @@ if "$cli" encode "$work/prev.f32" --shape $encode_shape -o "$work/prev.sgfp4" -q
     new_enc=$(hash "$work/new.sgfp4")
     encode_ok=true
 fi
+# Whole models (safetensors), once the model commands exist: two models of the same tensor
+# names (the raw inputs above as 2-D F32 tensors plus a norm), quantized.
+make_model() {
+    python3 - "$1" "$2" "$encode_shape" <<'PY'
+import json, struct, sys
+src, path, shape = sys.argv[1], sys.argv[2], [int(v) for v in sys.argv[3].split("x")]
+weights = open(src, "rb").read()
+half = len(weights) // 2
+tensors = [("layers.0.mlp.weight", "F32", [shape[0] // 2, shape[1]], weights[:half]),
+           ("layers.0.attn.weight", "F32", [shape[0] // 2, shape[1]], weights[half:]),
+           ("layers.0.norm.weight", "F32", [shape[1]], weights[:4 * shape[1]])]
+header, offset = {"__metadata__": {"source": "crash_safe_output.sh"}}, 0
+for name, dtype, dims, data in tensors:
+    header[name] = {"dtype": dtype, "shape": dims, "data_offsets": [offset, offset + len(data)]}
+    offset += len(data)
+text = json.dumps(header).encode()
+text += b" " * (-(8 + len(text)) % 64)
+with open(path, "wb") as f:
+    f.write(struct.pack("<Q", len(text)) + text + b"".join(t[3] for t in tensors))
+PY
+}
+model_ok=false
+if $encode_ok; then
+    make_model "$work/prev.f32" "$work/prev.safetensors"
+    make_model "$work/new.f32" "$work/new.safetensors"
+    if "$cli" encode "$work/prev.safetensors" -o "$work/prev.sgfp4.safetensors" -q 2>/dev/null
+    then
+        "$cli" encode "$work/new.safetensors" -o "$work/new.sgfp4.safetensors" -q
+        "$cli" decode "$work/prev.sgfp4.safetensors" -o "$work/prev.restored.safetensors" -q
+        "$cli" decode "$work/new.sgfp4.safetensors" -o "$work/new.restored.safetensors" -q
+        model_ok=true
+    fi
+fi
 if [ -z "$modes" ]; then
     modes=decode
     $encode_ok && modes="decode encode"
+    $model_ok && modes="$modes model-encode model-decode"
 fi
 
 # Seconds one run takes, to spread the kill moments over the whole run.
@@ -75,10 +110,22 @@ for mode in $modes; do
     if [ "$mode" = decode ]; then
         cmd=("$cli" decode "$work/b.fp4" --shape $shape -q -o)
         ext=bin; old=$prev; fresh=$new; source_old="$work/prev.bin"
-    else
+    elif [ "$mode" = encode ]; then
         $encode_ok || { echo "FAIL: sgfp4 encode does not work here"; exit 1; }
         cmd=("$cli" encode "$work/new.f32" --shape $encode_shape -q -o)
         ext=sgfp4; old=$prev_enc; fresh=$new_enc; source_old="$work/prev.sgfp4"
+    else
+        $model_ok || { echo "FAIL: the model commands do not work here"; exit 1; }
+        if [ "$mode" = model-encode ]; then
+            cmd=("$cli" encode "$work/new.safetensors" -q -o)
+            ext=sgfp4.safetensors; source_old="$work/prev.sgfp4.safetensors"
+            fresh=$(hash "$work/new.sgfp4.safetensors")
+        else
+            cmd=("$cli" decode "$work/new.sgfp4.safetensors" -q -o)
+            ext=restored.safetensors; source_old="$work/prev.restored.safetensors"
+            fresh=$(hash "$work/new.restored.safetensors")
+        fi
+        old=$(hash "$source_old")
     fi
     out="$work/out.$ext"
     run_ms=0
