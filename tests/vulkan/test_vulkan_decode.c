@@ -16,7 +16,7 @@
 
 #include "sgfp4.h"
 #include "sgfp4_vulkan.h"
-#include "vulkan/random_container.h"
+#include "random_container.h"
 
 enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_COUNT };
 static sgfp4_vk_context *contexts[CTX_COUNT];

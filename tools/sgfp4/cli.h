@@ -94,6 +94,11 @@ int cmd_encode(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* GPU form of bench (cmd_bench_vulkan.c), entered by cmd_bench for --backend vulkan. */
 int cmd_bench_vulkan(int argc, char **argv);
+/* Vulkan helpers (cmd_devices.c): `info --devices`, and a whole-tensor GPU decode into
+ * host memory (prints its own error). */
+int cmd_info_devices(bool as_json);
+bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype dtype,
+                       void *dst, size_t dst_capacity);
 /* Whole-model forms (cmd_model.c), entered when the input is a safetensors file. */
 int cmd_model_encode(int argc, char **argv);
 int cmd_model_decode(int argc, char **argv);

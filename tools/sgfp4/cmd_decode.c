@@ -32,7 +32,7 @@ int cmd_decode(int argc, char **argv)
 
     const char *in_path = NULL, *out_path = NULL, *value = NULL, *error = NULL;
     uint64_t rows = 0, cols = 0;
-    bool profile_given = false;
+    bool profile_given = false, use_vulkan = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
     sgfp4_dtype dtype = SGFP4_DTYPE_F32;
     sgfp4_decode_options options = {SGFP4_BACKEND_AUTO, 1};
@@ -69,8 +69,7 @@ int cmd_decode(int argc, char **argv)
             else if (strcmp(value, "scalar") == 0)
                 options.backend = SGFP4_BACKEND_SCALAR;
             else if (strcmp(value, "vulkan") == 0)
-                return cli_error(cmd, "--backend vulkan: %s",
-                                 sgfp4_status_str(SGFP4_ERR_UNAVAILABLE));
+                use_vulkan = true;
             else
                 return cli_usage_error(cmd, "--backend wants auto, cpu, scalar or vulkan");
         } else if (cli_take_option(argc, argv, &i, "--threads", &value, &error)) {
@@ -117,8 +116,11 @@ int cmd_decode(int argc, char **argv)
         cli_error(cmd, "cannot allocate %zu bytes for the output", bytes);
         goto done;
     }
-    const sgfp4_status s = sgfp4_decode(t, dtype, buffer, 0, bytes, &options);
-    if (s != SGFP4_OK) {
+    sgfp4_status s;
+    if (use_vulkan) {
+        if (!cli_vulkan_decode(cmd, t, dtype, buffer, bytes))
+            goto done;
+    } else if ((s = sgfp4_decode(t, dtype, buffer, 0, bytes, &options)) != SGFP4_OK) {
         cli_error(cmd, "decode failed: %s", sgfp4_status_str(s));
         goto done;
     }

@@ -10,6 +10,7 @@
 static const char help[] =
     "usage: sgfp4 info IN --shape OxI [--profile v1|v2] [--json]\n"
     "       sgfp4 info MODEL.sgfp4.safetensors [--json]\n"
+    "       sgfp4 info --devices [--json]   (Vulkan devices and their exactness features)\n"
     "\n"
     "  --shape OxI       logical tensor shape (required)\n"
     "  --profile v1|v2   container profile (default: 'SGF4' magic, else extension)\n"
@@ -97,7 +98,7 @@ int cmd_info(int argc, char **argv)
 
     const char *in_path = NULL, *value = NULL, *error = NULL, *against = NULL, *map = NULL;
     uint64_t rows = 0, cols = 0;
-    bool profile_given = false, as_json = false;
+    bool profile_given = false, as_json = false, devices = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -106,6 +107,8 @@ int cmd_info(int argc, char **argv)
             return CLI_EXIT_OK;
         } else if (strcmp(a, "--json") == 0) {
             as_json = true;
+        } else if (strcmp(a, "--devices") == 0) {
+            devices = true;
         } else if (cli_take_option(argc, argv, &i, "--shape", &value, &error)) {
             if (error || !cli_parse_shape(value, &rows, &cols))
                 return cli_usage_error(cmd, "--shape wants OxI with O, I >= 1");
@@ -125,6 +128,8 @@ int cmd_info(int argc, char **argv)
             return cli_usage_error(cmd, "unexpected argument %s", a);
         }
     }
+    if (devices)
+        return cmd_info_devices(as_json);
     if (!in_path)
         return cli_usage_error(cmd, "no input given");
     if (rows == 0)

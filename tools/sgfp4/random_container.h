@@ -1,4 +1,5 @@
-/* A small generator of random, valid SGFP4 containers for differential tests: random
+/* A small generator of random, valid SGFP4 containers for differential tests and GPU
+ * benchmarks (tests/vulkan, cmd_bench_vulkan.c): random
  * layouts, split maps, modes, codes (reserved T158 symbols included), and scales and biases
  * drawn to hit fp16 subnormals, zeros and -0.0. Written from the spec, independently of the
  * library's encoder.

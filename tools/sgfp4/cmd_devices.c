@@ -1,0 +1,84 @@
+/* The Vulkan parts of the CLI outside bench: `sgfp4 info --devices` (the Vulkan devices and
+ * the exactness features they report) and decoding through the GPU for
+ * `sgfp4 decode --backend vulkan`.
+ * SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "sgfp4_vulkan.h"
+
+static void version_text(uint32_t v, char out[32])
+{
+    snprintf(out, 32, "%u.%u.%u", (v >> 22) & 0x7Fu, (v >> 12) & 0x3FFu, v & 0xFFFu);
+}
+
+int cmd_info_devices(bool as_json)
+{
+    sgfp4_vk_device_info devices[16];
+    size_t count = 0;
+    sgfp4_diag diag;
+    const sgfp4_status s = sgfp4_vk_list_devices(devices, 16, &count, &diag);
+    if (s != SGFP4_OK && s != SGFP4_ERR_VK_NO_DEVICE && s != SGFP4_ERR_UNAVAILABLE)
+        return cli_error("info", "--devices: %s", diag.message);
+    if (count > 16)
+        count = 16;
+    if (as_json) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < count; i++) {
+            char api[32];
+            version_text(devices[i].api_version, api);
+            json_array_append_new(
+                list, json_pack("{s:i,s:s,s:s,s:b,s:b,s:b,s:i,s:I}", "index", (int)i, "name",
+                                devices[i].name, "api_version", api, "discrete",
+                                devices[i].discrete, "rounding_mode_rte_float32",
+                                devices[i].rte_float32, "denorm_preserve_float16",
+                                devices[i].denorm_preserve_float16, "subgroup_size",
+                                (int)devices[i].subgroup_size, "max_storage_buffer_range",
+                                (json_int_t)devices[i].max_storage_buffer_range));
+        }
+        json_t *root = json_pack("{s:o,s:s}", "vulkan_devices", list, "status",
+                                 sgfp4_status_name(s));
+        json_dumpf(root, stdout, JSON_INDENT(2));
+        putchar('\n');
+        json_decref(root);
+        return CLI_EXIT_OK;
+    }
+    if (s != SGFP4_OK) {
+        printf("vulkan: no devices (%s)\n", diag.message);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < count; i++) {
+        char api[32];
+        version_text(devices[i].api_version, api);
+        printf("vulkan device %zu: %s (Vulkan %s, %s)\n", i, devices[i].name, api,
+               devices[i].discrete ? "discrete" : "not discrete");
+        printf("  shaderRoundingModeRTEFloat32: %d -> decode uses the %s pipeline\n",
+               devices[i].rte_float32, devices[i].rte_float32 ? "RTE float" : "integer-exact");
+        printf("  shaderDenormPreserveFloat16: %d (not needed: fp16 is decoded with integers)\n",
+               devices[i].denorm_preserve_float16);
+        printf("  subgroup size %u, max storage buffer range %llu bytes\n",
+               devices[i].subgroup_size,
+               (unsigned long long)devices[i].max_storage_buffer_range);
+    }
+    return CLI_EXIT_OK;
+}
+
+bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype dtype, void *dst,
+                       size_t dst_capacity)
+{
+    sgfp4_vk_context *ctx = NULL;
+    sgfp4_vk_tensor *vt = NULL;
+    sgfp4_diag diag;
+    sgfp4_status s = sgfp4_vk_create(NULL, &ctx, &diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_upload(ctx, t, &vt, &diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_decode_to_host(ctx, vt, dtype, dst, 0, dst_capacity, NULL, &diag);
+    if (s != SGFP4_OK)
+        cli_error(command, "--backend vulkan: %s", diag.message);
+    sgfp4_vk_tensor_free(ctx, vt);
+    sgfp4_vk_destroy(ctx);
+    return s == SGFP4_OK;
+}
