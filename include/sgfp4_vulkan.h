@@ -189,6 +189,17 @@ SGFP4_API sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx,
                                                size_t row_stride, size_t dst_capacity,
                                                sgfp4_vk_timing *timing, sgfp4_diag *diag);
 
+/**
+ * Copies `size` bytes from src at src_offset to dst at dst_offset with a compute shader
+ * (16-byte vectors). Offsets and size must be multiples of 16; the ranges must not overlap.
+ * This is the bandwidth reference of the benchmark: the same kind of work as a decode
+ * (storage-buffer loads and stores from a compute shader), with no arithmetic.
+ */
+SGFP4_API sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src,
+                                            VkDeviceSize src_offset, VkBuffer dst,
+                                            VkDeviceSize dst_offset, uint64_t size,
+                                            sgfp4_vk_timing *timing, sgfp4_diag *diag);
+
 /** The VkDevice, VkQueue and queue family a context uses (for runtimes and benchmarks). */
 typedef struct sgfp4_vk_handles {
     VkInstance instance;

@@ -22,6 +22,7 @@ layout(std430, set = 0, binding = 0) readonly buffer Container { uint src[]; };
 layout(std430, set = 0, binding = 1) readonly buffer LeafTable { uint tbl[]; };
 layout(std430, set = 0, binding = 2) buffer DstWords { uint dst[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer DstVec4 { uvec4 dstv[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer DstVec2 { uvec2 dstv2[]; };
 
 layout(push_constant) uniform Params {
     uint tiles_x;     // macroblocks per block row
@@ -38,6 +39,9 @@ layout(push_constant) uniform Params {
 // its top-left 4x4 cell (bits 16-23; MIXED only), log2(size) - 2 (bits 24-26).
 shared uint s_leaf[256];
 shared uint s_scan[256];
+// MIXED: for each 4x4 cell (Morton index), its leaf: index (bits 0-7), top-left cell row
+// (8-11) and column (12-15), log2(size) - 2 (16-18).
+shared uint s_cell[256];
 shared uint s_count;
 shared uint s_layout;
 shared uint s_record;
@@ -200,7 +204,9 @@ void store4(uint grow, uint gcol, uvec4 w)
                     dst[e0 + j] = w[j];
         }
     } else {
-        if (whole && (e0 & 1u) == 0u) {
+        if (whole && (e0 & 3u) == 0u) {
+            dstv2[e0 >> 2] = uvec2(w.x | (w.y << 16), w.z | (w.w << 16));
+        } else if (whole && (e0 & 1u) == 0u) {
             dst[e0 >> 1] = w.x | (w.y << 16);
             dst[(e0 >> 1) + 1u] = w.z | (w.w << 16);
         } else {
@@ -220,22 +226,18 @@ void store4(uint grow, uint gcol, uvec4 w)
 // ---- v2 leaf geometry --------------------------------------------------------------------
 
 // Morton index of 4x4 cell (cy, cx) of a macroblock: the DFS order of TL, TR, BL, BR.
-uint morton(uint cy, uint cx)
+uint spread4(uint v) // bits 0-3 of v to bits 0, 2, 4, 6
 {
-    uint m = 0u;
-    for (uint i = 0u; i < 4u; i++)
-        m |= (((cx >> i) & 1u) << (2u * i)) | (((cy >> i) & 1u) << (2u * i + 1u));
-    return m;
+    v = (v | (v << 2)) & 0x33u;
+    return (v | (v << 1)) & 0x55u;
 }
+uint morton(uint cy, uint cx) { return spread4(cx) | (spread4(cy) << 1); }
 
-uvec2 demorton(uint m) // -> (cy, cx)
+uint compact4(uint m) // bits 0, 2, 4, 6 of m to bits 0-3
 {
-    uvec2 c = uvec2(0u);
-    for (uint i = 0u; i < 4u; i++) {
-        c.x |= ((m >> (2u * i + 1u)) & 1u) << i;
-        c.y |= ((m >> (2u * i)) & 1u) << i;
-    }
-    return c;
+    m &= 0x55u;
+    m = (m | (m >> 1)) & 0x33u;
+    return (m | (m >> 2)) & 0x0Fu;
 }
 
 // Fills s_leaf[0..n) from the record itself: split map (thread 0), then an exclusive scan
@@ -247,26 +249,23 @@ void walk_record(uint b, uint lid)
         uint lay = src[rec] & 7u;
         uint n = 0u;
         if (lay == LAYOUT_MIXED) {
+            // Pre-order DFS without a stack: the node that starts at Morton cell c is the
+            // largest one c is aligned to (the root at c = 0); descend while its bit says
+            // split. Each iteration of the outer loop emits one leaf.
             uint w0 = src[rec + 1u], w1 = src[rec + 2u], w2 = src[rec + 3u];
-            uint stack[16];
-            int sp = 0;
-            stack[sp++] = 64u;
-            uint bit = 0u, cell = 0u;
-            while (sp > 0) {
-                uint s = stack[--sp];
-                bool split = false;
-                if (s >= 8u) {
+            uint bit = 0u, c = 0u;
+            while (c < 256u) {
+                uint level = c == 0u ? 4u : min(uint(findLSB(c)) >> 1, 3u); // log4(area)
+                while (level > 0u) { // nodes of 8x8 and up consume one bit
                     uint w = bit < 32u ? w0 : (bit < 64u ? w1 : w2);
-                    split = ((w >> (bit & 31u)) & 1u) != 0u;
+                    bool split = ((w >> (bit & 31u)) & 1u) != 0u;
                     bit++;
+                    if (!split)
+                        break;
+                    level--;
                 }
-                if (split) { // four children of one size: their order on the stack is moot
-                    for (int k = 0; k < 4; k++)
-                        stack[sp++] = s >> 1;
-                } else {
-                    s_leaf[n++] = (cell << 16) | (uint(findMSB(s) - 2) << 24);
-                    cell += (s >> 2) * (s >> 2);
-                }
+                s_leaf[n++] = (c << 16) | (level << 24);
+                c += 1u << (2u * level);
             }
         } else {
             uint s = lay == 5u ? 4u : (64u >> lay);
@@ -318,6 +317,19 @@ void load_table(uint b, uint lid)
     barrier();
 }
 
+// MIXED: fills s_cell from s_leaf[0..n) (each invocation the cells of its own leaf).
+void fill_cells(uint n, uint lid)
+{
+    if (lid < n) {
+        uint e = s_leaf[lid];
+        uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
+        uint info = lid | (compact4(start >> 1) << 8) | (compact4(start) << 12) | (level << 16);
+        for (uint j = 0u; j < (1u << (2u * level)); j++)
+            s_cell[start + j] = info;
+    }
+    barrier();
+}
+
 // ---- the kernel ------------------------------------------------------------------------
 
 void main()
@@ -342,6 +354,8 @@ void main()
         lay = s_layout;
         rec = s_record;
         hdr0 = rec + (lay == LAYOUT_MIXED ? 4u : 1u);
+        if (lay == LAYOUT_MIXED)
+            fill_cells(n, lid);
     }
 
     for (uint k = 0u; k < 4u; k++) {
@@ -361,21 +375,11 @@ void main()
         } else {
             uint li;
             if (lay == LAYOUT_MIXED) {
-                // The leaf holding the cell: the last one whose first cell is <= m.
-                uint m = morton(row >> 2, col >> 2);
-                uint lo = 0u, hi = n - 1u;
-                while (lo < hi) {
-                    uint mid = (lo + hi + 1u) >> 1;
-                    if (((s_leaf[mid] >> 16) & 0xFFu) <= m)
-                        lo = mid;
-                    else
-                        hi = mid - 1u;
-                }
-                li = lo;
-                size = 4u << ((s_leaf[li] >> 24) & 7u);
-                uvec2 cell = demorton((s_leaf[li] >> 16) & 0xFFu);
-                ly = cell.x * 4u;
-                lx = cell.y * 4u;
+                uint info = s_cell[morton(row >> 2, col >> 2)];
+                li = info & 0xFFu;
+                ly = ((info >> 8) & 15u) * 4u;
+                lx = ((info >> 12) & 15u) * 4u;
+                size = 4u << ((info >> 16) & 7u);
             } else {
                 size = lay == 5u ? 4u : (64u >> lay);
                 uint per_row = 64u / size;

@@ -377,6 +377,7 @@ void sgfp4_vk_destroy(sgfp4_vk_context *ctx)
     if (ctx->device) {
         vkDeviceWaitIdle(ctx->device);
         sgfp4_vk_pipelines_release(ctx);
+        sgfp4_vk_copy_release(ctx);
         if (ctx->queries)
             vkDestroyQueryPool(ctx->device, ctx->queries, NULL);
         if (ctx->fence)

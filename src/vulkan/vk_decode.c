@@ -54,20 +54,21 @@ static sgfp4_status record_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *
         .pSetLayouts = &ctx->set_layout};
     if ((r = vkAllocateDescriptorSets(ctx->device, &dsai, &set)) != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkAllocateDescriptorSets");
-    const VkDescriptorBufferInfo infos[4] = {
+    const VkDescriptorBufferInfo infos[SGFP4_VK_BINDINGS] = {
         {vt->src, src_at, (vt->src_offset - src_at) + vt->container_bytes},
         {vt->table.buffer, 0, VK_WHOLE_SIZE},
         {dst, dst_at, dst_bytes},
+        {dst, dst_at, dst_bytes},
         {dst, dst_at, dst_bytes}};
-    VkWriteDescriptorSet writes[4];
-    for (uint32_t i = 0; i < 4; i++)
+    VkWriteDescriptorSet writes[SGFP4_VK_BINDINGS];
+    for (uint32_t i = 0; i < SGFP4_VK_BINDINGS; i++)
         writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                            .dstSet = set,
                                            .dstBinding = i,
                                            .descriptorCount = 1,
                                            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                            .pBufferInfo = &infos[i]};
-    vkUpdateDescriptorSets(ctx->device, 4, writes, 0, NULL);
+    vkUpdateDescriptorSets(ctx->device, SGFP4_VK_BINDINGS, writes, 0, NULL);
 
     const sgfp4_vk_params params = {.tiles_x = (uint32_t)vt->tiles_x,
                                     .rows = (uint32_t)vt->rows,
@@ -97,8 +98,7 @@ static sgfp4_status check_args(const sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     return SGFP4_OK;
 }
 
-/* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable. */
-static double timestamp_seconds(sgfp4_vk_context *ctx, uint32_t first)
+double sgfp4_vk_timestamp_seconds(sgfp4_vk_context *ctx, uint32_t first)
 {
     uint64_t ticks[2];
     if (!ctx->timestamps ||
@@ -149,7 +149,7 @@ sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         return s;
     if (timing) {
         timing->submit_seconds = now_seconds() - t0;
-        timing->gpu_seconds = timestamp_seconds(ctx, 0);
+        timing->gpu_seconds = sgfp4_vk_timestamp_seconds(ctx, 0);
         timing->copy_seconds = 0;
     }
     return SGFP4_OK;
@@ -213,8 +213,8 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
         }
         if (timing) {
             timing->submit_seconds = now_seconds() - t0;
-            timing->gpu_seconds = timestamp_seconds(ctx, 0);
-            timing->copy_seconds = timestamp_seconds(ctx, 2);
+            timing->gpu_seconds = sgfp4_vk_timestamp_seconds(ctx, 0);
+            timing->copy_seconds = sgfp4_vk_timestamp_seconds(ctx, 2);
         }
     }
     sgfp4_vk_buffer_release(ctx, &device);

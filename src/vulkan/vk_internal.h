@@ -12,6 +12,9 @@
 enum { SGFP4_VK_KERNEL_V1 = 0, SGFP4_VK_KERNEL_V2_TABLE = 1, SGFP4_VK_KERNEL_V2_WALK = 2,
        SGFP4_VK_KERNELS = 3 };
 #define SGFP4_VK_DTYPES 3
+/* Storage buffers of the decode shader: container, leaf table, destination as words, as
+ * 16-byte vectors and as 8-byte vectors. */
+#define SGFP4_VK_BINDINGS 5
 
 struct sgfp4_vk_buffer {
     VkBuffer buffer;
@@ -43,6 +46,13 @@ struct sgfp4_vk_context {
     VkCommandBuffer cmd;
     VkFence fence;
     VkQueryPool queries;       /* 4 timestamps, or VK_NULL_HANDLE */
+
+    /* The copy pipeline (vk_copy.c), created on first use. */
+    VkShaderModule copy_module;
+    VkDescriptorSetLayout copy_set_layout;
+    VkPipelineLayout copy_pipeline_layout;
+    VkDescriptorPool copy_descriptor_pool;
+    VkPipeline copy_pipeline;
 };
 
 struct sgfp4_vk_tensor {
@@ -86,6 +96,13 @@ extern const uint32_t *const sgfp4_vk_spv_rte;
 extern const size_t sgfp4_vk_spv_rte_size;
 extern const uint32_t *const sgfp4_vk_spv_int;
 extern const size_t sgfp4_vk_spv_int_size;
+extern const uint32_t *const sgfp4_vk_spv_copy;
+extern const size_t sgfp4_vk_spv_copy_size;
+
+/* Releases the copy pipeline's objects (vk_copy.c). */
+void sgfp4_vk_copy_release(sgfp4_vk_context *ctx);
+/* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable (vk_decode.c). */
+double sgfp4_vk_timestamp_seconds(sgfp4_vk_context *ctx, uint32_t first);
 
 /* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, then one
  * packed word per leaf (see shaders/decode_body.glsl, s_leaf). Returns the word count, or

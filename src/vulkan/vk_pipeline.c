@@ -15,8 +15,8 @@ sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag)
     if ((r = vkCreateShaderModule(ctx->device, &smci, NULL, &ctx->module)) != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkCreateShaderModule");
 
-    VkDescriptorSetLayoutBinding bindings[4];
-    for (uint32_t i = 0; i < 4; i++)
+    VkDescriptorSetLayoutBinding bindings[SGFP4_VK_BINDINGS];
+    for (uint32_t i = 0; i < SGFP4_VK_BINDINGS; i++)
         bindings[i] = (VkDescriptorSetLayoutBinding){
             .binding = i,
             .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
@@ -24,7 +24,7 @@ sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag)
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     const VkDescriptorSetLayoutCreateInfo dsl = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = 4,
+        .bindingCount = SGFP4_VK_BINDINGS,
         .pBindings = bindings};
     if ((r = vkCreateDescriptorSetLayout(ctx->device, &dsl, NULL, &ctx->set_layout)) !=
         VK_SUCCESS)
@@ -41,7 +41,7 @@ sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag)
         VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkCreatePipelineLayout");
     const VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .descriptorCount = 4};
+                                       .descriptorCount = SGFP4_VK_BINDINGS};
     const VkDescriptorPoolCreateInfo dpci = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
         .maxSets = 1,

@@ -8,8 +8,11 @@
 
 #include "decode_rte.spv.h"
 #include "decode_int.spv.h"
+#include "copy.spv.h"
 
 const uint32_t *const sgfp4_vk_spv_rte = sgfp4_spv_decode_rte;
 const size_t sgfp4_vk_spv_rte_size = sizeof sgfp4_spv_decode_rte;
 const uint32_t *const sgfp4_vk_spv_int = sgfp4_spv_decode_int;
 const size_t sgfp4_vk_spv_int_size = sizeof sgfp4_spv_decode_int;
+const uint32_t *const sgfp4_vk_spv_copy = sgfp4_spv_copy;
+const size_t sgfp4_vk_spv_copy_size = sizeof sgfp4_spv_copy;

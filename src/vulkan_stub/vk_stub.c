@@ -135,3 +135,17 @@ void sgfp4_vk_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles
     if (handles)
         memset(handles, 0, sizeof *handles);
 }
+
+sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src, VkDeviceSize src_offset,
+                                  VkBuffer dst, VkDeviceSize dst_offset, uint64_t size,
+                                  sgfp4_vk_timing *timing, sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)src;
+    (void)src_offset;
+    (void)dst;
+    (void)dst_offset;
+    (void)size;
+    (void)timing;
+    return unavailable(diag);
+}

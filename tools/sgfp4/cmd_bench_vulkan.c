@@ -22,9 +22,11 @@
 
 static const char help[] =
     "usage: sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check]\n"
+    "                   [--integer]\n"
     "\n"
     "Decodes random NxN containers (default N = 8192) on the Vulkan device and measures a\n"
-    "device-to-device copy of the same traffic as the ceiling.\n";
+    "device-to-device copy of the same traffic as the ceiling. --integer forces the\n"
+    "integer-exact pipeline (the one used where RoundingModeRTE is unavailable).\n";
 
 static double now_seconds(void)
 {
@@ -48,7 +50,7 @@ static void summarize(double *v, int n, double *best, double *median)
 }
 
 /* Times vkCmdCopyBuffer of `bytes` between two device buffers: best and median seconds. */
-static bool time_copy(sgfp4_vk_context *ctx, uint64_t bytes, int repeat, double *best,
+static bool time_transfer_copy(sgfp4_vk_context *ctx, uint64_t bytes, int repeat, double *best,
                       double *median)
 {
     sgfp4_vk_handles h;
@@ -122,6 +124,70 @@ done:
     return ok;
 }
 
+/* Runs `step` until `seconds` have passed, so that the GPU clocks are up before measuring. */
+static bool warm_up(bool (*step)(void *), void *arg, double seconds)
+{
+    const double end = now_seconds() + seconds;
+    while (now_seconds() < end)
+        if (!step(arg))
+            return false;
+    return true;
+}
+
+typedef struct copy_job {
+    sgfp4_vk_context *ctx;
+    sgfp4_vk_buffer *a, *b;
+    uint64_t bytes;
+    double seconds;
+} copy_job;
+
+static bool copy_step(void *arg)
+{
+    copy_job *j = arg;
+    sgfp4_vk_timing timing;
+    if (sgfp4_vk_copy_buffer(j->ctx, sgfp4_vk_buffer_handle(j->a), 0,
+                             sgfp4_vk_buffer_handle(j->b), 0, j->bytes, &timing,
+                             NULL) != SGFP4_OK)
+        return false;
+    j->seconds = timing.gpu_seconds;
+    return true;
+}
+
+/* Times the compute-shader copy (sgfp4_vk_copy_buffer) of `bytes`: best and median. */
+static bool time_shader_copy(sgfp4_vk_context *ctx, uint64_t bytes, int repeat, double *best,
+                             double *median)
+{
+    copy_job j = {ctx, NULL, NULL, (bytes + 15) & ~(uint64_t)15, 0};
+    double samples[64];
+    bool ok = sgfp4_vk_buffer_create(ctx, j.bytes, &j.a, NULL) == SGFP4_OK &&
+              sgfp4_vk_buffer_create(ctx, j.bytes, &j.b, NULL) == SGFP4_OK &&
+              warm_up(copy_step, &j, 0.2);
+    for (int i = 0; ok && i < repeat; i++) {
+        ok = copy_step(&j);
+        samples[i] = j.seconds;
+    }
+    if (ok)
+        summarize(samples, repeat, best, median);
+    sgfp4_vk_buffer_free(ctx, j.a);
+    sgfp4_vk_buffer_free(ctx, j.b);
+    return ok;
+}
+
+typedef struct decode_job {
+    sgfp4_vk_context *ctx;
+    sgfp4_vk_tensor *vt;
+    sgfp4_dtype dtype;
+    sgfp4_vk_buffer *out;
+    sgfp4_vk_timing timing;
+} decode_job;
+
+static bool decode_step(void *arg)
+{
+    decode_job *j = arg;
+    return sgfp4_vk_decode_to_buffer(j->ctx, j->vt, j->dtype, sgfp4_vk_buffer_handle(j->out), 0,
+                                     0, &j->timing, NULL) == SGFP4_OK;
+}
+
 typedef struct bench_case {
     const char *name;
     sgfp4_profile profile;
@@ -156,28 +222,36 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     const double upload = now_seconds() - t0;
     if (repeat > 62)
         repeat = 62;
-    for (int i = 0; i < repeat + 2; i++) {
-        sgfp4_vk_timing timing;
-        if (sgfp4_vk_decode_to_buffer(ctx, vt, bc->dtype, sgfp4_vk_buffer_handle(out), 0, 0,
-                                      &timing, &diag) != SGFP4_OK) {
-            cli_error("bench", "%s: %s", bc->name, diag.message);
+    decode_job job = {ctx, vt, bc->dtype, out, {0, 0, 0}};
+    if (!warm_up(decode_step, &job, 0.2)) {
+        cli_error("bench", "%s: decode failed", bc->name);
+        goto done;
+    }
+    for (int i = 0; i < repeat; i++) {
+        if (!decode_step(&job)) {
+            cli_error("bench", "%s: decode failed", bc->name);
             goto done;
         }
-        if (i >= 2) {
-            decode[i - 2] = timing.gpu_seconds;
-            submit[i - 2] = timing.submit_seconds;
-        }
+        decode[i] = job.timing.gpu_seconds;
+        submit[i] = job.timing.submit_seconds;
     }
-    double best, median, submit_best, submit_median, copy_best = 0, copy_median = 0;
+    double best, median, submit_best, submit_median;
+    double shader_copy_best = 0, shader_copy_median = 0, dma_copy_best = 0, dma_copy_median = 0;
     summarize(decode, repeat, &best, &median);
     summarize(submit, repeat, &submit_best, &submit_median);
+    /* The copy moves traffic/2 bytes: read once and written once, the same traffic. */
     const uint64_t traffic = size + out_bytes;
-    if (!time_copy(ctx, traffic / 2, repeat, &copy_best, &copy_median)) {
+    const uint64_t copy_bytes = (traffic / 2 + 15) & ~(uint64_t)15;
+    if (!time_shader_copy(ctx, copy_bytes, repeat, &shader_copy_best, &shader_copy_median) ||
+        !time_transfer_copy(ctx, copy_bytes, repeat, &dma_copy_best, &dma_copy_median)) {
         cli_error("bench", "%s: the copy benchmark failed", bc->name);
         goto done;
     }
     const double gbps = (double)traffic / best * 1e-9;
-    const double copy_gbps = (double)(traffic / 2 * 2) / copy_best * 1e-9;
+    const double shader_copy_gbps = (double)(2 * copy_bytes) / shader_copy_best * 1e-9;
+    const double dma_copy_gbps = (double)(2 * copy_bytes) / dma_copy_best * 1e-9;
+    /* The ceiling: the faster of the two copies. */
+    const double copy_gbps = shader_copy_gbps > dma_copy_gbps ? shader_copy_gbps : dma_copy_gbps;
     int identical = -1;
     if (check) {
         want = malloc(out_bytes);
@@ -201,15 +275,18 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
         "output_bytes", (json_int_t)out_bytes, "bits_per_weight", info.bits_per_weight,
         "upload_seconds", upload, "decode_gpu_seconds_best", best, "decode_gpu_seconds_median",
         median, "submit_seconds_median", submit_median, "decode_GBps", gbps,
-        "copy_seconds_best", copy_best, "copy_GBps", copy_gbps, "ratio_to_copy",
+        "shader_copy_GBps", shader_copy_gbps, "copy_GBps", copy_gbps, "ratio_to_copy",
         gbps / copy_gbps, "leaves_per_block", (double)info.leaves / (double)info.blocks);
+    json_object_set_new(r, "cmd_copy_buffer_GBps", json_real(dma_copy_gbps));
+    json_object_set_new(r, "decode_GBps_median", json_real((double)traffic / median * 1e-9));
     json_object_set_new(r, "bit_identical", identical < 0 ? json_null() : json_boolean(identical));
     json_array_append_new(results, r);
     if (!as_json)
-        printf("%-22s %-6s %-4s %9.1f MB %7.3f ms %8.1f GB/s  copy %8.1f GB/s  ratio %.3f  "
-               "upload %7.1f ms  submit %7.3f ms  %s\n",
+        printf("%-15s %-5s %-4s %6.1f MB %6.3f ms %7.1f GB/s  copy %7.1f (dma %7.1f) GB/s  "
+               "ratio %.3f  upload %6.1f ms  submit %6.3f ms  %s\n",
                bc->name, kernel, dtype_names[bc->dtype], (double)size / 1e6, best * 1e3, gbps,
-               copy_gbps, gbps / copy_gbps, upload * 1e3, submit_median * 1e3,
+               shader_copy_gbps, dma_copy_gbps, gbps / copy_gbps, upload * 1e3,
+               submit_median * 1e3,
                identical < 0 ? "" : identical ? "bit-identical" : "MISMATCH");
     ok = identical != 0;
 done:
@@ -225,7 +302,8 @@ int cmd_bench_vulkan(int argc, char **argv)
 {
     const char *cmd = "bench";
     bool as_json = false, check = true;
-    unsigned size = 8192, repeat = 10;
+    unsigned extra_flags = 0;
+    unsigned size = 8192, repeat = 20;
     const char *value, *error = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -236,6 +314,8 @@ int cmd_bench_vulkan(int argc, char **argv)
             as_json = true;
         } else if (strcmp(a, "--no-check") == 0) {
             check = false;
+        } else if (strcmp(a, "--integer") == 0) {
+            extra_flags |= SGFP4_VK_FORCE_INTEGER_PATH;
         } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
             if (error || strcmp(value, "vulkan") != 0)
                 return cli_usage_error(cmd, "--backend vulkan expected");
@@ -251,8 +331,8 @@ int cmd_bench_vulkan(int argc, char **argv)
     }
     sgfp4_vk_context *table = NULL, *walk = NULL;
     sgfp4_diag diag;
-    const sgfp4_vk_create_options table_options = {-1, SGFP4_VK_V2_TABLE};
-    const sgfp4_vk_create_options walk_options = {-1, SGFP4_VK_V2_WALK};
+    const sgfp4_vk_create_options table_options = {-1, SGFP4_VK_V2_TABLE | extra_flags};
+    const sgfp4_vk_create_options walk_options = {-1, SGFP4_VK_V2_WALK | extra_flags};
     if (sgfp4_vk_create(&table_options, &table, &diag) != SGFP4_OK ||
         sgfp4_vk_create(&walk_options, &walk, &diag) != SGFP4_OK) {
         sgfp4_vk_destroy(table);
