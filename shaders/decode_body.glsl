@@ -36,15 +36,14 @@ layout(push_constant) uniform Params {
 } pc;
 
 // A leaf, packed: payload word offset from the record start (bits 0-15), Morton index of
-// its top-left 4x4 cell (bits 16-23; MIXED only), log2(size) - 2 (bits 24-26).
+// its top-left 4x4 cell (bits 16-23; MIXED only), log2(size) - 2 (bits 24-26), mode (27).
 shared uint s_leaf[256];
+shared uint s_hdr[256];  // the leaf headers, as stored
 shared uint s_scan[256];
 // MIXED: for each 4x4 cell (Morton index), its leaf: index (bits 0-7), top-left cell row
 // (8-11) and column (12-15), log2(size) - 2 (16-18).
 shared uint s_cell[256];
 shared uint s_count;
-shared uint s_layout;
-shared uint s_record;
 
 const uint LAYOUT_MIXED = 4u;
 
@@ -240,20 +239,46 @@ uint compact4(uint m) // bits 0, 2, 4, 6 of m to bits 0-3
     return (m | (m >> 2)) & 0x0Fu;
 }
 
-// Fills s_leaf[0..n) from the record itself: split map (thread 0), then an exclusive scan
-// of the padded payload sizes.
-void walk_record(uint b, uint lid)
+// Where a v2 block's record is, and what every invocation needs to know about it.
+struct Record {
+    uint rec;  // first word of the record in binding 0
+    uint lay;  // layout
+    uint hdr0; // first leaf header
+    uint n;    // leaves
+};
+
+Record locate_record(uint b)
 {
-    if (lid == 0u) {
-        uint rec = pc.src_base + pc.record_base + (src[pc.src_base + 4u + b] >> 2);
-        uint lay = src[rec] & 7u;
-        uint n = 0u;
-        if (lay == LAYOUT_MIXED) {
+    Record r;
+    r.rec = pc.src_base + pc.record_base + (src[pc.src_base + 4u + b] >> 2);
+    r.lay = src[r.rec] & 7u;
+    r.hdr0 = r.rec + (r.lay == LAYOUT_MIXED ? 4u : 1u);
+    uint s = r.lay == 5u ? 4u : (64u >> r.lay);
+    r.n = (64u / s) * (64u / s); // MIXED: set by the caller
+    return r;
+}
+
+// MIXED: the cells of leaf i (packed entry e) point to it.
+void fill_cells(uint i, uint e)
+{
+    uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
+    uint info = i | (compact4(start >> 1) << 8) | (compact4(start) << 12) | (level << 16);
+    for (uint j = 0u; j < (1u << (2u * level)); j++)
+        s_cell[start + j] = info;
+}
+
+// Fills s_leaf, s_hdr (and s_cell for MIXED) from the record itself: the split map walked
+// by invocation 0, then an exclusive scan of the padded payload sizes.
+Record walk_record(uint b, uint lid)
+{
+    Record r = locate_record(b);
+    if (r.lay == LAYOUT_MIXED) {
+        if (lid == 0u) {
             // Pre-order DFS without a stack: the node that starts at Morton cell c is the
             // largest one c is aligned to (the root at c = 0); descend while its bit says
             // split. Each iteration of the outer loop emits one leaf.
-            uint w0 = src[rec + 1u], w1 = src[rec + 2u], w2 = src[rec + 3u];
-            uint bit = 0u, c = 0u;
+            uint w0 = src[r.rec + 1u], w1 = src[r.rec + 2u], w2 = src[r.rec + 3u];
+            uint bit = 0u, c = 0u, n = 0u;
             while (c < 256u) {
                 uint level = c == 0u ? 4u : min(uint(findLSB(c)) >> 1, 3u); // log4(area)
                 while (level > 0u) { // nodes of 8x8 and up consume one bit
@@ -267,25 +292,20 @@ void walk_record(uint b, uint lid)
                 s_leaf[n++] = (c << 16) | (level << 24);
                 c += 1u << (2u * level);
             }
-        } else {
-            uint s = lay == 5u ? 4u : (64u >> lay);
-            n = (64u / s) * (64u / s);
-            s_leaf[0] = uint(findMSB(s) - 2) << 24; // size only; thread i copies it below
+            s_count = n;
         }
-        s_count = n;
-        s_layout = lay;
-        s_record = rec;
+        barrier();
+        r.n = s_count;
     }
-    barrier();
-    uint n = s_count;
-    uint rec = s_record;
-    uint hdr0 = rec + (s_layout == LAYOUT_MIXED ? 4u : 1u);
     uint entry = 0u, words = 0u;
-    if (lid < n) {
-        entry = s_layout == LAYOUT_MIXED ? s_leaf[lid] : s_leaf[0];
+    if (lid < r.n) {
+        uint uniform_size = r.lay == 5u ? 4u : (64u >> r.lay);
+        entry = r.lay == LAYOUT_MIXED ? s_leaf[lid] : uint(findMSB(uniform_size) - 2) << 24;
         uint s = 4u << ((entry >> 24) & 7u);
-        uint mode = src[hdr0 + lid] & 1u;
-        words = ((mode == 1u ? s * s / 4u : s * s / 2u) + 15u) / 16u * 4u;
+        uint h = src[r.hdr0 + lid];
+        s_hdr[lid] = h;
+        entry |= (h & 1u) << 27;
+        words = (((h & 1u) == 1u ? s * s / 4u : s * s / 2u) + 15u) / 16u * 4u;
     }
     s_scan[lid] = words;
     barrier();
@@ -295,39 +315,32 @@ void walk_record(uint b, uint lid)
         s_scan[lid] += add;
         barrier();
     }
-    uint payload0 = ((hdr0 - rec) * 4u + 4u * n + 15u) / 16u * 4u; // words from rec
-    if (lid < n)
-        s_leaf[lid] = (entry & 0xFFFF0000u) | (payload0 + s_scan[lid] - words);
+    uint payload0 = ((r.hdr0 - r.rec) * 4u + 4u * r.n + 15u) / 16u * 4u; // words from rec
+    if (lid < r.n) {
+        entry |= payload0 + s_scan[lid] - words;
+        s_leaf[lid] = entry;
+        if (r.lay == LAYOUT_MIXED)
+            fill_cells(lid, entry);
+    }
     barrier();
+    return r;
 }
 
-// Fills s_leaf[0..n) from the leaf table the CPU built (same packing as walk_record).
-void load_table(uint b, uint lid)
+// Fills s_leaf, s_hdr (and s_cell for MIXED) from the leaf table the CPU built.
+Record load_table(uint b, uint lid)
 {
+    Record r = locate_record(b);
     uint first = tbl[pc.table_base + b];
-    uint n = tbl[pc.table_base + b + 1u] - first;
-    if (lid < n)
-        s_leaf[lid] = tbl[pc.table_base + pc.blocks + 1u + first + lid];
-    if (lid == 0u) {
-        uint rec = pc.src_base + pc.record_base + (src[pc.src_base + 4u + b] >> 2);
-        s_count = n;
-        s_layout = src[rec] & 7u;
-        s_record = rec;
+    r.n = tbl[pc.table_base + b + 1u] - first;
+    if (lid < r.n) {
+        uint e = tbl[pc.table_base + pc.blocks + 1u + first + lid];
+        s_leaf[lid] = e;
+        s_hdr[lid] = src[r.hdr0 + lid];
+        if (r.lay == LAYOUT_MIXED)
+            fill_cells(lid, e);
     }
     barrier();
-}
-
-// MIXED: fills s_cell from s_leaf[0..n) (each invocation the cells of its own leaf).
-void fill_cells(uint n, uint lid)
-{
-    if (lid < n) {
-        uint e = s_leaf[lid];
-        uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
-        uint info = lid | (compact4(start >> 1) << 8) | (compact4(start) << 12) | (level << 16);
-        for (uint j = 0u; j < (1u << (2u * level)); j++)
-            s_cell[start + j] = info;
-    }
-    barrier();
+    return r;
 }
 
 // ---- the kernel ------------------------------------------------------------------------
@@ -338,69 +351,74 @@ void main()
     uint b = by * pc.tiles_x + bx;
     uint lid = gl_LocalInvocationID.x;
 
-    uint n = 1u, lay = 0u, rec = 0u, hdr0 = 0u;
+    Record r;
     uint v1_header = 0u, v1_payload = 0u, v1_mode = 0u;
     if (PROFILE == 0u) {
         v1_header = src[pc.src_base + b];
         uint off = src[pc.src_base + pc.blocks + b];
         v1_payload = pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2);
         v1_mode = off & 1u;
+    } else if (PROFILE == 1u) {
+        r = load_table(b, lid);
     } else {
-        if (PROFILE == 1u)
-            load_table(b, lid);
-        else
-            walk_record(b, lid);
-        n = s_count;
-        lay = s_layout;
-        rec = s_record;
-        hdr0 = rec + (lay == LAYOUT_MIXED ? 4u : 1u);
-        if (lay == LAYOUT_MIXED)
-            fill_cells(n, lid);
+        r = walk_record(b, lid);
     }
 
+    // Phase 1: locate the four chunks and issue their payload loads (independent of each
+    // other, so they are in flight together).
+    uint word[4], shift[4], header[4], mode[4];
     for (uint k = 0u; k < 4u; k++) {
         uint c = lid + 256u * k;
         uint row = c >> 4, col = (c & 15u) << 2;
-        uint grow = by * 64u + row, gcol = bx * 64u + col;
-        if (grow >= pc.rows || gcol >= pc.cols)
-            continue;
-        uint header, payload, mode, size, ly, lx;
+        uint payload, size, ly, lx;
         if (PROFILE == 0u) {
-            header = v1_header;
+            header[k] = v1_header;
             payload = v1_payload;
-            mode = v1_mode;
+            mode[k] = v1_mode;
             size = 64u;
             ly = 0u;
             lx = 0u;
         } else {
             uint li;
-            if (lay == LAYOUT_MIXED) {
+            if (r.lay == LAYOUT_MIXED) {
                 uint info = s_cell[morton(row >> 2, col >> 2)];
                 li = info & 0xFFu;
                 ly = ((info >> 8) & 15u) * 4u;
                 lx = ((info >> 12) & 15u) * 4u;
                 size = 4u << ((info >> 16) & 7u);
             } else {
-                size = lay == 5u ? 4u : (64u >> lay);
+                size = r.lay == 5u ? 4u : (64u >> r.lay);
                 uint per_row = 64u / size;
                 li = (row / size) * per_row + col / size;
                 ly = row - row % size;
                 lx = col - col % size;
             }
-            header = src[hdr0 + li];
-            mode = header & 1u;
-            header &= 0xFFFFFFF0u; // v2: the low 4 bits of the bias are flags
-            payload = rec + (s_leaf[li] & 0xFFFFu);
+            uint e = s_leaf[li];
+            header[k] = s_hdr[li] & 0xFFFFFFF0u; // v2: the low 4 bits of the bias are flags
+            mode[k] = (e >> 27) & 1u;
+            payload = r.rec + (e & 0xFFFFu);
         }
         uint kk = (row - ly) * size + (col - lx); // first of 4 consecutive codes in the leaf
-        uint hs = header >> 16, hb = header & 0xFFFFu;
+        bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
+        shift[k] = mode[k] == 0u ? (kk & 7u) * 4u : (kk & 15u) * 2u;
+        word[k] = live ? src[payload + (mode[k] == 0u ? kk >> 3 : kk >> 4)] : 0u;
+    }
+
+    // Phase 2: reconstruct and store.
+    for (uint k = 0u; k < 4u; k++) {
+        uint c = lid + 256u * k;
+        uint row = c >> 4, col = (c & 15u) << 2;
+        uint grow = by * 64u + row, gcol = bx * 64u + col;
+        if (grow >= pc.rows || gcol >= pc.cols)
+            continue;
+        uint hs = header[k] >> 16, hb = header[k] & 0xFFFFu;
         uvec4 w;
-        if (mode == 0u) {
-            int bits = int(src[payload + (kk >> 3)] >> ((kk & 7u) * 4u));
+        if (mode[k] == 0u) {
+            int bits = int(word[k] >> shift[k]);
             for (int j = 0; j < 4; j++)
                 w[j] = to_dtype(reconstruct_bits(hs, bitfieldExtract(bits, 4 * j, 4), hb));
         } else {
-            uint bits = src[payload + (kk >> 4)] >> ((kk & 15u) * 2u);
+            uint bits = word[k] >> shift[k];
             for (uint j = 0u; j < 4u; j++) {
                 uint sym = (bits >> (2u * j)) & 3u;
                 int q = sym == 1u ? 1 : (sym == 2u ? -1 : 0); // 0b11 reserved: 0 (D4)

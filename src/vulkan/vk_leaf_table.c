@@ -6,6 +6,7 @@
  *   bits 0-15  payload offset from the record start, in words (< 1300 for any record)
  *   bits 16-23 Morton index of the leaf's top-left 4x4 cell (MIXED uses it)
  *   bits 24-26 log2(size) - 2
+ *   bit  27    mode (0 FP4, 1 T158), so that the payload load need not wait for the header
  * SPDX-License-Identifier: MIT */
 #include "vulkan/vk_internal.h"
 
@@ -42,7 +43,7 @@ size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words)
         for (unsigned i = 0; i < n; i++) {
             const uint32_t offset = (uint32_t)((refs[i].payload - rec) / 4);
             leaf[next + i] = offset | morton(refs[i].y / 4u, refs[i].x / 4u) << 16 |
-                             (log2_size(refs[i].size) - 2u) << 24;
+                             (log2_size(refs[i].size) - 2u) << 24 | (uint32_t)refs[i].mode << 27;
         }
         next += n;
     }
