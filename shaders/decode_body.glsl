@@ -123,15 +123,32 @@ uvec2 half_magnitude(uint h)
     return e == 0u ? uvec2(m, 0u) : uvec2(m | 0x400u, e - 1u);
 }
 
-// The f32 bits of S * q + B with one rounding, to nearest even.
-uint reconstruct_bits(uint hs, int q, uint hb)
+// S and B of one leaf, decoded once for all its weights: sign, and magnitude in units of
+// 2^-24 (S as mantissa and shift; B already shifted into two words).
+struct Affine {
+    uint sign_s, sign_b;
+    uvec2 ms; // (mantissa, shift)
+    uvec2 b;  // (lo, hi)
+};
+
+Affine prepare(uint hs, uint hb)
 {
-    uint sign_p = ((hs >> 15) & 1u) ^ (q < 0 ? 1u : 0u);
-    uint sign_b = (hb >> 15) & 1u;
-    uvec2 ms = half_magnitude(hs);
+    Affine a;
+    a.sign_s = (hs >> 15) & 1u;
+    a.sign_b = (hb >> 15) & 1u;
+    a.ms = half_magnitude(hs);
     uvec2 mb = half_magnitude(hb);
-    uvec2 p = shift_left64(ms.x * uint(abs(q)), ms.y);
-    uvec2 b = shift_left64(mb.x, mb.y);
+    a.b = shift_left64(mb.x, mb.y);
+    return a;
+}
+
+// The f32 bits of S * q + B with one rounding, to nearest even.
+uint reconstruct_bits(Affine a, int q)
+{
+    uint sign_p = a.sign_s ^ (q < 0 ? 1u : 0u);
+    uint sign_b = a.sign_b;
+    uvec2 p = shift_left64(a.ms.x * uint(abs(q)), a.ms.y);
+    uvec2 b = a.b;
     uvec2 mag;
     uint sign;
     if (sign_p == sign_b) {
@@ -169,11 +186,22 @@ uint reconstruct_bits(uint hs, int q, uint hb)
 }
 #else
 // ---- float reconstruction under RoundingModeRTE ------------------------------------------
-uint reconstruct_bits(uint hs, int q, uint hb)
+// S and B of one leaf, decoded once for all its weights.
+struct Affine {
+    float s, b;
+};
+
+Affine prepare(uint hs, uint hb)
 {
-    float s = uintBitsToFloat(half_to_float_bits(hs));
-    float b = uintBitsToFloat(half_to_float_bits(hb));
-    precise float w = s * float(q) + b; // product exact; the add rounds once (RTE)
+    Affine a;
+    a.s = uintBitsToFloat(half_to_float_bits(hs));
+    a.b = uintBitsToFloat(half_to_float_bits(hb));
+    return a;
+}
+
+uint reconstruct_bits(Affine a, int q)
+{
+    precise float w = a.s * float(q) + a.b; // product exact; the add rounds once (RTE)
     return floatBitsToUint(w);
 }
 #endif
@@ -411,18 +439,18 @@ void main()
         uint grow = by * 64u + row, gcol = bx * 64u + col;
         if (grow >= pc.rows || gcol >= pc.cols)
             continue;
-        uint hs = header[k] >> 16, hb = header[k] & 0xFFFFu;
+        Affine a = prepare(header[k] >> 16, header[k] & 0xFFFFu);
         uvec4 w;
         if (mode[k] == 0u) {
             int bits = int(word[k] >> shift[k]);
             for (int j = 0; j < 4; j++)
-                w[j] = to_dtype(reconstruct_bits(hs, bitfieldExtract(bits, 4 * j, 4), hb));
+                w[j] = to_dtype(reconstruct_bits(a, bitfieldExtract(bits, 4 * j, 4)));
         } else {
             uint bits = word[k] >> shift[k];
             for (uint j = 0u; j < 4u; j++) {
                 uint sym = (bits >> (2u * j)) & 3u;
-                int q = sym == 1u ? 1 : (sym == 2u ? -1 : 0); // 0b11 reserved: 0 (D4)
-                w[j] = to_dtype(reconstruct_bits(hs, q, hb));
+                int q = int(sym & 1u) - int(sym >> 1); // 01 -> +1, 10 -> -1, 00 and 11 -> 0 (D4)
+                w[j] = to_dtype(reconstruct_bits(a, q));
             }
         }
         store4(grow, gcol, w);

@@ -56,7 +56,7 @@ static sgfp4_status record_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *
         return sgfp4_vk_fail(diag, r, "vkAllocateDescriptorSets");
     const VkDescriptorBufferInfo infos[SGFP4_VK_BINDINGS] = {
         {vt->src, src_at, (vt->src_offset - src_at) + vt->container_bytes},
-        {vt->table.buffer, 0, VK_WHOLE_SIZE},
+        {vt->table_src, vt->table_offset, VK_WHOLE_SIZE},
         {dst, dst_at, dst_bytes},
         {dst, dst_at, dst_bytes},
         {dst, dst_at, dst_bytes}};

@@ -59,7 +59,9 @@ struct sgfp4_vk_tensor {
     sgfp4_vk_buffer container; /* owned copy (sgfp4_vk_upload); empty after sgfp4_vk_bind */
     VkBuffer src;              /* where the container bytes are */
     VkDeviceSize src_offset;
-    sgfp4_vk_buffer table;     /* v2 leaf table (or a 16-byte dummy) */
+    sgfp4_vk_buffer table;     /* v2 leaf table of sgfp4_vk_bind (or a 16-byte dummy) */
+    VkBuffer table_src;        /* where the leaf table is: after the container in an upload */
+    VkDeviceSize table_offset;
     sgfp4_profile profile;
     uint64_t rows, cols, tiles_x, tiles_y, blocks, record_base, container_bytes;
     int walk;                  /* v2 kernel: walk the record (1) or read the table (0) */

@@ -27,7 +27,8 @@ static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: %llux%llu macroblocks exceed the device's workgroup count",
                           (unsigned long long)t->tiles_y, (unsigned long long)t->tiles_x);
-    if (t->size + 256 > ctx->limits.maxStorageBufferRange)
+    if (t->size + 256 > ctx->limits.maxStorageBufferRange ||
+        4 * (t->blocks + 1 + t->info.leaves) > ctx->limits.maxStorageBufferRange)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: container of %llu bytes exceeds maxStorageBufferRange %u",
                           (unsigned long long)t->size, ctx->limits.maxStorageBufferRange);
@@ -60,14 +61,22 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
                               "out of memory for the leaf table");
     }
-    const uint64_t container_bytes = with_container ? (t->size + 15) & ~(uint64_t)15 : 0;
+    /* An upload keeps the table in the container's buffer, right after the bytes (at a
+     * 256-byte boundary, the largest minStorageBufferOffsetAlignment Vulkan allows). */
+    const uint64_t container_bytes = with_container ? (t->size + 255) & ~(uint64_t)255 : 0;
     const uint64_t table_bytes = table_words * 4;
     sgfp4_vk_buffer staging = {0};
     sgfp4_status s = SGFP4_OK;
-    if (with_container)
-        s = sgfp4_vk_buffer_init(ctx, container_bytes, 0, &vt->container, diag);
-    if (s == SGFP4_OK)
+    if (with_container) {
+        s = sgfp4_vk_buffer_init(ctx, container_bytes + (table_bytes ? table_bytes : 16), 0,
+                                 &vt->container, diag);
+        vt->table_src = vt->container.buffer;
+        vt->table_offset = container_bytes;
+    } else {
         s = sgfp4_vk_buffer_init(ctx, table_bytes ? table_bytes : 16, 0, &vt->table, diag);
+        vt->table_src = vt->table.buffer;
+        vt->table_offset = 0;
+    }
     if (s == SGFP4_OK && container_bytes + table_bytes > 0)
         s = sgfp4_vk_buffer_init(ctx, container_bytes + table_bytes, 1, &staging, diag);
     if (s == SGFP4_OK && container_bytes + table_bytes > 0) {
@@ -80,13 +89,12 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
             memcpy(p + container_bytes, table, table_bytes);
         s = sgfp4_vk_begin(ctx, diag);
         if (s == SGFP4_OK) {
-            if (container_bytes) {
-                const VkBufferCopy c = {0, 0, container_bytes};
+            const VkBufferCopy c = {0, 0, container_bytes + table_bytes};
+            if (with_container) {
                 vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->container.buffer, 1, &c);
-            }
-            if (table_bytes) {
-                const VkBufferCopy c = {container_bytes, 0, table_bytes};
-                vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->table.buffer, 1, &c);
+            } else {
+                const VkBufferCopy tc = {0, 0, table_bytes};
+                vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->table.buffer, 1, &tc);
             }
             sgfp4_vk_barrier_all(ctx);
             s = sgfp4_vk_submit_wait(ctx, diag);
