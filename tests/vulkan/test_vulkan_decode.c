@@ -15,7 +15,11 @@
 #include <jansson.h>
 
 #include "sgfp4.h"
+#include "sgfp4_config.h"
 #include "sgfp4_vulkan.h"
+#if SGFP4_HAVE_VULKAN
+#include <vulkan/vulkan.h>
+#endif
 #include "random_container.h"
 
 enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_COUNT };
@@ -218,6 +222,113 @@ static void test_large_4096(void **state)
     free(bytes);
 }
 
+#if SGFP4_HAVE_VULKAN
+/* A host-visible, mapped storage buffer made with raw Vulkan on the context's device, as a
+ * runtime would own one. */
+typedef struct host_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void *mapped;
+} host_buffer;
+
+static void host_buffer_create(sgfp4_vk_context *ctx, VkDeviceSize size, host_buffer *hb)
+{
+    sgfp4_vk_handles h;
+    sgfp4_vk_get_handles(ctx, &h);
+    const VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                    .size = size,
+                                    .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                                    .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    assert_int_equal(vkCreateBuffer(h.device, &bci, NULL, &hb->buffer), VK_SUCCESS);
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(h.device, hb->buffer, &req);
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(h.physical_device, &mp);
+    const VkMemoryPropertyFlags want =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)
+        if ((req.memoryTypeBits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want)
+            type = i;
+    assert_int_not_equal(type, UINT32_MAX);
+    const VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                      .allocationSize = req.size,
+                                      .memoryTypeIndex = type};
+    assert_int_equal(vkAllocateMemory(h.device, &mai, NULL, &hb->memory), VK_SUCCESS);
+    assert_int_equal(vkBindBufferMemory(h.device, hb->buffer, hb->memory, 0), VK_SUCCESS);
+    assert_int_equal(vkMapMemory(h.device, hb->memory, 0, VK_WHOLE_SIZE, 0, &hb->mapped),
+                     VK_SUCCESS);
+}
+
+static void host_buffer_destroy(sgfp4_vk_context *ctx, host_buffer *hb)
+{
+    sgfp4_vk_handles h;
+    sgfp4_vk_get_handles(ctx, &h);
+    vkDestroyBuffer(h.device, hb->buffer, NULL);
+    vkFreeMemory(h.device, hb->memory, NULL);
+}
+
+/* sgfp4_vk_bind (container in the caller's buffer at an offset) and decode_to_buffer into
+ * the caller's buffer at an offset with a stride; also an adopted device (import). */
+static void test_caller_buffers(void **state)
+{
+    (void)state;
+    rc_rng rng = {5};
+    const uint64_t rows = 77, cols = 150;
+    size_t size;
+    uint8_t *bytes = rc_make_v2(&rng, rows, cols, RC_MIX_ANY, &size);
+    sgfp4_tensor *t = NULL;
+    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, NULL, &t, NULL),
+                     SGFP4_OK);
+    sgfp4_vk_handles h;
+    sgfp4_vk_get_handles(contexts[CTX_TABLE], &h);
+    const sgfp4_vk_import_info import = {h.instance, h.physical_device, h.device,
+                                         h.queue_family, h.queue, SGFP4_VK_V2_WALK};
+    sgfp4_vk_context *adopted = NULL;
+    sgfp4_diag diag;
+    assert_int_equal(sgfp4_vk_import(&import, &adopted, &diag), SGFP4_OK);
+    sgfp4_vk_context *both[2] = {contexts[CTX_TABLE], adopted};
+    for (int c = 0; c < 2; c++) {
+        for (int d = 0; d < 3; d++) {
+            const sgfp4_dtype dtype = (sgfp4_dtype)d;
+            const size_t elem = sgfp4_dtype_size(dtype), stride = cols + 5;
+            const size_t out_offset = 6 * elem, out_bytes = ((rows - 1) * stride + cols) * elem;
+            host_buffer in, out;
+            host_buffer_create(both[c], 36 + size, &in);
+            host_buffer_create(both[c], out_offset + out_bytes + 4, &out);
+            memcpy((uint8_t *)in.mapped + 36, bytes, size);
+            memset(out.mapped, 0x5A, out_offset + out_bytes + 4);
+            uint8_t *want = malloc(out_offset + out_bytes + 4);
+            memset(want, 0x5A, out_offset + out_bytes + 4);
+            const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+            assert_int_equal(sgfp4_decode(t, dtype, want + out_offset, stride, out_bytes, &scalar),
+                             SGFP4_OK);
+            sgfp4_vk_tensor *vt = NULL;
+            assert_int_equal(sgfp4_vk_bind(both[c], t, in.buffer, 36, &vt, &diag), SGFP4_OK);
+            if (sgfp4_vk_decode_to_buffer(both[c], vt, dtype, out.buffer, out_offset, stride,
+                                          NULL, &diag) != SGFP4_OK)
+                fail_msg("decode_to_buffer: %s", diag.message);
+            assert_memory_equal(out.mapped, want, out_offset + out_bytes + 4);
+            sgfp4_vk_tensor_free(both[c], vt);
+            host_buffer_destroy(both[c], &in);
+            host_buffer_destroy(both[c], &out);
+            free(want);
+        }
+    }
+    assert_int_equal(sgfp4_vk_bind(adopted, t, (VkBuffer)VK_NULL_HANDLE, 0, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    sgfp4_vk_destroy(adopted); /* leaves the adopted device alone: contexts[0] still works */
+    sgfp4_tensor_close(t);
+    free(bytes);
+}
+#else
+static void test_caller_buffers(void **state)
+{
+    (void)state;
+    skip();
+}
+#endif
+
 /* Arguments are checked; nothing aborts. */
 static void test_bad_arguments(void **state)
 {
@@ -271,7 +382,8 @@ int main(void)
     printf("device: %s (RTE float32 %d, path %s)\n", info.name, info.rte_float32,
            info.exact_path ? "integer" : "rte");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_arguments),  cmocka_unit_test(test_random_v1),
+        cmocka_unit_test(test_bad_arguments),  cmocka_unit_test(test_caller_buffers),
+        cmocka_unit_test(test_random_v1),
         cmocka_unit_test(test_random_v2),      cmocka_unit_test(test_golden_vectors),
         cmocka_unit_test(test_mnn_fixtures),   cmocka_unit_test(test_large_4096),
     };
