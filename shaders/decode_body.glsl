@@ -357,11 +357,18 @@ Record walk_record(uint b, uint lid)
 // Fills s_leaf, s_hdr (and s_cell for MIXED) from the leaf table the CPU built.
 Record load_table(uint b, uint lid)
 {
-    Record r = locate_record(b);
+    // One round of loads for the block (first leaf, leaf count, record and layout), then
+    // one for the leaves: no dependent read of the offset table and sb_header.
     uint first = tbl[pc.table_base + b];
-    r.n = tbl[pc.table_base + b + 1u] - first;
+    uint next = tbl[pc.table_base + b + 1u];
+    uint where = tbl[pc.table_base + pc.blocks + 1u + b];
+    Record r;
+    r.rec = pc.src_base + pc.record_base + (where >> 3) * 4u;
+    r.lay = where & 7u;
+    r.hdr0 = r.rec + (r.lay == LAYOUT_MIXED ? 4u : 1u);
+    r.n = next - first;
     if (lid < r.n) {
-        uint e = tbl[pc.table_base + pc.blocks + 1u + first + lid];
+        uint e = tbl[pc.table_base + 2u * pc.blocks + 1u + first + lid];
         s_leaf[lid] = e;
         s_hdr[lid] = src[r.hdr0 + lid];
         if (r.lay == LAYOUT_MIXED)

@@ -106,8 +106,8 @@ void sgfp4_vk_copy_release(sgfp4_vk_context *ctx);
 /* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable (vk_decode.c). */
 double sgfp4_vk_timestamp_seconds(sgfp4_vk_context *ctx, uint32_t first);
 
-/* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, then one
- * packed word per leaf (see shaders/decode_body.glsl, s_leaf). Returns the word count, or
+/* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, blocks
+ * record locations, then one packed word per leaf (see shaders/decode_body.glsl, s_leaf). Returns the word count, or
  * 0 when out of memory; *words is released with sgfp4_free_with(&t->allocator, ...). */
 size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words);
 

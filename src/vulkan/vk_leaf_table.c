@@ -2,7 +2,10 @@
  * CPU from the validated view (sgfp4_block_leaf_refs), so the GPU needs no split-map walk
  * and no prefix sum of payload sizes.
  * Layout (32-bit words): first[b] for b in [0, B], the index of block b's first leaf (so
- * block b has first[b+1] - first[b] leaves), then one word per leaf in storage order:
+ * block b has first[b+1] - first[b] leaves); record[b] for b in [0, B), the record's offset
+ * from the record region in 16-byte units shifted left by 3, OR its layout (so the shader
+ * needs no dependent read of the offset table and sb_header); then one word per leaf in
+ * storage order:
  *   bits 0-15  payload offset from the record start, in words (< 1300 for any record)
  *   bits 16-23 Morton index of the leaf's top-left 4x4 cell (MIXED uses it)
  *   bits 24-26 log2(size) - 2
@@ -28,21 +31,24 @@ static uint32_t log2_size(unsigned size)
 
 size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words)
 {
-    const size_t total = (size_t)(t->blocks + 1) + (size_t)t->info.leaves;
+    const size_t total = (size_t)(2 * t->blocks + 1) + (size_t)t->info.leaves;
     uint32_t *w = sgfp4_alloc_with(&t->allocator, total * sizeof *w);
     *words = w;
     if (!w)
         return 0;
     sgfp4_leaf_ref refs[SGFP4_MAX_LEAVES];
     uint32_t next = 0;
-    uint32_t *leaf = w + t->blocks + 1;
+    uint32_t *record = w + t->blocks + 1;
+    uint32_t *leaf = record + t->blocks;
     for (uint64_t b = 0; b < t->blocks; b++) {
         w[b] = next;
-        const uint8_t *rec = t->data + t->record_base + sgfp4_load_u32le(t->data + 16 + 4 * b);
+        const uint32_t offset = sgfp4_load_u32le(t->data + 16 + 4 * b); /* a multiple of 16 */
+        const uint8_t *rec = t->data + t->record_base + offset;
+        record[b] = (offset / 16) << 3 | (sgfp4_load_u32le(rec) & 7u);
         const unsigned n = sgfp4_block_leaf_refs(t, b, refs);
         for (unsigned i = 0; i < n; i++) {
-            const uint32_t offset = (uint32_t)((refs[i].payload - rec) / 4);
-            leaf[next + i] = offset | morton(refs[i].y / 4u, refs[i].x / 4u) << 16 |
+            const uint32_t in_record = (uint32_t)((refs[i].payload - rec) / 4);
+            leaf[next + i] = in_record | morton(refs[i].y / 4u, refs[i].x / 4u) << 16 |
                              (log2_size(refs[i].size) - 2u) << 24 | (uint32_t)refs[i].mode << 27;
         }
         next += n;

@@ -17,7 +17,7 @@ static int use_walk(const sgfp4_vk_context *ctx)
 static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
                                  sgfp4_vk_tensor **out, sgfp4_diag *diag)
 {
-    if (t->size / 4 + 64 > UINT32_MAX || t->blocks + 1 + t->info.leaves > UINT32_MAX)
+    if (t->size / 4 + 64 > UINT32_MAX || 2 * t->blocks + 1 + t->info.leaves > UINT32_MAX)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: a container of %llu bytes exceeds the 32-bit word indices "
                           "of the shaders",
@@ -28,7 +28,7 @@ static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
                           "Vulkan: %llux%llu macroblocks exceed the device's workgroup count",
                           (unsigned long long)t->tiles_y, (unsigned long long)t->tiles_x);
     if (t->size + 256 > ctx->limits.maxStorageBufferRange ||
-        4 * (t->blocks + 1 + t->info.leaves) > ctx->limits.maxStorageBufferRange)
+        4 * (2 * t->blocks + 1 + t->info.leaves) > ctx->limits.maxStorageBufferRange)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: container of %llu bytes exceeds maxStorageBufferRange %u",
                           (unsigned long long)t->size, ctx->limits.maxStorageBufferRange);
