@@ -36,10 +36,15 @@ add_test(NAME model.roundtrip.gpt-neo
 add_test(NAME model.malformed
          COMMAND ${_m}/malformed_cli.sh $<TARGET_FILE:sgfp4> ${_work}/malformed
                  ${_w}/stories260K/stories260K.safetensors)
+# Hugging Face's own safetensors reader, where its Python module is installed (else skipped).
+add_test(NAME model.hf_safetensors_reader
+         COMMAND ${SGFP4_PYTHON3} ${_m}/hf_check.py $<TARGET_FILE:sgfp4> ${_work}/hf
+                 ${_w}/stories260K/stories260K.safetensors)
 add_test(NAME model.odd_tensors
          COMMAND ${_m}/odd_tensors.sh $<TARGET_FILE:sgfp4> ${_work}/odd)
 set_tests_properties(model.roundtrip.stories260K model.roundtrip.gpt2-mixed-policy
                      model.roundtrip.gpt-neo model.malformed model.odd_tensors
+                     model.hf_safetensors_reader
                      PROPERTIES SKIP_RETURN_CODE 77 LABELS model)
 # Peak RSS is meaningless under ASan (shadow memory): only in plain builds.
 if(NOT SGFP4_SANITIZE)
