@@ -42,9 +42,10 @@ with safe_open(q, framework="pt") as f, safe_open(src, framework="pt") as s:
         else:
             assert torch.equal(t, s.get_tensor(k)), k
 with safe_open(d, framework="pt") as r, safe_open(src, framework="pt") as s:
+    count = len(list(s.keys()))
     for k in s.keys():
         a, b = s.get_tensor(k), r.get_tensor(k)
         assert a.shape == b.shape and a.dtype == b.dtype, k
         if k not in man:
             assert torch.equal(a, b), k
-print(f"hf safetensors: {len(man)} quantized of {len(list(s.keys()))} tensors read back; OK")
+print(f"hf safetensors: {len(man)} quantized of {count} tensors read back; OK")
