@@ -1,7 +1,7 @@
 /* The CPU decode kernels and their dispatch table (libwebp style: a portable C version of
  * every kernel, overridden by SIMD versions the CPU supports, chosen once at run time).
  *
- * A kernel decodes a band of rows of one macroblock row, block after block: a block's
+ * A kernel decodes a set of rows of one macroblock row, block after block: a block's
  * leaves are decoded leaf by leaf into a 64x64 float tile that stays in L1 (the per-leaf
  * work is then paid once per leaf, not once per leaf row), and each tile row goes out to
  * the caller's memory as one contiguous run (256 bytes for f32), converted to the output
@@ -18,22 +18,28 @@
 
 typedef struct sgfp4_decode_kernels {
     const char *name; /* "generic", "avx2", ... (shown by `sgfp4 bench`) */
-    /* Decodes rows [y0, y1) (0 <= y0 < y1 <= 64) of macroblock row `by` of t, every column,
-     * as `dtype`: tensor row by * 64 + y lands at dst + (y - y0) * stride_bytes.
+    /* Decodes the rows of macroblock row `by` of t whose bits are set in `rows` (bit y =
+     * block row y; at least one), every column, as `dtype`: block row y lands at dst[y].
      * `streaming` allows non-temporal stores (the caller then calls finish() before its
      * results are used). `scratch` is this thread's scratch_bytes of working memory. */
-    void (*decode_band)(const sgfp4_tensor *t, uint64_t by, unsigned y0, unsigned y1,
-                        uint8_t *dst, size_t stride_bytes, sgfp4_dtype dtype, bool streaming,
+    void (*decode_rows)(const sgfp4_tensor *t, uint64_t by, uint64_t rows,
+                        uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype, bool streaming,
                         void *scratch);
     /* Orders this thread's streaming stores before what follows (a no-op where none exist). */
     void (*finish)(void);
-    /* Bytes of 64-byte aligned scratch memory decode_band() needs (one per thread). */
+    /* Bytes of 64-byte aligned scratch memory decode_rows() needs (one per thread). */
     size_t scratch_bytes;
 } sgfp4_decode_kernels;
 
 /* Fills out[] with the leaves of block b (b < t->blocks) exactly as sgfp4_block_leaf_refs()
  * does, faster (decode/leaf_parse.c); returns the count. */
 unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out);
+/* The mask of a leaf's rows [y, y + size) within a block. */
+static inline uint64_t sgfp4_leaf_row_mask(unsigned y, unsigned size)
+{
+    return (size >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << size) - 1) << y;
+}
+
 /* Exact fp16 -> f32 of a finite value, subnormals included, whatever the FPU modes. */
 float sgfp4_half_to_float_finite(uint32_t half);
 

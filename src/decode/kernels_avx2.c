@@ -261,40 +261,67 @@ AVX2_INLINE void store_row(const float *src, unsigned width, sgfp4_dtype dtype,
 #define CHUNK_BLOCKS 8u
 #define TILE_FLOATS (SGFP4_MB * SGFP4_MB)
 
-/* Decoded tiles (blocks bx0..bx0+count-1) whose rows [next, end) are still to be written. */
+/* Decoded tiles (blocks bx0..bx0+count-1) whose rows ys[next..end) are still to be
+ * written; row y goes to dst[y] + `column` bytes. */
 typedef struct pending_chunk {
     const float *tiles;
-    uint8_t *dst; /* output address of row `first`, column of block bx0 */
-    unsigned first, next, end, count, last_width;
+    size_t column;
+    unsigned next, end, count, last_width;
 } pending_chunk;
 
-AVX2_INLINE void flush_rows(pending_chunk *p, unsigned until, size_t stride_bytes,
-                            sgfp4_dtype dtype, unsigned elem, bool streaming)
+AVX2_INLINE void flush_rows(pending_chunk *p, unsigned until, const uint8_t *ys,
+                            uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype, unsigned elem,
+                            bool streaming)
 {
     for (; p->next < until; p->next++) {
-        uint8_t *row = p->dst + (p->next - p->first) * stride_bytes;
+        const unsigned y = ys[p->next];
+        uint8_t *row = dst[y] + p->column;
         for (unsigned j = 0; j < p->count; j++)
-            store_row(p->tiles + TILE_FLOATS * j + SGFP4_MB * p->next,
+            store_row(p->tiles + TILE_FLOATS * j + SGFP4_MB * y,
                       j + 1 < p->count ? SGFP4_MB : p->last_width, dtype,
                       row + (size_t)SGFP4_MB * elem * j, streaming);
     }
 }
 
-static AVX2 void avx2_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y0,
-                                  unsigned y1, uint8_t *dst, size_t stride_bytes,
-                                  sgfp4_dtype dtype, bool streaming, void *scratch)
+/* The rows of `leaf` that `rows` selects, run by run. */
+static AVX2 inline void leaf_selected_rows(const sgfp4_leaf_ref *leaf, uint64_t rows,
+                                           float *tile)
+{
+    const uint64_t all = sgfp4_leaf_row_mask(leaf->y, leaf->size);
+    uint64_t m = rows & all;
+    if (m == all) {
+        leaf_rows(leaf, leaf->y, leaf->y + leaf->size, tile);
+        return;
+    }
+    while (m) {
+        const unsigned ya = (unsigned)__builtin_ctzll(m);
+        const uint64_t from_ya = m >> ya;
+        const unsigned run = ~from_ya ? (unsigned)__builtin_ctzll(~from_ya) : 64u - ya;
+        leaf_rows(leaf, ya, ya + run, tile);
+        m &= ~sgfp4_leaf_row_mask(ya, run);
+    }
+}
+
+static AVX2 void avx2_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t rows,
+                                  uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype,
+                                  bool streaming, void *scratch)
 {
     float *chunks = scratch; /* [2][CHUNK_BLOCKS][TILE_FLOATS], 64-byte aligned */
     sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
     const unsigned elem = (unsigned)sgfp4_dtype_size(dtype);
-    pending_chunk prev = {chunks, dst, y0, y1, y1, 0, 0}; /* nothing pending yet */
+    uint8_t ys[SGFP4_MB];
+    unsigned nrows = 0;
+    for (unsigned y = 0; y < SGFP4_MB; y++)
+        if ((rows >> y) & 1u)
+            ys[nrows++] = (uint8_t)y;
+    pending_chunk prev = {chunks, 0, nrows, nrows, 0, 0}; /* nothing pending yet */
     unsigned which = 0;
     for (uint64_t bx0 = 0; bx0 < t->tiles_x; bx0 += CHUNK_BLOCKS, which ^= 1u) {
         float *tiles = chunks + (size_t)which * CHUNK_BLOCKS * TILE_FLOATS;
         const unsigned count =
             (unsigned)(t->tiles_x - bx0 < CHUNK_BLOCKS ? t->tiles_x - bx0 : CHUNK_BLOCKS);
         /* the previous chunk's rows go out spread evenly over this chunk's leaves: block j
-         * takes rows up to y0 + prev_rows * (j + 1) / count, a few after each leaf
+         * takes them up to row index prev_rows * (j + 1) / count, a few after each leaf
          * (Bresenham: no division per leaf) */
         const unsigned prev_rows = prev.end - prev.next;
         for (unsigned j = 0; j < count; j++) {
@@ -304,28 +331,24 @@ static AVX2 void avx2_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y
             const unsigned block_rows = block_end > prev.next ? block_end - prev.next : 0;
             unsigned credit = 0;
             for (unsigned i = 0; i < n; i++) {
-                const sgfp4_leaf_ref *leaf = &leaves[i];
-                const unsigned ly = leaf->y, size = leaf->size;
-                const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
-                if (ya < yb)
-                    leaf_rows(leaf, ya, yb, tile);
+                leaf_selected_rows(&leaves[i], rows, tile);
                 for (credit += block_rows; credit >= n; credit -= n)
-                    flush_rows(&prev, prev.next + 1, stride_bytes, dtype, elem, streaming);
+                    flush_rows(&prev, prev.next + 1, ys, dst, dtype, elem, streaming);
             }
-            flush_rows(&prev, block_end, stride_bytes, dtype, elem, streaming);
+            flush_rows(&prev, block_end, ys, dst, dtype, elem, streaming);
         }
-        flush_rows(&prev, y1, stride_bytes, dtype, elem, streaming);
+        flush_rows(&prev, nrows, ys, dst, dtype, elem, streaming);
         const uint64_t c_last = (bx0 + count - 1) * SGFP4_MB;
-        prev = (pending_chunk){tiles, dst + bx0 * SGFP4_MB * elem, y0, y0, y1, count,
+        prev = (pending_chunk){tiles, (size_t)(bx0 * SGFP4_MB * elem), 0, nrows, count,
                                (unsigned)(t->cols - c_last < SGFP4_MB ? t->cols - c_last
                                                                        : SGFP4_MB)};
     }
-    flush_rows(&prev, y1, stride_bytes, dtype, elem, streaming);
+    flush_rows(&prev, nrows, ys, dst, dtype, elem, streaming);
 }
 
 static void avx2_finish(void) { _mm_sfence(); }
 
 const sgfp4_decode_kernels sgfp4_kernels_avx2 = {
-    "avx2", avx2_decode_band, avx2_finish, 2 * CHUNK_BLOCKS * TILE_FLOATS * sizeof(float)};
+    "avx2", avx2_decode_rows, avx2_finish, 2 * CHUNK_BLOCKS * TILE_FLOATS * sizeof(float)};
 
 #endif

@@ -50,8 +50,8 @@ static void leaf_rows(const sgfp4_leaf_ref *leaf, unsigned ya, unsigned yb, floa
     }
 }
 
-static void generic_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y0, unsigned y1,
-                                uint8_t *dst, size_t stride_bytes, sgfp4_dtype dtype,
+static void generic_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t rows,
+                                uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype,
                                 bool streaming, void *scratch)
 {
     (void)streaming;
@@ -63,25 +63,27 @@ static void generic_decode_band(const sgfp4_tensor *t, uint64_t by, unsigned y0,
         const unsigned count = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx, leaves);
         for (unsigned i = 0; i < count; i++) {
             const unsigned ly = leaves[i].y, size = leaves[i].size;
-            const unsigned ya = ly > y0 ? ly : y0, yb = ly + size < y1 ? ly + size : y1;
-            if (ya < yb)
-                leaf_rows(&leaves[i], ya, yb, tile);
+            for (unsigned y = ly; y < ly + size; y++)
+                if ((rows >> y) & 1u)
+                    leaf_rows(&leaves[i], y, y + 1, tile);
         }
         const uint64_t c0 = bx * SGFP4_MB;
         const unsigned width = (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB);
-        uint8_t *row_dst = dst + c0 * elem;
-        for (unsigned y = y0; y < y1; y++, row_dst += stride_bytes) {
+        for (unsigned y = 0; y < SGFP4_MB; y++) {
+            if (!((rows >> y) & 1u))
+                continue;
             const float *row = tile + SGFP4_MB * y;
+            uint8_t *out = dst[y] + c0 * elem;
             if (dtype == SGFP4_DTYPE_F32)
-                memcpy(row_dst, row, (size_t)width * 4);
+                memcpy(out, row, (size_t)width * 4);
             else
                 for (unsigned x = 0; x < width; x++)
-                    sgfp4_store_weight(row_dst + elem * x, dtype, row[x]);
+                    sgfp4_store_weight(out + elem * x, dtype, row[x]);
         }
     }
 }
 
 static void generic_finish(void) {}
 
-const sgfp4_decode_kernels sgfp4_kernels_generic = {"generic", generic_decode_band,
+const sgfp4_decode_kernels sgfp4_kernels_generic = {"generic", generic_decode_rows,
                                                     generic_finish, 0};

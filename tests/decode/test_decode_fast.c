@@ -318,6 +318,18 @@ static void test_scratch_refused(void **state)
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, want, 0, bytes, &scalar), SGFP4_OK);
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &fast), SGFP4_OK);
     assert_memory_equal(want, got, bytes);
+    /* 300 requests: more than the refusing allocator gives the gather's sort */
+    uint64_t rows[300];
+    for (unsigned i = 0; i < 300; i++)
+        rows[i] = (i * 37u) % 150u;
+    float *gathered = malloc(300 * 260 * 4);
+    assert_non_null(gathered);
+    assert_int_equal(
+        sgfp4_decode_gather(t, rows, 300, SGFP4_DTYPE_F32, gathered, 0, 300 * 260 * 4, &fast),
+        SGFP4_OK);
+    for (unsigned i = 0; i < 300; i++)
+        assert_memory_equal(want + rows[i] * 260, gathered + i * 260, 260 * 4);
+    free(gathered);
     free(want);
     free(got);
     sgfp4_tensor_close(t);
