@@ -58,6 +58,51 @@ static bool compare(const char *cmd, const sgfp4_model *m, const sgfp4_model_ten
     return ok;
 }
 
+/* Tensor classes of the memory table (as in seed 002), recognised by name. */
+enum { CLASS_ATTENTION, CLASS_MLP, CLASS_EMBEDDING, CLASS_NORM, CLASS_OTHER, CLASS_COUNT };
+static const char *const class_names[CLASS_COUNT] = {"attention", "mlp", "embedding",
+                                                     "norm", "other"};
+
+static int class_of(const char *name)
+{
+    static const char *const attention[] = {"attn", "attention", "att.", "q_proj", "k_proj",
+                                            "v_proj", "o_proj", "query", "key", "value", NULL};
+    static const char *const mlp[] = {"mlp", "feed_forward", "ffn", "gate_proj", "up_proj",
+                                      "down_proj", "fc1", "fc2", "experts", NULL};
+    static const char *const embedding[] = {"embed", "wte", "wpe", "lm_head", NULL};
+    if (strstr(name, "norm") || strstr(name, "ln_"))
+        return CLASS_NORM;
+    for (const char *const *w = embedding; *w; w++)
+        if (strstr(name, *w) || strcmp(name, "output.weight") == 0)
+            return CLASS_EMBEDDING;
+    for (const char *const *w = attention; *w; w++)
+        if (strstr(name, *w))
+            return CLASS_ATTENTION;
+    for (const char *const *w = mlp; *w; w++)
+        if (strstr(name, *w))
+            return CLASS_MLP;
+    return CLASS_OTHER;
+}
+
+typedef struct class_total {
+    size_t tensors, quantized;
+    uint64_t before, after;
+} class_total;
+
+static void print_classes(const class_total *c)
+{
+    printf("\n%-10s %7s %9s %12s %12s %12s %7s\n", "class", "tensors", "quantized",
+           "before MB", "after MB", "saved MB", "saved");
+    for (int k = 0; k < CLASS_COUNT; k++) {
+        if (!c[k].tensors)
+            continue;
+        const double saved = (double)c[k].before - (double)c[k].after;
+        printf("%-10s %7zu %9zu %12.3f %12.3f %12.3f %6.1f%%\n", class_names[k], c[k].tensors,
+               c[k].quantized, (double)c[k].before / 1e6, (double)c[k].after / 1e6, saved / 1e6,
+               c[k].before ? 100.0 * saved / (double)c[k].before : 0.0);
+    }
+}
+
 int cmd_model_info(int argc, char **argv)
 {
     const char *cmd = "info", *in = NULL, *against = NULL, *v = NULL, *error = NULL;
@@ -100,6 +145,7 @@ int cmd_model_info(int argc, char **argv)
     const size_t n = sgfp4_model_tensor_count(m);
     uint64_t before = 0, after = 0, q_bytes = 0, q_weights = 0, all_weights = 0;
     size_t quantized = 0;
+    class_total classes[CLASS_COUNT] = {{0}};
     double err_sum = 0;
     bool ok = true;
     int width = 6; /* the name column fits the longest name (up to 80) */
@@ -130,6 +176,11 @@ int cmd_model_info(int argc, char **argv)
             ok = compare(cmd, m, t, sgfp4_model_find(ref, t->name), &es);
         before += weights * sgfp4_st_dtype_size(dt);
         after += t->nbytes;
+        class_total *ct = &classes[class_of(t->name)];
+        ct->tensors++;
+        ct->quantized += q != NULL;
+        ct->before += weights * sgfp4_st_dtype_size(dt);
+        ct->after += t->nbytes;
         all_weights += weights;
         if (q) {
             quantized++;
@@ -179,12 +230,23 @@ int cmd_model_info(int argc, char **argv)
         if (ref && quantized)
             json_object_set_new(sum, "mean_rel_l2", json_real(err_sum / (double)quantized));
         json_object_set_new(root, "summary", sum);
+        json_t *by_class = json_object();
+        for (int c = 0; c < CLASS_COUNT; c++)
+            if (classes[c].tensors)
+                json_object_set_new(by_class, class_names[c],
+                                    json_pack("{s:I,s:I,s:I,s:I}", "tensors",
+                                              (json_int_t)classes[c].tensors, "quantized",
+                                              (json_int_t)classes[c].quantized, "bytes_before",
+                                              (json_int_t)classes[c].before, "bytes_after",
+                                              (json_int_t)classes[c].after));
+        json_object_set_new(root, "classes", by_class);
         char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         if (text)
             puts(text);
         free(text);
     } else if (ok) {
         json_decref(rows);
+        print_classes(classes);
         printf("\n%zu tensors, %zu quantized\n", n, quantized);
         printf("tensor bytes: %llu before, %llu after, %llu saved (%.1f%%)\n",
                (unsigned long long)before, (unsigned long long)after,
