@@ -24,3 +24,17 @@ add_executable(docs_vulkan_example ${CMAKE_CURRENT_BINARY_DIR}/docs_vulkan_examp
 target_link_libraries(docs_vulkan_example PRIVATE sgfp4_static)
 add_test(NAME docs_vulkan_example COMMAND docs_vulkan_example)
 set_tests_properties(docs_vulkan_example PROPERTIES SKIP_RETURN_CODE 77 LABELS vulkan)
+
+# Under LeakSanitizer, ignore what the Vulkan loader and lavapipe keep until exit. The
+# documentation program does not pin the driver's libraries as test_vulkan_decode does
+# (which checks the library for leaks), so leak detection is off for it.
+set_property(TEST test_vulkan_decode APPEND PROPERTY ENVIRONMENT
+             "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/../vulkan/lsan.supp:print_suppressions=0")
+set_property(TEST docs_vulkan_example APPEND PROPERTY ENVIRONMENT
+             "LSAN_OPTIONS=detect_leaks=0")
+
+# The CLI: decode --backend vulkan against --backend scalar, and info --devices.
+add_test(NAME cli_vulkan COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../vulkan/cli_vulkan.sh
+         $<TARGET_FILE:sgfp4> ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli_vulkan)
+set_tests_properties(cli_vulkan PROPERTIES SKIP_RETURN_CODE 77 LABELS vulkan
+                     ENVIRONMENT "LSAN_OPTIONS=detect_leaks=0")
