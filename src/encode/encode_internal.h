@@ -135,7 +135,7 @@ void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, dou
 void sgfp4_plan_v1(const float *block, const sgfp4_encode_options *o, float *scratch,
                    sgfp4_block_plan *plan);
 
-/* Scratch floats a worker needs for any of the calls above. */
+/* Scratch floats a worker needs for any of the calls above (16-byte aligned). */
 #define SGFP4_ENCODE_SCRATCH (4096u * 4u)
 
 #endif

@@ -1,10 +1,11 @@
 /* FP4_AFFINE leaf fitting: w ~ S q + Bias, q in [-8, 7] (spec §22.6.1).
  * Reference (spec §22.7): bias = mean, S0 = max|w - mean| / 7, 16 scales log-spaced over
  * [0.5, 1.5] S0, keep the lowest L2 error.
- * Best: three starts (the min-max grid, and symmetric grids shrunk to 0.9 and 0.8 of the
- * absolute maximum to clip outliers, with the bias half a step off the mean because the codes
- * span [-8, 7]), each refined by up to ALS_ROUNDS rounds of alternating least squares; then
- * the best is rounded to the stored values (fit_finalize.c).
+ * Best: up to four starts (the min-max grid; symmetric grids shrunk to 0.9 and 0.8 of the
+ * absolute maximum to clip outliers; for heavy tails a step of 0.335 sigma), the latter
+ * three with the bias at the mean or half a step off it (the codes span [-8, 7]), each
+ * refined by up to ALS_ROUNDS rounds of alternating least squares; then the best is rounded
+ * to the stored values (fit_finalize.c).
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 
@@ -36,23 +37,39 @@ static void fit_reference(const float *c, unsigned n, const sgfp4_leaf_stats *st
 /* ALS rounds per start: the fits keep improving for many rounds (each moves a few codes). */
 #define ALS_ROUNDS 10
 
+/* Runs ALS from scale S with the bias at the mean or half a step above it, whichever fits
+ * better at the start: the error is periodic in the bias with period S, so ALS cannot move
+ * from one to the other, and leaves with many weights near the mean want a level there. */
+static void fit_from(const float *c, unsigned n, const sgfp4_leaf_stats *st, float scale,
+                     sgfp4_affine *best)
+{
+    sgfp4_affine at_mean = {scale, 0.0f, 0}, half_up = {scale, 0.5f * scale, 0}, unused;
+    sgfp4_als_round(c, n, st, -8.0f, 7.0f, &at_mean, &unused);
+    sgfp4_als_round(c, n, st, -8.0f, 7.0f, &half_up, &unused);
+    sgfp4_affine cand = at_mean.sse < half_up.sse ? at_mean : half_up;
+    sgfp4_als(c, n, st, -8.0f, 7.0f, ALS_ROUNDS, &cand);
+    if (best->sse < 0 || cand.sse < best->sse)
+        *best = cand;
+}
+
 static void fit_best(const float *c, unsigned n, const sgfp4_leaf_stats *st, sgfp4_affine *best)
 {
     static const float shrink[] = {0.9f, 0.8f};
     const float absmax = fmaxf(-st->min, st->max);
-    best->sse = -1;
     /* The min-max grid: min maps to -8, max to 7. */
     sgfp4_affine cand = {(st->max - st->min) / 15.0f, 0, 0};
     cand.bias = st->min + 8.0f * cand.scale;
     sgfp4_als(c, n, st, -8.0f, 7.0f, ALS_ROUNDS, &cand);
     *best = cand;
-    for (unsigned k = 0; k < sizeof shrink / sizeof shrink[0]; k++) {
-        cand.scale = shrink[k] * absmax / 7.5f;
-        cand.bias = 0.5f * cand.scale; /* levels -7.5 .. 7.5 steps around the mean */
-        sgfp4_als(c, n, st, -8.0f, 7.0f, ALS_ROUNDS, &cand);
-        if (cand.sse < best->sse)
-            *best = cand;
-    }
+    /* Symmetric grids shrunk to clip outliers. */
+    for (unsigned k = 0; k < sizeof shrink / sizeof shrink[0]; k++)
+        fit_from(c, n, st, shrink[k] * absmax / 7.5f, best);
+    /* Heavy-tailed leaves have their optimum far below the absolute maximum (clipping
+     * several large values): also start from the step of the optimal 16-level uniform
+     * quantizer of a Gaussian of the leaf's deviation, 0.335 sigma. */
+    const float sigma = (float)sqrt(st->sum_sq / n);
+    if (0.335f * sigma < 0.8f * absmax / 7.5f)
+        fit_from(c, n, st, 0.335f * sigma, best);
 }
 
 void sgfp4_fit_fp4(const float *w, const float *c, const sgfp4_leaf_stats *st, unsigned n,

@@ -53,14 +53,18 @@ static double decide(threshold_ctx *t, unsigned level, unsigned r, unsigned c)
 void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, double mean_square,
                           float *scratch, sgfp4_block_plan *plan)
 {
-    static _Thread_local threshold_ctx ctx;
-    ctx.block = block;
-    ctx.o = o;
-    ctx.mean_square = mean_square;
-    ctx.scratch = scratch;
-    ctx.profile = SGFP4_PROFILE_V2;
-    decide(&ctx, 0, 0, 0);
-    sgfp4_plan_from_choices(ctx.choice, ctx.params, plan);
+    /* The context lives in the second half of the worker's scratch; decide() uses the
+     * first 2 * 4096 floats. */
+    _Static_assert(sizeof(threshold_ctx) <= (SGFP4_ENCODE_SCRATCH - 2 * 4096) * sizeof(float),
+                   "threshold context does not fit the scratch");
+    threshold_ctx *ctx = (threshold_ctx *)(void *)(scratch + 2 * 4096);
+    ctx->block = block;
+    ctx->o = o;
+    ctx->mean_square = mean_square;
+    ctx->scratch = scratch;
+    ctx->profile = SGFP4_PROFILE_V2;
+    decide(ctx, 0, 0, 0);
+    sgfp4_plan_from_choices(ctx->choice, ctx->params, plan);
 }
 
 void sgfp4_plan_v1(const float *block, const sgfp4_encode_options *o, float *scratch,
