@@ -123,11 +123,16 @@ void sgfp4_write_v1_block(const sgfp4_block_plan *plan, const float *block, uint
 void sgfp4_analyze_block(const float *block, sgfp4_fit fit, sgfp4_profile profile,
                          float *scratch,
                          sgfp4_leaf_params params[SGFP4_NODES * 2]);
-/* Cost in bytes of a leaf of edge size in mode (header + padded payload). */
-uint32_t sgfp4_leaf_cost(unsigned size, unsigned mode);
-/* Lagrangian pruning: chooses per node minimizing D + lambda R bottom-up; fills choice. */
-void sgfp4_prune_rate(const sgfp4_leaf_params params[SGFP4_NODES * 2], double lambda,
-                      uint8_t choice[SGFP4_NODES]);
+/* Cost in bytes of a leaf of edge size in mode: 4 (header) + payload padded to 16. */
+static inline uint32_t sgfp4_leaf_cost(unsigned size, unsigned mode)
+{
+    const uint32_t payload = mode ? size * size / 4u : size * size / 2u;
+    return 4u + ((payload + 15u) & ~15u);
+}
+/* Lagrangian pruning: chooses per node minimizing D + lambda R bottom-up; fills choice and
+ * returns the bytes of the record it gives (sgfp4_record_bytes of its plan). */
+uint32_t sgfp4_prune_rate(const sgfp4_leaf_params params[SGFP4_NODES * 2], double lambda,
+                          uint8_t choice[SGFP4_NODES]);
 /* The spec's threshold split policy; fills the plan. mean_square: the tensor's mean w^2. */
 void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, double mean_square,
                           float *scratch, sgfp4_block_plan *plan);

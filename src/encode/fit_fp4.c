@@ -36,6 +36,11 @@ static void fit_reference(const float *c, unsigned n, const sgfp4_leaf_stats *st
 
 /* ALS rounds per start: the fits keep improving for many rounds (each moves a few codes). */
 #define ALS_ROUNDS 10
+#define ALS_ROUNDS_4X4 4
+
+/* 4x4 leaves are many (256 per block), each call costs more per weight, and few of them
+ * are kept: they get fewer rounds and starts. */
+static unsigned als_rounds(unsigned n) { return n <= 16 ? ALS_ROUNDS_4X4 : ALS_ROUNDS; }
 
 /* Runs ALS from scale S with the bias at the mean or half a step above it, whichever fits
  * better at the start: the error is periodic in the bias with period S, so ALS cannot move
@@ -47,7 +52,7 @@ static void fit_from(const float *c, unsigned n, const sgfp4_leaf_stats *st, flo
     sgfp4_als_round(c, n, st, -8.0f, 7.0f, &at_mean, &unused);
     sgfp4_als_round(c, n, st, -8.0f, 7.0f, &half_up, &unused);
     sgfp4_affine cand = at_mean.sse < half_up.sse ? at_mean : half_up;
-    sgfp4_als(c, n, st, -8.0f, 7.0f, ALS_ROUNDS, &cand);
+    sgfp4_als(c, n, st, -8.0f, 7.0f, als_rounds(n), &cand);
     if (best->sse < 0 || cand.sse < best->sse)
         *best = cand;
 }
@@ -59,16 +64,17 @@ static void fit_best(const float *c, unsigned n, const sgfp4_leaf_stats *st, sgf
     /* The min-max grid: min maps to -8, max to 7. */
     sgfp4_affine cand = {(st->max - st->min) / 15.0f, 0, 0};
     cand.bias = st->min + 8.0f * cand.scale;
-    sgfp4_als(c, n, st, -8.0f, 7.0f, ALS_ROUNDS, &cand);
+    sgfp4_als(c, n, st, -8.0f, 7.0f, als_rounds(n), &cand);
     *best = cand;
-    /* Symmetric grids shrunk to clip outliers. */
-    for (unsigned k = 0; k < sizeof shrink / sizeof shrink[0]; k++)
+    /* Symmetric grids shrunk to clip outliers (one for 4x4 leaves, see als_rounds). */
+    const unsigned starts = n <= 16 ? 1 : sizeof shrink / sizeof shrink[0];
+    for (unsigned k = 0; k < starts; k++)
         fit_from(c, n, st, shrink[k] * absmax / 7.5f, best);
     /* Heavy-tailed leaves have their optimum far below the absolute maximum (clipping
      * several large values): also start from the step of the optimal 16-level uniform
      * quantizer of a Gaussian of the leaf's deviation, 0.335 sigma. */
     const float sigma = (float)sqrt(st->sum_sq / n);
-    if (0.335f * sigma < 0.8f * absmax / 7.5f)
+    if (n > 16 && 0.335f * sigma < 0.8f * absmax / 7.5f)
         fit_from(c, n, st, 0.335f * sigma, best);
 }
 

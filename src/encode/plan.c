@@ -8,11 +8,6 @@
 
 const unsigned sgfp4_node_base[SGFP4_LEVELS] = {0, 1, 5, 21, 85};
 
-uint32_t sgfp4_leaf_cost(unsigned size, unsigned mode)
-{
-    return 4u + (uint32_t)sgfp4_align16(sgfp4_payload_bytes(size, mode));
-}
-
 typedef struct walk {
     const uint8_t *choice;
     const sgfp4_leaf_params *params;

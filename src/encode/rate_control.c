@@ -9,6 +9,7 @@
 #define CHUNK 16u          /* blocks per work item */
 #define ITERATIONS 60u     /* bisection steps at most */
 #define LOG2_RANGE 48      /* lambda in [lambda0 * 2^-RANGE, lambda0 * 2^RANGE] */
+#define FILL_ENOUGH 1e-4   /* the fill stops within 0.01% below the target */
 #define FILL_PASSES 8      /* finer lambdas tried when filling the budget */
 #define CLOSE_ENOUGH 0.9995 /* stop once the size is within 0.05% below the target */
 
@@ -16,6 +17,7 @@ typedef struct rate_ctx {
     const sgfp4_leaf_params *params;
     uint64_t blocks;
     double lambda;
+    int build_plans; /* 0 while bisecting: only the sizes are needed */
     sgfp4_block_plan *plans;
     uint64_t *chunk_bytes;
 } rate_ctx;
@@ -29,9 +31,9 @@ static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
     const uint64_t end = (item + 1) * CHUNK < r->blocks ? (item + 1) * CHUNK : r->blocks;
     for (uint64_t b = item * CHUNK; b < end; b++) {
         const sgfp4_leaf_params *p = r->params + b * SGFP4_NODES * 2;
-        sgfp4_prune_rate(p, r->lambda, choice);
-        sgfp4_plan_from_choices(choice, p, &r->plans[b]);
-        bytes += sgfp4_record_bytes(&r->plans[b]);
+        bytes += sgfp4_prune_rate(p, r->lambda, choice);
+        if (r->build_plans)
+            sgfp4_plan_from_choices(choice, p, &r->plans[b]);
     }
     r->chunk_bytes[item] = bytes;
 }
@@ -124,8 +126,10 @@ static void improve_block(rate_ctx *r, uint64_t b, uint8_t *cur, const uint8_t *
  * finer ones), or single quadrants of it, when that lowers the error and the extra bytes
  * fit. Lands the container close below the target even when few blocks change their tree
  * near the final lambda. Returns 0 when out of memory (the plans stay valid). */
-static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, double budget)
+static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, double budget,
+                       double target)
 {
+    const double enough = FILL_ENOUGH * target; /* stop once this close */
     uint8_t *cur = malloc(r->blocks * SGFP4_NODES);
     if (!cur)
         return 0;
@@ -133,10 +137,11 @@ static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, do
         sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, lambda_coarse, cur + b * SGFP4_NODES);
     uint8_t fine[SGFP4_NODES];
     double lambda = lambda_fine;
-    for (unsigned pass = 0; pass < FILL_PASSES && budget > 0; pass++, lambda *= 0.25) {
+    for (unsigned pass = 0; pass < FILL_PASSES && budget > enough; pass++, lambda *= 0.25) {
         for (uint64_t b = 0; b < r->blocks && budget > 0; b++) {
             sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, lambda, fine);
-            improve_block(r, b, cur + b * SGFP4_NODES, fine, &budget);
+            if (memcmp(fine, cur + b * SGFP4_NODES, SGFP4_NODES) != 0)
+                improve_block(r, b, cur + b * SGFP4_NODES, fine, &budget);
         }
     }
     free(cur);
@@ -147,7 +152,7 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
                        double target_bpw, unsigned threads, sgfp4_block_plan *plans)
 {
     const uint64_t items = (blocks + CHUNK - 1) / CHUNK;
-    rate_ctx r = {params, blocks, 0, plans, malloc(items * sizeof(uint64_t))};
+    rate_ctx r = {params, blocks, 0, 0, plans, malloc(items * sizeof(uint64_t))};
     if (!r.chunk_bytes)
         return 0;
     /* lambda0: the mean squared error per byte of whole-block FP4 leaves, a natural unit. */
@@ -165,13 +170,15 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
     if ((double)bytes_hi < target) {
         const uint64_t bytes_lo = evaluate(&r, lo, threads, items);
         if ((double)bytes_lo <= target) {
+            r.build_plans = 1;
+            evaluate(&r, lo, threads, items);
             free(r.chunk_bytes);
             return 1; /* the finest trees fit: plans hold them */
         }
         for (unsigned k = 0; k < ITERATIONS && (double)bytes_hi < CLOSE_ENOUGH * target; k++) {
+            if (hi <= lo * (1.0 + 1e-6))
+                break; /* a jump in size the bisection cannot split: fill_budget() does */
             const double mid = sqrt(lo) * sqrt(hi);
-            if (!(mid > lo && mid < hi))
-                break;
             const uint64_t bytes = evaluate(&r, mid, threads, items);
             if ((double)bytes <= target) {
                 hi = mid;
@@ -181,8 +188,9 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
             }
         }
     }
+    r.build_plans = 1;
     bytes_hi = evaluate(&r, hi, threads, items);
-    const int ok = fill_budget(&r, hi, lo, target - (double)bytes_hi);
+    const int ok = fill_budget(&r, hi, lo, target - (double)bytes_hi, target);
     free(r.chunk_bytes);
     return ok;
 }

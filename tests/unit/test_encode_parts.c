@@ -159,6 +159,38 @@ static void best_fit_beats_reference(void **state)
     assert_true(total_best[1] < 0.95 * total_ref[1]);
 }
 
+/* The pruning's own count of record bytes equals the bytes of the plan it gives, for random
+ * leaf errors over a wide range of lambda (uniform, mixed and collapsed trees). */
+static void pruned_size_matches_plan(void **state)
+{
+    (void)state;
+    static sgfp4_leaf_params params[SGFP4_NODES * 2];
+    int layouts[6] = {0};
+    for (int k = 0; k < 400; k++) {
+        for (unsigned level = 0; level < SGFP4_LEVELS; level++) {
+            const unsigned grid = 1u << level;
+            for (unsigned i = 0; i < grid * grid; i++) {
+                const unsigned node = sgfp4_node_base[level] + i;
+                const float area = (float)((64 >> level) * (64 >> level));
+                const float noisy = (k % 4 == 0) ? 30.0f * uniform() : 1.0f + uniform();
+                params[node * 2] = (sgfp4_leaf_params){0x3C00, 0, 0, area * noisy * 0.01f};
+                params[node * 2 + 1] = (sgfp4_leaf_params){0x3C00, 0, 1,
+                    level == 4 ? INFINITY : area * noisy * 0.08f};
+            }
+        }
+        const double lambda = ldexp(1.0, (k % 40) - 25);
+        uint8_t choice[SGFP4_NODES];
+        const uint32_t bytes = sgfp4_prune_rate(params, lambda, choice);
+        sgfp4_block_plan plan;
+        sgfp4_plan_from_choices(choice, params, &plan);
+        assert_int_equal(bytes, sgfp4_record_bytes(&plan));
+        layouts[plan.layout]++;
+    }
+    print_message("layouts seen: %d %d %d %d %d %d\n", layouts[0], layouts[1], layouts[2],
+                  layouts[3], layouts[4], layouts[5]);
+    assert_true(layouts[SGFP4_LAYOUT_MIXED] > 0 && layouts[SGFP4_LAYOUT_UNIFORM_64] > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +198,7 @@ int main(void)
         cmocka_unit_test(laplacian_error_by_hand),
         cmocka_unit_test(split_map_and_record_size),
         cmocka_unit_test(best_fit_beats_reference),
+        cmocka_unit_test(pruned_size_matches_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
