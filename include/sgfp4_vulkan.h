@@ -88,9 +88,9 @@ enum {
     /** Use the integer-exact pipeline even where RTE can be declared (for tests). */
     SGFP4_VK_FORCE_INTEGER_PATH = 1u << 0,
     /** v2: let each workgroup walk its record's split map instead of reading the leaf table
-     *  built on the CPU (the default is whichever docs/benchmarks.md found faster). */
+     *  built on the CPU (no table upload; slower: docs/benchmarks.md). */
     SGFP4_VK_V2_WALK = 1u << 1,
-    /** v2: read the CPU-built leaf table. */
+    /** v2: read the CPU-built leaf table (the default; wins if both flags are set). */
     SGFP4_VK_V2_TABLE = 1u << 2
 };
 
