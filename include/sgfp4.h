@@ -313,15 +313,27 @@ typedef enum sgfp4_fit {
     SGFP4_FIT_REFERENCE = 1  /**< the spec's reference fitting (§22.7) */
 } sgfp4_fit;
 
-/** Encoder options. Start from sgfp4_encode_options_default(), then change fields. */
+/**
+ * Encoder options. Start from sgfp4_encode_options_default(), then change fields.
+ * docs/encoder.md describes every algorithm named here.
+ */
 typedef struct sgfp4_encode_options {
-    sgfp4_profile profile;   /**< V1 or V2 (AUTO means V2) */
-    sgfp4_policy policy;     /**< v2 split policy */
-    double target_bpw;       /**< bits per weight for SGFP4_POLICY_RATE; default 4.5 */
-    double delta;            /**< T158 preference in reference mode selection; default 0.10 */
-    double threshold;        /**< threshold policy: error threshold scale; default 1.0 */
-    sgfp4_fit fit;           /**< leaf fitting method */
-    unsigned threads;        /**< worker threads; 0 = one per online CPU */
+    sgfp4_profile profile;   /**< V1 or V2 (AUTO means V2); default V2 */
+    sgfp4_policy policy;     /**< v2 split policy; default SGFP4_POLICY_RATE */
+    /** SGFP4_POLICY_RATE: bits per weight (container bytes * 8 / (rows * cols)), in
+     *  (0, 64]; default 4.5. The container is at most this large and, unless the tensor is
+     *  too small to get there, within 1% below it. */
+    double target_bpw;
+    /** The reference dual-mode rule (v1 and the threshold policy): T158 when its
+     *  Laplacian-weighted error is at most (1 + delta) times FP4's; >= 0, default 0.10. */
+    double delta;
+    /** Threshold policy: scale of its split thresholds (larger: fewer splits); > 0,
+     *  default 1.0 (about 4.2 bits per weight on typical weights). */
+    double threshold;
+    sgfp4_fit fit;           /**< leaf fitting method; default SGFP4_FIT_BEST */
+    unsigned threads;        /**< worker threads; 0 = one per online CPU (the default) */
+    /** Working memory (optional; zeroed = malloc). The buffer sgfp4_encode_alloc() returns
+     *  always comes from malloc, so that sgfp4_free() releases it. */
     sgfp4_allocator allocator;
 } sgfp4_encode_options;
 
@@ -333,9 +345,15 @@ SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64
 
 /**
  * Encodes a row-major float32 matrix (rows x cols, rows `src_stride` elements apart; 0 means
- * cols) into dst[0..dst_capacity). On success *written is the container size.
- * The output is a pure function of the input values and options: independent of threads.
- * Non-finite inputs are rejected (SGFP4_ERR_ARGUMENT); values are clipped to the fp16 range.
+ * cols) into dst[0..dst_capacity). On success *written is the container size; a
+ * dst_capacity of sgfp4_encode_bound() always suffices, a smaller one that the container
+ * does not fit fails with SGFP4_ERR_ARGUMENT. The output is a pure function of the input
+ * values and options (not of `threads`) and passes sgfp4_tensor_open() strictly; the call
+ * checks that before it returns (SGFP4_ERR_INTERNAL if not: a bug).
+ * Errors: SGFP4_ERR_ARGUMENT (NULL pointers, a stride below cols, bad options, a NaN or
+ * infinite input), SGFP4_ERR_SHAPE (rows or cols 0 or above 2^40, more than 2^32 blocks),
+ * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM.
+ * Values beyond the fp16 range are clipped to +-65504.
  */
 SGFP4_API sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols,
                                     size_t src_stride, const sgfp4_encode_options *options,

@@ -145,7 +145,8 @@ static double scan_input(const float *src, uint64_t rows, uint64_t cols, size_t 
 }
 
 /* Encodes into dst (capacity cap), or, when out_alloc is set, into a buffer of the exact
- * size allocated with malloc. */
+ * size allocated with malloc (so that sgfp4_free() releases it). Working memory comes from
+ * the options' allocator. */
 static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
                            const sgfp4_encode_options *options, uint8_t *dst, size_t cap,
                            size_t *written, void **out_alloc)
@@ -180,11 +181,13 @@ static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_
              NULL, NULL, NULL, NULL, NULL};
     sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;
-    j.scratch = malloc((size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) * sizeof(float));
+    const sgfp4_allocator *alloc = &o.allocator; /* working memory */
+    j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
+                                            sizeof(float));
     const size_t plan_count = o.profile == SGFP4_PROFILE_V1 ? threads : (size_t)blocks;
-    j.plans = malloc(plan_count * sizeof *j.plans);
+    j.plans = sgfp4_alloc_with(alloc, plan_count * sizeof *j.plans);
     if (o.profile == SGFP4_PROFILE_V2)
-        j.offsets = malloc((size_t)blocks * sizeof *j.offsets);
+        j.offsets = sgfp4_alloc_with(alloc, (size_t)blocks * sizeof *j.offsets);
     if (!j.scratch || !j.plans || (o.profile == SGFP4_PROFILE_V2 && !j.offsets))
         goto done;
 
@@ -193,12 +196,13 @@ static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_
         total = blocks * SGFP4_V1_BLOCK_BYTES;
     } else {
         if (o.policy == SGFP4_POLICY_RATE) {
-            j.params = malloc((size_t)blocks * SGFP4_NODES * 2 * sizeof *j.params);
+            j.params = sgfp4_alloc_with(alloc, (size_t)blocks * SGFP4_NODES * 2 *
+                                                   sizeof *j.params);
             if (!j.params)
                 goto done;
             sgfp4_parallel_for(blocks, threads, analyze_block, &j);
             if (!sgfp4_rate_control(j.params, blocks, rows * cols, o.target_bpw, threads,
-                                    j.plans))
+                                    alloc, j.plans))
                 goto done;
         } else {
             sgfp4_parallel_for(blocks, threads, threshold_block, &j);
@@ -235,8 +239,11 @@ static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_
     }
     /* Self-check: what we wrote must pass the strict validation. */
     sgfp4_tensor *check = NULL;
-    if (sgfp4_tensor_open(dst, (size_t)total, o.profile, rows, cols, NULL, &check, NULL) !=
-        SGFP4_OK) {
+    sgfp4_open_options check_options;
+    memset(&check_options, 0, sizeof check_options);
+    check_options.allocator = o.allocator;
+    if (sgfp4_tensor_open(dst, (size_t)total, o.profile, rows, cols, &check_options, &check,
+                          NULL) != SGFP4_OK) {
         status = SGFP4_ERR_INTERNAL;
         goto done;
     }
@@ -249,10 +256,10 @@ static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_
     status = SGFP4_OK;
 done:
     free(allocated);
-    free(j.scratch);
-    free(j.plans);
-    free(j.params);
-    free(j.offsets);
+    sgfp4_free_with(alloc, j.scratch);
+    sgfp4_free_with(alloc, j.plans);
+    sgfp4_free_with(alloc, j.params);
+    sgfp4_free_with(alloc, j.offsets);
     return status;
 }
 

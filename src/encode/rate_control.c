@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/parallel.h"
+#include "container/tensor.h"
 #include "encode/rate_control.h"
 
 #define CHUNK 16u          /* blocks per work item */
@@ -20,6 +21,7 @@ typedef struct rate_ctx {
     int build_plans; /* 0 while bisecting: only the sizes are needed */
     sgfp4_block_plan *plans;
     uint64_t *chunk_bytes;
+    const sgfp4_allocator *alloc;
 } rate_ctx;
 
 static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
@@ -130,7 +132,7 @@ static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, do
                        double target)
 {
     const double enough = FILL_ENOUGH * target; /* stop once this close */
-    uint8_t *cur = malloc(r->blocks * SGFP4_NODES);
+    uint8_t *cur = sgfp4_alloc_with(r->alloc, r->blocks * SGFP4_NODES);
     if (!cur)
         return 0;
     for (uint64_t b = 0; b < r->blocks; b++)
@@ -144,15 +146,17 @@ static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, do
                 improve_block(r, b, cur + b * SGFP4_NODES, fine, &budget);
         }
     }
-    free(cur);
+    sgfp4_free_with(r->alloc, cur);
     return 1;
 }
 
 int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
-                       double target_bpw, unsigned threads, sgfp4_block_plan *plans)
+                       double target_bpw, unsigned threads, const sgfp4_allocator *alloc,
+                       sgfp4_block_plan *plans)
 {
     const uint64_t items = (blocks + CHUNK - 1) / CHUNK;
-    rate_ctx r = {params, blocks, 0, 0, plans, malloc(items * sizeof(uint64_t))};
+    rate_ctx r = {params, blocks, 0, 0, plans, sgfp4_alloc_with(alloc, items * sizeof(uint64_t)),
+                  alloc};
     if (!r.chunk_bytes)
         return 0;
     /* lambda0: the mean squared error per byte of whole-block FP4 leaves, a natural unit. */
@@ -172,7 +176,7 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
         if ((double)bytes_lo <= target) {
             r.build_plans = 1;
             evaluate(&r, lo, threads, items);
-            free(r.chunk_bytes);
+            sgfp4_free_with(alloc, r.chunk_bytes);
             return 1; /* the finest trees fit: plans hold them */
         }
         for (unsigned k = 0; k < ITERATIONS && (double)bytes_hi < CLOSE_ENOUGH * target; k++) {
@@ -191,6 +195,6 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
     r.build_plans = 1;
     bytes_hi = evaluate(&r, hi, threads, items);
     const int ok = fill_budget(&r, hi, lo, target - (double)bytes_hi, target);
-    free(r.chunk_bytes);
+    sgfp4_free_with(alloc, r.chunk_bytes);
     return ok;
 }

@@ -7,8 +7,9 @@
 #include "encode/encode_internal.h"
 
 /* params: SGFP4_NODES * 2 per block (sgfp4_analyze_block). Fills plans[0..blocks).
- * Returns 0 when out of memory. */
+ * Working memory from alloc (sgfp4_alloc_with). Returns 0 when out of memory. */
 int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
-                       double target_bpw, unsigned threads, sgfp4_block_plan *plans);
+                       double target_bpw, unsigned threads, const sgfp4_allocator *alloc,
+                       sgfp4_block_plan *plans);
 
 #endif

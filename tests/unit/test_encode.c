@@ -267,6 +267,40 @@ static void bad_arguments_are_refused(void **state)
     assert_int_equal(sgfp4_encode_bound(SGFP4_PROFILE_V1, 0, 65), 0);
 }
 
+typedef struct counting {
+    int allocs, frees;
+} counting;
+static void *count_alloc(void *user, size_t size)
+{
+    ((counting *)user)->allocs++;
+    return malloc(size);
+}
+static void count_free(void *user, void *ptr)
+{
+    if (ptr)
+        ((counting *)user)->frees++;
+    free(ptr);
+}
+
+/* Working memory goes through the caller's allocator, all of it released. */
+static void uses_the_callers_allocator(void **state)
+{
+    (void)state;
+    float *m = make_matrix(100, 200, 0.1f, 7);
+    for (unsigned p = 0; p < 3; p++) {
+        counting c = {0, 0};
+        sgfp4_encode_options o = opts(p == 2 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2,
+                                      p == 1 ? SGFP4_POLICY_THRESHOLD : SGFP4_POLICY_RATE, 3.0);
+        o.allocator = (sgfp4_allocator){count_alloc, count_free, &c};
+        result r;
+        round_trip(m, 100, 200, &o, &r);
+        release(&r);
+        assert_true(c.allocs > 0);
+        assert_int_equal(c.allocs, c.frees);
+    }
+    free(m);
+}
+
 /* Reads the F32 tensor `name` of a safetensors file (a minimal reader for this test only:
  * the header's JSON is searched for the name, its shape and data offsets). NULL if absent. */
 static float *read_safetensor(const char *path, const char *name, uint64_t *rows,
@@ -354,6 +388,7 @@ int main(void)
         cmocka_unit_test(exact_grids_decode_exactly),
         cmocka_unit_test(edge_shapes_and_values),
         cmocka_unit_test(bad_arguments_are_refused),
+        cmocka_unit_test(uses_the_callers_allocator),
         cmocka_unit_test(real_tensors_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
