@@ -31,7 +31,8 @@ void sgfp4_encode_options_default(sgfp4_encode_options *options)
 
 static int shape_ok(uint64_t rows, uint64_t cols, uint64_t *blocks)
 {
-    if (rows == 0 || cols == 0 || rows > (UINT64_C(1) << 40) || cols > (UINT64_C(1) << 40))
+    if (rows == 0 || cols == 0 || rows > (UINT64_C(1) << 40) || cols > (UINT64_C(1) << 40) ||
+        rows > (UINT64_C(1) << 40) / cols) /* at most 2^40 weights */
         return 0;
     const uint64_t ty = (rows + 63) / 64, tx = (cols + 63) / 64;
     if (ty > UINT64_MAX / tx)
@@ -242,6 +243,8 @@ static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_
     sgfp4_open_options check_options;
     memset(&check_options, 0, sizeof check_options);
     check_options.allocator = o.allocator;
+    check_options.limits.max_elements = rows * cols;
+    check_options.limits.max_container_bytes = total;
     if (sgfp4_tensor_open(dst, (size_t)total, o.profile, rows, cols, &check_options, &check,
                           NULL) != SGFP4_OK) {
         status = SGFP4_ERR_INTERNAL;
