@@ -45,7 +45,7 @@ float sgfp4_half_to_float_finite(uint32_t half);
 
 /* The portable C kernels (decode/kernels_generic.c): always available. */
 extern const sgfp4_decode_kernels sgfp4_kernels_generic;
-#if defined(__x86_64__) || defined(_M_X64)
+#if defined(__x86_64__) && defined(__GNUC__) /* GCC and Clang: target attributes, cpuid.h */
 #define SGFP4_HAVE_X86_KERNELS 1
 /* AVX2 + FMA + F16C kernels (decode/kernels_avx2.c); run them only where the CPU has them. */
 extern const sgfp4_decode_kernels sgfp4_kernels_avx2;
