@@ -283,6 +283,13 @@ AVX2_INLINE void flush_rows(pending_chunk *p, unsigned until, const uint8_t *ys,
     }
 }
 
+/* Leaf kinds: (size, mode) as 2 * log2(size / 4) + mode, 0..9. */
+#define KINDS 10u
+static inline unsigned leaf_kind(const sgfp4_leaf_ref *leaf)
+{
+    return 2u * ((unsigned)__builtin_ctz(leaf->size) - 2u) + leaf->mode;
+}
+
 /* The rows of `leaf` that `rows` selects, run by run. */
 static AVX2 inline void leaf_selected_rows(const sgfp4_leaf_ref *leaf, uint64_t rows,
                                            float *tile)
@@ -330,11 +337,47 @@ static AVX2 void avx2_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t r
             const unsigned block_end = prev.end - prev_rows + prev_rows * (j + 1) / count;
             const unsigned block_rows = block_end > prev.next ? block_end - prev.next : 0;
             unsigned credit = 0;
-            for (unsigned i = 0; i < n; i++) {
-                leaf_selected_rows(&leaves[i], rows, tile);
-                for (credit += block_rows; credit >= n; credit -= n)
-                    flush_rows(&prev, prev.next + 1, ys, dst, dtype, elem, streaming);
+#define FLUSH_SOME()                                                                           \
+    for (credit += block_rows; credit >= n; credit -= n)                                       \
+    flush_rows(&prev, prev.next + 1, ys, dst, dtype, elem, streaming)
+            if (rows == ~UINT64_C(0) && n > 1) {
+                /* whole blocks: leaves grouped by (size, mode), each group through its own
+                 * specialised copy, so the per-leaf dispatch does not mispredict on MIXED
+                 * records (the tile does not care in which order leaves land) */
+                uint8_t order[SGFP4_MAX_LEAVES];
+                unsigned start[KINDS + 1] = {0};
+                for (unsigned i = 0; i < n; i++)
+                    start[leaf_kind(&leaves[i]) + 1]++;
+                for (unsigned k = 0; k < KINDS; k++)
+                    start[k + 1] += start[k];
+                unsigned fill[KINDS];
+                memcpy(fill, start, sizeof fill);
+                for (unsigned i = 0; i < n; i++)
+                    order[fill[leaf_kind(&leaves[i])]++] = (uint8_t)i;
+#define KIND_CASE(kind, call)                                                                  \
+    for (unsigned g = start[kind]; g < start[kind + 1]; g++) {                                 \
+        const sgfp4_leaf_ref *leaf = &leaves[order[g]];                                        \
+        call;                                                                                  \
+        FLUSH_SOME();                                                                          \
+    }
+                KIND_CASE(0, leaf_whole_4x4(leaf, tile, SGFP4_MODE_FP4))
+                KIND_CASE(1, leaf_whole_4x4(leaf, tile, SGFP4_MODE_T158))
+                KIND_CASE(2, leaf_whole(leaf, tile, 8, SGFP4_MODE_FP4))
+                KIND_CASE(3, leaf_whole(leaf, tile, 8, SGFP4_MODE_T158))
+                KIND_CASE(4, leaf_whole(leaf, tile, 16, SGFP4_MODE_FP4))
+                KIND_CASE(5, leaf_whole(leaf, tile, 16, SGFP4_MODE_T158))
+                KIND_CASE(6, leaf_whole(leaf, tile, 32, SGFP4_MODE_FP4))
+                KIND_CASE(7, leaf_whole(leaf, tile, 32, SGFP4_MODE_T158))
+                KIND_CASE(8, leaf_whole(leaf, tile, 64, SGFP4_MODE_FP4))
+                KIND_CASE(9, leaf_whole(leaf, tile, 64, SGFP4_MODE_T158))
+#undef KIND_CASE
+            } else {
+                for (unsigned i = 0; i < n; i++) {
+                    leaf_selected_rows(&leaves[i], rows, tile);
+                    FLUSH_SOME();
+                }
             }
+#undef FLUSH_SOME
             flush_rows(&prev, block_end, ys, dst, dtype, elem, streaming);
         }
         flush_rows(&prev, nrows, ys, dst, dtype, elem, streaming);
