@@ -124,7 +124,9 @@ static int options_ok(const sgfp4_encode_options *o)
         return 0;
     if (!(o->delta >= 0 && o->delta <= 1e6) || !(o->threshold > 0 && o->threshold <= 1e12))
         return 0;
-    return o->policy != SGFP4_POLICY_RATE || (o->target_bpw > 0 && o->target_bpw <= 64);
+    /* target_bpw matters only to the v2 rate policy (v1 is fixed-rate). */
+    return o->profile == SGFP4_PROFILE_V1 || o->policy != SGFP4_POLICY_RATE ||
+           (o->target_bpw > 0 && o->target_bpw <= 64);
 }
 
 /* Checks every input is finite; returns the mean of w^2 (clipped to the fp16 range) or -1. */

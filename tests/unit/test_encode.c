@@ -267,6 +267,46 @@ static void bad_arguments_are_refused(void **state)
     assert_int_equal(sgfp4_encode_bound(SGFP4_PROFILE_V1, 0, 65), 0);
 }
 
+/* Reference-rule details: v1 offsets carry ERROR_HINT and no reserved bits; a large delta
+ * makes T158 win where no weight is an outlier; the threshold scale trades size for error. */
+static void reference_rule_and_threshold_scale(void **state)
+{
+    (void)state;
+    float *m = make_matrix(128, 128, 0.05f, 9);
+    sgfp4_encode_options o = opts(SGFP4_PROFILE_V1, SGFP4_POLICY_RATE, 0);
+    void *bytes = NULL;
+    size_t size = 0;
+    o.delta = 0.0;
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &o, &bytes, &size), SGFP4_OK);
+    const uint8_t *b = bytes;
+    for (unsigned k = 0; k < 4; k++) {
+        const uint32_t offset = (uint32_t)b[16 + 4 * k] | (uint32_t)b[17 + 4 * k] << 8;
+        assert_int_equal(offset & 0xE, 2); /* ERROR_HINT set, bits 2-3 clear */
+        assert_int_equal(offset & 1, 0);   /* FP4 fits these values far better */
+    }
+    sgfp4_free(bytes);
+    o.delta = 100.0; /* T158 unless a weight's error exceeds 5 S: never, for this data */
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &o, &bytes, &size), SGFP4_OK);
+    b = bytes;
+    for (unsigned k = 0; k < 4; k++)
+        assert_int_equal(b[16 + 4 * k] & 1, 1);
+    sgfp4_free(bytes);
+    size_t previous = SIZE_MAX;
+    double previous_error = 0;
+    const double scales[] = {0.1, 0.3, 1.0};
+    for (unsigned k = 0; k < 3; k++) {
+        o = opts(SGFP4_PROFILE_V2, SGFP4_POLICY_THRESHOLD, 0);
+        o.threshold = scales[k];
+        result r;
+        round_trip(m, 128, 128, &o, &r);
+        assert_true(r.size < previous && r.rel_l2 > previous_error);
+        previous = r.size;
+        previous_error = r.rel_l2;
+        release(&r);
+    }
+    free(m);
+}
+
 typedef struct counting {
     int allocs, frees;
 } counting;
@@ -389,6 +429,7 @@ int main(void)
         cmocka_unit_test(edge_shapes_and_values),
         cmocka_unit_test(bad_arguments_are_refused),
         cmocka_unit_test(uses_the_callers_allocator),
+        cmocka_unit_test(reference_rule_and_threshold_scale),
         cmocka_unit_test(real_tensors_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
