@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything on a fresh Debian 12 machine (as root), builds, and runs the main job
-# on the built-in example: every golden vector decoded and verified, then the MNN fixtures.
+# on the built-in examples: every golden vector decoded and verified, then the built-in
+# synthetic model encoded, verified, decoded and described.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
