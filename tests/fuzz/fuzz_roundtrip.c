@@ -1,15 +1,16 @@
 /* libFuzzer target: encode -> strict open -> decode round trip.
  * Input: 5 header bytes, then the values.
- *   [0] rows - 1 (mod 130)   [1] cols - 1 (mod 130)
+ *   [0] rows - 1 (mod 72)   [1] cols - 1 (mod 72): up to 2x2 macroblocks, cropped
  *   [2] flags: bit0 v1 profile, bit1 threshold policy, bit2 reference fit, bit3 values are
  *       raw float32 bits (NaN / Inf possible), bit4 also try too small an output buffer,
- *       bits 5-6 thread count of the first encode (0 = one per CPU)
+ *       bits 5-6 thread count of the first encode (0 = one per CPU), bit7 also encode
+ *       through sgfp4_encode_alloc()
  *   [3] rate target / threshold scale   [4] value exponent
  *   then int16 LE values (or float32 bits), repeated to fill the matrix.
  * Checks: non-finite input is refused; finite input encodes; the output is no larger than
  * sgfp4_encode_bound(), opens strictly, and decodes within a loose error bound of the
- * (fp16-clipped) input; encoding is deterministic: twice the same bytes, and the same bytes
- * with 1 and 2 threads and through sgfp4_encode_alloc().
+ * (fp16-clipped) input; encoding is deterministic: a second encode with another thread
+ * count (1 vs 2, or N vs 2) and sgfp4_encode_alloc() give the same bytes.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <string.h>
@@ -88,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 5)
         return 0;
-    const uint64_t rows = 1 + data[0] % 130, cols = 1 + data[1] % 130;
+    const uint64_t rows = 1 + data[0] % 72, cols = 1 + data[1] % 72;
     const uint8_t flags = data[2];
     sgfp4_encode_options o;
     sgfp4_encode_options_default(&o);
@@ -132,18 +133,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sgfp4_tensor_close(t);
     check_error_bound(in, out, rows, cols);
 
-    /* Determinism: 1 thread and 2 threads, and the allocating call, give the same bytes. */
-    for (unsigned threads = 1; threads <= 2; threads++) {
-        o.threads = threads;
-        memset(c2, 0xA5, bound);
-        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, &o, c2, bound, &n2) == SGFP4_OK);
-        FUZZ_ASSERT(n2 == n1 && memcmp(c1, c2, n1) == 0);
+    /* Determinism: a second encode with another thread count (2, or 1 if the first used 2)
+     * gives the same bytes; with flag bit 7 the allocating call does too. */
+    o.threads = o.threads == 2 ? 1 : 2;
+    memset(c2, 0xA5, bound);
+    FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, &o, c2, bound, &n2) == SGFP4_OK);
+    FUZZ_ASSERT(n2 == n1 && memcmp(c1, c2, n1) == 0);
+    if (flags & 128) {
+        void *allocated = NULL;
+        size_t n3 = 0;
+        FUZZ_ASSERT(sgfp4_encode_alloc(in, rows, cols, 0, &o, &allocated, &n3) == SGFP4_OK);
+        FUZZ_ASSERT(n3 == n1 && memcmp(allocated, c1, n1) == 0);
+        sgfp4_free(allocated);
     }
-    void *allocated = NULL;
-    size_t n3 = 0;
-    FUZZ_ASSERT(sgfp4_encode_alloc(in, rows, cols, 0, &o, &allocated, &n3) == SGFP4_OK);
-    FUZZ_ASSERT(n3 == n1 && memcmp(allocated, c1, n1) == 0);
-    sgfp4_free(allocated);
 
     /* Too small a buffer: refused, and nothing written past it (ASan watches). */
     if (flags & 16) {
