@@ -36,15 +36,20 @@ layout(push_constant) uniform Params {
     uint record_base; // v2: align16(16 + 4B) / 4, in words from the container start
 } pc;
 
-// Two buffers of 256 entries each (s_leaf, s_hdr, s_cell): the streaming kernel fills one
-// for the next macroblock while it decodes from the other; the others use buffer 0.
+// Two buffers of 256 entries each (s_leaf, s_aff or s_hdr, s_cell): the streaming kernel
+// fills one for the next macroblock while it decodes from the other; the others use
+// buffer 0.
 // A leaf, packed: payload word offset from the record start (bits 0-15), Morton index of
 // its top-left 4x4 cell (bits 16-23; MIXED only), log2(size) - 2 (bits 24-26), mode (27).
 shared uint s_leaf[512];
-shared uint s_hdr[512];  // the leaf headers, as stored
+#ifdef SGFP4_INTEGER_RECONSTRUCTION
+shared uint s_hdr[512];   // the leaf headers, flag bits cleared
+#else
+shared uvec2 s_aff[512];  // the leaf's S and B as binary32 bits, converted once per leaf
+#endif
 shared uint s_scan[256];
-// MIXED: for each 4x4 cell (Morton index), its leaf: index (bits 0-7), top-left cell row
-// (8-11) and column (12-15), log2(size) - 2 (16-18).
+// MIXED: for each 4x4 cell (raster index cy * 16 + cx), its leaf: index (bits 0-7), top-left
+// cell row (8-11) and column (12-15), log2(size) - 2 (16-18).
 shared uint s_cell[512];
 shared uint s_count;
 
@@ -209,6 +214,31 @@ uint reconstruct_bits(Affine a, int q)
 }
 #endif
 
+// The leaf header h (v2: the low 4 bits of the bias are flags), staged in shared memory at
+// slot as what reconstruction needs: the conversion runs once per leaf, not per chunk.
+void stage_header(uint slot, uint h)
+{
+#ifdef SGFP4_INTEGER_RECONSTRUCTION
+    s_hdr[slot] = h & 0xFFFFFFF0u;
+#else
+    s_aff[slot] = uvec2(half_to_float_bits(h >> 16), half_to_float_bits(h & 0xFFF0u));
+#endif
+}
+
+Affine staged_affine(uint slot)
+{
+#ifdef SGFP4_INTEGER_RECONSTRUCTION
+    uint h = s_hdr[slot];
+    return prepare(h >> 16, h & 0xFFFFu);
+#else
+    uvec2 sb = s_aff[slot];
+    Affine a;
+    a.s = uintBitsToFloat(sb.x);
+    a.b = uintBitsToFloat(sb.y);
+    return a;
+#endif
+}
+
 // ---- output ---------------------------------------------------------------------------
 
 uint to_dtype(uint f32_bits)
@@ -255,14 +285,8 @@ void store4(uint grow, uint gcol, uvec4 w)
 
 // ---- v2 leaf geometry --------------------------------------------------------------------
 
-// Morton index of 4x4 cell (cy, cx) of a macroblock: the DFS order of TL, TR, BL, BR.
-uint spread4(uint v) // bits 0-3 of v to bits 0, 2, 4, 6
-{
-    v = (v | (v << 2)) & 0x33u;
-    return (v | (v << 1)) & 0x55u;
-}
-uint morton(uint cy, uint cx) { return spread4(cx) | (spread4(cy) << 1); }
-
+// Cells of a macroblock are numbered in Morton order (the DFS order of TL, TR, BL, BR):
+// cell m is at row compact4(m >> 1), column compact4(m).
 uint compact4(uint m) // bits 0, 2, 4, 6 of m to bits 0-3
 {
     m &= 0x55u;
@@ -294,11 +318,13 @@ void fill_cells(uint i, uint e, uint buf)
 {
     uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
     uint info = i | (compact4(start >> 1) << 8) | (compact4(start) << 12) | (level << 16);
-    for (uint j = 0u; j < (1u << (2u * level)); j++)
-        s_cell[buf + start + j] = info;
+    for (uint j = 0u; j < (1u << (2u * level)); j++) {
+        uint m = start + j;
+        s_cell[buf + (compact4(m >> 1) << 4) + compact4(m)] = info;
+    }
 }
 
-// Fills s_leaf, s_hdr (and s_cell for MIXED) from the record itself: the split map walked
+// Fills s_leaf, s_aff/s_hdr (and s_cell for MIXED) from the record itself: the split map walked
 // by invocation 0, then an exclusive scan of the padded payload sizes.
 Record walk_record(uint b, uint lid)
 {
@@ -334,7 +360,7 @@ Record walk_record(uint b, uint lid)
         entry = r.lay == LAYOUT_MIXED ? s_leaf[lid] : uint(findMSB(uniform_size) - 2) << 24;
         uint s = 4u << ((entry >> 24) & 7u);
         uint h = src[r.hdr0 + lid];
-        s_hdr[lid] = h;
+        stage_header(lid, h);
         entry |= (h & 1u) << 27;
         words = (((h & 1u) == 1u ? s * s / 4u : s * s / 2u) + 15u) / 16u * 4u;
     }
@@ -387,18 +413,19 @@ uvec2 table_leaf(TableBlock t, uint lid)
     return uvec2(tbl[pc.table_base + 2u * pc.blocks + 1u + t.first + lid], src[t.r.hdr0 + lid]);
 }
 
-// Stores invocation lid's leaf into buffer buf (0 or 256) of s_leaf, s_hdr (and s_cell).
+// Stores invocation lid's leaf into buffer buf (0 or 256) of s_leaf, s_aff/s_hdr (and
+// s_cell).
 void stage_leaf(TableBlock t, uvec2 leaf, uint lid, uint buf)
 {
     if (lid < t.r.n) {
         s_leaf[buf + lid] = leaf.x;
-        s_hdr[buf + lid] = leaf.y;
+        stage_header(buf + lid, leaf.y);
         if (t.r.lay == LAYOUT_MIXED)
             fill_cells(lid, leaf.x, buf);
     }
 }
 
-// Fills s_leaf, s_hdr (and s_cell for MIXED) from the leaf table the CPU built.
+// Fills s_leaf, s_aff/s_hdr (and s_cell for MIXED) from the leaf table the CPU built.
 Record load_table(uint b, uint lid)
 {
     TableBlock t = table_block(b);
@@ -409,46 +436,42 @@ Record load_table(uint b, uint lid)
 
 // ---- the kernel ------------------------------------------------------------------------
 
-// Decodes macroblock (bx, by). v2: its leaves are in buffer buf (0 or 256) of s_leaf, s_hdr
-// and s_cell; v1: its header and payload are given.
+// Decodes macroblock (bx, by). v2: its leaves are in buffer buf (0 or 256) of s_leaf,
+// s_aff/s_hdr and s_cell; v1: its header and payload are given.
 void decode_block(uint bx, uint by, uint lid, Record r, uint buf, uint v1_header,
                   uint v1_payload, uint v1_mode)
 {
     // Phase 1: locate the four chunks and issue their payload loads (independent of each
     // other, so they are in flight together).
-    uint word[4], shift[4], header[4], mode[4];
+    uint word[4], shift[4], slot[4], mode[4];
     for (uint k = 0u; k < 4u; k++) {
         uint c = lid + 256u * k;
         uint row = c >> 4, col = (c & 15u) << 2;
-        uint payload, size, ly, lx;
+        uint payload, kk; // kk: the first of 4 consecutive codes in the leaf
         if (PROFILE == 0u) {
-            header[k] = v1_header;
+            slot[k] = 0u;
             payload = v1_payload;
             mode[k] = v1_mode;
-            size = 64u;
-            ly = 0u;
-            lx = 0u;
+            kk = row * 64u + col;
         } else {
             uint li;
             if (r.lay == LAYOUT_MIXED) {
-                uint info = s_cell[buf + morton(row >> 2, col >> 2)];
+                uint info = s_cell[buf + ((row >> 2) << 4) + (col >> 2)];
                 li = info & 0xFFu;
-                ly = ((info >> 8) & 15u) * 4u;
-                lx = ((info >> 12) & 15u) * 4u;
-                size = 4u << ((info >> 16) & 7u);
+                uint level = (info >> 16) & 7u; // log2(size) - 2
+                kk = ((row - ((info >> 8) & 15u) * 4u) << (level + 2u)) +
+                     (col - ((info >> 12) & 15u) * 4u);
             } else {
-                size = r.lay == 5u ? 4u : (64u >> r.lay);
-                uint per_row = 64u / size;
-                li = (row / size) * per_row + col / size;
-                ly = row - row % size;
-                lx = col - col % size;
+                uint l = r.lay == 5u ? 2u : 6u - r.lay; // log2(size): no division
+                uint m = (1u << l) - 1u;
+                li = ((row >> l) << (6u - l)) + (col >> l);
+                kk = ((row & m) << l) + (col & m);
             }
             uint e = s_leaf[buf + li];
-            header[k] = s_hdr[buf + li] & 0xFFFFFFF0u; // v2: the low 4 bits of the bias are flags
+            slot[k] = buf + li;
             mode[k] = (e >> 27) & 1u;
             payload = r.rec + (e & 0xFFFFu);
         }
-        uint kk = (row - ly) * size + (col - lx); // first of 4 consecutive codes in the leaf
         bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
         shift[k] = mode[k] == 0u ? (kk & 7u) * 4u : (kk & 15u) * 2u;
         word[k] = live ? src[payload + (mode[k] == 0u ? kk >> 3 : kk >> 4)] : 0u;
@@ -461,7 +484,8 @@ void decode_block(uint bx, uint by, uint lid, Record r, uint buf, uint v1_header
         uint grow = by * 64u + row, gcol = bx * 64u + col;
         if (grow >= pc.rows || gcol >= pc.cols)
             continue;
-        Affine a = prepare(header[k] >> 16, header[k] & 0xFFFFu);
+        Affine a = PROFILE == 0u ? prepare(v1_header >> 16, v1_header & 0xFFFFu)
+                                 : staged_affine(slot[k]);
         uvec4 w;
         if (mode[k] == 0u) {
             int bits = int(word[k] >> shift[k]);

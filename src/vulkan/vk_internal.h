@@ -13,7 +13,7 @@ enum { SGFP4_VK_KERNEL_V1 = 0, SGFP4_VK_KERNEL_V2_TABLE = 1, SGFP4_VK_KERNEL_V2_
        SGFP4_VK_KERNEL_V2_STREAM = 3, SGFP4_VK_KERNELS = 4 };
 /* Macroblocks per workgroup of the streaming kernel, unless the environment variable
  * SGFP4_VK_STREAM_BLOCKS (1..1024, a tuning knob) says otherwise. */
-#define SGFP4_VK_STREAM_BLOCKS 8
+#define SGFP4_VK_STREAM_BLOCKS 2
 #define SGFP4_VK_DTYPES 3
 /* Storage buffers of the decode shader: container, leaf table, destination as words, as
  * 16-byte vectors and as 8-byte vectors. */
