@@ -487,17 +487,20 @@ void decode_block(uint bx, uint by, uint lid, Record r, uint buf, uint v1_header
         Affine a = PROFILE == 0u ? prepare(v1_header >> 16, v1_header & 0xFFFFu)
                                  : staged_affine(slot[k]);
         uvec4 w;
-        if (mode[k] == 0u) {
-            int bits = int(word[k] >> shift[k]);
-            for (int j = 0; j < 4; j++)
-                w[j] = to_dtype(reconstruct_bits(a, bitfieldExtract(bits, 4 * j, 4)));
-        } else {
-            uint bits = word[k] >> shift[k];
-            for (uint j = 0u; j < 4u; j++) {
-                uint sym = (bits >> (2u * j)) & 3u;
-                int q = int(sym & 1u) - int(sym >> 1); // 01 -> +1, 10 -> -1, 00 and 11 -> 0 (D4)
-                w[j] = to_dtype(reconstruct_bits(a, q));
+        uint bits = word[k] >> shift[k];
+        for (uint j = 0u; j < 4u; j++) {
+            int q4 = bitfieldExtract(int(bits), int(4u * j), 4);
+            uint sym = (bits >> (2u * j)) & 3u;
+            int q2 = int(sym & 1u) - int(sym >> 1); // 01 -> +1, 10 -> -1, 00 and 11 -> 0 (D4)
+            int q;
+            if (PROFILE == 0u) {
+                q = mode[k] == 0u ? q4 : q2; // one mode per workgroup: a uniform branch
+            } else {
+                // v2 warps mix FP4 and T158 leaves: both decodings, then a select, so that
+                // reconstruction runs once instead of once per path.
+                q = mix(q2, q4, mode[k] == 0u);
             }
+            w[j] = to_dtype(reconstruct_bits(a, q));
         }
         store4(grow, gcol, w);
     }
