@@ -91,11 +91,7 @@ enum {
      *  built on the CPU (no table upload; slower: docs/benchmarks.md). */
     SGFP4_VK_V2_WALK = 1u << 1,
     /** v2: read the CPU-built leaf table (the default; wins if both flags are set). */
-    SGFP4_VK_V2_TABLE = 1u << 2,
-    /** v2 with the leaf table: one workgroup per macroblock, instead of the default
-     *  streaming kernel (several macroblocks per workgroup, the next one's leaves loaded
-     *  while the current one is decoded); for comparison (docs/benchmarks.md). */
-    SGFP4_VK_V2_TABLE_PER_BLOCK = 1u << 3
+    SGFP4_VK_V2_TABLE = 1u << 2
 };
 
 /** Options of sgfp4_vk_create(); NULL means defaults. Zero-initialise, then set. */

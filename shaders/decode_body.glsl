@@ -13,8 +13,7 @@
 
 layout(local_size_x = 256) in;
 
-// 0 = v1; 1 = v2 reading the CPU-built leaf table; 2 = v2 walking the record in the shader;
-// 3 = v2 reading the leaf table, several macroblocks per workgroup (stream_main).
+// 0 = v1; 1 = v2 reading the CPU-built leaf table; 2 = v2 walking the record in the shader.
 layout(constant_id = 0) const uint PROFILE = 0;
 // 0 = f32, 1 = f16, 2 = bf16 (sgfp4_dtype).
 layout(constant_id = 1) const uint DTYPE = 0;
@@ -36,21 +35,18 @@ layout(push_constant) uniform Params {
     uint record_base; // v2: align16(16 + 4B) / 4, in words from the container start
 } pc;
 
-// Two buffers of 256 entries each (s_leaf, s_aff or s_hdr, s_cell): the streaming kernel
-// fills one for the next macroblock while it decodes from the other; the others use
-// buffer 0.
 // A leaf, packed: payload word offset from the record start (bits 0-15), Morton index of
 // its top-left 4x4 cell (bits 16-23; MIXED only), log2(size) - 2 (bits 24-26), mode (27).
-shared uint s_leaf[512];
+shared uint s_leaf[256];
 #ifdef SGFP4_INTEGER_RECONSTRUCTION
-shared uint s_hdr[512];   // the leaf headers, flag bits cleared
+shared uint s_hdr[256];   // the leaf headers, flag bits cleared
 #else
-shared uvec2 s_aff[512];  // the leaf's S and B as binary32 bits, converted once per leaf
+shared uvec2 s_aff[256];  // the leaf's S and B as binary32 bits, converted once per leaf
 #endif
 shared uint s_scan[256];
 // MIXED: for each 4x4 cell (raster index cy * 16 + cx), its leaf: index (bits 0-7), top-left
 // cell row (8-11) and column (12-15), log2(size) - 2 (16-18).
-shared uint s_cell[512];
+shared uint s_cell[256];
 shared uint s_count;
 
 const uint LAYOUT_MIXED = 4u;
@@ -313,19 +309,19 @@ Record locate_record(uint b)
     return r;
 }
 
-// MIXED: the cells of leaf i (packed entry e) point to it, in buffer buf (0 or 256).
-void fill_cells(uint i, uint e, uint buf)
+// MIXED: the cells of leaf i (packed entry e) point to it.
+void fill_cells(uint i, uint e)
 {
     uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
     uint info = i | (compact4(start >> 1) << 8) | (compact4(start) << 12) | (level << 16);
     for (uint j = 0u; j < (1u << (2u * level)); j++) {
         uint m = start + j;
-        s_cell[buf + (compact4(m >> 1) << 4) + compact4(m)] = info;
+        s_cell[(compact4(m >> 1) << 4) + compact4(m)] = info;
     }
 }
 
-// Fills s_leaf, s_aff/s_hdr (and s_cell for MIXED) from the record itself: the split map walked
-// by invocation 0, then an exclusive scan of the padded payload sizes.
+// Fills s_leaf, s_aff/s_hdr (and s_cell for MIXED) from the record itself: the split map
+// walked by invocation 0, then an exclusive scan of the padded payload sizes.
 Record walk_record(uint b, uint lid)
 {
     Record r = locate_record(b);
@@ -377,68 +373,41 @@ Record walk_record(uint b, uint lid)
         entry |= payload0 + s_scan[lid] - words;
         s_leaf[lid] = entry;
         if (r.lay == LAYOUT_MIXED)
-            fill_cells(lid, entry, 0u);
+            fill_cells(lid, entry);
     }
     barrier();
     return r;
 }
 
-// A block's entry in the leaf table: its first leaf, and its record and leaf count.
-struct TableBlock {
-    uint first;
-    Record r;
-};
-
-// The first round of loads for block b (first leaf, leaf count, record and layout): no
-// dependent read of the offset table and sb_header.
-TableBlock table_block(uint b)
-{
-    TableBlock t;
-    t.first = tbl[pc.table_base + b];
-    uint next = tbl[pc.table_base + b + 1u];
-    uint where = tbl[pc.table_base + pc.blocks + 1u + b];
-    t.r.rec = pc.src_base + pc.record_base + (where >> 3) * 4u;
-    t.r.lay = where & 7u;
-    t.r.hdr0 = t.r.rec + (t.r.lay == LAYOUT_MIXED ? 4u : 1u);
-    t.r.n = next - t.first;
-    return t;
-}
-
-// The second round: invocation lid's leaf of block t (packed entry, header); zeros past
-// the block's leaves.
-uvec2 table_leaf(TableBlock t, uint lid)
-{
-    if (lid >= t.r.n)
-        return uvec2(0u);
-    return uvec2(tbl[pc.table_base + 2u * pc.blocks + 1u + t.first + lid], src[t.r.hdr0 + lid]);
-}
-
-// Stores invocation lid's leaf into buffer buf (0 or 256) of s_leaf, s_aff/s_hdr (and
-// s_cell).
-void stage_leaf(TableBlock t, uvec2 leaf, uint lid, uint buf)
-{
-    if (lid < t.r.n) {
-        s_leaf[buf + lid] = leaf.x;
-        stage_header(buf + lid, leaf.y);
-        if (t.r.lay == LAYOUT_MIXED)
-            fill_cells(lid, leaf.x, buf);
-    }
-}
-
 // Fills s_leaf, s_aff/s_hdr (and s_cell for MIXED) from the leaf table the CPU built.
 Record load_table(uint b, uint lid)
 {
-    TableBlock t = table_block(b);
-    stage_leaf(t, table_leaf(t, lid), lid, 0u);
+    // One round of loads for the block (first leaf, leaf count, record and layout), then
+    // one for the leaves: no dependent read of the offset table and sb_header.
+    uint first = tbl[pc.table_base + b];
+    uint next = tbl[pc.table_base + b + 1u];
+    uint where = tbl[pc.table_base + pc.blocks + 1u + b];
+    Record r;
+    r.rec = pc.src_base + pc.record_base + (where >> 3) * 4u;
+    r.lay = where & 7u;
+    r.hdr0 = r.rec + (r.lay == LAYOUT_MIXED ? 4u : 1u);
+    r.n = next - first;
+    if (lid < r.n) {
+        uint e = tbl[pc.table_base + 2u * pc.blocks + 1u + first + lid];
+        s_leaf[lid] = e;
+        stage_header(lid, src[r.hdr0 + lid]);
+        if (r.lay == LAYOUT_MIXED)
+            fill_cells(lid, e);
+    }
     barrier();
-    return t.r;
+    return r;
 }
 
 // ---- the kernel ------------------------------------------------------------------------
 
-// Decodes macroblock (bx, by). v2: its leaves are in buffer buf (0 or 256) of s_leaf,
-// s_aff/s_hdr and s_cell; v1: its header and payload are given.
-void decode_block(uint bx, uint by, uint lid, Record r, uint buf, uint v1_header,
+// Decodes macroblock (bx, by). v2: its leaves are in s_leaf, s_aff/s_hdr and s_cell; v1:
+// its header and payload are given.
+void decode_block(uint bx, uint by, uint lid, Record r, uint v1_header,
                   uint v1_payload, uint v1_mode)
 {
     // Phase 1: locate the four chunks and issue their payload loads (independent of each
@@ -456,7 +425,7 @@ void decode_block(uint bx, uint by, uint lid, Record r, uint buf, uint v1_header
         } else {
             uint li;
             if (r.lay == LAYOUT_MIXED) {
-                uint info = s_cell[buf + ((row >> 2) << 4) + (col >> 2)];
+                uint info = s_cell[((row >> 2) << 4) + (col >> 2)];
                 li = info & 0xFFu;
                 uint level = (info >> 16) & 7u; // log2(size) - 2
                 kk = ((row - ((info >> 8) & 15u) * 4u) << (level + 2u)) +
@@ -467,8 +436,8 @@ void decode_block(uint bx, uint by, uint lid, Record r, uint buf, uint v1_header
                 li = ((row >> l) << (6u - l)) + (col >> l);
                 kk = ((row & m) << l) + (col & m);
             }
-            uint e = s_leaf[buf + li];
-            slot[k] = buf + li;
+            uint e = s_leaf[li];
+            slot[k] = li;
             mode[k] = (e >> 27) & 1u;
             payload = r.rec + (e & 0xFFFFu);
         }
@@ -506,43 +475,9 @@ void decode_block(uint bx, uint by, uint lid, Record r, uint buf, uint v1_header
     }
 }
 
-// Several macroblocks per workgroup (b = workgroup, + workgroups, ...), software-pipelined:
-// while block j is decoded, the leaf entries and headers of block j + 1 and the table entry
-// of block j + 2 are already being loaded, so the dependent table reads no longer stand
-// between a workgroup's start and its payload loads.
-void stream_main(uint lid)
-{
-    uint step = gl_NumWorkGroups.x;
-    uint b = gl_WorkGroupID.x;
-    if (b >= pc.blocks)
-        return; // uniform over the workgroup
-    TableBlock cur = table_block(b);
-    stage_leaf(cur, table_leaf(cur, lid), lid, 0u);
-    TableBlock nxt = b + step < pc.blocks ? table_block(b + step) : cur;
-    barrier();
-    for (uint j = 0u; b < pc.blocks; j++) { // b is uniform: the barriers are too
-        uint nb = b + step;
-        uvec2 nxt_leaf = nb < pc.blocks ? table_leaf(nxt, lid) : uvec2(0u);
-        TableBlock after = nb + step < pc.blocks ? table_block(nb + step) : nxt;
-        decode_block(b % pc.tiles_x, b / pc.tiles_x, lid, cur.r, (j & 1u) * 256u, 0u, 0u, 0u);
-        if (nb >= pc.blocks)
-            break;
-        // The buffer written here was last read by block j - 1, before the last barrier.
-        stage_leaf(nxt, nxt_leaf, lid, ((j + 1u) & 1u) * 256u);
-        barrier();
-        cur = nxt;
-        nxt = after;
-        b = nb;
-    }
-}
-
 void main()
 {
     uint lid = gl_LocalInvocationID.x;
-    if (PROFILE == 3u) {
-        stream_main(lid);
-        return;
-    }
     uint bx = gl_WorkGroupID.x, by = gl_WorkGroupID.y;
     uint b = by * pc.tiles_x + bx;
 
@@ -558,5 +493,5 @@ void main()
     } else {
         r = walk_record(b, lid);
     }
-    decode_block(bx, by, lid, r, 0u, v1_header, v1_payload, v1_mode);
+    decode_block(bx, by, lid, r, v1_header, v1_payload, v1_mode);
 }

@@ -1,7 +1,6 @@
 /* Decoding a resident tensor: into a caller's VkBuffer (one dispatch of one workgroup per
  * macroblock), or into host memory (dispatch, copy back, scatter the rows).
  * SPDX-License-Identifier: MIT */
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,23 +12,6 @@ static double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Workgroups of the streaming kernel: SGFP4_VK_STREAM_BLOCKS macroblocks each (or the
- * environment's SGFP4_VK_STREAM_BLOCKS), within the device's 1-D workgroup count. */
-static uint64_t stream_workgroups(const sgfp4_vk_context *ctx, uint64_t blocks)
-{
-    uint64_t per_group = SGFP4_VK_STREAM_BLOCKS;
-    const char *env = getenv("SGFP4_VK_STREAM_BLOCKS");
-    if (env) {
-        char *end;
-        const unsigned long v = strtoul(env, &end, 10);
-        if (*env && !*end && v >= 1 && v <= 1024)
-            per_group = v;
-    }
-    uint64_t groups = (blocks + per_group - 1) / per_group;
-    const uint64_t limit = ctx->limits.maxComputeWorkGroupCount[0];
-    return groups > limit ? limit : groups;
 }
 
 /* Records the decode dispatch into ctx->cmd, writing to dst at byte dst_offset. */
@@ -53,7 +35,9 @@ static sgfp4_status record_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *
                           "Vulkan: an output of %llu elements exceeds the shaders' 32-bit "
                           "indices or maxStorageBufferRange",
                           (unsigned long long)span);
-    const unsigned kernel = vt->kernel;
+    const unsigned kernel = vt->profile == SGFP4_PROFILE_V1 ? SGFP4_VK_KERNEL_V1
+                            : vt->walk                     ? SGFP4_VK_KERNEL_V2_WALK
+                                                           : SGFP4_VK_KERNEL_V2_TABLE;
     VkPipeline pipeline;
     sgfp4_status s = sgfp4_vk_pipeline(ctx, kernel, dtype, &pipeline, diag);
     if (s != SGFP4_OK)
@@ -100,12 +84,7 @@ static sgfp4_status record_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *
                             &set, 0, NULL);
     vkCmdPushConstants(ctx->cmd, ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                        sizeof params, &params);
-    if (kernel == SGFP4_VK_KERNEL_V2_STREAM) {
-        const uint64_t groups = stream_workgroups(ctx, vt->blocks);
-        vkCmdDispatch(ctx->cmd, (uint32_t)groups, 1, 1);
-    } else {
-        vkCmdDispatch(ctx->cmd, (uint32_t)vt->tiles_x, (uint32_t)vt->tiles_y, 1);
-    }
+    vkCmdDispatch(ctx->cmd, (uint32_t)vt->tiles_x, (uint32_t)vt->tiles_y, 1);
     return SGFP4_OK;
 }
 

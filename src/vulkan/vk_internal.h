@@ -10,10 +10,7 @@
 
 /* Shader variants: the container profile and how v2 leaves are found. */
 enum { SGFP4_VK_KERNEL_V1 = 0, SGFP4_VK_KERNEL_V2_TABLE = 1, SGFP4_VK_KERNEL_V2_WALK = 2,
-       SGFP4_VK_KERNEL_V2_STREAM = 3, SGFP4_VK_KERNELS = 4 };
-/* Macroblocks per workgroup of the streaming kernel, unless the environment variable
- * SGFP4_VK_STREAM_BLOCKS (1..1024, a tuning knob) says otherwise. */
-#define SGFP4_VK_STREAM_BLOCKS 2
+       SGFP4_VK_KERNELS = 3 };
 #define SGFP4_VK_DTYPES 3
 /* Storage buffers of the decode shader: container, leaf table, destination as words, as
  * 16-byte vectors and as 8-byte vectors. */
@@ -67,7 +64,7 @@ struct sgfp4_vk_tensor {
     VkDeviceSize table_offset;
     sgfp4_profile profile;
     uint64_t rows, cols, tiles_x, tiles_y, blocks, record_base, container_bytes;
-    unsigned kernel;           /* SGFP4_VK_KERNEL_*: the shader variant that decodes it */
+    int walk;                  /* v2 kernel: walk the record (1) or read the table (0) */
 };
 
 /* The push constants of shaders/decode_body.glsl (Params), in order. */

@@ -7,17 +7,10 @@
 #include "vulkan/vk_internal.h"
 #include "container/diag.h"
 
-/* The kernel for a tensor of `profile`: for v2 the streaming table kernel, unless
- * SGFP4_VK_V2_TABLE_PER_BLOCK asks for one workgroup per macroblock or SGFP4_VK_V2_WALK
- * (without SGFP4_VK_V2_TABLE) for the walk. */
-static unsigned choose_kernel(const sgfp4_vk_context *ctx, sgfp4_profile profile)
+/* The v2 kernel a context uses: the table unless SGFP4_VK_V2_WALK asks for the walk. */
+static int use_walk(const sgfp4_vk_context *ctx)
 {
-    if (profile == SGFP4_PROFILE_V1)
-        return SGFP4_VK_KERNEL_V1;
-    if ((ctx->flags & SGFP4_VK_V2_WALK) && !(ctx->flags & SGFP4_VK_V2_TABLE))
-        return SGFP4_VK_KERNEL_V2_WALK;
-    return (ctx->flags & SGFP4_VK_V2_TABLE_PER_BLOCK) ? SGFP4_VK_KERNEL_V2_TABLE
-                                                      : SGFP4_VK_KERNEL_V2_STREAM;
+    return (ctx->flags & SGFP4_VK_V2_WALK) && !(ctx->flags & SGFP4_VK_V2_TABLE);
 }
 
 /* Allocates *out and fills the shape; checks what the 32-bit shader indices can address. */
@@ -50,7 +43,7 @@ static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
     vt->blocks = t->blocks;
     vt->record_base = t->record_base;
     vt->container_bytes = t->size;
-    vt->kernel = choose_kernel(ctx, t->profile);
+    vt->walk = use_walk(ctx);
     *out = vt;
     return SGFP4_OK;
 }
@@ -62,7 +55,7 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
 {
     uint32_t *table = NULL;
     size_t table_words = 0;
-    if (t->profile == SGFP4_PROFILE_V2 && vt->kernel != SGFP4_VK_KERNEL_V2_WALK) {
+    if (t->profile == SGFP4_PROFILE_V2 && !vt->walk) {
         table_words = sgfp4_vk_build_leaf_table(t, &table);
         if (!table_words)
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,

@@ -1,8 +1,7 @@
 /* The Vulkan backend against the scalar decoder, bit for bit: golden vectors, the MNN
- * fixtures, random v1/v2 containers of odd shapes, every dtype, row strides, the four
- * shader variants (RTE float + streaming leaf-table kernel, RTE float + leaf table one
- * macroblock per workgroup, RTE float + record walk, integer-exact), the streaming kernel
- * with several macroblock counts per workgroup, and one 4096x4096 tensor. Exits 77 (skip) where no Vulkan device exists.
+ * fixtures, random v1/v2 containers of odd shapes, every dtype, row strides, the three
+ * shader variants (RTE float + leaf table, RTE float + record walk, integer-exact), and one
+ * 4096x4096 tensor. Exits 77 (skip) where no Vulkan device exists.
  * SPDX-License-Identifier: MIT */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,11 +23,9 @@
 #endif
 #include "random_container.h"
 
-enum { CTX_TABLE, CTX_TABLE_PER_BLOCK, CTX_WALK, CTX_INTEGER, CTX_COUNT };
+enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_COUNT };
 static sgfp4_vk_context *contexts[CTX_COUNT];
-static const char *const context_names[CTX_COUNT] = {"rte+table (streaming)",
-                                                     "rte+table per block", "rte+walk",
-                                                     "integer"};
+static const char *const context_names[CTX_COUNT] = {"rte+table", "rte+walk", "integer"};
 
 /* Decodes `bytes` with the scalar oracle and on context c as dtype with row stride
  * (elements, >= cols); asserts identical output, gaps between rows untouched. */
@@ -78,7 +75,7 @@ static void check_all(const char *what, const uint8_t *bytes, size_t size,
                       sgfp4_profile profile, uint64_t rows, uint64_t cols)
 {
     for (int c = 0; c < CTX_COUNT; c++) {
-        if (profile == SGFP4_PROFILE_V1 && (c == CTX_WALK || c == CTX_TABLE_PER_BLOCK))
+        if (profile == SGFP4_PROFILE_V1 && c == CTX_WALK)
             continue; /* v1 has one kernel */
         for (int d = 0; d < 3; d++)
             check_one(what, c, bytes, size, profile, rows, cols, (sgfp4_dtype)d,
@@ -206,34 +203,6 @@ static void test_random_v2(void **state)
             free(bytes);
         }
     }
-}
-
-/* The streaming kernel with other numbers of macroblocks per workgroup (1: no next block;
- * 3: a last round where only some workgroups have a block), f32 only. */
-static void test_stream_blocks(void **state)
-{
-    (void)state;
-    static const char *const per_group[] = {"1", "3", "64"};
-    static const uint64_t stream_shapes[][2] = {{200, 201}, {256, 64}, {64, 448}, {130, 70}};
-    for (size_t g = 0; g < sizeof per_group / sizeof per_group[0]; g++) {
-        assert_int_equal(setenv("SGFP4_VK_STREAM_BLOCKS", per_group[g], 1), 0);
-        for (size_t i = 0; i < sizeof stream_shapes / sizeof stream_shapes[0]; i++) {
-            for (int mix = RC_MIX_ANY; mix <= RC_MIX_MIXED; mix++) {
-                rc_rng rng = {1000 + 10 * i + (uint64_t)mix};
-                size_t size;
-                uint8_t *bytes = rc_make_v2(&rng, stream_shapes[i][0], stream_shapes[i][1], (rc_mix)mix, &size);
-                assert_non_null(bytes);
-                char what[96];
-                snprintf(what, sizeof what, "stream %s blocks, v2 mix %d %llux%llu",
-                         per_group[g], mix, (unsigned long long)stream_shapes[i][0],
-                         (unsigned long long)stream_shapes[i][1]);
-                check_one(what, CTX_TABLE, bytes, size, SGFP4_PROFILE_V2, stream_shapes[i][0],
-                          stream_shapes[i][1], SGFP4_DTYPE_F32, (size_t)stream_shapes[i][1] + 1);
-                free(bytes);
-            }
-        }
-    }
-    assert_int_equal(unsetenv("SGFP4_VK_STREAM_BLOCKS"), 0);
 }
 
 /* One large tensor (lavapipe is slow: f32, the default kernel and the walk only). */
@@ -399,8 +368,8 @@ int main(void)
      * module for tests/vulkan/lsan.supp. Hold a reference to the driver so it stays loaded
      * (harmless where it does not exist). */
     (void)dlopen("libvulkan_lvp.so", RTLD_LAZY);
-    const unsigned flags[CTX_COUNT] = {SGFP4_VK_V2_TABLE, SGFP4_VK_V2_TABLE_PER_BLOCK,
-                                       SGFP4_VK_V2_WALK, SGFP4_VK_FORCE_INTEGER_PATH};
+    const unsigned flags[CTX_COUNT] = {SGFP4_VK_V2_TABLE, SGFP4_VK_V2_WALK,
+                                       SGFP4_VK_FORCE_INTEGER_PATH};
     for (int c = 0; c < CTX_COUNT; c++) {
         sgfp4_vk_create_options o = {-1, flags[c]};
         sgfp4_diag diag;
@@ -422,8 +391,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),  cmocka_unit_test(test_caller_buffers),
         cmocka_unit_test(test_random_v1),
         cmocka_unit_test(test_random_v2),      cmocka_unit_test(test_golden_vectors),
-        cmocka_unit_test(test_mnn_fixtures),   cmocka_unit_test(test_stream_blocks),
-        cmocka_unit_test(test_large_4096),
+        cmocka_unit_test(test_mnn_fixtures),   cmocka_unit_test(test_large_4096),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     for (int c = 0; c < CTX_COUNT; c++)

@@ -1,9 +1,8 @@
 /* sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check]
  * GPU decode speed against a device-to-device copy of the same number of bytes, measured in
  * the same run (issue 4). Containers are random (tools/sgfp4/random_container.c): v1, v2
- * uniform-64, v2 MIXED-heavy (4x4/8x8 leaves) and v2 with every layout; v2 runs its three
- * kernels (CPU-built leaf table streamed through several macroblocks per workgroup, the
- * same table one macroblock per workgroup, record walk in the shader). Each decode is also checked
+ * uniform-64, v2 MIXED-heavy (4x4/8x8 leaves) and v2 with every layout; v2 runs both
+ * kernels (CPU-built leaf table, record walk in the shader). Each decode is also checked
  * bit for bit against the scalar decoder unless --no-check.
  * Decode GB/s counts container bytes read + output bytes written; the copy moves half that
  * many bytes (read once, written once), so both count the same traffic.
@@ -283,7 +282,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     json_object_set_new(r, "bit_identical", identical < 0 ? json_null() : json_boolean(identical));
     json_array_append_new(results, r);
     if (!as_json)
-        printf("%-15s %-6s %-4s %6.1f MB %6.3f ms %7.1f GB/s  copy %7.1f (dma %7.1f) GB/s  "
+        printf("%-15s %-5s %-4s %6.1f MB %6.3f ms %7.1f GB/s  copy %7.1f (dma %7.1f) GB/s  "
                "ratio %.3f  upload %6.1f ms  submit %6.3f ms  %s\n",
                bc->name, kernel, dtype_names[bc->dtype], (double)size / 1e6, best * 1e3, gbps,
                shader_copy_gbps, dma_copy_gbps, gbps / copy_gbps, upload * 1e3,
@@ -330,16 +329,12 @@ int cmd_bench_vulkan(int argc, char **argv)
             return cli_usage_error(cmd, "unknown argument %s", a);
         }
     }
-    sgfp4_vk_context *table = NULL, *per_block = NULL, *walk = NULL;
+    sgfp4_vk_context *table = NULL, *walk = NULL;
     sgfp4_diag diag;
     const sgfp4_vk_create_options table_options = {-1, SGFP4_VK_V2_TABLE | extra_flags};
-    const sgfp4_vk_create_options per_block_options = {-1, SGFP4_VK_V2_TABLE_PER_BLOCK |
-                                                               extra_flags};
     const sgfp4_vk_create_options walk_options = {-1, SGFP4_VK_V2_WALK | extra_flags};
     if (sgfp4_vk_create(&table_options, &table, &diag) != SGFP4_OK ||
-        sgfp4_vk_create(&per_block_options, &per_block, &diag) != SGFP4_OK ||
         sgfp4_vk_create(&walk_options, &walk, &diag) != SGFP4_OK) {
-        sgfp4_vk_destroy(per_block);
         sgfp4_vk_destroy(table);
         return cli_error(cmd, "--backend vulkan: %s", diag.message);
     }
@@ -375,9 +370,7 @@ int cmd_bench_vulkan(int argc, char **argv)
             ok = run_case(&cases[c], "v1", table, bytes, bytes_size, size, (int)repeat, check,
                           results, as_json);
         } else {
-            ok = run_case(&cases[c], "stream", table, bytes, bytes_size, size, (int)repeat,
-                          check, results, as_json) &&
-                 run_case(&cases[c], "table", per_block, bytes, bytes_size, size, (int)repeat,
+            ok = run_case(&cases[c], "table", table, bytes, bytes_size, size, (int)repeat,
                           check, results, as_json) &&
                  run_case(&cases[c], "walk", walk, bytes, bytes_size, size, (int)repeat, check,
                           results, as_json);
@@ -396,7 +389,6 @@ int cmd_bench_vulkan(int argc, char **argv)
         json_decref(results);
     }
     sgfp4_vk_destroy(walk);
-    sgfp4_vk_destroy(per_block);
     sgfp4_vk_destroy(table);
     return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
