@@ -44,8 +44,9 @@ shared uint s_hdr[256];   // the leaf headers, flag bits cleared
 shared uvec2 s_aff[256];  // the leaf's S and B as binary32 bits, converted once per leaf
 #endif
 shared uint s_scan[256];
-// MIXED: for each 4x4 cell (raster index cy * 16 + cx), its leaf: index (bits 0-7), top-left
-// cell row (8-11) and column (12-15), log2(size) - 2 (16-18).
+// MIXED: for each 4x4 cell (raster index cy * 16 + cx), what a chunk in it needs: its leaf's
+// index (bits 0-7), log2(size) - 2 (8-10), top-left cell row (11-14) and column (15-18),
+// mode (19) and payload word offset from the record start (20-31; < 1300).
 shared uint s_cell[256];
 shared uint s_count;
 
@@ -313,11 +314,13 @@ Record locate_record(uint b)
 void fill_cells(uint i, uint e)
 {
     uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
-    uint info = i | (compact4(start >> 1) << 8) | (compact4(start) << 12) | (level << 16);
-    for (uint j = 0u; j < (1u << (2u * level)); j++) {
-        uint m = start + j;
-        s_cell[(compact4(m >> 1) << 4) + compact4(m)] = info;
-    }
+    uint cy = compact4(start >> 1), cx = compact4(start);
+    uint info = i | (level << 8) | (cy << 11) | (cx << 15) | (((e >> 27) & 1u) << 19) |
+                ((e & 0xFFFu) << 20);
+    uint side = 1u << level;
+    for (uint y = 0u; y < side; y++)
+        for (uint x = 0u; x < side; x++)
+            s_cell[((cy + y) << 4) + cx + x] = info;
 }
 
 // Fills s_leaf, s_aff/s_hdr (and s_cell for MIXED) from the record itself: the split map
@@ -423,23 +426,25 @@ void decode_block(uint bx, uint by, uint lid, Record r, uint v1_header,
             mode[k] = v1_mode;
             kk = row * 64u + col;
         } else {
-            uint li;
             if (r.lay == LAYOUT_MIXED) {
+                // One shared-memory read gives the payload load all it needs.
                 uint info = s_cell[((row >> 2) << 4) + (col >> 2)];
-                li = info & 0xFFu;
-                uint level = (info >> 16) & 7u; // log2(size) - 2
-                kk = ((row - ((info >> 8) & 15u) * 4u) << (level + 2u)) +
-                     (col - ((info >> 12) & 15u) * 4u);
+                slot[k] = info & 0xFFu;
+                uint level = (info >> 8) & 7u; // log2(size) - 2
+                kk = ((row - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
+                     (col - ((info >> 15) & 15u) * 4u);
+                mode[k] = (info >> 19) & 1u;
+                payload = r.rec + (info >> 20);
             } else {
                 uint l = r.lay == 5u ? 2u : 6u - r.lay; // log2(size): no division
                 uint m = (1u << l) - 1u;
-                li = ((row >> l) << (6u - l)) + (col >> l);
+                uint li = ((row >> l) << (6u - l)) + (col >> l);
                 kk = ((row & m) << l) + (col & m);
+                uint e = s_leaf[li];
+                slot[k] = li;
+                mode[k] = (e >> 27) & 1u;
+                payload = r.rec + (e & 0xFFFFu);
             }
-            uint e = s_leaf[li];
-            slot[k] = li;
-            mode[k] = (e >> 27) & 1u;
-            payload = r.rec + (e & 0xFFFFu);
         }
         bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
         shift[k] = mode[k] == 0u ? (kk & 7u) * 4u : (kk & 15u) * 2u;
