@@ -29,3 +29,10 @@ void sgfp4_gather_leaf(const float *block, unsigned y, unsigned x, unsigned size
     for (unsigned r = 0; r < size; r++)
         memcpy(leaf + r * size, block + (y + r) * 64 + x, size * sizeof *leaf);
 }
+
+void sgfp4_gather_leaf_valid(const float *block, unsigned y, unsigned x, unsigned rows,
+                             unsigned cols, float *leaf)
+{
+    for (unsigned r = 0; r < rows; r++)
+        memcpy(leaf + r * cols, block + (y + r) * 64 + x, cols * sizeof *leaf);
+}

@@ -73,42 +73,51 @@ static float *worker_block(const job *j, unsigned worker)
     return j->scratch + (size_t)worker * (4096 + SGFP4_ENCODE_SCRATCH);
 }
 
-static float *load_block(const job *j, uint64_t b, unsigned worker)
+/* Gathers block b (zero padded) and its valid extent: the top-left rows x cols that lie
+ * inside the tensor (64 x 64 except at the bottom and right edges). */
+static float *load_block(const job *j, uint64_t b, unsigned worker, unsigned *rows,
+                         unsigned *cols)
 {
     float *block = worker_block(j, worker);
-    sgfp4_gather_block(j->src, j->rows, j->cols, j->stride, b / j->tiles_x, b % j->tiles_x,
-                       block);
+    const uint64_t by = b / j->tiles_x, bx = b % j->tiles_x;
+    sgfp4_gather_block(j->src, j->rows, j->cols, j->stride, by, bx, block);
+    *rows = (unsigned)(j->rows - by * 64 < 64 ? j->rows - by * 64 : 64);
+    *cols = (unsigned)(j->cols - bx * 64 < 64 ? j->cols - bx * 64 : 64);
     return block;
 }
 
 static void v1_block(void *ctx, uint64_t b, unsigned worker)
 {
     const job *j = ctx;
-    float *block = load_block(j, b, worker);
+    unsigned rows, cols;
+    float *block = load_block(j, b, worker, &rows, &cols);
     sgfp4_block_plan *plan = &j->plans[worker];
-    sgfp4_plan_v1(block, &j->o, block + 4096, plan);
+    sgfp4_plan_v1(block, rows, cols, &j->o, block + 4096, plan);
     sgfp4_write_v1_block(plan, block, b, j->blocks, block + 4096, j->out);
 }
 
 static void threshold_block(void *ctx, uint64_t b, unsigned worker)
 {
     const job *j = ctx;
-    float *block = load_block(j, b, worker);
-    sgfp4_plan_threshold(block, &j->o, j->mean_square, block + 4096, &j->plans[b]);
+    unsigned rows, cols;
+    float *block = load_block(j, b, worker, &rows, &cols);
+    sgfp4_plan_threshold(block, rows, cols, &j->o, j->mean_square, block + 4096, &j->plans[b]);
 }
 
 static void analyze_block(void *ctx, uint64_t b, unsigned worker)
 {
     const job *j = ctx;
-    float *block = load_block(j, b, worker);
-    sgfp4_analyze_block(block, j->o.fit, SGFP4_PROFILE_V2, block + 4096,
+    unsigned rows, cols;
+    float *block = load_block(j, b, worker, &rows, &cols);
+    sgfp4_analyze_block(block, rows, cols, j->o.fit, SGFP4_PROFILE_V2, block + 4096,
                         j->params + b * SGFP4_NODES * 2);
 }
 
 static void write_block(void *ctx, uint64_t b, unsigned worker)
 {
     const job *j = ctx;
-    float *block = load_block(j, b, worker);
+    unsigned rows, cols;
+    float *block = load_block(j, b, worker, &rows, &cols);
     sgfp4_write_record(&j->plans[b], block, block + 4096,
                        j->out + sgfp4_v2_table_bytes(j->blocks) + j->offsets[b]);
 }

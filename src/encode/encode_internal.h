@@ -16,6 +16,21 @@
 #define SGFP4_LEVELS 5u
 extern const unsigned sgfp4_node_base[SGFP4_LEVELS];
 
+/* Padding (docs/encoder.md, "Edge padding"): the weights of an edge macroblock beyond the
+ * tensor (rows >= O or cols >= I of the 64-multiple grid) are cropped by every decoder, so
+ * they carry no weight anywhere in the encoder. The valid part of a block is its top-left
+ * valid_rows x valid_cols rectangle, and so is the valid part of each of its leaves: the
+ * fits, errors and mode choices run on that rectangle alone, gathered densely
+ * (sgfp4_gather_leaf_valid); a leaf with no valid weight has error 0 and the cheapest
+ * parameters (S = 0, B = 0, T158 where that is cheaper). The writers quantize the whole
+ * leaf, so a padding weight (zero) gets the code nearest -B/S: deterministic, never read. */
+/* Rows (or columns) of a leaf starting at `at` with edge `size` that lie inside the first
+ * `valid` rows (columns) of its block. */
+static inline unsigned sgfp4_valid_extent(unsigned valid, unsigned at, unsigned size)
+{
+    return valid <= at ? 0u : valid - at < size ? valid - at : size;
+}
+
 /* A fitted leaf as it will be stored: fp16 scale bits, fp16 bias bits (v2: low 4 bits zero)
  * and the squared error of the decoded leaf against the input. */
 typedef struct sgfp4_leaf_params {
@@ -47,7 +62,7 @@ typedef struct sgfp4_leaf_stats {
     double sum, sum_sq;  /* sum of c and of c^2 */
     double abs_sum;      /* sum of |c| */
 } sgfp4_leaf_stats;
-/* Centres w (n a multiple of 16) into c and fills the statistics. The fits work on c, so
+/* Centres w (n >= 1 weights) into c and fills the statistics. The fits work on c, so
  * their sums do not cancel when a leaf's values sit far from zero. */
 void sgfp4_leaf_center(const float *w, unsigned n, float *c, sgfp4_leaf_stats *st);
 /* Fits a leaf of n weights (w, and c and st from sgfp4_leaf_center) in one mode and returns
@@ -67,7 +82,7 @@ void sgfp4_fit_finalize(const float *w, unsigned n, unsigned mode, float scale, 
  * are zero. `other` (v2) selects the other neighbour instead (the same one when the other
  * is not finite). Clips to the fp16 range. */
 uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other);
-/* Codes (as floats) of n weights (n a multiple of 8) for S and B: nearest grid point,
+/* Codes (as floats) of n weights for S and B: nearest grid point,
  * clipped to the mode's code range; all zero when S is zero. */
 void sgfp4_quantize(const float *w, unsigned n, unsigned mode, float scale, float bias,
                     float *codes);
@@ -80,13 +95,17 @@ double sgfp4_bias_for_codes(const float *w, unsigned n, unsigned mode, float sca
 void sgfp4_pack_codes(const float *codes, unsigned n, unsigned mode, uint8_t *payload);
 
 /* ---- error metrics and mode choice (error_metric.c, mode_choice.c) ---- */
-/* Laplacian-weighted error of a size x size leaf decoded with p (docs/encoder.md):
- * sum e^2 + sum over 2x2 cells ((e00+e01+e10+e11)/2)^2. *max_abs gets max |e|. */
-double sgfp4_laplacian_error(const float *w, unsigned size, const sgfp4_leaf_params *p,
-                             sgfp4_profile profile, float *scratch, float *max_abs);
+/* Laplacian-weighted error of the valid rows x cols part of a leaf (row-major, dense; the
+ * whole leaf when rows = cols = size) decoded with p (docs/encoder.md):
+ * sum e^2 + sum over 2x2 cells ((e00+e01+e10+e11)/2)^2, a cell cut by the edge of the
+ * valid part summing only its valid errors. *max_abs gets max |e|. */
+double sgfp4_laplacian_error(const float *w, unsigned rows, unsigned cols,
+                             const sgfp4_leaf_params *p, sgfp4_profile profile, float *scratch,
+                             float *max_abs);
 /* The spec's dual-mode rule: T158 when err_t158 <= (1 + delta) err_fp4 and no weight's
  * error exceeds 5 S. Returns the chosen mode and its Laplacian-weighted error. */
-unsigned sgfp4_choose_mode_reference(const float *w, unsigned size, const sgfp4_leaf_params *fp4,
+unsigned sgfp4_choose_mode_reference(const float *w, unsigned rows, unsigned cols,
+                                     const sgfp4_leaf_params *fp4,
                                      const sgfp4_leaf_params *t158, double delta,
                                      sgfp4_profile profile, float *scratch, double *error);
 
@@ -97,6 +116,10 @@ void sgfp4_gather_block(const float *src, uint64_t rows, uint64_t cols, size_t s
                         uint64_t by, uint64_t bx, float *block);
 /* Copies the size x size leaf at (y, x) of a block into leaf[] row-major. */
 void sgfp4_gather_leaf(const float *block, unsigned y, unsigned x, unsigned size, float *leaf);
+/* Copies the valid rows x cols top-left part of the leaf at (y, x) into leaf[] densely
+ * (row-major with stride cols); the same as sgfp4_gather_leaf when rows = cols = size. */
+void sgfp4_gather_leaf_valid(const float *block, unsigned y, unsigned x, unsigned rows,
+                             unsigned cols, float *leaf);
 
 /* ---- plans and writers (plan.c, write_v1.c, write_v2.c) ---- */
 /* Builds a plan from per-node decisions: choice[node] = 0 FP4 leaf, 1 T158 leaf, 2 split;
@@ -119,9 +142,10 @@ void sgfp4_write_v1_block(const sgfp4_block_plan *plan, const float *block, uint
                           uint64_t blocks, float *scratch, uint8_t *container);
 
 /* ---- per-macroblock analysis and policies (analyze.c, policy_*.c) ---- */
-/* Fits both modes at every node of a block: params[node*2 + mode]. */
-void sgfp4_analyze_block(const float *block, sgfp4_fit fit, sgfp4_profile profile,
-                         float *scratch,
+/* Fits both modes at every node of a block whose valid part is its top-left
+ * valid_rows x valid_cols: params[node*2 + mode]. */
+void sgfp4_analyze_block(const float *block, unsigned valid_rows, unsigned valid_cols,
+                         sgfp4_fit fit, sgfp4_profile profile, float *scratch,
                          sgfp4_leaf_params params[SGFP4_NODES * 2]);
 /* Cost in bytes of a leaf of edge size in mode: 4 (header) + payload padded to 16. */
 static inline uint32_t sgfp4_leaf_cost(unsigned size, unsigned mode)
@@ -134,11 +158,12 @@ static inline uint32_t sgfp4_leaf_cost(unsigned size, unsigned mode)
 uint32_t sgfp4_prune_rate(const sgfp4_leaf_params params[SGFP4_NODES * 2], double lambda,
                           uint8_t choice[SGFP4_NODES]);
 /* The spec's threshold split policy; fills the plan. mean_square: the tensor's mean w^2. */
-void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, double mean_square,
-                          float *scratch, sgfp4_block_plan *plan);
+void sgfp4_plan_threshold(const float *block, unsigned valid_rows, unsigned valid_cols,
+                          const sgfp4_encode_options *o, double mean_square, float *scratch,
+                          sgfp4_block_plan *plan);
 /* One v1 block: a single 64x64 leaf, mode chosen by the reference rule. */
-void sgfp4_plan_v1(const float *block, const sgfp4_encode_options *o, float *scratch,
-                   sgfp4_block_plan *plan);
+void sgfp4_plan_v1(const float *block, unsigned valid_rows, unsigned valid_cols,
+                   const sgfp4_encode_options *o, float *scratch, sgfp4_block_plan *plan);
 
 /* Scratch floats a worker needs for any of the calls above (16-byte aligned). */
 #define SGFP4_ENCODE_SCRATCH (4096u * 4u)

@@ -7,11 +7,12 @@
  * SPDX-License-Identifier: MIT */
 #include "encode/encode_internal.h"
 
-double sgfp4_laplacian_error(const float *w, unsigned size, const sgfp4_leaf_params *p,
-                             sgfp4_profile profile, float *scratch, float *max_abs)
+double sgfp4_laplacian_error(const float *w, unsigned rows, unsigned cols,
+                             const sgfp4_leaf_params *p, sgfp4_profile profile, float *scratch,
+                             float *max_abs)
 {
     (void)profile; /* the stored bias bits already carry the profile's masking */
-    const unsigned n = size * size;
+    const unsigned n = rows * cols;
     const float s = sgfp4_half_to_float(p->scale), b = sgfp4_half_to_float(p->bias);
     float *e = scratch;
     sgfp4_quantize(w, n, p->mode, s, b, e);
@@ -25,10 +26,26 @@ double sgfp4_laplacian_error(const float *w, unsigned size, const sgfp4_leaf_par
         fine += (double)e[i] * e[i];
     }
     double coarse = 0;
-    for (unsigned y = 0; y < size; y += 2)
-        for (unsigned x = 0; x < size; x += 2) {
-            const double sum = (double)e[y * size + x] + e[y * size + x + 1] +
-                               e[(y + 1) * size + x] + e[(y + 1) * size + x + 1];
+    if (((rows | cols) & 1u) == 0) { /* whole cells only: every full leaf */
+        for (unsigned y = 0; y < rows; y += 2)
+            for (unsigned x = 0; x < cols; x += 2) {
+                const double sum = (double)e[y * cols + x] + e[y * cols + x + 1] +
+                                   e[(y + 1) * cols + x] + e[(y + 1) * cols + x + 1];
+                coarse += sum * sum / 4.0;
+            }
+        if (max_abs)
+            *max_abs = worst;
+        return fine + coarse;
+    }
+    /* A cell cut by the edge of the valid part (odd rows or cols) sums the errors it has:
+     * padding errors are zero, they are never seen. */
+    for (unsigned y = 0; y < rows; y += 2)
+        for (unsigned x = 0; x < cols; x += 2) {
+            const int right = x + 1 < cols, below = y + 1 < rows;
+            const float e01 = right ? e[y * cols + x + 1] : 0.0f;
+            const float e10 = below ? e[(y + 1) * cols + x] : 0.0f;
+            const float e11 = right && below ? e[(y + 1) * cols + x + 1] : 0.0f;
+            const double sum = (double)e[y * cols + x] + e01 + e10 + e11;
             coarse += sum * sum / 4.0;
         }
     if (max_abs)

@@ -7,18 +7,23 @@ SGFP4_VECTOR_CLONES
 void sgfp4_leaf_center(const float *restrict w, unsigned n, float *restrict c,
                        sgfp4_leaf_stats *st)
 {
+    /* 8 lanes; a tail of n % 8 weights goes to the first lanes, so that a full leaf (n a
+     * multiple of 8) sums exactly as before and any n gives the same bits every time. */
+    const size_t body = n & ~(size_t)7;
     float acc[8] = {0};
-    for (size_t i = 0; i < n; i += 8)
+    for (size_t i = 0; i < body; i += 8)
         for (unsigned j = 0; j < 8; j++)
             acc[j] += w[i + j];
+    for (size_t i = body; i < n; i++)
+        acc[i - body] += w[i];
     double sum = 0;
     for (unsigned j = 0; j < 8; j++)
         sum += acc[j];
     const float mean = (float)(sum / n);
     float s[8] = {0}, sq[8] = {0}, ab[8] = {0}, mn[8], mx[8];
     for (unsigned j = 0; j < 8; j++)
-        mn[j] = mx[j] = w[j] - mean;
-    for (size_t i = 0; i < n; i += 8)
+        mn[j] = mx[j] = w[0] - mean;
+    for (size_t i = 0; i < body; i += 8)
         for (unsigned j = 0; j < 8; j++) {
             const float v = w[i + j] - mean;
             c[i + j] = v;
@@ -28,6 +33,16 @@ void sgfp4_leaf_center(const float *restrict w, unsigned n, float *restrict c,
             mn[j] = v < mn[j] ? v : mn[j];
             mx[j] = v > mx[j] ? v : mx[j];
         }
+    for (size_t i = body; i < n; i++) {
+        const unsigned j = (unsigned)(i - body);
+        const float v = w[i] - mean;
+        c[i] = v;
+        s[j] += v;
+        sq[j] += v * v;
+        ab[j] += v < 0 ? -v : v;
+        mn[j] = v < mn[j] ? v : mn[j];
+        mx[j] = v > mx[j] ? v : mx[j];
+    }
     double ts = 0, tsq = 0, tab = 0;
     float tmn = mn[0], tmx = mx[0];
     for (unsigned j = 0; j < 8; j++) {
@@ -51,8 +66,9 @@ static void code_sums(const float *restrict c, unsigned n, float scale, float bi
                       float hi, double *sq, double *sqq, double *sqc)
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    const size_t body = n & ~(size_t)7;
     float aq[8] = {0}, aqq[8] = {0}, aqc[8] = {0};
-    for (size_t i = 0; i < n; i += 8)
+    for (size_t i = 0; i < body; i += 8)
         for (unsigned j = 0; j < 8; j++) {
             float x = (c[i + j] - bias) * inv;
             x = x < lo ? lo : x;
@@ -62,6 +78,16 @@ static void code_sums(const float *restrict c, unsigned n, float scale, float bi
             aqq[j] += q * q;
             aqc[j] += q * c[i + j];
         }
+    for (size_t i = body; i < n; i++) { /* the tail of a partly valid leaf (n % 8) */
+        const unsigned j = (unsigned)(i - body);
+        float x = (c[i] - bias) * inv;
+        x = x < lo ? lo : x;
+        x = x > hi ? hi : x;
+        const float q = (x + SGFP4_ROUND_MAGIC) - SGFP4_ROUND_MAGIC;
+        aq[j] += q;
+        aqq[j] += q * q;
+        aqc[j] += q * c[i];
+    }
     double tq = 0, tqq = 0, tqc = 0;
     for (unsigned j = 0; j < 8; j++) {
         tq += aq[j];

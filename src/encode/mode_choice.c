@@ -3,13 +3,14 @@
  * SPDX-License-Identifier: MIT */
 #include "encode/encode_internal.h"
 
-unsigned sgfp4_choose_mode_reference(const float *w, unsigned size, const sgfp4_leaf_params *fp4,
+unsigned sgfp4_choose_mode_reference(const float *w, unsigned rows, unsigned cols,
+                                     const sgfp4_leaf_params *fp4,
                                      const sgfp4_leaf_params *t158, double delta,
                                      sgfp4_profile profile, float *scratch, double *error)
 {
     float worst_t158 = 0;
-    const double e_fp4 = sgfp4_laplacian_error(w, size, fp4, profile, scratch, NULL);
-    const double e_t158 = sgfp4_laplacian_error(w, size, t158, profile, scratch, &worst_t158);
+    const double e_fp4 = sgfp4_laplacian_error(w, rows, cols, fp4, profile, scratch, NULL);
+    const double e_t158 = sgfp4_laplacian_error(w, rows, cols, t158, profile, scratch, &worst_t158);
     const float s_t158 = sgfp4_half_to_float(t158->scale);
     const int outlier = worst_t158 > 5.0f * s_t158;
     if (!outlier && e_t158 <= (1.0 + delta) * e_fp4) {

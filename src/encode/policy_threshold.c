@@ -11,6 +11,7 @@ static const double base_threshold[SGFP4_LEVELS] = {0.018, 0.024, 0.030, 0.036, 
 
 typedef struct threshold_ctx {
     const float *block;
+    unsigned valid_rows, valid_cols;
     const sgfp4_encode_options *o;
     double mean_square;
     float *scratch;
@@ -22,18 +23,29 @@ typedef struct threshold_ctx {
 /* Decides the subtree at (level, r, c); returns its Laplacian-weighted error. */
 static double decide(threshold_ctx *t, unsigned level, unsigned r, unsigned c)
 {
-    const unsigned size = 64u >> level, grid = 1u << level, n = size * size;
+    const unsigned size = 64u >> level, grid = 1u << level;
     const unsigned node = sgfp4_node_base[level] + r * grid + c;
+    const unsigned rows = sgfp4_valid_extent(t->valid_rows, r * size, size);
+    const unsigned cols = sgfp4_valid_extent(t->valid_cols, c * size, size);
+    const unsigned n = rows * cols; /* the valid weights: the padding counts nowhere */
+    sgfp4_leaf_params *fp4 = &t->params[node * 2], *t158 = &t->params[node * 2 + 1];
+    if (n == 0) {
+        /* All padding: a leaf at once, error 0, T158 with S = B = 0 (the cheaper payload;
+         * the same 16 bytes as FP4 at 4x4). */
+        *fp4 = (sgfp4_leaf_params){0, 0, SGFP4_MODE_FP4, 0.0f};
+        *t158 = (sgfp4_leaf_params){0, 0, SGFP4_MODE_T158, 0.0f};
+        t->choice[node] = SGFP4_MODE_T158;
+        return 0.0;
+    }
     float *leaf = t->scratch, *work = t->scratch + 4096;
     sgfp4_leaf_stats st;
-    sgfp4_gather_leaf(t->block, r * size, c * size, size, leaf);
+    sgfp4_gather_leaf_valid(t->block, r * size, c * size, rows, cols, leaf);
     sgfp4_leaf_center(leaf, n, work, &st);
-    sgfp4_leaf_params *fp4 = &t->params[node * 2], *t158 = &t->params[node * 2 + 1];
     sgfp4_fit_fp4(leaf, work, &st, n, t->o->fit, t->profile, fp4);
     sgfp4_fit_t158(leaf, work, &st, n, t->o->fit, t->profile, t158);
     double error;
-    t->choice[node] = (uint8_t)sgfp4_choose_mode_reference(leaf, size, fp4, t158, t->o->delta,
-                                                           t->profile, work, &error);
+    t->choice[node] = (uint8_t)sgfp4_choose_mode_reference(
+        leaf, rows, cols, fp4, t158, t->o->delta, t->profile, work, &error);
     if (level + 1 == SGFP4_LEVELS)
         return error;
     const double threshold =
@@ -50,8 +62,9 @@ static double decide(threshold_ctx *t, unsigned level, unsigned r, unsigned c)
     return error;
 }
 
-void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, double mean_square,
-                          float *scratch, sgfp4_block_plan *plan)
+void sgfp4_plan_threshold(const float *block, unsigned valid_rows, unsigned valid_cols,
+                          const sgfp4_encode_options *o, double mean_square, float *scratch,
+                          sgfp4_block_plan *plan)
 {
     /* The context lives in the second half of the worker's scratch; decide() uses the
      * first 2 * 4096 floats. */
@@ -59,6 +72,8 @@ void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, dou
                    "threshold context does not fit the scratch");
     threshold_ctx *ctx = (threshold_ctx *)(void *)(scratch + 2 * 4096);
     ctx->block = block;
+    ctx->valid_rows = valid_rows;
+    ctx->valid_cols = valid_cols;
     ctx->o = o;
     ctx->mean_square = mean_square;
     ctx->scratch = scratch;
@@ -67,17 +82,27 @@ void sgfp4_plan_threshold(const float *block, const sgfp4_encode_options *o, dou
     sgfp4_plan_from_choices(ctx->choice, ctx->params, plan);
 }
 
-void sgfp4_plan_v1(const float *block, const sgfp4_encode_options *o, float *scratch,
-                   sgfp4_block_plan *plan)
+void sgfp4_plan_v1(const float *block, unsigned valid_rows, unsigned valid_cols,
+                   const sgfp4_encode_options *o, float *scratch, sgfp4_block_plan *plan)
 {
+    /* The fit sees the valid weights only (dense in scratch); the writer quantizes the
+     * whole block against the stored values. */
+    const unsigned n = valid_rows * valid_cols;
+    const float *valid = block;
+    float *work = scratch + 4096;
+    if (n < 4096) {
+        sgfp4_gather_leaf_valid(block, 0, 0, valid_rows, valid_cols, scratch);
+        valid = scratch;
+    }
     sgfp4_leaf_params p[2];
     sgfp4_leaf_stats st;
-    sgfp4_leaf_center(block, 4096, scratch, &st);
-    sgfp4_fit_fp4(block, scratch, &st, 4096, o->fit, SGFP4_PROFILE_V1, &p[0]);
-    sgfp4_fit_t158(block, scratch, &st, 4096, o->fit, SGFP4_PROFILE_V1, &p[1]);
+    sgfp4_leaf_center(valid, n, work, &st);
+    sgfp4_fit_fp4(valid, work, &st, n, o->fit, SGFP4_PROFILE_V1, &p[0]);
+    sgfp4_fit_t158(valid, work, &st, n, o->fit, SGFP4_PROFILE_V1, &p[1]);
     double error;
-    const unsigned mode = sgfp4_choose_mode_reference(block, 64, &p[0], &p[1], o->delta,
-                                                      SGFP4_PROFILE_V1, scratch, &error);
+    const unsigned mode = sgfp4_choose_mode_reference(valid, valid_rows, valid_cols, &p[0],
+                                                      &p[1], o->delta, SGFP4_PROFILE_V1, work,
+                                                      &error);
     plan->layout = SGFP4_LAYOUT_UNIFORM_64;
     plan->error_hint = 1; /* chosen by the Laplacian-weighted ("pyramid") rule */
     plan->count = 1;

@@ -49,9 +49,8 @@ void sgfp4_quantize(const float *restrict w, unsigned n, unsigned mode, float sc
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
-    for (size_t i = 0; i < n; i += 8)
-        for (unsigned j = 0; j < 8; j++)
-            codes[i + j] = code_of(w[i + j], bias, inv, lo, hi);
+    for (size_t i = 0; i < n; i++)
+        codes[i] = code_of(w[i], bias, inv, lo, hi);
 }
 
 SGFP4_VECTOR_CLONES
@@ -59,14 +58,21 @@ double sgfp4_sse_at(const float *restrict w, unsigned n, unsigned mode, float sc
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
+    const size_t body = n & ~(size_t)7;
     float acc[8] = {0};
-    for (size_t i = 0; i < n; i += 8)
+    for (size_t i = 0; i < body; i += 8)
         for (unsigned j = 0; j < 8; j++) {
             const float q = code_of(w[i + j], bias, inv, lo, hi);
             const float product = scale * q;
             const float e = w[i + j] - (product + bias);
             acc[j] += e * e;
         }
+    for (size_t i = body; i < n; i++) { /* tail: lane i - body */
+        const float q = code_of(w[i], bias, inv, lo, hi);
+        const float product = scale * q;
+        const float e = w[i] - (product + bias);
+        acc[i - body] += e * e;
+    }
     double sum = 0;
     for (unsigned j = 0; j < 8; j++)
         sum += acc[j];
@@ -79,10 +85,13 @@ double sgfp4_bias_for_codes(const float *restrict w, unsigned n, unsigned mode, 
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
+    const size_t body = n & ~(size_t)7;
     float acc[8] = {0};
-    for (size_t i = 0; i < n; i += 8)
+    for (size_t i = 0; i < body; i += 8)
         for (unsigned j = 0; j < 8; j++)
             acc[j] += w[i + j] - scale * code_of(w[i + j], bias, inv, lo, hi);
+    for (size_t i = body; i < n; i++) /* tail: lane i - body */
+        acc[i - body] += w[i] - scale * code_of(w[i], bias, inv, lo, hi);
     double sum = 0;
     for (unsigned j = 0; j < 8; j++)
         sum += acc[j];

@@ -84,7 +84,7 @@ def to_floats(raw, dtype):
     halves = array.array("H", raw)
     if dtype == "BF16":
         return array.array("f", struct.pack(f"<{len(halves)}I", *[h << 16 for h in halves]))
-    return array.array("f", struct.pack(f"<{len(halves)}e", *struct.unpack(f"<{len(halves)}e", raw)))
+    return array.array("f", struct.unpack(f"<{len(halves)}e", raw))
 
 
 def check_quantized(src_path, q_path):

@@ -59,7 +59,7 @@ static void laplacian_error_by_hand(void **state)
         w[i] = (float)(i % 7 - 3) + e[i];
     const sgfp4_leaf_params p = {0x3C00, 0x0000, SGFP4_MODE_FP4, 0};
     float scratch[64], worst = 0;
-    const double got = sgfp4_laplacian_error(w, 4, &p, SGFP4_PROFILE_V2, scratch, &worst);
+    const double got = sgfp4_laplacian_error(w, 4, 4, &p, SGFP4_PROFILE_V2, scratch, &worst);
     /* fine: 4 * 0.0625 + 4 * 0.015625 + 0.25 = 0.5625;
      * cells: (1.0/2)^2 = 0.25, (0/2)^2 = 0, 0, (0.5/2)^2 = 0.0625 */
     assert_true(fabs(got - (0.5625 + 0.25 + 0.0625)) < 1e-12);

@@ -1,10 +1,10 @@
 /* Encode speed and quality on real weights (docs/benchmarks.md, "Encode speed and quality").
  *
  *   sgfp4-encode-bench [--bpw X,Y,...] [--threshold] [--threshold-scale T] [--v1]
- *                      [--threads N] [--every K]
+ *                      [--threads N] [--every K] [--min-dim D]
  *                      FILE.safetensors...
  *
- * Takes every 2-D F32 tensor with both dimensions >= 64, encodes it at each setting with the
+ * Takes every 2-D F32 tensor with both dimensions >= D (default 64), encodes it at each setting with the
  * library, opens the container strictly, decodes it, and prints a Markdown table: per tensor
  * relative L2 error ||w - w_hat|| / ||w|| and bits per weight, then the pooled error
  * sqrt(sum of squared errors / sum of squared weights) and the encode speed: weights per
@@ -44,7 +44,7 @@ static double clock_seconds(clockid_t id)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int load_file(const char *path, tensor *out, int count)
+static int load_file(const char *path, tensor *out, int count, uint64_t min_dim)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -79,7 +79,7 @@ static int load_file(const char *path, tensor *out, int count)
         const uint64_t cols = (uint64_t)json_integer_value(json_array_get(shape, 1));
         const uint64_t begin = (uint64_t)json_integer_value(json_array_get(offs, 0));
         const uint64_t end = (uint64_t)json_integer_value(json_array_get(offs, 1));
-        if (rows < 64 || cols < 64 || end - begin != rows * cols * 4)
+        if (rows < min_dim || cols < min_dim || end - begin != rows * cols * 4)
             continue;
         tensor *t = &out[count];
         snprintf(t->name, sizeof t->name, "%s", key);
@@ -143,6 +143,7 @@ int main(int argc, char **argv)
     char bpw_list[256] = "2.5,3.0,3.5,4.0,4.5,5.0";
     int threshold = 0, v1 = 0;
     double threshold_scale = 1.0;
+    uint64_t min_dim = 64;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--bpw") == 0 && i + 1 < argc)
             snprintf(bpw_list, sizeof bpw_list, "%s", argv[++i]);
@@ -156,8 +157,10 @@ int main(int argc, char **argv)
             threads = (unsigned)atoi(argv[++i]);
         else if (strcmp(argv[i], "--every") == 0 && i + 1 < argc)
             every = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--min-dim") == 0 && i + 1 < argc)
+            min_dim = (uint64_t)atoll(argv[++i]);
         else {
-            const int got = load_file(argv[i], tensors, nt);
+            const int got = load_file(argv[i], tensors, nt, min_dim);
             if (got < 0)
                 return 1;
             nt = got;
