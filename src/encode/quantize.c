@@ -49,7 +49,11 @@ void sgfp4_quantize(const float *restrict w, unsigned n, unsigned mode, float sc
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
-    for (size_t i = 0; i < n; i++)
+    const size_t body = n & ~(size_t)7;
+    for (size_t i = 0; i < body; i += 8)
+        for (unsigned j = 0; j < 8; j++)
+            codes[i + j] = code_of(w[i + j], bias, inv, lo, hi);
+    for (size_t i = body; i < n; i++)
         codes[i] = code_of(w[i], bias, inv, lo, hi);
 }
 

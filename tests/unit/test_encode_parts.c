@@ -66,6 +66,59 @@ static void laplacian_error_by_hand(void **state)
     assert_true(worst == 0.5f);
 }
 
+/* The valid 3x3 part of a leaf (dense): the cells cut by the edge sum only their valid
+ * errors. S = 1, B = 0; errors by hand. */
+static void laplacian_error_of_a_valid_rectangle(void **state)
+{
+    (void)state;
+    const float e[9] = {0.25f, 0.25f, 0.5f, 0.25f, 0.25f, -0.25f, 0.125f, 0.0f, 0.0f};
+    float w[9];
+    for (int i = 0; i < 9; i++)
+        w[i] = (float)(i % 5 - 2) + e[i];
+    const sgfp4_leaf_params p = {0x3C00, 0x0000, SGFP4_MODE_FP4, 0};
+    float scratch[64], worst = 0;
+    const double got = sgfp4_laplacian_error(w, 3, 3, &p, SGFP4_PROFILE_V2, scratch, &worst);
+    /* fine: 4 * 0.0625 + 0.25 + 0.0625 + 0.015625 = 0.578125;
+     * cells: {0.25 x4} -> (1/2)^2 = 0.25; {0.5, -0.25} -> (0.25/2)^2 = 0.015625;
+     * {0.125, 0} -> (0.125/2)^2 = 0.00390625; {0} -> 0 */
+    assert_true(fabs(got - (0.578125 + 0.25 + 0.015625 + 0.00390625)) < 1e-12);
+    assert_true(worst == 0.5f);
+}
+
+/* A leaf with no valid weight costs error 0 in both modes, and a partial leaf is fitted on
+ * its valid weights alone: the valid part of this block is 2x3 values of an FP4 grid, the
+ * rest (padding, zero in real use) holds values near 1000 that must not be seen. */
+static void analysis_ignores_the_padding(void **state)
+{
+    (void)state;
+    static float block[64 * 64];
+    static float scratch[SGFP4_ENCODE_SCRATCH];
+    static sgfp4_leaf_params params[SGFP4_NODES * 2];
+    for (unsigned i = 0; i < 4096; i++)
+        block[i] = 1000.0f + (float)(i % 17); /* padding: must not be seen */
+    const float valid[6] = {0.5f, 0.625f, 0.75f, 1.25f, 1.5f, 0.5f}; /* S = 1/8, B = 1 */
+    for (unsigned i = 0; i < 6; i++)
+        block[(i / 3) * 64 + i % 3] = valid[i];
+    sgfp4_analyze_block(block, 2, 3, SGFP4_FIT_BEST, SGFP4_PROFILE_V2, scratch, params);
+    for (unsigned level = 0; level < SGFP4_LEVELS; level++) {
+        const unsigned grid = 1u << level;
+        for (unsigned k = 0; k < grid * grid; k++) {
+            const unsigned node = sgfp4_node_base[level] + k;
+            /* Every node containing (0, 0) holds the 6 valid weights, on a grid (error
+             * small, the fit need not find the grid exactly; about 1e6 if the padding
+             * counted); every other node is all padding:
+             * error exactly 0, S = 0. */
+            assert_true(params[node * 2].sse < 1e-2f);
+            if (k != 0) {
+                assert_true(params[node * 2].sse == 0.0f);
+                assert_int_equal(params[node * 2].scale, 0);
+                if (level + 1 < SGFP4_LEVELS)
+                    assert_true(params[node * 2 + 1].sse == 0.0f);
+            }
+        }
+    }
+}
+
 /* Root split, top-left quadrant split into 16x16, the other quadrants 32x32 leaves. */
 static void split_map_and_record_size(void **state)
 {
@@ -196,6 +249,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(v2_bias_is_nearest_masked_half),
         cmocka_unit_test(laplacian_error_by_hand),
+        cmocka_unit_test(laplacian_error_of_a_valid_rectangle),
+        cmocka_unit_test(analysis_ignores_the_padding),
         cmocka_unit_test(split_map_and_record_size),
         cmocka_unit_test(best_fit_beats_reference),
         cmocka_unit_test(pruned_size_matches_plan),
