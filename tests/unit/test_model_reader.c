@@ -250,6 +250,22 @@ static void test_policy(void **state)
     sgfp4_model_tensor v = {"model.norm.weight", SGFP4_ST_F32, 1, vec, 4096, 0, 0, NULL, NULL};
     sgfp4_model_policy_decide(p, &v, &d);
     assert_false(d.quantize);
+    /* mostly padding: 32x64 pads to 64x64 (2x) and passes; 48x64 (1.33x) and 172x64 are
+     * quantized; 32x64 can still be forced by a rule (below, not here) */
+    uint64_t thin[2] = {32, 64}, three_quarters[2] = {48, 64}, odd[2] = {172, 64};
+    sgfp4_model_tensor pad = {"layers.0.attention.wk.weight", SGFP4_ST_F32, 2, thin, 2048,
+                              0, 0, NULL, NULL};
+    sgfp4_model_policy_decide(p, &pad, &d);
+    assert_false(d.quantize);
+    assert_non_null(strstr(d.reason, "mostly padding"));
+    pad.shape = three_quarters;
+    pad.elements = 48 * 64;
+    sgfp4_model_policy_decide(p, &pad, &d);
+    assert_true(d.quantize);
+    pad.shape = odd;
+    pad.elements = 172 * 64;
+    sgfp4_model_policy_decide(p, &pad, &d);
+    assert_true(d.quantize);
     sgfp4_model_tensor i8 = t;
     i8.dtype = SGFP4_ST_I8;
     sgfp4_model_policy_decide(p, &i8, &d);
