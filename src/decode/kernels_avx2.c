@@ -269,10 +269,62 @@ typedef struct pending_chunk {
     unsigned next, end, count, last_width;
 } pending_chunk;
 
-AVX2_INLINE void flush_rows(pending_chunk *p, unsigned until, const uint8_t *ys,
+/* One whole 64-float tile row to dst as f32, fully unrolled; `kind` (a constant at each
+ * call) is 2 for 32-byte streaming stores, 1 for 16-byte streaming stores, 0 for plain. */
+AVX2_INLINE void copy_row_f32(const float *src, uint8_t *dst, unsigned kind)
+{
+#pragma GCC unroll 8
+    for (unsigned x = 0; x < SGFP4_MB; x += 8) {
+        const __m256 v = _mm256_load_ps(src + x);
+        float *to = (float *)(dst + 4 * x);
+        if (kind == 2) {
+            _mm256_stream_ps(to, v);
+        } else if (kind == 1) {
+            _mm_stream_ps(to, _mm256_castps256_ps128(v));
+            _mm_stream_ps(to + 4, _mm256_extractf128_ps(v, 1));
+        } else {
+            _mm256_storeu_ps(to, v);
+        }
+    }
+}
+
+/* f32 rows: the whole-width tiles of a row copied inline (every tile column starts a
+ * multiple of 256 bytes after the row, so the row's alignment picks the store kind once),
+ * only a narrower last tile through store_f32(). */
+static AVX2 void flush_rows_f32(pending_chunk *p, unsigned until, const uint8_t *ys,
+                                uint8_t *const dst[SGFP4_MB], bool streaming)
+{
+    const unsigned full = p->last_width == SGFP4_MB ? p->count : p->count - 1;
+    for (; p->next < until; p->next++) {
+        const unsigned y = ys[p->next];
+        uint8_t *row = dst[y] + p->column;
+        const float *src = p->tiles + SGFP4_MB * y;
+        const unsigned kind = !streaming ? 0 : ((uintptr_t)row & 31u) == 0 ? 2
+                                             : ((uintptr_t)row & 15u) == 0 ? 1 : 0;
+        unsigned j = 0;
+        if (kind == 2) {
+            for (; j < full; j++)
+                copy_row_f32(src + TILE_FLOATS * j, row + 4 * SGFP4_MB * j, 2);
+        } else if (kind == 1) {
+            for (; j < full; j++)
+                copy_row_f32(src + TILE_FLOATS * j, row + 4 * SGFP4_MB * j, 1);
+        } else {
+            for (; j < full; j++)
+                copy_row_f32(src + TILE_FLOATS * j, row + 4 * SGFP4_MB * j, 0);
+        }
+        if (j < p->count)
+            store_f32(src + TILE_FLOATS * j, p->last_width, row + 4 * SGFP4_MB * j, streaming);
+    }
+}
+
+static AVX2 void flush_rows(pending_chunk *p, unsigned until, const uint8_t *ys,
                             uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype, unsigned elem,
                             bool streaming)
 {
+    if (dtype == SGFP4_DTYPE_F32) {
+        flush_rows_f32(p, until, ys, dst, streaming);
+        return;
+    }
     for (; p->next < until; p->next++) {
         const unsigned y = ys[p->next];
         uint8_t *row = dst[y] + p->column;
