@@ -34,6 +34,10 @@ typedef struct sgfp4_decode_kernels {
 /* Fills out[] with the leaves of block b (b < t->blocks) exactly as sgfp4_block_leaf_refs()
  * does, faster (decode/leaf_parse.c); returns the count. */
 unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out);
+/* The positions (y, x, edge) of the leaves of v2 record `rec` in storage order (pos holds
+ * SGFP4_MAX_LEAVES), and where its leaf headers start; returns the leaf count. */
+unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint8_t (*pos)[3],
+                                       const uint8_t **headers);
 /* The mask of a leaf's rows [y, y + size) within a block. */
 static inline uint64_t sgfp4_leaf_row_mask(unsigned y, unsigned size)
 {

@@ -67,22 +67,32 @@ static AVX2 inline __m256 t158_x8(uint32_t word, __m256 scale, __m256 bias)
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), scale, bias);
 }
 
-/* T158 symbols 8..15 of a 32-bit word (the upper half). */
-static AVX2 inline __m256 t158_hi_x8(uint32_t word, __m256 scale, __m256 bias)
-{
-    const __m256i to_top = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
-    const __m256i t =
-        _mm256_srai_epi32(_mm256_sllv_epi32(_mm256_set1_epi32((int)word), to_top), 30);
-    const __m256i q = _mm256_sub_epi32(t, _mm256_srai_epi32(t, 1));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), scale, bias);
-}
-
 static AVX2 inline __m128 t158_x4(uint32_t byte, __m128 scale, __m128 bias)
 {
     const __m128i to_top = _mm_setr_epi32(30, 28, 26, 24);
     const __m128i t = _mm_srai_epi32(_mm_sllv_epi32(_mm_set1_epi32((int)byte), to_top), 30);
     const __m128i q = _mm_sub_epi32(t, _mm_srai_epi32(t, 1));
     return _mm_fmadd_ps(_mm_cvtepi32_ps(q), scale, bias);
+}
+
+/* T158 by table: the four reconstructions fl32(S * t + B) for t = 0, +1, -1, 0 (symbols
+ * 00, 01, 10, 11), computed once per leaf by the same fused multiply-add as above (so the
+ * same bits), twice over in the 8 lanes. A vector of symbols shifted down so that symbol i
+ * sits at the bottom of lane i then picks its weight with one vpermps, which reads only the
+ * low 3 bits of each lane: bit 2 (the next symbol's low bit) selects the copy, which is the
+ * same. 16 symbols cost a broadcast and two shift + permute pairs. */
+static AVX2 inline __m256 t158_table(__m256 scale, __m256 bias)
+{
+    return _mm256_fmadd_ps(_mm256_setr_ps(0.0f, 1.0f, -1.0f, 0.0f, 0.0f, 1.0f, -1.0f, 0.0f),
+                           scale, bias);
+}
+
+/* Symbols 0..7 (`upper` false) or 8..15 (true) of a broadcast 32-bit word. */
+static AVX2 inline __m256 t158_lookup_x8(__m256i word, bool upper, __m256 table)
+{
+    const __m256i down = upper ? _mm256_setr_epi32(16, 18, 20, 22, 24, 26, 28, 30)
+                               : _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    return _mm256_permutevar8x32_ps(table, _mm256_srlv_epi32(word, down));
 }
 
 /* Rows [ya, yb) of one leaf of edge >= 8 into the tile (aligned 32-byte stores). */
@@ -128,25 +138,32 @@ AVX2_INLINE void leaf_whole(const sgfp4_leaf_ref *leaf, float *tile, unsigned si
     const __m256 scale = _mm256_set1_ps(leaf->scale), bias = _mm256_set1_ps(leaf->bias);
     float *dst = tile + SGFP4_MB * leaf->y + leaf->x;
     const uint8_t *p = leaf->payload;
-    for (unsigned y = 0; y < size; y++, dst += SGFP4_MB) {
-        if (mode == SGFP4_MODE_T158 && size >= 16) {
-            /* 16 symbols per 32-bit load (rows of 16 or more symbols are 4+ bytes) */
+    if (mode == SGFP4_MODE_T158) {
+        const __m256 table = t158_table(scale, bias);
+        if (size == 8) {
+            /* two 8-symbol rows per 32-bit word */
+#pragma GCC unroll 4
+            for (unsigned y = 0; y < 8; y += 2, dst += 2 * SGFP4_MB, p += 4) {
+                const __m256i word = _mm256_set1_epi32((int)load_u32(p));
+                _mm256_store_ps(dst, t158_lookup_x8(word, false, table));
+                _mm256_store_ps(dst + SGFP4_MB, t158_lookup_x8(word, true, table));
+            }
+            return;
+        }
+        for (unsigned y = 0; y < size; y++, dst += SGFP4_MB, p += size / 4) {
 #pragma GCC unroll 4
             for (unsigned x = 0; x < size; x += 16) {
-                const uint32_t word = load_u32(p + x / 4);
-                _mm256_store_ps(dst + x, t158_x8(word, scale, bias));
-                _mm256_store_ps(dst + x + 8, t158_hi_x8(word, scale, bias));
+                const __m256i word = _mm256_set1_epi32((int)load_u32(p + x / 4));
+                _mm256_store_ps(dst + x, t158_lookup_x8(word, false, table));
+                _mm256_store_ps(dst + x + 8, t158_lookup_x8(word, true, table));
             }
-            p += size / 4;
-            continue;
         }
+        return;
+    }
+    for (unsigned y = 0; y < size; y++, dst += SGFP4_MB, p += size / 2) {
 #pragma GCC unroll 8
-        for (unsigned x = 0; x < size; x += 8) {
-            const __m256 v = mode == SGFP4_MODE_FP4 ? fp4_x8(load_u32(p + x / 2), scale, bias)
-                                                    : t158_x8(load_u16(p + x / 4), scale, bias);
-            _mm256_store_ps(dst + x, v);
-        }
-        p += mode == SGFP4_MODE_FP4 ? size / 2 : size / 4;
+        for (unsigned x = 0; x < size; x += 8)
+            _mm256_store_ps(dst + x, fp4_x8(load_u32(p + x / 2), scale, bias));
     }
 }
 
@@ -155,12 +172,19 @@ AVX2_INLINE void leaf_whole_4x4(const sgfp4_leaf_ref *leaf, float *tile, unsigne
 {
     const __m256 scale = _mm256_set1_ps(leaf->scale), bias = _mm256_set1_ps(leaf->bias);
     float *dst = tile + SGFP4_MB * leaf->y + leaf->x;
+    __m256 v[2];
+    if (mode == SGFP4_MODE_T158) {
+        const __m256 table = t158_table(scale, bias);
+        const __m256i word = _mm256_set1_epi32((int)load_u32(leaf->payload));
+        v[0] = t158_lookup_x8(word, false, table);
+        v[1] = t158_lookup_x8(word, true, table);
+    } else {
+        v[0] = fp4_x8(load_u32(leaf->payload), scale, bias);
+        v[1] = fp4_x8(load_u32(leaf->payload + 4), scale, bias);
+    }
     for (unsigned half = 0; half < 2; half++, dst += 2 * SGFP4_MB) {
-        const __m256 v = mode == SGFP4_MODE_FP4
-                             ? fp4_x8(load_u32(leaf->payload + 4 * half), scale, bias)
-                             : t158_x8(load_u16(leaf->payload + 2 * half), scale, bias);
-        _mm_store_ps(dst, _mm256_castps256_ps128(v));
-        _mm_store_ps(dst + SGFP4_MB, _mm256_extractf128_ps(v, 1));
+        _mm_store_ps(dst, _mm256_castps256_ps128(v[half]));
+        _mm_store_ps(dst + SGFP4_MB, _mm256_extractf128_ps(v[half], 1));
     }
 }
 
@@ -335,6 +359,60 @@ static AVX2 void flush_rows(pending_chunk *p, unsigned until, const uint8_t *ys,
     }
 }
 
+/* Exact f32 of 8 finite halves (low 16 bits of each lane), subnormals included, whatever
+ * the FPU modes, as sgfp4_half_to_float_finite() computes them: normal halves by integer
+ * re-biasing, the others as magnitude * 2^-24 (an exact conversion and an exact product
+ * whose result is 0 or a normal binary32, so flush-to-zero and denormals-are-zero do not
+ * touch it); the sign is OR-ed in last (-0 stays -0). */
+static AVX2 inline __m256 half_to_float_x8(__m256i half)
+{
+    const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(half, _mm256_set1_epi32(0x8000)), 16);
+    const __m256i magnitude = _mm256_and_si256(half, _mm256_set1_epi32(0x7FFF));
+    const __m256i normal =
+        _mm256_add_epi32(_mm256_slli_epi32(magnitude, 13), _mm256_set1_epi32(112 << 23));
+    const __m256 small = _mm256_mul_ps(_mm256_cvtepi32_ps(magnitude), _mm256_set1_ps(0x1p-24f));
+    const __m256i is_normal = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x3FF));
+    const __m256i bits = _mm256_blendv_epi8(_mm256_castps_si256(small), normal, is_normal);
+    return _mm256_castsi256_ps(_mm256_or_si256(bits, sign));
+}
+
+/* sgfp4_decode_block_leaves() with the v2 leaf headers' scales and biases converted 8 at a
+ * time (the same bits; at a few bits per weight leaf listing is a large part of decode). */
+static AVX2 unsigned avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
+{
+    if (t->profile == SGFP4_PROFILE_V1)
+        return sgfp4_decode_block_leaves(t, b, out);
+    const uint8_t *d = t->data;
+    const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
+    const uint8_t *headers;
+    uint8_t pos[SGFP4_MAX_LEAVES][3];
+    const unsigned n = sgfp4_decode_record_positions(rec, pos, &headers);
+    float scale[SGFP4_MAX_LEAVES], bias[SGFP4_MAX_LEAVES];
+    for (unsigned i = 0; i < n; i += 8) {
+        __m256i h;
+        if (n - i >= 8) {
+            h = _mm256_loadu_si256((const __m256i *)(headers + 4 * i));
+        } else { /* the last headers only: no read past them */
+            const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)),
+                                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            h = _mm256_maskload_epi32((const int *)(headers + 4 * i), live);
+        }
+        _mm256_storeu_ps(scale + i, half_to_float_x8(_mm256_srli_epi32(h, 16)));
+        _mm256_storeu_ps(bias + i,
+                         half_to_float_x8(_mm256_and_si256(h, _mm256_set1_epi32(0xFFF0))));
+    }
+    const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
+    for (unsigned i = 0; i < n; i++) {
+        const uint32_t h = load_u32(headers + 4 * i);
+        const unsigned size = pos[i][2], mode = h & 1u;
+        out[i] = (sgfp4_leaf_ref){pos[i][0], pos[i][1], (uint8_t)size, (uint8_t)mode, h,
+                                  scale[i],  bias[i],   payload};
+        /* payload bytes rounded up to 16: size^2/2 (FP4) or size^2/4 (T158) */
+        payload += ((size * size >> (1 + mode)) + 15u) & ~15u;
+    }
+    return n;
+}
+
 /* Leaf kinds: (size, mode) as 2 * log2(size / 4) + mode, 0..9. */
 #define KINDS 10u
 static inline unsigned leaf_kind(const sgfp4_leaf_ref *leaf)
@@ -385,7 +463,7 @@ static AVX2 void avx2_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t r
         const unsigned prev_rows = prev.end - prev.next;
         for (unsigned j = 0; j < count; j++) {
             float *tile = tiles + (size_t)TILE_FLOATS * j;
-            const unsigned n = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx0 + j, leaves);
+            const unsigned n = avx2_block_leaves(t, by * t->tiles_x + bx0 + j, leaves);
             const unsigned block_end = prev.end - prev_rows + prev_rows * (j + 1) / count;
             const unsigned block_rows = block_end > prev.next ? block_end - prev.next : 0;
             unsigned credit = 0;

@@ -62,6 +62,26 @@ static unsigned walk_split_map(const uint8_t *map, uint8_t (*pos)[3])
     return n;
 }
 
+unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint8_t (*pos)[3],
+                                       const uint8_t **headers)
+{
+    const unsigned layout = rec[0] & 7u;
+    if (layout == SGFP4_LAYOUT_MIXED) {
+        *headers = rec + 16;
+        return walk_split_map(rec + 4, pos);
+    }
+    *headers = rec + 4;
+    const unsigned shift = layout == 5 ? 2 : 6 - layout; /* log2 of the leaf edge */
+    const unsigned per_row_shift = 6 - shift;
+    const unsigned n = 1u << (2 * per_row_shift);
+    for (unsigned i = 0; i < n; i++) {
+        pos[i][0] = (uint8_t)((i >> per_row_shift) << shift);
+        pos[i][1] = (uint8_t)((i & ((1u << per_row_shift) - 1)) << shift);
+        pos[i][2] = (uint8_t)(1u << shift);
+    }
+    return n;
+}
+
 unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
 {
     const uint8_t *d = t->data;
@@ -75,23 +95,9 @@ unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf
         return 1;
     }
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-    const unsigned layout = rec[0] & 7u;
-    const uint8_t *headers = rec + 4;
-    unsigned n;
+    const uint8_t *headers;
     uint8_t pos[SGFP4_MAX_LEAVES][3];
-    if (layout == SGFP4_LAYOUT_MIXED) {
-        n = walk_split_map(rec + 4, pos);
-        headers += 12;
-    } else {
-        const unsigned shift = layout == 5 ? 2 : 6 - layout; /* log2 of the leaf edge */
-        const unsigned per_row_shift = 6 - shift;
-        n = 1u << (2 * per_row_shift);
-        for (unsigned i = 0; i < n; i++) {
-            pos[i][0] = (uint8_t)((i >> per_row_shift) << shift);
-            pos[i][1] = (uint8_t)((i & ((1u << per_row_shift) - 1)) << shift);
-            pos[i][2] = (uint8_t)(1u << shift);
-        }
-    }
+    const unsigned n = sgfp4_decode_record_positions(rec, pos, &headers);
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = sgfp4_load_u32le(headers + 4 * i);
