@@ -376,12 +376,27 @@ static AVX2 inline __m256 half_to_float_x8(__m256i half)
     return _mm256_castsi256_ps(_mm256_or_si256(bits, sign));
 }
 
-/* sgfp4_decode_block_leaves() with the v2 leaf headers' scales and biases converted 8 at a
- * time (the same bits; at a few bits per weight leaf listing is a large part of decode). */
-static AVX2 unsigned avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
+/* Leaf kinds: (size, mode) as 2 * log2(size / 4) + mode, 0..9. */
+#define KINDS 10u
+static inline unsigned leaf_kind(const sgfp4_leaf_ref *leaf)
 {
-    if (t->profile == SGFP4_PROFILE_V1)
-        return sgfp4_decode_block_leaves(t, b, out);
+    return 2u * ((unsigned)__builtin_ctz(leaf->size) - 2u) + leaf->mode;
+}
+
+/* The leaves of block b, as sgfp4_decode_block_leaves() lists them but grouped by kind
+ * (kind k is out[start[k]..start[k+1]), storage order within a kind; a tile does not care
+ * in which order its leaves land), with the v2 leaf headers' scales and biases converted 8
+ * at a time (the same bits). At a few bits per weight, listing is a large part of decode. */
+static AVX2 unsigned avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out,
+                                       unsigned start[KINDS + 1])
+{
+    if (t->profile == SGFP4_PROFILE_V1) {
+        sgfp4_decode_block_leaves(t, b, out);
+        const unsigned kind = leaf_kind(&out[0]);
+        for (unsigned k = 0; k <= KINDS; k++)
+            start[k] = k > kind;
+        return 1;
+    }
     const uint8_t *d = t->data;
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
     const uint8_t *headers;
@@ -401,23 +416,25 @@ static AVX2 unsigned avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_
         _mm256_storeu_ps(bias + i,
                          half_to_float_x8(_mm256_and_si256(h, _mm256_set1_epi32(0xFFF0))));
     }
+    uint8_t kinds[SGFP4_MAX_LEAVES];
+    unsigned fill[KINDS + 1] = {0};
+    for (unsigned i = 0; i < n; i++) {
+        kinds[i] = (uint8_t)(2u * ((unsigned)__builtin_ctz(pos[i][2]) - 2u) + (headers[4 * i] & 1u));
+        fill[kinds[i] + 1]++;
+    }
+    for (unsigned k = 0; k < KINDS; k++)
+        fill[k + 1] += fill[k];
+    memcpy(start, fill, sizeof fill);
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = load_u32(headers + 4 * i);
         const unsigned size = pos[i][2], mode = h & 1u;
-        out[i] = (sgfp4_leaf_ref){pos[i][0], pos[i][1], (uint8_t)size, (uint8_t)mode, h,
-                                  scale[i],  bias[i],   payload};
+        out[fill[kinds[i]]++] = (sgfp4_leaf_ref){pos[i][0], pos[i][1], (uint8_t)size,
+                                                 (uint8_t)mode, h, scale[i], bias[i], payload};
         /* payload bytes rounded up to 16: size^2/2 (FP4) or size^2/4 (T158) */
         payload += ((size * size >> (1 + mode)) + 15u) & ~15u;
     }
     return n;
-}
-
-/* Leaf kinds: (size, mode) as 2 * log2(size / 4) + mode, 0..9. */
-#define KINDS 10u
-static inline unsigned leaf_kind(const sgfp4_leaf_ref *leaf)
-{
-    return 2u * ((unsigned)__builtin_ctz(leaf->size) - 2u) + leaf->mode;
 }
 
 /* The rows of `leaf` that `rows` selects, run by run. */
@@ -463,30 +480,21 @@ static AVX2 void avx2_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t r
         const unsigned prev_rows = prev.end - prev.next;
         for (unsigned j = 0; j < count; j++) {
             float *tile = tiles + (size_t)TILE_FLOATS * j;
-            const unsigned n = avx2_block_leaves(t, by * t->tiles_x + bx0 + j, leaves);
+            unsigned start[KINDS + 1];
+            const unsigned n =
+                avx2_block_leaves(t, by * t->tiles_x + bx0 + j, leaves, start);
             const unsigned block_end = prev.end - prev_rows + prev_rows * (j + 1) / count;
             const unsigned block_rows = block_end > prev.next ? block_end - prev.next : 0;
             unsigned credit = 0;
 #define FLUSH_SOME()                                                                           \
     for (credit += block_rows; credit >= n; credit -= n)                                       \
     flush_rows(&prev, prev.next + 1, ys, dst, dtype, elem, streaming)
-            if (rows == ~UINT64_C(0) && n > 1) {
-                /* whole blocks: leaves grouped by (size, mode), each group through its own
-                 * specialised copy, so the per-leaf dispatch does not mispredict on MIXED
-                 * records (the tile does not care in which order leaves land) */
-                uint8_t order[SGFP4_MAX_LEAVES];
-                unsigned start[KINDS + 1] = {0};
-                for (unsigned i = 0; i < n; i++)
-                    start[leaf_kind(&leaves[i]) + 1]++;
-                for (unsigned k = 0; k < KINDS; k++)
-                    start[k + 1] += start[k];
-                unsigned fill[KINDS];
-                memcpy(fill, start, sizeof fill);
-                for (unsigned i = 0; i < n; i++)
-                    order[fill[leaf_kind(&leaves[i])]++] = (uint8_t)i;
+            if (rows == ~UINT64_C(0)) {
+                /* whole blocks: each kind of leaf (size, mode) through its own specialised
+                 * copy, so the per-leaf dispatch does not mispredict on MIXED records */
 #define KIND_CASE(kind, call)                                                                  \
     for (unsigned g = start[kind]; g < start[kind + 1]; g++) {                                 \
-        const sgfp4_leaf_ref *leaf = &leaves[order[g]];                                        \
+        const sgfp4_leaf_ref *leaf = &leaves[g];                                              \
         call;                                                                                  \
         FLUSH_SOME();                                                                          \
     }
