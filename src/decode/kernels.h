@@ -55,6 +55,17 @@ extern const sgfp4_decode_kernels sgfp4_kernels_generic;
 extern const sgfp4_decode_kernels sgfp4_kernels_avx2;
 #endif
 
+#ifdef SGFP4_HAVE_X86_KERNELS
+/* Leaf kinds: (size, mode) as 2 * log2(size / 4) + mode, 0..9. */
+#define SGFP4_LEAF_KINDS 10u
+/* The AVX2 kernels' leaf listing (AVX2 CPUs only): the leaves of sgfp4_decode_block_leaves()
+ * grouped by kind, storage order within a kind: kind k is out[start[k]..start[k + 1]). */
+unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out,
+                                 unsigned start[SGFP4_LEAF_KINDS + 1]);
+/* The AVX2 kernels' fp16 -> f32 of finite halves, 8 at a time (AVX2 CPUs only). */
+void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, float *out);
+#endif
+
 /* CPU features the kernels need (decode/cpu_features.c). */
 bool sgfp4_cpu_has_avx2_fma_f16c(void);
 

@@ -376,19 +376,29 @@ static AVX2 inline __m256 half_to_float_x8(__m256i half)
     return _mm256_castsi256_ps(_mm256_or_si256(bits, sign));
 }
 
-/* Leaf kinds: (size, mode) as 2 * log2(size / 4) + mode, 0..9. */
-#define KINDS 10u
+#define KINDS SGFP4_LEAF_KINDS
 static inline unsigned leaf_kind(const sgfp4_leaf_ref *leaf)
 {
     return 2u * ((unsigned)__builtin_ctz(leaf->size) - 2u) + leaf->mode;
+}
+
+AVX2 void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, float *out)
+{
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const __m128i h = _mm_loadu_si128((const __m128i *)(halves + i));
+        _mm256_storeu_ps(out + i, half_to_float_x8(_mm256_cvtepu16_epi32(h)));
+    }
+    for (; i < count; i++)
+        out[i] = sgfp4_half_to_float_finite(halves[i]);
 }
 
 /* The leaves of block b, as sgfp4_decode_block_leaves() lists them but grouped by kind
  * (kind k is out[start[k]..start[k+1]), storage order within a kind; a tile does not care
  * in which order its leaves land), with the v2 leaf headers' scales and biases converted 8
  * at a time (the same bits). At a few bits per weight, listing is a large part of decode. */
-static AVX2 unsigned avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out,
-                                       unsigned start[KINDS + 1])
+AVX2 unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out,
+                                      unsigned start[SGFP4_LEAF_KINDS + 1])
 {
     if (t->profile == SGFP4_PROFILE_V1) {
         sgfp4_decode_block_leaves(t, b, out);
@@ -482,7 +492,7 @@ static AVX2 void avx2_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t r
             float *tile = tiles + (size_t)TILE_FLOATS * j;
             unsigned start[KINDS + 1];
             const unsigned n =
-                avx2_block_leaves(t, by * t->tiles_x + bx0 + j, leaves, start);
+                sgfp4_avx2_block_leaves(t, by * t->tiles_x + bx0 + j, leaves, start);
             const unsigned block_end = prev.end - prev_rows + prev_rows * (j + 1) / count;
             const unsigned block_rows = block_end > prev.next ? block_end - prev.next : 0;
             unsigned credit = 0;
