@@ -325,19 +325,19 @@ static AVX2 void flush_rows_f32(pending_chunk *p, unsigned until, const uint8_t 
         const float *src = p->tiles + SGFP4_MB * y;
         const unsigned kind = !streaming ? 0 : ((uintptr_t)row & 31u) == 0 ? 2
                                              : ((uintptr_t)row & 15u) == 0 ? 1 : 0;
-        unsigned j = 0;
+        const float *const end = src + (size_t)TILE_FLOATS * full;
         if (kind == 2) {
-            for (; j < full; j++)
-                copy_row_f32(src + TILE_FLOATS * j, row + 4 * SGFP4_MB * j, 2);
+            for (; src != end; src += TILE_FLOATS, row += 4 * SGFP4_MB)
+                copy_row_f32(src, row, 2);
         } else if (kind == 1) {
-            for (; j < full; j++)
-                copy_row_f32(src + TILE_FLOATS * j, row + 4 * SGFP4_MB * j, 1);
+            for (; src != end; src += TILE_FLOATS, row += 4 * SGFP4_MB)
+                copy_row_f32(src, row, 1);
         } else {
-            for (; j < full; j++)
-                copy_row_f32(src + TILE_FLOATS * j, row + 4 * SGFP4_MB * j, 0);
+            for (; src != end; src += TILE_FLOATS, row += 4 * SGFP4_MB)
+                copy_row_f32(src, row, 0);
         }
-        if (j < p->count)
-            store_f32(src + TILE_FLOATS * j, p->last_width, row + 4 * SGFP4_MB * j, streaming);
+        if (full < p->count)
+            store_f32(src, p->last_width, row, streaming);
     }
 }
 
