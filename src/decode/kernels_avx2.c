@@ -5,7 +5,9 @@
  * Weights: 8 codes are spread over the 8 lanes of a vector with one variable shift of a
  * broadcast payload word and sign-extended with an arithmetic shift; then
  * w = fma(q, S, B): the product S * q is exact in binary32 (DECISIONS D1), so the fused
- * multiply-add rounds once, exactly like the oracle's separate multiply and add.
+ * multiply-add rounds once, exactly like the oracle's separate multiply and add. Whole T158
+ * leaves look their weights up instead: the four values come from that same fma once per
+ * leaf, and vpermps picks them (t158_table below).
  * f16 is vcvtps2ph with round-to-nearest-even; bf16 rounds to nearest even with integer
  * arithmetic (decoded weights are finite, so there is no NaN case).
  *
