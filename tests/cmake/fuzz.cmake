@@ -55,7 +55,5 @@ foreach(t fuzz_cli_parse_regress fuzz_cli_parse)
   endif()
 endforeach()
 sgfp4_add_fuzz_target(roundtrip ${SGFP4_FUZZ_DIR}/fuzz_roundtrip.c)
-# Whole models (safetensors reader, manifest, policy), once the model API exists.
-if(EXISTS ${PROJECT_SOURCE_DIR}/include/sgfp4_model.h)
-  sgfp4_add_fuzz_target(model ${SGFP4_FUZZ_DIR}/fuzz_model.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)
-endif()
+# Whole models: safetensors reader, manifest, quantized tensors, restore, policy parser.
+sgfp4_add_fuzz_target(model ${SGFP4_FUZZ_DIR}/fuzz_model.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)
