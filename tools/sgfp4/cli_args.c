@@ -130,6 +130,18 @@ bool cli_parse_dtype(const char *text, sgfp4_dtype *dtype)
     return false;
 }
 
+bool cli_parse_backend(const char *text, sgfp4_backend *backend)
+{
+    static const struct { const char *name; sgfp4_backend backend; } names[] = {
+        {"auto", SGFP4_BACKEND_AUTO}, {"cpu", SGFP4_BACKEND_CPU}, {"scalar", SGFP4_BACKEND_SCALAR}};
+    for (size_t k = 0; text && k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(text, names[k].name) == 0) {
+            *backend = names[k].backend;
+            return true;
+        }
+    return false;
+}
+
 bool cli_parse_uint(const char *text, unsigned *value)
 {
     uint64_t v;

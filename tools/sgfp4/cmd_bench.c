@@ -111,15 +111,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
             if (error || !cli_parse_dtype(value, &a->dtype))
                 return cli_usage_error(cmd, "--dtype wants f32, f16 or bf16");
         } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
-            if (error)
-                return cli_usage_error(cmd, "--backend needs a value");
-            if (strcmp(value, "auto") == 0)
-                a->backend = SGFP4_BACKEND_AUTO;
-            else if (strcmp(value, "cpu") == 0)
-                a->backend = SGFP4_BACKEND_CPU;
-            else if (strcmp(value, "scalar") == 0)
-                a->backend = SGFP4_BACKEND_SCALAR;
-            else
+            if (error || !cli_parse_backend(value, &a->backend))
                 return cli_usage_error(cmd, "--backend wants auto, cpu, scalar or vulkan");
         } else if (s[0] == '-' && s[1] != '\0') {
             return cli_usage_error(cmd, "unknown option %s", s);

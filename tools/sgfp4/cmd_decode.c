@@ -62,15 +62,8 @@ int cmd_decode(int argc, char **argv)
         } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
             if (error)
                 return cli_usage_error(cmd, "--backend needs a value");
-            if (strcmp(value, "auto") == 0)
-                options.backend = SGFP4_BACKEND_AUTO;
-            else if (strcmp(value, "cpu") == 0)
-                options.backend = SGFP4_BACKEND_CPU;
-            else if (strcmp(value, "scalar") == 0)
-                options.backend = SGFP4_BACKEND_SCALAR;
-            else if (strcmp(value, "vulkan") == 0)
-                use_vulkan = true;
-            else
+            use_vulkan = strcmp(value, "vulkan") == 0;
+            if (!use_vulkan && !cli_parse_backend(value, &options.backend))
                 return cli_usage_error(cmd, "--backend wants auto, cpu, scalar or vulkan");
         } else if (cli_take_option(argc, argv, &i, "--threads", &value, &error)) {
             if (error || !cli_parse_uint(value, &options.threads))

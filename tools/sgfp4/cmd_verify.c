@@ -182,15 +182,7 @@ int cmd_verify(int argc, char **argv)
                 return cli_usage_error(cmd, "--only needs a vector name");
             only = value;
         } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
-            if (error)
-                return cli_usage_error(cmd, "--backend needs a value");
-            if (strcmp(value, "auto") == 0)
-                options.backend = SGFP4_BACKEND_AUTO;
-            else if (strcmp(value, "cpu") == 0)
-                options.backend = SGFP4_BACKEND_CPU;
-            else if (strcmp(value, "scalar") == 0)
-                options.backend = SGFP4_BACKEND_SCALAR;
-            else
+            if (error || !cli_parse_backend(value, &options.backend))
                 return cli_usage_error(cmd, "--backend wants auto, cpu or scalar");
         } else if (cli_take_option(argc, argv, &i, "--against", &against, &error)) {
             if (error)
