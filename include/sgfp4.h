@@ -256,6 +256,10 @@ typedef enum sgfp4_backend {
  *  AUTO and CPU the fastest set the processor runs ("avx2", "generic"); NULL if unknown. */
 SGFP4_API const char *sgfp4_decode_backend_name(sgfp4_backend backend);
 
+/** The last-level cache size in bytes that decode plans its stores with (outputs larger than
+ *  this are written with non-temporal stores); 0 if the system does not say. */
+SGFP4_API uint64_t sgfp4_llc_bytes(void);
+
 /** Options of the decode calls; NULL means defaults (AUTO backend, 1 thread). */
 typedef struct sgfp4_decode_options {
     sgfp4_backend backend;

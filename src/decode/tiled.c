@@ -10,34 +10,13 @@
 #include "common/parallel.h"
 #include "decode/kernels.h"
 
-/* The last-level cache size: sysfs first (glibc's sysconf reports a host-wide figure on
- * some virtual machines), then sysconf; 0 if neither says. */
-static uint64_t llc_bytes(void)
-{
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    if (f) {
-        unsigned long long n = 0;
-        char unit = 0;
-        const int got = fscanf(f, "%llu%c", &n, &unit);
-        fclose(f);
-        if (got >= 1 && n > 0)
-            return n << (unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0);
-    }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (llc > 0)
-        return (uint64_t)llc;
-#endif
-    return 0;
-}
-
 bool sgfp4_decode_streams(uint64_t output_bytes)
 {
     static _Atomic uint64_t cached = 0;
     uint64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
     if (v)
         return output_bytes >= v;
-    const uint64_t llc = llc_bytes();
+    const uint64_t llc = sgfp4_llc_bytes();
     v = llc > 0 ? llc : (uint64_t)8 << 20;
     atomic_store_explicit(&cached, v, memory_order_relaxed);
     return output_bytes >= v;

@@ -13,6 +13,7 @@
 #endif
 
 #include "bench_timing.h"
+#include "sgfp4.h"
 
 #define MAX_THREADS 256
 
@@ -125,29 +126,8 @@ bool bench_stream_fill(void *dst, size_t bytes, unsigned threads)
 #endif
 }
 
-/* The last-level cache size: sysfs first (glibc's sysconf reports a host-wide figure on
- * some virtual machines), then sysconf; 0 if neither says. */
-static uint64_t llc_bytes(void)
-{
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    if (f) {
-        unsigned long long n = 0;
-        char unit = 0;
-        const int got = fscanf(f, "%llu%c", &n, &unit);
-        fclose(f);
-        if (got >= 1 && n > 0)
-            return n << (unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0);
-    }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (llc > 0)
-        return (uint64_t)llc;
-#endif
-    return 0;
-}
-
 size_t bench_llc_bytes(void)
 {
-    const uint64_t llc = llc_bytes();
+    const uint64_t llc = sgfp4_llc_bytes();
     return llc ? (size_t)llc : (size_t)32 << 20;
 }
