@@ -1,16 +1,3 @@
 # Documentation code is compiled and run, so it cannot rot: the complete program at the end
-# of docs/api.md is extracted at configure time and built against the static library.
-set(_doc ${PROJECT_SOURCE_DIR}/docs/api.md)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_doc})
-file(READ ${_doc} _text)
-string(FIND "${_text}" "## A complete program" _at)
-string(SUBSTRING "${_text}" ${_at} -1 _text)
-string(FIND "${_text}" "```c\n" _begin)
-math(EXPR _begin "${_begin} + 5")
-string(SUBSTRING "${_text}" ${_begin} -1 _text)
-string(FIND "${_text}" "\n```" _end)
-string(SUBSTRING "${_text}" 0 ${_end} _code)
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/docs_api_example.c "${_code}\n")
-add_executable(docs_api_example ${CMAKE_CURRENT_BINARY_DIR}/docs_api_example.c)
-target_link_libraries(docs_api_example PRIVATE sgfp4_static)
-add_test(NAME docs_api_example COMMAND docs_api_example)
+# of docs/api.md is built against the static library and run.
+sgfp4_add_doc_program(docs_api_example ${PROJECT_SOURCE_DIR}/docs/api.md)

@@ -9,20 +9,7 @@ target_include_directories(test_vulkan_decode PRIVATE ${JANSSON_INCLUDE_DIR}
 set_tests_properties(test_vulkan_decode PROPERTIES TIMEOUT 600 LABELS vulkan)
 
 # The complete program of docs/vulkan.md, extracted at configure time, built and run.
-set(_vk_doc ${PROJECT_SOURCE_DIR}/docs/vulkan.md)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_vk_doc})
-file(READ ${_vk_doc} _vk_text)
-string(FIND "${_vk_text}" "## A complete program" _vk_at)
-string(SUBSTRING "${_vk_text}" ${_vk_at} -1 _vk_text)
-string(FIND "${_vk_text}" "```c\n" _vk_begin)
-math(EXPR _vk_begin "${_vk_begin} + 5")
-string(SUBSTRING "${_vk_text}" ${_vk_begin} -1 _vk_text)
-string(FIND "${_vk_text}" "\n```" _vk_end)
-string(SUBSTRING "${_vk_text}" 0 ${_vk_end} _vk_code)
-file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/docs_vulkan_example.c "${_vk_code}\n")
-add_executable(docs_vulkan_example ${CMAKE_CURRENT_BINARY_DIR}/docs_vulkan_example.c)
-target_link_libraries(docs_vulkan_example PRIVATE sgfp4_static)
-add_test(NAME docs_vulkan_example COMMAND docs_vulkan_example)
+sgfp4_add_doc_program(docs_vulkan_example ${PROJECT_SOURCE_DIR}/docs/vulkan.md)
 set_tests_properties(docs_vulkan_example PROPERTIES SKIP_RETURN_CODE 77 LABELS vulkan)
 
 # Under LeakSanitizer, ignore what the Vulkan loader and lavapipe keep until exit. The
