@@ -20,41 +20,11 @@ static sgfp4_status copy_init(sgfp4_vk_context *ctx, sgfp4_diag *diag)
                                            .pCode = sgfp4_vk_spv_copy};
     if ((r = vkCreateShaderModule(ctx->device, &smci, NULL, &ctx->copy_module)) != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkCreateShaderModule");
-    VkDescriptorSetLayoutBinding bindings[2];
-    for (uint32_t i = 0; i < 2; i++)
-        bindings[i] = (VkDescriptorSetLayoutBinding){
-            .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = 1,
-            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    const VkDescriptorSetLayoutCreateInfo dsl = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = 2,
-        .pBindings = bindings};
-    if ((r = vkCreateDescriptorSetLayout(ctx->device, &dsl, NULL, &ctx->copy_set_layout)) !=
-        VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorSetLayout");
-    const VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-                                       .size = sizeof(copy_params)};
-    const VkPipelineLayoutCreateInfo plci = {
-        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-        .setLayoutCount = 1,
-        .pSetLayouts = &ctx->copy_set_layout,
-        .pushConstantRangeCount = 1,
-        .pPushConstantRanges = &range};
-    if ((r = vkCreatePipelineLayout(ctx->device, &plci, NULL, &ctx->copy_pipeline_layout)) !=
-        VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkCreatePipelineLayout");
-    const VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .descriptorCount = 2};
-    const VkDescriptorPoolCreateInfo dpci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = 1,
-        .poolSizeCount = 1,
-        .pPoolSizes = &size};
-    if ((r = vkCreateDescriptorPool(ctx->device, &dpci, NULL, &ctx->copy_descriptor_pool)) !=
-        VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorPool");
+    const sgfp4_status s =
+        sgfp4_vk_layouts_create(ctx->device, 2, sizeof(copy_params), &ctx->copy_set_layout,
+                                &ctx->copy_pipeline_layout, &ctx->copy_descriptor_pool, diag);
+    if (s != SGFP4_OK)
+        return s;
     const VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,

@@ -89,6 +89,14 @@ void sgfp4_vk_barrier_all(sgfp4_vk_context *ctx);
 
 /* Pipelines (vk_pipeline.c). */
 sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag);
+/* Creates the descriptor-set layout (`buffers` storage buffers, bindings 0..buffers-1,
+ * buffers <= SGFP4_VK_BINDINGS), the pipeline layout with `push_bytes` of push constants,
+ * and a one-set descriptor pool. Handles already created stay set on failure, for the
+ * caller's release function. */
+sgfp4_status sgfp4_vk_layouts_create(VkDevice device, uint32_t buffers, uint32_t push_bytes,
+                                     VkDescriptorSetLayout *set_layout,
+                                     VkPipelineLayout *pipeline_layout, VkDescriptorPool *pool,
+                                     sgfp4_diag *diag);
 void sgfp4_vk_pipelines_release(sgfp4_vk_context *ctx);
 sgfp4_status sgfp4_vk_pipeline(sgfp4_vk_context *ctx, unsigned kernel, sgfp4_dtype dtype,
                                VkPipeline *out, sgfp4_diag *diag);

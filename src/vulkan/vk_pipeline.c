@@ -5,6 +5,47 @@
 #include "vulkan/vk_internal.h"
 #include "container/diag.h"
 
+sgfp4_status sgfp4_vk_layouts_create(VkDevice device, uint32_t buffers, uint32_t push_bytes,
+                                     VkDescriptorSetLayout *set_layout,
+                                     VkPipelineLayout *pipeline_layout, VkDescriptorPool *pool,
+                                     sgfp4_diag *diag)
+{
+    VkResult r;
+    VkDescriptorSetLayoutBinding bindings[SGFP4_VK_BINDINGS];
+    for (uint32_t i = 0; i < buffers; i++)
+        bindings[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    const VkDescriptorSetLayoutCreateInfo dsl = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = buffers,
+        .pBindings = bindings};
+    if ((r = vkCreateDescriptorSetLayout(device, &dsl, NULL, set_layout)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorSetLayout");
+    const VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+                                       .size = push_bytes};
+    const VkPipelineLayoutCreateInfo plci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = set_layout,
+        .pushConstantRangeCount = 1,
+        .pPushConstantRanges = &range};
+    if ((r = vkCreatePipelineLayout(device, &plci, NULL, pipeline_layout)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreatePipelineLayout");
+    const VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .descriptorCount = buffers};
+    const VkDescriptorPoolCreateInfo dpci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = 1,
+        .poolSizeCount = 1,
+        .pPoolSizes = &size};
+    if ((r = vkCreateDescriptorPool(device, &dpci, NULL, pool)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorPool");
+    return SGFP4_OK;
+}
+
 sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag)
 {
     VkResult r;
@@ -14,43 +55,9 @@ sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag)
         .pCode = ctx->info.exact_path ? sgfp4_vk_spv_int : sgfp4_vk_spv_rte};
     if ((r = vkCreateShaderModule(ctx->device, &smci, NULL, &ctx->module)) != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkCreateShaderModule");
-
-    VkDescriptorSetLayoutBinding bindings[SGFP4_VK_BINDINGS];
-    for (uint32_t i = 0; i < SGFP4_VK_BINDINGS; i++)
-        bindings[i] = (VkDescriptorSetLayoutBinding){
-            .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = 1,
-            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    const VkDescriptorSetLayoutCreateInfo dsl = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = SGFP4_VK_BINDINGS,
-        .pBindings = bindings};
-    if ((r = vkCreateDescriptorSetLayout(ctx->device, &dsl, NULL, &ctx->set_layout)) !=
-        VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorSetLayout");
-    const VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-                                       .size = sizeof(sgfp4_vk_params)};
-    const VkPipelineLayoutCreateInfo plci = {
-        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-        .setLayoutCount = 1,
-        .pSetLayouts = &ctx->set_layout,
-        .pushConstantRangeCount = 1,
-        .pPushConstantRanges = &range};
-    if ((r = vkCreatePipelineLayout(ctx->device, &plci, NULL, &ctx->pipeline_layout)) !=
-        VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkCreatePipelineLayout");
-    const VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .descriptorCount = SGFP4_VK_BINDINGS};
-    const VkDescriptorPoolCreateInfo dpci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = 1,
-        .poolSizeCount = 1,
-        .pPoolSizes = &size};
-    if ((r = vkCreateDescriptorPool(ctx->device, &dpci, NULL, &ctx->descriptor_pool)) !=
-        VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorPool");
-    return SGFP4_OK;
+    return sgfp4_vk_layouts_create(ctx->device, SGFP4_VK_BINDINGS, sizeof(sgfp4_vk_params),
+                                   &ctx->set_layout, &ctx->pipeline_layout,
+                                   &ctx->descriptor_pool, diag);
 }
 
 void sgfp4_vk_pipelines_release(sgfp4_vk_context *ctx)
