@@ -247,23 +247,51 @@ SGFP4_API size_t sgfp4_dtype_size(sgfp4_dtype dtype);
 
 /** CPU decode implementations. Every one gives identical bits. */
 typedef enum sgfp4_backend {
-    SGFP4_BACKEND_AUTO = 0,   /**< the fastest available CPU path */
-    SGFP4_BACKEND_SCALAR = 1, /**< the plain reference decoder (the oracle) */
-    SGFP4_BACKEND_CPU = 2     /**< SIMD kernels where the CPU has them, else scalar */
+    SGFP4_BACKEND_AUTO = 0,    /**< the fastest available CPU path */
+    SGFP4_BACKEND_SCALAR = 1,  /**< the plain reference decoder (the oracle) */
+    SGFP4_BACKEND_CPU = 2,     /**< the fastest kernel set this CPU runs (the same as AUTO) */
+    /* One kernel set, forced (to compare them, or to avoid one on a given CPU). A set this
+     * build or this CPU cannot run makes the decode calls return SGFP4_ERR_UNAVAILABLE. */
+    SGFP4_BACKEND_GENERIC = 3, /**< portable C kernels (every machine) */
+    SGFP4_BACKEND_AVX2 = 4,    /**< x86-64 AVX2 + FMA + F16C */
+    SGFP4_BACKEND_AVX512 = 5,  /**< x86-64 AVX-512 F, BW, DQ and VL */
+    SGFP4_BACKEND_NEON = 6     /**< AArch64 Advanced SIMD */
 } sgfp4_backend;
 
-/** The CPU kernels `backend` decodes with on this machine: "scalar" (the reference), or for
- *  AUTO and CPU the fastest set the processor runs ("avx2", "generic"); NULL if unknown. */
+/** The kernels `backend` decodes with on this machine: "scalar" (the reference), the name
+ *  of the kernel set ("avx512", "avx2", "neon", "generic"; for AUTO and CPU the fastest the
+ *  processor runs); NULL if `backend` is unknown or cannot run here. */
 SGFP4_API const char *sgfp4_decode_backend_name(sgfp4_backend backend);
 
-/** The last-level cache size in bytes that decode plans its stores with (outputs larger than
- *  this are written with non-temporal stores); 0 if the system does not say. */
+/** How decode writes its output. Every choice gives identical bits; only speed differs. */
+typedef enum sgfp4_store {
+    /** Streaming stores when the output is at least sgfp4_decode_stream_bytes(threads),
+     *  ordinary ones below. */
+    SGFP4_STORE_AUTO = 0,
+    /** Ordinary stores: the output stays in cache for a consumer that reads it right away. */
+    SGFP4_STORE_CACHED = 1,
+    /** Non-temporal (streaming) stores where the CPU kernels have them: the output goes to
+     *  memory without each cache line being read first. The fastest way to fill memory that
+     *  is not read again soon (loading a model). */
+    SGFP4_STORE_STREAMING = 2
+} sgfp4_store;
+
+/** The output size in bytes from which SGFP4_STORE_AUTO streams when decoding on `threads`
+ *  threads (0 counts as 1): twice the L2 cache of the cores writing it, since an output
+ *  larger than that leaves the cores' own caches anyway (docs/decode.md has the
+ *  measurements). */
+SGFP4_API uint64_t sgfp4_decode_stream_bytes(unsigned threads);
+
+/** The last-level cache size in bytes (sysfs, else sysconf); 0 if the system does not say.
+ *  `sgfp4 bench` sizes its output buffers from it. */
 SGFP4_API uint64_t sgfp4_llc_bytes(void);
 
-/** Options of the decode calls; NULL means defaults (AUTO backend, 1 thread). */
+/** Options of the decode calls; NULL means defaults (AUTO backend, 1 thread, AUTO stores).
+ *  Zero-initialise it and set what you need: fields added later default to 0. */
 typedef struct sgfp4_decode_options {
     sgfp4_backend backend;
     unsigned threads;         /**< worker threads; 0 or 1 = decode on the calling thread */
+    sgfp4_store store;        /**< how the output is written (AUTO by default) */
 } sgfp4_decode_options;
 
 /**
@@ -272,7 +300,8 @@ typedef struct sgfp4_decode_options {
  * `cols` elements. row_stride is in elements; 0 means `cols` (packed).
  * `dst_capacity` is the size of dst in bytes; it must cover the last element written.
  * Fails only on bad arguments (SGFP4_ERR_ARGUMENT): NULL pointers, an empty or out-of-range
- * row range, a stride below cols, too small a buffer, an unknown dtype.
+ * row range, a stride below cols, too small a buffer, an unknown dtype, backend or store;
+ * and with SGFP4_ERR_UNAVAILABLE for a forced kernel set this machine cannot run.
  */
 SGFP4_API sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin,
                                          uint64_t row_end, sgfp4_dtype dtype, void *dst,

@@ -56,17 +56,30 @@ static int failf(uint64_t index, const corpus_container *c, const char *fmt, ...
 
 /* ---- decode checks ---- */
 
+/* A random backend among those this machine runs (the oracle, AUTO, CPU and every kernel
+ * set, forced), thread count and store kind. */
 static sgfp4_decode_options random_options(corpus_rng *r)
 {
-    static const sgfp4_backend backends[3] = {SGFP4_BACKEND_SCALAR, SGFP4_BACKEND_AUTO,
-                                              SGFP4_BACKEND_CPU};
-    sgfp4_decode_options o = {backends[corpus_below(r, 3)], 1 + corpus_below(r, 4)};
+    static const sgfp4_backend all[] = {SGFP4_BACKEND_SCALAR,  SGFP4_BACKEND_AUTO,
+                                        SGFP4_BACKEND_CPU,     SGFP4_BACKEND_GENERIC,
+                                        SGFP4_BACKEND_AVX2,    SGFP4_BACKEND_AVX512,
+                                        SGFP4_BACKEND_NEON};
+    sgfp4_backend runs[sizeof all / sizeof all[0]];
+    unsigned n = 0;
+    for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (sgfp4_decode_backend_name(all[i]))
+            runs[n++] = all[i];
+    sgfp4_decode_options o = {.backend = runs[corpus_below(r, n)],
+                              .threads = 1 + corpus_below(r, 4),
+                              .store = (sgfp4_store)corpus_below(r, 3)};
     return o;
 }
 
 static const char *backend_name(sgfp4_backend b)
 {
-    return b == SGFP4_BACKEND_SCALAR ? "scalar" : b == SGFP4_BACKEND_CPU ? "cpu" : "auto";
+    if (b == SGFP4_BACKEND_AUTO || b == SGFP4_BACKEND_CPU)
+        return b == SGFP4_BACKEND_AUTO ? "auto" : "cpu";
+    return sgfp4_decode_backend_name(b);
 }
 
 /* Compares output row k (cols elements of dtype at out + k*stride) with expected row `row`. */
@@ -556,7 +569,7 @@ static int run_one(uint64_t index, const char *write_dir, FILE *index_file, uint
         ok = failf(index, &c, "valid container rejected: %s [%s]", diag.message,
                    sgfp4_status_name(s));
     } else {
-        const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+        const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
         ok = check_info(index, &c, t) &&
              check_decode(index, &c, t, expected, &r, 0, SGFP4_DTYPE_F32, scalar) &&
              check_decode(index, &c, t, expected, &r, 0, SGFP4_DTYPE_F32, random_options(&r)) &&

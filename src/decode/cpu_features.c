@@ -27,8 +27,19 @@ bool sgfp4_cpu_has_avx2_fma_f16c(void)
     return (b >> 5) & 1u; /* AVX2 */
 }
 
+bool sgfp4_cpu_has_avx512(void)
+{
+    unsigned a, b, c, d;
+    if (!sgfp4_cpu_has_avx2_fma_f16c() || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return false;
+    const bool f = (b >> 16) & 1u, dq = (b >> 17) & 1u, bw = (b >> 30) & 1u, vl = (b >> 31) & 1u;
+    /* XCR0 bits 5..7: opmask, upper halves of zmm0-15, zmm16-31 */
+    return f && dq && bw && vl && (read_xcr0() & 0xE6u) == 0xE6u;
+}
+
 #else
 
 bool sgfp4_cpu_has_avx2_fma_f16c(void) { return false; }
+bool sgfp4_cpu_has_avx512(void) { return false; }
 
 #endif

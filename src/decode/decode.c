@@ -28,12 +28,35 @@ static unsigned thread_count(const sgfp4_decode_options *options)
     return options && options->threads > 1 ? options->threads : 1;
 }
 
-/* The kernels for a backend; NULL means the scalar oracle. */
-static const sgfp4_decode_kernels *kernels_for(const sgfp4_decode_options *options)
+/* The options' choices, checked: *kernels is NULL for the scalar oracle. */
+static sgfp4_status resolve_options(const sgfp4_decode_options *options,
+                                    const sgfp4_decode_kernels **kernels)
 {
-    if (options && options->backend == SGFP4_BACKEND_SCALAR)
-        return NULL;
-    return sgfp4_decode_kernels_best();
+    if (options && (unsigned)options->store > SGFP4_STORE_STREAMING)
+        return SGFP4_ERR_ARGUMENT;
+    const sgfp4_backend backend = options ? options->backend : SGFP4_BACKEND_AUTO;
+    switch (backend) {
+    case SGFP4_BACKEND_AUTO:
+    case SGFP4_BACKEND_CPU: *kernels = sgfp4_decode_kernels_best(); return SGFP4_OK;
+    case SGFP4_BACKEND_SCALAR: *kernels = NULL; return SGFP4_OK;
+    case SGFP4_BACKEND_GENERIC:
+    case SGFP4_BACKEND_AVX2:
+    case SGFP4_BACKEND_AVX512:
+    case SGFP4_BACKEND_NEON:
+        *kernels = sgfp4_decode_kernels_forced(backend);
+        return *kernels ? SGFP4_OK : SGFP4_ERR_UNAVAILABLE;
+    default: return SGFP4_ERR_ARGUMENT;
+    }
+}
+
+/* Whether a call writing `bytes` over `items` macroblock-row work items streams its stores. */
+static bool use_streaming(const sgfp4_decode_options *options, uint64_t bytes, uint64_t items)
+{
+    const sgfp4_store store = options ? options->store : SGFP4_STORE_AUTO;
+    if (store != SGFP4_STORE_AUTO)
+        return store == SGFP4_STORE_STREAMING;
+    const uint64_t threads = thread_count(options);
+    return bytes >= sgfp4_decode_stream_bytes((unsigned)(threads < items ? threads : items));
 }
 
 /* Checks the destination for `count` output rows; fills *out. */
@@ -65,11 +88,11 @@ static sgfp4_status prepare_output(const sgfp4_tensor *t, uint64_t count, sgfp4_
 
 const char *sgfp4_decode_backend_name(sgfp4_backend backend)
 {
-    if (backend == SGFP4_BACKEND_SCALAR)
-        return "scalar";
-    if (backend == SGFP4_BACKEND_AUTO || backend == SGFP4_BACKEND_CPU)
-        return sgfp4_decode_kernels_best()->name;
-    return NULL;
+    const sgfp4_decode_options o = {.backend = backend, .threads = 1, .store = SGFP4_STORE_AUTO};
+    const sgfp4_decode_kernels *k;
+    if (resolve_options(&o, &k) != SGFP4_OK)
+        return NULL;
+    return k ? k->name : "scalar";
 }
 
 sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin, uint64_t row_end,
@@ -79,22 +102,19 @@ sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin, u
     if (!tensor || row_begin >= row_end || row_end > tensor->rows)
         return SGFP4_ERR_ARGUMENT;
     sgfp4_output out;
-    const sgfp4_status s = prepare_output(tensor, row_end - row_begin, dtype, dst, row_stride,
-                                          dst_capacity, &out);
-    if (s != SGFP4_OK)
+    sgfp4_status s = prepare_output(tensor, row_end - row_begin, dtype, dst, row_stride,
+                                    dst_capacity, &out);
+    const sgfp4_decode_kernels *k;
+    if (s != SGFP4_OK || (s = resolve_options(options, &k)) != SGFP4_OK)
         return s;
-    if (options && options->backend != SGFP4_BACKEND_AUTO &&
-        options->backend != SGFP4_BACKEND_SCALAR && options->backend != SGFP4_BACKEND_CPU)
-        return SGFP4_ERR_ARGUMENT;
-    const sgfp4_decode_kernels *k = kernels_for(options);
+    const uint64_t items = (row_end - 1) / SGFP4_MB - row_begin / SGFP4_MB + 1;
     if (k) {
         const uint64_t bytes = (row_end - row_begin) * tensor->cols * sgfp4_dtype_size(dtype);
         sgfp4_tiled_decode_rows(tensor, row_begin, row_end, &out, k, thread_count(options),
-                                sgfp4_decode_streams(bytes));
+                                use_streaming(options, bytes, items));
     } else {
         scalar_rows_job job = {tensor, &out, row_begin, row_end};
-        sgfp4_parallel_for((row_end - 1) / SGFP4_MB - row_begin / SGFP4_MB + 1,
-                           thread_count(options), scalar_rows_item, &job);
+        sgfp4_parallel_for(items, thread_count(options), scalar_rows_item, &job);
     }
     return SGFP4_OK;
 }
@@ -119,18 +139,14 @@ sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uint64_t *row
         if (rows[k] >= tensor->rows)
             return SGFP4_ERR_ARGUMENT;
     sgfp4_output out;
-    const sgfp4_status s =
-        prepare_output(tensor, count, dtype, dst, row_stride, dst_capacity, &out);
-    if (s != SGFP4_OK)
+    sgfp4_status s = prepare_output(tensor, count, dtype, dst, row_stride, dst_capacity, &out);
+    const sgfp4_decode_kernels *k;
+    if (s != SGFP4_OK || (s = resolve_options(options, &k)) != SGFP4_OK)
         return s;
-    if (options && options->backend != SGFP4_BACKEND_AUTO &&
-        options->backend != SGFP4_BACKEND_SCALAR && options->backend != SGFP4_BACKEND_CPU)
-        return SGFP4_ERR_ARGUMENT;
-    const sgfp4_decode_kernels *k = kernels_for(options);
     const uint64_t bytes = (uint64_t)count * tensor->cols * sgfp4_dtype_size(dtype);
     if (k)
         sgfp4_tiled_decode_gather(tensor, rows, count, &out, k, thread_count(options),
-                                  sgfp4_decode_streams(bytes));
+                                  use_streaming(options, bytes, count));
     else
         sgfp4_scalar_decode_gather(tensor, rows, count, &out);
     return SGFP4_OK;

@@ -9,6 +9,8 @@
 static bool runs_here(const sgfp4_decode_kernels *k)
 {
 #ifdef SGFP4_HAVE_X86_KERNELS
+    if (k == &sgfp4_kernels_avx512)
+        return sgfp4_cpu_has_avx512();
     if (k == &sgfp4_kernels_avx2)
         return sgfp4_cpu_has_avx2_fma_f16c();
 #endif
@@ -17,6 +19,7 @@ static bool runs_here(const sgfp4_decode_kernels *k)
 
 static const sgfp4_decode_kernels *const all_kernels[] = {
 #ifdef SGFP4_HAVE_X86_KERNELS
+    &sgfp4_kernels_avx512,
     &sgfp4_kernels_avx2,
 #endif
     &sgfp4_kernels_generic,
@@ -44,4 +47,15 @@ const sgfp4_decode_kernels *sgfp4_decode_kernels_named(const char *name)
         if (strcmp(all_kernels[i]->name, name) == 0 && runs_here(all_kernels[i]))
             return all_kernels[i];
     return NULL;
+}
+
+const sgfp4_decode_kernels *sgfp4_decode_kernels_forced(sgfp4_backend backend)
+{
+    switch (backend) {
+    case SGFP4_BACKEND_GENERIC: return sgfp4_decode_kernels_named("generic");
+    case SGFP4_BACKEND_AVX2: return sgfp4_decode_kernels_named("avx2");
+    case SGFP4_BACKEND_AVX512: return sgfp4_decode_kernels_named("avx512");
+    case SGFP4_BACKEND_NEON: return sgfp4_decode_kernels_named("neon");
+    default: return NULL;
+    }
 }

@@ -53,6 +53,8 @@ extern const sgfp4_decode_kernels sgfp4_kernels_generic;
 #define SGFP4_HAVE_X86_KERNELS 1
 /* AVX2 + FMA + F16C kernels (decode/kernels_avx2.c); run them only where the CPU has them. */
 extern const sgfp4_decode_kernels sgfp4_kernels_avx2;
+/* AVX-512 F/BW/DQ/VL kernels (decode/kernels_avx512.c); likewise. */
+extern const sgfp4_decode_kernels sgfp4_kernels_avx512;
 #endif
 
 #ifdef SGFP4_HAVE_X86_KERNELS
@@ -68,6 +70,9 @@ void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, float *ou
 
 /* CPU features the kernels need (decode/cpu_features.c). */
 bool sgfp4_cpu_has_avx2_fma_f16c(void);
+/* AVX-512 F, BW, DQ and VL with the opmask and upper-register state saved by the OS, plus
+ * everything sgfp4_cpu_has_avx2_fma_f16c() checks. */
+bool sgfp4_cpu_has_avx512(void);
 
 /* The fastest kernels this CPU runs (detected once; thread-safe). */
 const sgfp4_decode_kernels *sgfp4_decode_kernels_best(void);
@@ -86,9 +91,8 @@ void sgfp4_tiled_decode_gather(const sgfp4_tensor *t, const uint64_t *rows, size
                                const sgfp4_output *out, const sgfp4_decode_kernels *k,
                                unsigned threads, bool streaming);
 
-/* Whether a call writing `output_bytes` should stream (non-temporal stores): when the output
- * is at least the size of the last-level cache, it cannot stay there anyway, and streaming
- * stores skip reading each line before overwriting it. */
-bool sgfp4_decode_streams(uint64_t output_bytes);
+/* The kernel set a forcing backend (SGFP4_BACKEND_GENERIC ...) names, if this build and
+ * CPU run it; NULL otherwise. */
+const sgfp4_decode_kernels *sgfp4_decode_kernels_forced(sgfp4_backend backend);
 
 #endif

@@ -7,19 +7,22 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/cache_size.h"
 #include "common/parallel.h"
 #include "decode/kernels.h"
 
-bool sgfp4_decode_streams(uint64_t output_bytes)
+uint64_t sgfp4_decode_stream_bytes(unsigned threads)
 {
-    static _Atomic uint64_t cached = 0;
-    uint64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (v)
-        return output_bytes >= v;
-    const uint64_t llc = sgfp4_llc_bytes();
-    v = llc > 0 ? llc : (uint64_t)8 << 20;
-    atomic_store_explicit(&cached, v, memory_order_relaxed);
-    return output_bytes >= v;
+    /* a benign race: every thread reads the same size */
+    static _Atomic uint64_t cached_l2 = 0;
+    uint64_t l2 = atomic_load_explicit(&cached_l2, memory_order_relaxed);
+    if (!l2) {
+        l2 = sgfp4_cache_bytes(2);
+        if (!l2)
+            l2 = (uint64_t)1 << 20;
+        atomic_store_explicit(&cached_l2, l2, memory_order_relaxed);
+    }
+    return 2 * l2 * (threads > 1 ? threads : 1);
 }
 
 /* One requested gather row: tensor row `row` goes to output row `k`. */

@@ -103,8 +103,8 @@ static unsigned kernel_set_count;
 static int find_kernel_sets(void **state)
 {
     (void)state;
-    static const char *const names[] = {"generic", "avx2"};
-    for (unsigned i = 0; i < 2; i++) {
+    static const char *const names[] = {"generic", "avx2", "avx512"};
+    for (unsigned i = 0; i < 3; i++) {
         const sgfp4_decode_kernels *k = sgfp4_decode_kernels_named(names[i]);
         if (k)
             kernel_sets[kernel_set_count++] = k;
@@ -308,7 +308,8 @@ static void test_rate_shaped_containers(void **state)
     }
 }
 
-/* The public entry points: every backend value gives the oracle's bits. */
+/* The public entry points: every backend value and store kind gives the oracle's bits; a
+ * forced kernel set this machine cannot run is refused as unavailable, nothing written. */
 static void test_public_backends(void **state)
 {
     (void)state;
@@ -321,29 +322,76 @@ static void test_public_backends(void **state)
     float *want = malloc(bytes), *got = malloc(bytes);
     assert_non_null(want);
     assert_non_null(got);
-    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, want, 0, bytes, &scalar), SGFP4_OK);
-    const sgfp4_backend backends[] = {SGFP4_BACKEND_AUTO, SGFP4_BACKEND_CPU, SGFP4_BACKEND_SCALAR};
-    for (unsigned b = 0; b < 3; b++)
-        for (unsigned threads = 0; threads < 4; threads++) {
-            const sgfp4_decode_options o = {backends[b], threads};
-            memset(got, 0, bytes);
-            assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &o), SGFP4_OK);
-            assert_memory_equal(want, got, bytes);
-            const uint64_t rows[3] = {199, 0, 64};
-            assert_int_equal(sgfp4_decode_gather(t, rows, 3, SGFP4_DTYPE_F32, got, 0, bytes, &o),
-                             SGFP4_OK);
-            for (int k = 0; k < 3; k++)
-                assert_memory_equal(want + rows[k] * 130, got + k * 130, 130 * 4);
-        }
+    const sgfp4_backend backends[] = {SGFP4_BACKEND_AUTO,    SGFP4_BACKEND_CPU,
+                                      SGFP4_BACKEND_SCALAR,  SGFP4_BACKEND_GENERIC,
+                                      SGFP4_BACKEND_AVX2,    SGFP4_BACKEND_AVX512,
+                                      SGFP4_BACKEND_NEON};
+    unsigned ran = 0;
+    for (unsigned b = 0; b < sizeof backends / sizeof backends[0]; b++) {
+        const char *name = sgfp4_decode_backend_name(backends[b]);
+        for (unsigned threads = 0; threads < 4; threads++)
+            for (unsigned store = 0; store < 3; store++) {
+                const sgfp4_decode_options o = {.backend = backends[b], .threads = threads,
+                                                .store = (sgfp4_store)store};
+                memset(got, 0, bytes);
+                const uint64_t rows[3] = {199, 0, 64};
+                if (!name) { /* a kernel set this build or CPU does not run */
+                    assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &o),
+                                     SGFP4_ERR_UNAVAILABLE);
+                    assert_int_equal(
+                        sgfp4_decode_gather(t, rows, 3, SGFP4_DTYPE_F32, got, 0, bytes, &o),
+                        SGFP4_ERR_UNAVAILABLE);
+                    for (size_t i = 0; i < 200 * 130; i++)
+                        assert_true(got[i] == 0.0f);
+                    continue;
+                }
+                assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &o), SGFP4_OK);
+                assert_memory_equal(want, got, bytes);
+                assert_int_equal(
+                    sgfp4_decode_gather(t, rows, 3, SGFP4_DTYPE_F32, got, 0, bytes, &o),
+                    SGFP4_OK);
+                for (int k = 0; k < 3; k++)
+                    assert_memory_equal(want + rows[k] * 130, got + k * 130, 130 * 4);
+                ran++;
+            }
+    }
+    /* AUTO, CPU, SCALAR and GENERIC run everywhere */
+    assert_true(ran >= 4 * 4 * 3);
+    assert_string_equal(sgfp4_decode_backend_name(SGFP4_BACKEND_SCALAR), "scalar");
+    assert_string_equal(sgfp4_decode_backend_name(SGFP4_BACKEND_GENERIC), "generic");
+    assert_string_equal(sgfp4_decode_backend_name(SGFP4_BACKEND_AUTO),
+                        sgfp4_decode_kernels_best()->name);
+    assert_null(sgfp4_decode_backend_name((sgfp4_backend)9));
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, NULL), SGFP4_OK);
     assert_memory_equal(want, got, bytes);
-    const sgfp4_decode_options bad = {(sgfp4_backend)9, 1};
+    const sgfp4_decode_options bad = {.backend = (sgfp4_backend)9, .threads = 1};
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &bad), SGFP4_ERR_ARGUMENT);
+    const sgfp4_decode_options bad_store = {.backend = SGFP4_BACKEND_AUTO,
+                                            .store = (sgfp4_store)3};
+    assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &bad_store),
+                     SGFP4_ERR_ARGUMENT);
+    const uint64_t one_row = 0;
+    assert_int_equal(sgfp4_decode_gather(t, &one_row, 1, SGFP4_DTYPE_F32, got, 0, bytes,
+                                         &bad_store),
+                     SGFP4_ERR_ARGUMENT);
     free(want);
     free(got);
     sgfp4_tensor_close(t);
     free(data);
+}
+
+/* The AUTO streaming threshold: the same for 0 and 1 thread, proportional to the thread
+ * count (each writing core brings its own L2), and at least an L2's worth. */
+static void test_stream_threshold(void **state)
+{
+    (void)state;
+    const uint64_t one = sgfp4_decode_stream_bytes(1);
+    assert_int_equal(sgfp4_decode_stream_bytes(0), one);
+    assert_int_equal(sgfp4_decode_stream_bytes(3), 3 * one);
+    assert_true(one >= 2 * 64 * 1024);
+    assert_true(one % 2 == 0);
 }
 
 /* An allocator that refuses anything large: the fast path must fall back, not fail. */
@@ -374,7 +422,8 @@ static void test_scratch_refused(void **state)
     float *want = malloc(bytes), *got = malloc(bytes);
     assert_non_null(want);
     assert_non_null(got);
-    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1}, fast = {SGFP4_BACKEND_CPU, 2};
+    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+    const sgfp4_decode_options fast = {.backend = SGFP4_BACKEND_CPU, .threads = 2};
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, want, 0, bytes, &scalar), SGFP4_OK);
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &fast), SGFP4_OK);
     assert_memory_equal(want, got, bytes);
@@ -499,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_random_containers),
         cmocka_unit_test(test_rate_shaped_containers),
         cmocka_unit_test(test_public_backends),
+        cmocka_unit_test(test_stream_threshold),
         cmocka_unit_test(test_scratch_refused),
         cmocka_unit_test(test_mnn_fixtures),
         cmocka_unit_test(test_golden),

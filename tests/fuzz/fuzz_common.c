@@ -162,7 +162,7 @@ void fuzz_check_tensor(const sgfp4_tensor *t, const uint8_t *container, size_t s
     /* The oracle: the scalar decoder on the calling thread. */
     float *ref = malloc(bytes), *other = malloc(bytes);
     FUZZ_ASSERT(ref && other);
-    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
     FUZZ_ASSERT(sgfp4_decode(t, SGFP4_DTYPE_F32, ref, 0, bytes, &scalar) == SGFP4_OK);
     for (uint64_t k = 0; k < count; k++) {
         /* finite; never a binary32 subnormal (D1) */
@@ -172,10 +172,25 @@ void fuzz_check_tensor(const sgfp4_tensor *t, const uint8_t *container, size_t s
     check_leaves(t, &info, container, size, ref);
     (void)sgfp4_tensor_reserved_symbols(t);
 
-    /* Every other path gives the same bits. */
+    /* Every other path gives the same bits: each kernel set this machine runs, forced, with
+     * both store kinds, then AUTO or CPU for the ranges, gathers and 16-bit outputs below. */
+    static const sgfp4_backend sets[] = {SGFP4_BACKEND_GENERIC, SGFP4_BACKEND_AVX2,
+                                         SGFP4_BACKEND_AVX512, SGFP4_BACKEND_NEON};
+    const unsigned threads = (flags & FUZZ_FLAG_THREADS) ? 3u : 1u;
+    for (unsigned i = 0; i < 2 * sizeof sets / sizeof sets[0]; i++) {
+        const sgfp4_decode_options set = {
+            .backend = sets[i / 2], .threads = threads,
+            .store = i % 2 ? SGFP4_STORE_STREAMING : SGFP4_STORE_CACHED};
+        if (!sgfp4_decode_backend_name(set.backend))
+            continue;
+        memset(other, 0xA5, bytes);
+        FUZZ_ASSERT(sgfp4_decode(t, SGFP4_DTYPE_F32, other, 0, bytes, &set) == SGFP4_OK);
+        FUZZ_ASSERT(memcmp(ref, other, bytes) == 0);
+    }
     const sgfp4_decode_options fast = {
-        (flags & FUZZ_FLAG_BACKEND) ? SGFP4_BACKEND_AUTO : SGFP4_BACKEND_CPU,
-        (flags & FUZZ_FLAG_THREADS) ? 3u : 1u};
+        .backend = (flags & FUZZ_FLAG_BACKEND) ? SGFP4_BACKEND_AUTO : SGFP4_BACKEND_CPU,
+        .threads = threads,
+        .store = (flags & FUZZ_FLAG_STREAMING) ? SGFP4_STORE_STREAMING : SGFP4_STORE_AUTO};
     memset(other, 0xA5, bytes);
     FUZZ_ASSERT(sgfp4_decode(t, SGFP4_DTYPE_F32, other, 0, bytes, &fast) == SGFP4_OK);
     FUZZ_ASSERT(memcmp(ref, other, bytes) == 0);

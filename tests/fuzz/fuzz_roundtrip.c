@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (so != SGFP4_OK)
         fprintf(stderr, "encoder output refused: %s\n", diag.message);
     FUZZ_ASSERT(so == SGFP4_OK);
-    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
     FUZZ_ASSERT(sgfp4_decode(t, SGFP4_DTYPE_F32, out, 0, count * sizeof *out, &scalar) ==
                 SGFP4_OK);
     sgfp4_tensor_close(t);

@@ -57,7 +57,7 @@ static void round_trip(const float *src, uint64_t rows, uint64_t cols,
     if (s != SGFP4_OK)
         fail_msg("strict open failed: %s", diag.message);
     r->decoded = malloc(rows * cols * sizeof(float));
-    const sgfp4_decode_options d = {SGFP4_BACKEND_SCALAR, 1};
+    const sgfp4_decode_options d = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, r->decoded, 0, rows * cols * 4, &d),
                      SGFP4_OK);
     sgfp4_tensor_close(t);

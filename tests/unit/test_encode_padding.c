@@ -67,7 +67,7 @@ static double region_rmse(const float *src, uint64_t rows, uint64_t cols,
     if (sgfp4_tensor_open(*bytes, *size, o->profile, rows, cols, NULL, &t, &diag) != SGFP4_OK)
         fail_msg("strict open failed: %s", diag.message);
     float *out = malloc(rows * cols * sizeof *out);
-    const sgfp4_decode_options d = {SGFP4_BACKEND_SCALAR, 1};
+    const sgfp4_decode_options d = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, out, 0, rows * cols * 4, &d), SGFP4_OK);
     sgfp4_tensor_close(t);
     double sse = 0;

@@ -125,7 +125,7 @@ static void check_case(json_t *c)
     const unsigned threads[] = {1, 3};
     for (size_t b = 0; b < 2; b++)
         for (size_t k = 0; k < 2; k++) {
-            const sgfp4_decode_options o = {backends[b], threads[k]};
+            const sgfp4_decode_options o = {.backend = backends[b], .threads = threads[k]};
             memset(out, 0xA5, expected_size);
             assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, out, 0, expected_size, &o),
                              SGFP4_OK);

@@ -45,7 +45,7 @@ static void check_one(const char *what, int c, const uint8_t *bytes, size_t size
     assert_non_null(got);
     memset(want, 0xA5, cap);
     memset(got, 0xA5, cap);
-    const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
     assert_int_equal(sgfp4_decode(t, dtype, want, stride, cap, &scalar), SGFP4_OK);
 
     sgfp4_vk_tensor *vt = NULL;
@@ -301,7 +301,7 @@ static void test_caller_buffers(void **state)
             memset(out.mapped, 0x5A, out_offset + out_bytes + 4);
             uint8_t *want = malloc(out_offset + out_bytes + 4);
             memset(want, 0x5A, out_offset + out_bytes + 4);
-            const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+            const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
             assert_int_equal(sgfp4_decode(t, dtype, want + out_offset, stride, out_bytes, &scalar),
                              SGFP4_OK);
             sgfp4_vk_tensor *vt = NULL;

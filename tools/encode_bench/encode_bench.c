@@ -115,7 +115,7 @@ static double run_one(const tensor *t, setting *s, double *bpw)
         return sgfp4_free(bytes), -1;
     const uint64_t n = t->rows * t->cols;
     float *dec = malloc(n * sizeof *dec);
-    const sgfp4_decode_options d = {SGFP4_BACKEND_AUTO, 1};
+    const sgfp4_decode_options d = {.backend = SGFP4_BACKEND_AUTO, .threads = 1};
     sgfp4_decode(view, SGFP4_DTYPE_F32, dec, 0, n * 4, &d);
     double sse = 0, ref = 0;
     for (uint64_t i = 0; i < n; i++) {

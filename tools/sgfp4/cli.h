@@ -32,9 +32,11 @@ bool cli_take_option(int argc, char **argv, int *i, const char *name, const char
 bool cli_parse_shape(const char *text, uint64_t *rows, uint64_t *cols);
 bool cli_parse_profile(const char *text, sgfp4_profile *profile);
 bool cli_parse_dtype(const char *text, sgfp4_dtype *dtype);
-/* The CPU decode backends: auto, cpu, scalar ("vulkan" is handled by the commands that
- * offer it). */
+/* The CPU decode backends ("vulkan" is handled by the commands that offer it). */
+#define CLI_CPU_BACKENDS "auto, cpu, scalar, generic, avx2, avx512 or neon"
 bool cli_parse_backend(const char *text, sgfp4_backend *backend);
+/* How decode writes its output: auto, cached, streaming. */
+bool cli_parse_store(const char *text, sgfp4_store *store);
 bool cli_parse_uint(const char *text, unsigned *value);
 bool cli_parse_double(const char *text, double *value);
 bool cli_ends_with(const char *text, const char *suffix);

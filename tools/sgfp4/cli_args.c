@@ -133,10 +133,26 @@ bool cli_parse_dtype(const char *text, sgfp4_dtype *dtype)
 bool cli_parse_backend(const char *text, sgfp4_backend *backend)
 {
     static const struct { const char *name; sgfp4_backend backend; } names[] = {
-        {"auto", SGFP4_BACKEND_AUTO}, {"cpu", SGFP4_BACKEND_CPU}, {"scalar", SGFP4_BACKEND_SCALAR}};
+        {"auto", SGFP4_BACKEND_AUTO},       {"cpu", SGFP4_BACKEND_CPU},
+        {"scalar", SGFP4_BACKEND_SCALAR},   {"generic", SGFP4_BACKEND_GENERIC},
+        {"avx2", SGFP4_BACKEND_AVX2},       {"avx512", SGFP4_BACKEND_AVX512},
+        {"neon", SGFP4_BACKEND_NEON}};
     for (size_t k = 0; text && k < sizeof names / sizeof names[0]; k++)
         if (strcmp(text, names[k].name) == 0) {
             *backend = names[k].backend;
+            return true;
+        }
+    return false;
+}
+
+bool cli_parse_store(const char *text, sgfp4_store *store)
+{
+    static const struct { const char *name; sgfp4_store store; } names[] = {
+        {"auto", SGFP4_STORE_AUTO}, {"cached", SGFP4_STORE_CACHED},
+        {"streaming", SGFP4_STORE_STREAMING}};
+    for (size_t k = 0; text && k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(text, names[k].name) == 0) {
+            *store = names[k].store;
             return true;
         }
     return false;

@@ -83,7 +83,7 @@ float *cli_decode_f32(const sgfp4_tensor *t, unsigned threads)
     sgfp4_tensor_get_info(t, &info);
     const size_t bytes = (size_t)(info.rows * info.cols) * sizeof(float);
     float *f = malloc(bytes + 1);
-    const sgfp4_decode_options options = {SGFP4_BACKEND_AUTO, threads};
+    const sgfp4_decode_options options = {.backend = SGFP4_BACKEND_AUTO, .threads = threads};
     if (f && sgfp4_decode(t, SGFP4_DTYPE_F32, f, 0, bytes, &options) != SGFP4_OK) {
         free(f);
         f = NULL;

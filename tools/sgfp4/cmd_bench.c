@@ -30,7 +30,12 @@ static const char help[] =
     "                        codes in mixed layouts near --bpw\n"
     "  --seed N              synthetic container seed (default 1)\n"
     "  --threads N           the multi-threaded run (default: online CPUs)\n"
-    "  --backend B           auto (default), cpu, scalar (the reference), vulkan (GPU bench)\n"
+    "  --backend B           auto (default), cpu, scalar (the reference), one CPU kernel set\n"
+    "                        (generic, avx2, avx512, neon), vulkan (GPU bench)\n"
+    "  --offset N            start each output buffer N bytes (0..63, default 0) past a\n"
+    "                        64-byte boundary (large malloc() blocks start 16 past one)\n"
+    "  --store S             decode stores: auto (default: streaming from\n"
+    "                        sgfp4_decode_stream_bytes()), cached, streaming\n"
     "  --dtype f32|f16|bf16  output type (default f32)\n"
     "  --runs N              timed rounds (default 7)\n"
     "  --gather-rows N       rows per row-gather call (default 1024)\n"
@@ -42,8 +47,9 @@ typedef struct bench_args {
     bool profile_given;
     sgfp4_profile profile;
     double bpw;
-    unsigned seed, threads, runs, gather_rows;
+    unsigned seed, threads, runs, gather_rows, offset;
     sgfp4_backend backend;
+    sgfp4_store store;
     sgfp4_dtype dtype;
     bool json;
     bool random_codes;
@@ -110,9 +116,15 @@ static int parse_args(int argc, char **argv, bench_args *a)
         } else if (cli_take_option(argc, argv, &i, "--dtype", &value, &error)) {
             if (error || !cli_parse_dtype(value, &a->dtype))
                 return cli_usage_error(cmd, "--dtype wants f32, f16 or bf16");
+        } else if (cli_take_option(argc, argv, &i, "--offset", &value, &error)) {
+            if (error || !cli_parse_uint(value, &a->offset) || a->offset > 63)
+                return cli_usage_error(cmd, "--offset wants 0..63 bytes");
+        } else if (cli_take_option(argc, argv, &i, "--store", &value, &error)) {
+            if (error || !cli_parse_store(value, &a->store))
+                return cli_usage_error(cmd, "--store wants auto, cached or streaming");
         } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
             if (error || !cli_parse_backend(value, &a->backend))
-                return cli_usage_error(cmd, "--backend wants auto, cpu, scalar or vulkan");
+                return cli_usage_error(cmd, "--backend wants " CLI_CPU_BACKENDS " (or vulkan)");
         } else if (s[0] == '-' && s[1] != '\0') {
             return cli_usage_error(cmd, "unknown option %s", s);
         } else if (a->path) {
@@ -128,13 +140,14 @@ static int parse_args(int argc, char **argv, bench_args *a)
     return -1;
 }
 
-/* The ring of output buffers: at least 4x the LLC in all, at least 2 buffers. */
+/* The ring of output buffers: at least 4x the LLC in all, at least 2 buffers, each starting
+ * `offset` bytes past a 64-byte boundary (allocs holds what to free). */
 typedef struct ring {
-    uint8_t **buffers;
+    uint8_t **buffers, **allocs;
     size_t count, bytes;
 } ring;
 
-static bool ring_make(ring *r, size_t bytes)
+static bool ring_make(ring *r, size_t bytes, unsigned offset)
 {
     const size_t want = 4 * bench_llc_bytes();
     r->bytes = bytes;
@@ -142,12 +155,14 @@ static bool ring_make(ring *r, size_t bytes)
     if (r->count < 2)
         r->count = 2;
     r->buffers = calloc(r->count, sizeof *r->buffers);
-    if (!r->buffers)
+    r->allocs = calloc(r->count, sizeof *r->allocs);
+    if (!r->buffers || !r->allocs)
         return false;
     for (size_t i = 0; i < r->count; i++) {
-        r->buffers[i] = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-        if (!r->buffers[i])
+        r->allocs[i] = aligned_alloc(64, (bytes + offset + 63) & ~(size_t)63);
+        if (!r->allocs[i])
             return false;
+        r->buffers[i] = r->allocs[i] + offset;
         memset(r->buffers[i], 1, bytes); /* fault the pages in now */
     }
     return true;
@@ -155,8 +170,9 @@ static bool ring_make(ring *r, size_t bytes)
 
 static void ring_free(ring *r)
 {
-    for (size_t i = 0; r->buffers && i < r->count; i++)
-        free(r->buffers[i]);
+    for (size_t i = 0; r->allocs && i < r->count; i++)
+        free(r->allocs[i]);
+    free(r->allocs);
     free(r->buffers);
 }
 
@@ -174,7 +190,8 @@ typedef struct bench_ctx {
  * non-temporal store fill (0 where there is none). */
 static bool bench_round(const bench_ctx *c, unsigned threads, double seconds[5])
 {
-    const sgfp4_decode_options o = {c->a->backend, threads};
+    const sgfp4_decode_options o = {
+        .backend = c->a->backend, .threads = threads, .store = c->a->store};
     const size_t n = c->out->count, bytes = c->out->bytes;
     double t0 = bench_now();
     for (size_t i = 0; i < n; i++)
@@ -226,6 +243,16 @@ static bool bench_threads(const bench_ctx *c, unsigned threads, bench_result *r)
     return true;
 }
 
+/* The stores decode used for `bytes` on `threads` threads (the library's AUTO rule). */
+static const char *stores_used(const bench_args *a, size_t bytes, unsigned threads)
+{
+    if (a->backend == SGFP4_BACKEND_SCALAR)
+        return "cached";
+    if (a->store != SGFP4_STORE_AUTO)
+        return a->store == SGFP4_STORE_STREAMING ? "streaming" : "cached";
+    return bytes >= sgfp4_decode_stream_bytes(threads) ? "streaming" : "cached";
+}
+
 static const char *dtype_name(sgfp4_dtype d)
 {
     return d == SGFP4_DTYPE_F16 ? "f16" : d == SGFP4_DTYPE_BF16 ? "bf16" : "f32";
@@ -242,8 +269,10 @@ static void report(const bench_args *a, const sgfp4_tensor *t, const char *sourc
         json_t *runs = json_array();
         for (int i = 0; i < nres; i++)
             json_array_append_new(
-                runs, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "threads",
-                                (json_int_t)res[i].threads, "decode_gbps", gb / res[i].decode_s,
+                runs, json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+                                "threads", (json_int_t)res[i].threads, "stores",
+                                stores_used(a, out->bytes, res[i].threads), "decode_gbps",
+                                gb / res[i].decode_s,
                                 "memset_gbps", gb / res[i].memset_s, "memcpy_gbps",
                                 gb / res[i].memcpy_s, "decode_vs_memset",
                                 res[i].memset_s / res[i].decode_s, "decode_vs_memcpy",
@@ -254,12 +283,13 @@ static void report(const bench_args *a, const sgfp4_tensor *t, const char *sourc
                                 "gather_rows_per_s",
                                 (double)gather_count / res[i].gather_s));
         json_t *root = json_pack(
-            "{s:s, s:s, s:[I,I], s:f, s:s, s:s, s:I, s:I, s:I, s:i, s:I, s:o}", "source", source,
+            "{s:s, s:s, s:[I,I], s:f, s:s, s:s, s:I, s:I, s:i, s:I, s:i, s:I, s:o}", "source",
+            source,
             "profile", info.profile == SGFP4_PROFILE_V1 ? "v1" : "v2", "shape",
             (json_int_t)info.rows, (json_int_t)info.cols, "bits_per_weight",
             info.bits_per_weight, "kernels", kernels ? kernels : "?", "dtype",
             dtype_name(a->dtype), "output_bytes", (json_int_t)out->bytes, "output_buffers",
-            (json_int_t)out->count, "llc_bytes", (json_int_t)bench_llc_bytes(), "runs",
+            (json_int_t)out->count, "output_offset", (int)a->offset, "llc_bytes", (json_int_t)bench_llc_bytes(), "runs",
             (int)a->runs, "gather_rows", (json_int_t)gather_count, "results", runs);
         char *text = json_dumps(root, JSON_INDENT(2));
         if (text)
@@ -271,13 +301,15 @@ static void report(const bench_args *a, const sgfp4_tensor *t, const char *sourc
     printf("sgfp4 bench: %s %llux%llu, %.3f bits/weight, %s\n",
            info.profile == SGFP4_PROFILE_V1 ? "v1" : "v2", (unsigned long long)info.rows,
            (unsigned long long)info.cols, info.bits_per_weight, source);
-    printf("kernels %s, output %s %.1f MiB x %zu buffers (LLC %.0f MiB), median of %u runs\n",
+    printf("kernels %s, output %s %.1f MiB x %zu buffers at 64-byte boundary + %u (LLC %.0f "
+           "MiB), median of %u runs\n",
            kernels ? kernels : "?", dtype_name(a->dtype), (double)out->bytes / 1048576.0,
-           out->count, (double)bench_llc_bytes() / 1048576.0, a->runs);
-    printf("threads  decode GB/s  memset GB/s  memcpy GB/s  vs memset  vs memcpy  "
+           out->count, a->offset, (double)bench_llc_bytes() / 1048576.0, a->runs);
+    printf("threads  stores     decode GB/s  memset GB/s  memcpy GB/s  vs memset  vs memcpy  "
            "ntstore GB/s  gather rows/s\n");
     for (int i = 0; i < nres; i++)
-        printf("%7u  %11.2f  %11.2f  %11.2f  %9.2f  %9.2f  %12.2f  %13.0f\n", res[i].threads,
+        printf("%7u  %-9s  %11.2f  %11.2f  %11.2f  %9.2f  %9.2f  %12.2f  %13.0f\n",
+               res[i].threads, stores_used(a, out->bytes, res[i].threads),
                gb / res[i].decode_s, gb / res[i].memset_s, gb / res[i].memcpy_s,
                res[i].memset_s / res[i].decode_s, res[i].memcpy_s / res[i].decode_s,
                res[i].stream_s > 0 ? gb / res[i].stream_s : 0.0,
@@ -360,8 +392,15 @@ int cmd_bench(int argc, char **argv)
     if (wants_vulkan(argc, argv))
         return cmd_bench_vulkan(argc, argv);
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    bench_args a = {NULL, 0, 0, false, SGFP4_PROFILE_V2, 4.5, 1, cpus > 0 ? (unsigned)cpus : 1,
-                    7, 1024, SGFP4_BACKEND_AUTO, SGFP4_DTYPE_F32, false, false};
+    bench_args a = {.profile = SGFP4_PROFILE_V2,
+                    .bpw = 4.5,
+                    .seed = 1,
+                    .threads = cpus > 0 ? (unsigned)cpus : 1,
+                    .runs = 7,
+                    .gather_rows = 1024,
+                    .backend = SGFP4_BACKEND_AUTO,
+                    .store = SGFP4_STORE_AUTO,
+                    .dtype = SGFP4_DTYPE_F32};
     const int parsed = parse_args(argc, argv, &a);
     if (parsed >= 0)
         return parsed;
@@ -389,7 +428,7 @@ int cmd_bench(int argc, char **argv)
     copy_src = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     gather_dst = malloc(gather_count * (size_t)a.cols * elem);
     gather_rows = malloc(gather_count * sizeof *gather_rows);
-    if (!copy_src || !gather_dst || !gather_rows || !ring_make(&out, bytes)) {
+    if (!copy_src || !gather_dst || !gather_rows || !ring_make(&out, bytes, a.offset)) {
         cli_error("bench", "out of memory");
         goto done;
     }

@@ -256,7 +256,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     if (check) {
         want = malloc(out_bytes);
         got = malloc(out_bytes);
-        const sgfp4_decode_options scalar = {SGFP4_BACKEND_SCALAR, 1};
+        const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
         if (!want || !got ||
             sgfp4_decode(t, bc->dtype, want, 0, out_bytes, &scalar) != SGFP4_OK ||
             sgfp4_vk_decode_to_host(ctx, vt, bc->dtype, got, 0, out_bytes, NULL, &diag) !=

@@ -1,5 +1,5 @@
 /* sgfp4 decode IN -o OUT --shape OxI [--profile v1|v2] [--dtype f32|f16|bf16]
- *                        [--backend auto|cpu|scalar|vulkan] [--threads N]
+ *                        [--backend B] [--threads N] [--store auto|cached|streaming]
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +17,14 @@ static const char help[] =
     "  --shape OxI           logical tensor shape (required for bare containers)\n"
     "  --profile v1|v2       container profile (default: 'SGF4' magic, else extension)\n"
     "  --dtype f32|f16|bf16  output type (default f32; f16/bf16 rounded to nearest even)\n"
-    "  --backend B           auto (default), cpu, scalar (the reference), vulkan\n"
+    "  --backend B           auto (default), cpu, scalar (the reference), generic, avx2,\n"
+    "                        avx512, neon (one CPU kernel set), vulkan\n"
     "  --threads N           CPU threads (default 1)\n"
+    "  --store S             CPU output stores: auto (default), cached, streaming\n"
     "  -q                    quiet\n";
 
 static const char *const valued[] = {"-o", "--output", "--shape", "--profile", "--dtype",
-                                     "--backend", "--threads", "--zstd-level", NULL};
+                                     "--backend", "--threads", "--store", "--zstd-level", NULL};
 
 int cmd_decode(int argc, char **argv)
 {
@@ -35,7 +37,7 @@ int cmd_decode(int argc, char **argv)
     bool profile_given = false, use_vulkan = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
     sgfp4_dtype dtype = SGFP4_DTYPE_F32;
-    sgfp4_decode_options options = {SGFP4_BACKEND_AUTO, 1};
+    sgfp4_decode_options options = {.backend = SGFP4_BACKEND_AUTO, .threads = 1};
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -64,10 +66,13 @@ int cmd_decode(int argc, char **argv)
                 return cli_usage_error(cmd, "--backend needs a value");
             use_vulkan = strcmp(value, "vulkan") == 0;
             if (!use_vulkan && !cli_parse_backend(value, &options.backend))
-                return cli_usage_error(cmd, "--backend wants auto, cpu, scalar or vulkan");
+                return cli_usage_error(cmd, "--backend wants " CLI_CPU_BACKENDS " (or vulkan)");
         } else if (cli_take_option(argc, argv, &i, "--threads", &value, &error)) {
             if (error || !cli_parse_uint(value, &options.threads))
                 return cli_usage_error(cmd, "--threads wants a number");
+        } else if (cli_take_option(argc, argv, &i, "--store", &value, &error)) {
+            if (error || !cli_parse_store(value, &options.store))
+                return cli_usage_error(cmd, "--store wants auto, cached or streaming");
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_usage_error(cmd, "unknown option %s", a);
         } else if (!in_path) {

@@ -156,7 +156,7 @@ int cmd_verify(int argc, char **argv)
     uint64_t rows = 0, cols = 0;
     bool profile_given = false, strict = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
-    sgfp4_decode_options options = {SGFP4_BACKEND_AUTO, 1};
+    sgfp4_decode_options options = {.backend = SGFP4_BACKEND_AUTO, .threads = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -183,7 +183,7 @@ int cmd_verify(int argc, char **argv)
             only = value;
         } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
             if (error || !cli_parse_backend(value, &options.backend))
-                return cli_usage_error(cmd, "--backend wants auto, cpu or scalar");
+                return cli_usage_error(cmd, "--backend wants " CLI_CPU_BACKENDS);
         } else if (cli_take_option(argc, argv, &i, "--against", &against, &error)) {
             if (error)
                 return cli_usage_error(cmd, "--against needs a file");

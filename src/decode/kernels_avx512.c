@@ -1,0 +1,422 @@
+/* AVX-512 decode kernels (x86-64-v4: AVX-512 F, BW, DQ and VL; no VBMI, so Skylake-X and
+ * later Intel cores and AMD Zen 4 and later run them). Compiled with per-function target
+ * attributes; sgfp4_decode_kernels_best() runs them only where the CPU and the operating
+ * system support them.
+ *
+ * Weights by table. A leaf's codes take at most 16 values, so the leaf's reconstructions
+ * fl32(S * q + B) for every symbol fit one 16-lane register: one fused multiply-add per leaf
+ * computes them (S * q is exact in binary32, DECISIONS D1, so the fused operation rounds
+ * once, exactly like the oracle's multiply then add). Then 16 weights cost one 8-byte
+ * broadcast load of their payload bytes, a vpshufb that puts the byte holding code i at the
+ * bottom of lane i, a vpsrlvd that brings the code to bits 0..3, and a vpermps that reads
+ * those 4 bits as the table index. The two modes differ only in data (which byte and shift
+ * hold code i, and the table: T158 symbols repeat with period 4, 11 decoding as 0, D4), so
+ * FP4 and T158 leaves run the same instructions and a leaf's mode is never a branch.
+ *
+ * Tiles. A block is decoded into a 64x64 float tile in L1 (MIXED leaves come in DFS order,
+ * not row order); while the next block is decoded into the other tile, the previous tile's
+ * rows are written out a few after each leaf, so the memory writes overlap the computation.
+ * Rows go out as 64-byte vectors: f32 as is, f16 by vcvtps2ph (round to nearest even), bf16
+ * by integer round-to-nearest-even (decoded weights are finite, so there is no NaN case);
+ * streaming (non-temporal) stores where the row is 64-byte aligned and the caller allows
+ * them, plain stores otherwise, masked stores for a partial last tile.
+ * SPDX-License-Identifier: MIT */
+#include "decode/kernels.h"
+
+#ifdef SGFP4_HAVE_X86_KERNELS
+#include <immintrin.h>
+
+#define AVX512_TARGET "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2"
+#define AVX512 __attribute__((target(AVX512_TARGET)))
+/* Inlined into each caller, so that sizes passed as constants specialise it. */
+#define AVX512_INLINE static inline __attribute__((target(AVX512_TARGET), always_inline))
+
+#define TILE_FLOATS (SGFP4_MB * SGFP4_MB)
+
+/* The value of each 4-bit table index, per mode: FP4 nibble n is n or n - 16; T158 reads
+ * only the low 2 bits (00 -> 0, 01 -> +1, 10 -> -1, 11 -> 0, D4). */
+static const float code_value[2][16] __attribute__((aligned(64))) = {
+    {0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1},
+    {0, 1, -1, 0, 0, 1, -1, 0, 0, 1, -1, 0, 0, 1, -1, 0}};
+
+/* vpshufb control, per mode: lane i's low byte gets the payload byte that holds code i, its
+ * other bytes zero (0x80). Every 128-bit lane sees the same 8 broadcast bytes. FP4: code i
+ * is in byte i / 2. T158: the load starts 4 bytes before the codes (so that it never reads
+ * past a payload that ends the container), and code i is in byte 4 + i / 4. */
+#define PICK_LANE(b0, b1, b2, b3)                                                             \
+    b0, 0x80, 0x80, 0x80, b1, 0x80, 0x80, 0x80, b2, 0x80, 0x80, 0x80, b3, 0x80, 0x80, 0x80
+static const uint8_t code_pick[2][64] __attribute__((aligned(64))) = {
+    {PICK_LANE(0, 0, 1, 1), PICK_LANE(2, 2, 3, 3), PICK_LANE(4, 4, 5, 5), PICK_LANE(6, 6, 7, 7)},
+    {PICK_LANE(4, 4, 4, 4), PICK_LANE(5, 5, 5, 5), PICK_LANE(6, 6, 6, 6), PICK_LANE(7, 7, 7, 7)}};
+#undef PICK_LANE
+
+/* Shift that brings code i to bits 0..3 of its lane (T158 leaves the next symbol in bits
+ * 2..3, which the table ignores). */
+static const uint32_t code_shift[2][16] __attribute__((aligned(64))) = {
+    {0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4},
+    {0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6}};
+
+static inline uint64_t load_u64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* What decoding one leaf needs, set up once per leaf. */
+typedef struct leaf_codes {
+    __m512 table;        /* the weight of each 4-bit index */
+    __m512i pick, shift; /* code_pick, code_shift of the leaf's mode */
+    const uint8_t *load; /* where the 8-byte load of vector 0 starts */
+    unsigned step;       /* payload bytes per 16 codes: 8 (FP4) or 4 (T158) */
+} leaf_codes;
+
+AVX512_INLINE leaf_codes leaf_codes_of(const sgfp4_leaf_ref *leaf)
+{
+    const unsigned mode = leaf->mode;
+    leaf_codes c;
+    c.table = _mm512_fmadd_ps(_mm512_load_ps(code_value[mode]), _mm512_set1_ps(leaf->scale),
+                              _mm512_set1_ps(leaf->bias));
+    c.pick = _mm512_load_si512(code_pick[mode]);
+    c.shift = _mm512_load_si512(code_shift[mode]);
+    c.load = leaf->payload - 4 * mode;
+    c.step = 8u >> mode;
+    return c;
+}
+
+/* Weights 16v .. 16v + 15 of the leaf, in storage (row-major) order. */
+AVX512_INLINE __m512 leaf_vector(const leaf_codes *c, unsigned v)
+{
+    const __m512i bytes = _mm512_set1_epi64((long long)load_u64(c->load + (size_t)v * c->step));
+    const __m512i index = _mm512_srlv_epi32(_mm512_shuffle_epi8(bytes, c->pick), c->shift);
+    return _mm512_permutexvar_ps(index, c->table);
+}
+
+/* Stores vector v of a leaf of edge `size` whose top-left corner is at `at` in the tile:
+ * a 16-weight vector is a quarter row (64), half a row (32), a row (16), two rows (8) or four
+ * rows (4). Sub-row pieces go out as masked stores placed so that the right lanes land on
+ * each row, so no lane shuffling is needed. */
+AVX512_INLINE void tile_put(float *at, unsigned size, unsigned v, __m512 w)
+{
+    if (size >= 16) {
+        const unsigned per_row = size / 16;
+        _mm512_store_ps(at + SGFP4_MB * (v / per_row) + 16 * (v % per_row), w);
+    } else if (size == 8) {
+        float *row = at + SGFP4_MB * 2 * v;
+        _mm256_store_ps(row, _mm512_castps512_ps256(w));
+        _mm512_mask_storeu_ps(row + SGFP4_MB - 8, 0xFF00, w);
+    } else {
+        float *row = at + SGFP4_MB * 4 * v; /* v is 0: a 4x4 leaf is one vector */
+        _mm_store_ps(row, _mm512_castps512_ps128(w));
+        _mm512_mask_storeu_ps(row + SGFP4_MB - 4, 0x00F0, w);
+        _mm512_mask_storeu_ps(row + 2 * SGFP4_MB - 8, 0x0F00, w);
+        _mm512_mask_storeu_ps(row + 3 * SGFP4_MB - 12, 0xF000, w);
+    }
+}
+
+/* A whole leaf of edge `size` (a constant at every call) into the tile. */
+AVX512_INLINE void leaf_whole(const sgfp4_leaf_ref *leaf, float *tile, unsigned size)
+{
+    const leaf_codes c = leaf_codes_of(leaf);
+    float *at = tile + SGFP4_MB * leaf->y + leaf->x;
+#pragma GCC unroll 16
+    for (unsigned v = 0; v < size * size / 16; v++)
+        tile_put(at, size, v, leaf_vector(&c, v));
+}
+
+/* The vectors of a leaf that hold rows selected by `rows` (a gather): whole vectors, so an
+ * 8x8 leaf decodes row pairs and a 4x4 leaf all four rows; the tile is scratch, and only the
+ * selected rows are written out. */
+static AVX512 void leaf_selected(const sgfp4_leaf_ref *leaf, uint64_t rows, float *tile)
+{
+    const unsigned size = leaf->size;
+    const unsigned rows_per_vector = size >= 16 ? 1 : 16 / size;
+    const unsigned vectors_per_row = size >= 16 ? size / 16 : 1;
+    const leaf_codes c = leaf_codes_of(leaf);
+    float *at = tile + SGFP4_MB * leaf->y + leaf->x;
+    /* the leaf's selected rows, bit r = leaf row r, visited one vector row group at a time */
+    uint64_t m = (rows >> leaf->y) & sgfp4_leaf_row_mask(0, size);
+    while (m) {
+        const unsigned group = (unsigned)__builtin_ctzll(m) / rows_per_vector;
+        for (unsigned v = group * vectors_per_row; v < (group + 1) * vectors_per_row; v++)
+            tile_put(at, size, v, leaf_vector(&c, v));
+        m &= ~sgfp4_leaf_row_mask(group * rows_per_vector, rows_per_vector);
+    }
+}
+
+/* ---- writing tile rows out ---------------------------------------------------------- */
+
+/* bf16 of 16 floats, round to nearest even by integer arithmetic (no NaN can occur). */
+AVX512_INLINE __m256i bf16_x16(__m512 v)
+{
+    const __m512i bits = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+    const __m512i rounded =
+        _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), lsb);
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
+}
+
+/* 16 floats as 16 halves of `dtype` (F16 or BF16), round to nearest even. */
+AVX512_INLINE __m256i halves_x16(__m512 v, sgfp4_dtype dtype)
+{
+    if (dtype == SGFP4_DTYPE_F16)
+        return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return bf16_x16(v);
+}
+
+/* Where tile rows go: row y of the macroblock row (y in ys[0..nrows)) starts at dst[y]. With
+ * streaming stores, each row also keeps the bytes of its last, unfinished 64-byte line
+ * between blocks (carry), so that every whole line goes out as one aligned streaming store
+ * whatever the row's alignment. */
+typedef struct row_job {
+    __m512i carry[SGFP4_MB];
+    uint8_t *const *dst;
+    size_t row_bytes; /* cols * element size */
+    sgfp4_dtype dtype;
+    unsigned elem; /* element size */
+    bool streaming;
+    uint8_t ys[SGFP4_MB]; /* the selected block rows, ascending */
+    unsigned nrows;
+} row_job;
+
+/* The output bytes of one tile row segment: `count` 64-byte vectors (4 for f32, 2 for the
+ * 16-bit types; the last may hold fewer valid bytes). */
+typedef struct segment {
+    __m512i v[4];
+    unsigned count;
+} segment;
+
+AVX512_INLINE segment segment_of(const float *src, sgfp4_dtype dtype)
+{
+    segment g;
+    if (dtype == SGFP4_DTYPE_F32) {
+        for (unsigned i = 0; i < 4; i++)
+            g.v[i] = _mm512_castps_si512(_mm512_load_ps(src + 16 * i));
+        g.count = 4;
+    } else {
+        for (unsigned i = 0; i < 2; i++)
+            g.v[i] = _mm512_inserti64x4(
+                _mm512_castsi256_si512(halves_x16(_mm512_load_ps(src + 32 * i), dtype)),
+                halves_x16(_mm512_load_ps(src + 32 * i + 16), dtype), 1);
+        g.count = 2;
+    }
+    return g;
+}
+
+/* The 64 bytes that start `shift` bytes (even, 2..62) before `cur` in the byte sequence
+ * prev, cur: the last `shift` bytes of prev, then the first 64 - shift of cur. */
+AVX512_INLINE __m512i join_64(__m512i prev, __m512i cur, unsigned shift)
+{
+    if ((shift & 3u) == 0) {
+        const __m512i at = _mm512_add_epi32(
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_epi32((int)(16 - shift / 4)));
+        return _mm512_permutex2var_epi32(prev, at, cur);
+    }
+    const __m512i at = _mm512_add_epi16(
+        _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13,
+                         12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+        _mm512_set1_epi16((short)(32 - shift / 2)));
+    return _mm512_permutex2var_epi16(prev, at, cur);
+}
+
+/* Bytes [lo, hi) of a 64-byte line, 0 <= lo < hi <= 64, with a plain masked store. */
+AVX512_INLINE void put_part(uint8_t *line, __m512i v, unsigned lo, unsigned hi)
+{
+    const __mmask64 mask = (hi == 64 ? ~(__mmask64)0 : ((__mmask64)1 << hi) - 1) &
+                           ~(((__mmask64)1 << lo) - 1);
+    _mm512_mask_storeu_epi8(line, mask, v);
+}
+
+/* Streams `bytes` bytes of g (the row's last bytes, or a whole segment that starts the row)
+ * to p, which lies `shift` (even, nonzero) bytes past a line start: whole aligned lines as
+ * streaming stores, the row's first line and, at the row's end (`last`), its last line as
+ * masked plain stores. An unfinished line that does not end the row waits in *carry. */
+AVX512_INLINE void stream_shifted(uint8_t *p, const segment *g, unsigned bytes, unsigned shift,
+                                  bool first, bool last, __m512i *carry)
+{
+    uint8_t *line = p - shift;
+    __m512i prev = first ? _mm512_setzero_si512() : *carry; /* (the row's first line skips it) */
+    const unsigned total = shift + bytes; /* bytes from `line` to the end of this piece */
+    for (unsigned j = 0; 64 * j < total; j++, line += 64) {
+        const unsigned lo = first && j == 0 ? shift : 0;
+        const unsigned hi = total - 64 * j < 64 ? total - 64 * j : 64;
+        if (hi < 64 && !last)
+            break; /* the unfinished line: the next segment completes it from prev */
+        const __m512i cur = j < g->count ? g->v[j] : _mm512_setzero_si512();
+        const __m512i w = join_64(prev, cur, shift);
+        prev = cur;
+        if (hi == 64 && lo == 0)
+            _mm512_stream_si512((void *)line, w);
+        else
+            put_part(line, w, lo, hi);
+    }
+    *carry = prev;
+}
+
+/* A whole segment inside a row (neither its first nor its last) at p, `shift` (even,
+ * nonzero) bytes past a line start: `count` whole lines, the first completing the carry. */
+AVX512_INLINE void stream_shifted_inner(uint8_t *p, const segment *g, unsigned count,
+                                        unsigned shift, __m512i *carry)
+{
+    uint8_t *line = p - shift;
+    __m512i prev = *carry;
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < count; i++) {
+        _mm512_stream_si512((void *)(line + 64 * i), join_64(prev, g->v[i], shift));
+        prev = g->v[i];
+    }
+    *carry = prev;
+}
+
+/* The first `width` values (1..64) of tile row y, `elem` bytes each, to the output at byte
+ * `column` of the row: streaming stores where allowed (and the row's address is even),
+ * plain ones otherwise. */
+AVX512_INLINE void write_row(row_job *j, unsigned y, const float *src, size_t column,
+                             unsigned width, unsigned elem)
+{
+    uint8_t *p = j->dst[y] + column;
+    const unsigned shift = (unsigned)((uintptr_t)p & 63u);
+    const unsigned bytes = width * elem;
+    if (j->streaming && (shift & 1u) == 0) {
+        const segment g = segment_of(src, j->dtype);
+        const bool first = column == 0, last = column + bytes >= j->row_bytes;
+        if (shift == 0) {
+            unsigned i = 0;
+            for (; 64 * (i + 1) <= bytes; i++)
+                _mm512_stream_si512((void *)(p + 64 * i), g.v[i]);
+            if (64 * i < bytes)
+                put_part(p + 64 * i, g.v[i], 0, bytes - 64 * i);
+        } else if (!first && !last) {
+            stream_shifted_inner(p, &g, g.count, shift, &j->carry[y]);
+        } else {
+            stream_shifted(p, &g, bytes, shift, first, last, &j->carry[y]);
+        }
+        return;
+    }
+    if (j->dtype == SGFP4_DTYPE_F32) {
+        unsigned x = 0;
+        for (; x + 16 <= width; x += 16)
+            _mm512_storeu_ps(p + 4 * x, _mm512_load_ps(src + x));
+        if (x < width)
+            _mm512_mask_storeu_ps(p + 4 * x, (__mmask16)((1u << (width - x)) - 1),
+                                  _mm512_load_ps(src + x));
+        return;
+    }
+    for (unsigned x = 0; x < width; x += 16) {
+        const unsigned n = width - x < 16 ? width - x : 16;
+        _mm256_mask_storeu_epi16(p + 2 * x, (__mmask16)((1u << n) - 1),
+                                 halves_x16(_mm512_load_ps(src + x), j->dtype));
+    }
+}
+
+/* A decoded tile whose rows ys[next..count) still have to be written out, `width` values
+ * each at byte `column` of their output rows. */
+typedef struct pending_tile {
+    const float *tile;
+    size_t column;
+    unsigned next, count, width;
+} pending_tile;
+
+/* Writes the pending tile's rows up to index `until`; whole-width f32 rows (the common
+ * case) through a copy of write_row() specialised for them. */
+AVX512_INLINE void flush_rows(pending_tile *p, unsigned until, row_job *j)
+{
+    const bool whole_f32 = p->width == SGFP4_MB && j->dtype == SGFP4_DTYPE_F32;
+    for (; p->next < until; p->next++) {
+        const unsigned y = j->ys[p->next];
+        if (whole_f32)
+            write_row(j, y, p->tile + SGFP4_MB * y, p->column, SGFP4_MB, 4);
+        else
+            write_row(j, y, p->tile + SGFP4_MB * y, p->column, p->width, j->elem);
+    }
+}
+
+/* ---- the work unit ------------------------------------------------------------------- */
+
+/* Writes the pending tile's rows in proportion to `done` of `total` units of this block's
+ * work, so that its stores spread evenly over the decoding of the next block. */
+AVX512_INLINE void flush_share(pending_tile *p, row_job *j, unsigned done, unsigned total)
+{
+    flush_rows(p, (unsigned)((uint64_t)j->nrows * done / total), j);
+}
+
+/* Leaves of one size class (group k of sgfp4_avx2_block_leaves: kinds 2k and 2k + 1),
+ * whole, through the copy specialised for the size; `done` counts the block's weights. */
+#define DECODE_SIZE_CLASS(k, size)                                                             \
+    for (unsigned g = start[2 * (k)]; g < start[2 * (k) + 2]; g++) {                           \
+        leaf_whole(&leaves[g], tile, (size));                                                  \
+        done += (size) * (size);                                                               \
+        flush_share(prev, j, done, TILE_FLOATS);                                               \
+    }
+
+/* Decodes block b of t into `tile`: whole (rows selects all 64 block rows) or only the
+ * vectors holding selected rows; writes the pending tile out along the way. */
+static AVX512 void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows, float *tile,
+                                pending_tile *prev, row_job *j)
+{
+    sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
+    unsigned start[SGFP4_LEAF_KINDS + 1];
+    const unsigned n = sgfp4_avx2_block_leaves(t, b, leaves, start);
+    if (rows == ~UINT64_C(0)) {
+        if (n == 1 && leaves[0].size == SGFP4_MB) {
+            /* v1 and uniform-64 records: row by row, one pending row out per row decoded */
+            const leaf_codes c = leaf_codes_of(&leaves[0]);
+            for (unsigned y = 0; y < SGFP4_MB; y++) {
+#pragma GCC unroll 4
+                for (unsigned v = 4 * y; v < 4 * y + 4; v++)
+                    tile_put(tile, SGFP4_MB, v, leaf_vector(&c, v));
+                flush_share(prev, j, y + 1, SGFP4_MB);
+            }
+            return;
+        }
+        unsigned done = 0;
+        DECODE_SIZE_CLASS(0, 4)
+        DECODE_SIZE_CLASS(1, 8)
+        DECODE_SIZE_CLASS(2, 16)
+        DECODE_SIZE_CLASS(3, 32)
+        DECODE_SIZE_CLASS(4, 64)
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (rows & sgfp4_leaf_row_mask(leaves[i].y, leaves[i].size))
+            leaf_selected(&leaves[i], rows, tile);
+        flush_share(prev, j, i + 1, n);
+    }
+}
+#undef DECODE_SIZE_CLASS
+
+static AVX512 void avx512_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t rows,
+                                      uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype,
+                                      bool streaming, void *scratch)
+{
+    float *tiles = scratch; /* [2][TILE_FLOATS], 64-byte aligned */
+    const size_t elem = sgfp4_dtype_size(dtype);
+    row_job j;
+    j.dst = dst;
+    j.row_bytes = (size_t)t->cols * elem;
+    j.dtype = dtype;
+    j.elem = (unsigned)elem;
+    j.streaming = streaming;
+    j.nrows = 0;
+    for (unsigned y = 0; y < SGFP4_MB; y++)
+        if ((rows >> y) & 1u)
+            j.ys[j.nrows++] = (uint8_t)y;
+    pending_tile prev = {tiles, 0, j.nrows, j.nrows, 0}; /* nothing pending yet */
+    for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
+        float *tile = tiles + (bx & 1u) * TILE_FLOATS;
+        decode_block(t, by * t->tiles_x + bx, rows, tile, &prev, &j);
+        flush_rows(&prev, j.nrows, &j);
+        const uint64_t c0 = bx * SGFP4_MB;
+        prev = (pending_tile){tile, (size_t)c0 * elem, 0, j.nrows,
+                              (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB)};
+    }
+    flush_rows(&prev, j.nrows, &j);
+}
+
+static void avx512_finish(void) { _mm_sfence(); }
+
+const sgfp4_decode_kernels sgfp4_kernels_avx512 = {"avx512", avx512_decode_rows, avx512_finish,
+                                                   2 * TILE_FLOATS * sizeof(float)};
+
+#endif
