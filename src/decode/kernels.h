@@ -66,6 +66,28 @@ unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_r
                                  unsigned start[SGFP4_LEAF_KINDS + 1]);
 /* The AVX2 kernels' fp16 -> f32 of finite halves, 8 at a time (AVX2 CPUs only). */
 void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, float *out);
+
+/* Leaf size classes: edge 4 << class, 0..4. */
+#define SGFP4_SIZE_CLASSES 5u
+/* A block's leaves as the AVX-512 kernels list them (decode/leaves_avx512.c): arrays in
+ * storage order, 16 entries of slack each (the listing writes 16 at a time), and the
+ * indices of each size class in storage order. */
+typedef struct sgfp4_leaf_list {
+    unsigned count;
+    unsigned class_count[SGFP4_SIZE_CLASSES];
+    const uint8_t *payload; /* leaf i's payload is payload + offset[i] */
+    const uint32_t *desc;   /* class << 16 | y * 64 + x (a constant table or desc_buffer) */
+    uint32_t desc_buffer[SGFP4_MAX_LEAVES + 16];
+    uint32_t mode[SGFP4_MAX_LEAVES + 16];
+    uint32_t offset[SGFP4_MAX_LEAVES + 16];
+    float scale[SGFP4_MAX_LEAVES + 16];
+    float bias[SGFP4_MAX_LEAVES + 16];
+    uint8_t by_class[SGFP4_SIZE_CLASSES][SGFP4_MAX_LEAVES + 16];
+} sgfp4_leaf_list;
+/* Lists block b of t (b < t->blocks) into *list (AVX-512 CPUs only); returns the count. */
+unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
+/* The AVX-512 listing's fp16 -> f32 of finite halves, 16 at a time (AVX-512 CPUs only). */
+void sgfp4_avx512_halves_to_floats(const uint16_t *halves, size_t count, float *out);
 #endif
 
 /* CPU features the kernels need (decode/cpu_features.c). */

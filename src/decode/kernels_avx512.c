@@ -71,17 +71,28 @@ typedef struct leaf_codes {
     unsigned step;       /* payload bytes per 16 codes: 8 (FP4) or 4 (T158) */
 } leaf_codes;
 
-AVX512_INLINE leaf_codes leaf_codes_of(const sgfp4_leaf_ref *leaf)
+/* Leaf i of a listed block. */
+AVX512_INLINE leaf_codes leaf_codes_of(const sgfp4_leaf_list *list, unsigned i)
 {
-    const unsigned mode = leaf->mode;
+    const unsigned mode = list->mode[i];
     leaf_codes c;
-    c.table = _mm512_fmadd_ps(_mm512_load_ps(code_value[mode]), _mm512_set1_ps(leaf->scale),
-                              _mm512_set1_ps(leaf->bias));
+    c.table = _mm512_fmadd_ps(_mm512_load_ps(code_value[mode]), _mm512_set1_ps(list->scale[i]),
+                              _mm512_set1_ps(list->bias[i]));
     c.pick = _mm512_load_si512(code_pick[mode]);
     c.shift = _mm512_load_si512(code_shift[mode]);
-    c.load = leaf->payload - 4 * mode;
+    c.load = list->payload + list->offset[i] - 4 * mode;
     c.step = 8u >> mode;
     return c;
+}
+
+/* Where leaf i's top-left corner lies in the tile, and its edge. */
+static inline unsigned leaf_at(const sgfp4_leaf_list *list, unsigned i)
+{
+    return list->desc[i] & 0xFFFFu;
+}
+static inline unsigned leaf_size(const sgfp4_leaf_list *list, unsigned i)
+{
+    return 4u << (list->desc[i] >> 16);
 }
 
 /* Weights 16v .. 16v + 15 of the leaf, in storage (row-major) order. */
@@ -114,28 +125,32 @@ AVX512_INLINE void tile_put(float *at, unsigned size, unsigned v, __m512 w)
     }
 }
 
-/* A whole leaf of edge `size` (a constant at every call) into the tile. */
-AVX512_INLINE void leaf_whole(const sgfp4_leaf_ref *leaf, float *tile, unsigned size)
+/* Leaf i, whole, of edge `size` (a constant at every call) into the tile. */
+AVX512_INLINE void leaf_whole(const sgfp4_leaf_list *list, unsigned i, float *tile,
+                              unsigned size)
 {
-    const leaf_codes c = leaf_codes_of(leaf);
-    float *at = tile + SGFP4_MB * leaf->y + leaf->x;
+    const leaf_codes c = leaf_codes_of(list, i);
+    float *at = tile + leaf_at(list, i);
 #pragma GCC unroll 16
     for (unsigned v = 0; v < size * size / 16; v++)
         tile_put(at, size, v, leaf_vector(&c, v));
 }
 
-/* The vectors of a leaf that hold rows selected by `rows` (a gather): whole vectors, so an
+/* The vectors of leaf i that hold rows selected by `rows` (a gather): whole vectors, so an
  * 8x8 leaf decodes row pairs and a 4x4 leaf all four rows; the tile is scratch, and only the
  * selected rows are written out. */
-static AVX512 void leaf_selected(const sgfp4_leaf_ref *leaf, uint64_t rows, float *tile)
+static AVX512 void leaf_selected(const sgfp4_leaf_list *list, unsigned i, uint64_t rows,
+                                 float *tile)
 {
-    const unsigned size = leaf->size;
+    const unsigned size = leaf_size(list, i), y0 = leaf_at(list, i) / SGFP4_MB;
     const unsigned rows_per_vector = size >= 16 ? 1 : 16 / size;
     const unsigned vectors_per_row = size >= 16 ? size / 16 : 1;
-    const leaf_codes c = leaf_codes_of(leaf);
-    float *at = tile + SGFP4_MB * leaf->y + leaf->x;
+    uint64_t m = (rows >> y0) & sgfp4_leaf_row_mask(0, size);
+    if (!m)
+        return;
+    const leaf_codes c = leaf_codes_of(list, i);
+    float *at = tile + leaf_at(list, i);
     /* the leaf's selected rows, bit r = leaf row r, visited one vector row group at a time */
-    uint64_t m = (rows >> leaf->y) & sgfp4_leaf_row_mask(0, size);
     while (m) {
         const unsigned group = (unsigned)__builtin_ctzll(m) / rows_per_vector;
         for (unsigned v = group * vectors_per_row; v < (group + 1) * vectors_per_row; v++)
@@ -341,12 +356,12 @@ AVX512_INLINE void flush_share(pending_tile *p, row_job *j, unsigned done, unsig
     flush_rows(p, (unsigned)((uint64_t)j->nrows * done / total), j);
 }
 
-/* Leaves of one size class (group k of sgfp4_avx2_block_leaves: kinds 2k and 2k + 1),
- * whole, through the copy specialised for the size; `done` counts the block's weights. */
-#define DECODE_SIZE_CLASS(k, size)                                                             \
-    for (unsigned g = start[2 * (k)]; g < start[2 * (k) + 2]; g++) {                           \
-        leaf_whole(&leaves[g], tile, (size));                                                  \
-        done += (size) * (size);                                                               \
+/* Leaves of size class k, whole, through the copy specialised for the size; `done` counts
+ * the block's weights. */
+#define DECODE_SIZE_CLASS(k)                                                                   \
+    for (unsigned g = 0; g < list.class_count[k]; g++) {                                       \
+        leaf_whole(&list, list.by_class[k][g], tile, 4u << (k));                               \
+        done += 16u << (2 * (k));                                                              \
         flush_share(prev, j, done, TILE_FLOATS);                                               \
     }
 
@@ -355,13 +370,12 @@ AVX512_INLINE void flush_share(pending_tile *p, row_job *j, unsigned done, unsig
 static AVX512 void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows, float *tile,
                                 pending_tile *prev, row_job *j)
 {
-    sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
-    unsigned start[SGFP4_LEAF_KINDS + 1];
-    const unsigned n = sgfp4_avx2_block_leaves(t, b, leaves, start);
+    sgfp4_leaf_list list;
+    const unsigned n = sgfp4_avx512_block_leaves(t, b, &list);
     if (rows == ~UINT64_C(0)) {
-        if (n == 1 && leaves[0].size == SGFP4_MB) {
-            /* v1 and uniform-64 records: row by row, one pending row out per row decoded */
-            const leaf_codes c = leaf_codes_of(&leaves[0]);
+        if (list.class_count[4] == 1) {
+            /* one 64x64 leaf (v1, uniform-64): row by row, one pending row out per row */
+            const leaf_codes c = leaf_codes_of(&list, 0);
             for (unsigned y = 0; y < SGFP4_MB; y++) {
 #pragma GCC unroll 4
                 for (unsigned v = 4 * y; v < 4 * y + 4; v++)
@@ -371,16 +385,14 @@ static AVX512 void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows
             return;
         }
         unsigned done = 0;
-        DECODE_SIZE_CLASS(0, 4)
-        DECODE_SIZE_CLASS(1, 8)
-        DECODE_SIZE_CLASS(2, 16)
-        DECODE_SIZE_CLASS(3, 32)
-        DECODE_SIZE_CLASS(4, 64)
+        DECODE_SIZE_CLASS(0)
+        DECODE_SIZE_CLASS(1)
+        DECODE_SIZE_CLASS(2)
+        DECODE_SIZE_CLASS(3)
         return;
     }
     for (unsigned i = 0; i < n; i++) {
-        if (rows & sgfp4_leaf_row_mask(leaves[i].y, leaves[i].size))
-            leaf_selected(&leaves[i], rows, tile);
+        leaf_selected(&list, i, rows, tile);
         flush_share(prev, j, i + 1, n);
     }
 }

@@ -289,6 +289,64 @@ static void test_avx2_leaf_listing(void **state)
         free(data);
     }
 }
+/* The AVX-512 kernels' listing: every finite half converted as the container layer does,
+ * and each block's leaves the container layer's, field for field, in storage order, with
+ * each size class's indices in storage order. */
+static void test_avx512_leaf_listing(void **state)
+{
+    (void)state;
+    if (!sgfp4_cpu_has_avx512())
+        skip();
+    static uint16_t halves[0x10000];
+    static float got_f[0x10000];
+    size_t count = 0;
+    for (uint32_t h = 0; h < 0x10000u; h++)
+        if (((h >> 10) & 0x1Fu) != 0x1Fu) /* Inf / NaN never reach decode */
+            halves[count++] = (uint16_t)h;
+    sgfp4_avx512_halves_to_floats(halves, count, got_f);
+    for (size_t i = 0; i < count; i++) {
+        const float want = sgfp4_half_to_float(halves[i]);
+        if (memcmp(&want, &got_f[i], 4) != 0)
+            fail_msg("half 0x%04x", halves[i]);
+    }
+    sgfp4_leaf_ref want[SGFP4_MAX_LEAVES];
+    static sgfp4_leaf_list list;
+    for (unsigned i = 0; i < 16; i++) {
+        synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, 900 + i,
+                          i % 3 == 1 ? 2.5 : 0, (int)(i % 2)};
+        size_t size;
+        uint8_t *data = synth_container(&p, &size);
+        assert_non_null(data);
+        sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
+        for (uint64_t b = 0; b < t->blocks; b++) {
+            const unsigned n = sgfp4_block_leaf_refs(t, b, want);
+            assert_int_equal(sgfp4_avx512_block_leaves(t, b, &list), n);
+            assert_int_equal(list.count, n);
+            unsigned listed = 0;
+            for (unsigned k = 0; k < n; k++) {
+                const unsigned cls = (unsigned)__builtin_ctz(want[k].size) - 2u;
+                assert_int_equal(list.desc[k], cls << 16 | (want[k].y * 64u + want[k].x));
+                assert_int_equal(list.mode[k], want[k].mode);
+                assert_memory_equal(&list.scale[k], &want[k].scale, 4);
+                assert_memory_equal(&list.bias[k], &want[k].bias, 4);
+                assert_ptr_equal(list.payload + list.offset[k], want[k].payload);
+            }
+            for (unsigned cls = 0; cls < SGFP4_SIZE_CLASSES; cls++) {
+                unsigned g = 0;
+                for (unsigned k = 0; k < n; k++)
+                    if (want[k].size == 4u << cls) {
+                        assert_true(g < list.class_count[cls]);
+                        assert_int_equal(list.by_class[cls][g++], k);
+                    }
+                assert_int_equal(g, list.class_count[cls]);
+                listed += g;
+            }
+            assert_int_equal(listed, n);
+        }
+        sgfp4_tensor_close(t);
+        free(data);
+    }
+}
 #endif
 
 /* One tensor larger than a few macroblocks each way, at the rates the benchmark uses. */
@@ -544,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_leaf_listing),
 #ifdef SGFP4_HAVE_X86_KERNELS
         cmocka_unit_test(test_avx2_leaf_listing),
+        cmocka_unit_test(test_avx512_leaf_listing),
 #endif
         cmocka_unit_test(test_random_containers),
         cmocka_unit_test(test_rate_shaped_containers),
