@@ -34,10 +34,18 @@ typedef struct sgfp4_decode_kernels {
 /* Fills out[] with the leaves of block b (b < t->blocks) exactly as sgfp4_block_leaf_refs()
  * does, faster (decode/leaf_parse.c); returns the count. */
 unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out);
-/* The positions (y, x, edge) of the leaves of v2 record `rec` in storage order (pos holds
- * SGFP4_MAX_LEAVES), and where its leaf headers start; returns the leaf count. */
-unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint8_t (*pos)[3],
-                                       const uint8_t **headers);
+/* A leaf's position as the listings carry it: size class (log2(edge / 4), 0..4) in bits
+ * 16.., its top-left corner's offset y * 64 + x in a 64x64 tile below. */
+static inline uint32_t sgfp4_leaf_descriptor(unsigned cls, unsigned y, unsigned x)
+{
+    return (uint32_t)cls << 16 | (uint32_t)(y * SGFP4_MB + x);
+}
+/* The leaves of v2 record `rec` in storage order as descriptors: *desc points to a constant
+ * table (uniform layouts) or to `buffer` (MIXED; SGFP4_MAX_LEAVES + 16 entries, the walk
+ * writes 16 at a time); *desc has 16 readable entries past the count. Sets where the leaf
+ * headers start; returns the leaf count. */
+unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint32_t *buffer,
+                                       const uint32_t **desc, const uint8_t **headers);
 /* The mask of a leaf's rows [y, y + size) within a block. */
 static inline uint64_t sgfp4_leaf_row_mask(unsigned y, unsigned size)
 {

@@ -412,8 +412,9 @@ AVX2 unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_l
     const uint8_t *d = t->data;
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
     const uint8_t *headers;
-    uint8_t pos[SGFP4_MAX_LEAVES][3];
-    const unsigned n = sgfp4_decode_record_positions(rec, pos, &headers);
+    uint32_t buffer[SGFP4_MAX_LEAVES + 16];
+    const uint32_t *desc;
+    const unsigned n = sgfp4_decode_record_positions(rec, buffer, &desc, &headers);
     float scale[SGFP4_MAX_LEAVES], bias[SGFP4_MAX_LEAVES];
     for (unsigned i = 0; i < n; i += 8) {
         __m256i h;
@@ -431,7 +432,7 @@ AVX2 unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_l
     uint8_t kinds[SGFP4_MAX_LEAVES];
     unsigned fill[KINDS + 1] = {0};
     for (unsigned i = 0; i < n; i++) {
-        kinds[i] = (uint8_t)(2u * ((unsigned)__builtin_ctz(pos[i][2]) - 2u) + (headers[4 * i] & 1u));
+        kinds[i] = (uint8_t)(2u * (desc[i] >> 16) + (headers[4 * i] & 1u));
         fill[kinds[i] + 1]++;
     }
     for (unsigned k = 0; k < KINDS; k++)
@@ -440,9 +441,10 @@ AVX2 unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_l
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = load_u32(headers + 4 * i);
-        const unsigned size = pos[i][2], mode = h & 1u;
-        out[fill[kinds[i]]++] = (sgfp4_leaf_ref){pos[i][0], pos[i][1], (uint8_t)size,
-                                                 (uint8_t)mode, h, scale[i], bias[i], payload};
+        const unsigned at = desc[i] & 0xFFFFu, size = 4u << (desc[i] >> 16), mode = h & 1u;
+        out[fill[kinds[i]]++] =
+            (sgfp4_leaf_ref){(uint8_t)(at / SGFP4_MB), (uint8_t)(at % SGFP4_MB), (uint8_t)size,
+                             (uint8_t)mode, h, scale[i], bias[i], payload};
         /* payload bytes rounded up to 16: size^2/2 (FP4) or size^2/4 (T158) */
         payload += ((size * size >> (1 + mode)) + 15u) & ~15u;
     }

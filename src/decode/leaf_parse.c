@@ -1,8 +1,11 @@
 /* Listing a block's leaves for the fast decoder: the same result as sgfp4_block_leaf_refs()
  * (tests compare the two), computed with less work per leaf, because at a few bits per
  * weight the leaf headers are a large part of the decode time: uniform positions from
- * shifts, the split map walked by unrolled loops, fp16 -> f32 without a loop.
+ * constant tables, the split map walked by 16x16 nodes through a table, fp16 -> f32 without
+ * a loop.
  * SPDX-License-Identifier: MIT */
+#include <pthread.h>
+
 #include "decode/kernels.h"
 
 /* Exact fp16 -> f32 for finite values (validation rejects Inf and NaN). A subnormal is its
@@ -17,69 +20,103 @@ float sgfp4_half_to_float_finite(uint32_t half)
     return sign ? -value : value;
 }
 
-/* Fills pos with the MIXED leaves of a split map in pre-order DFS (D5); returns the count.
- * The recursion is unrolled into one loop per level (64, 32, 16, 8; 4x4 nodes take no bit),
- * which visits nodes in the same order as the recursive walk of leaf_geometry.c. */
-static unsigned walk_split_map(const uint8_t *map, uint8_t (*pos)[3])
+/* The leaves of a 16x16 node at the origin, in DFS order, for each 5-bit pattern of the map
+ * (bit 0: the node splits; bits 1..4: its TL, TR, BL, BR 8x8 children split; a leaf node
+ * consumes 1 bit, a split one 5), and the uniform layouts' leaves in raster order. Built once
+ * (pthread_once), read-only afterwards. */
+typedef struct leaf_tables {
+    uint32_t node16[32][16];
+    uint8_t node16_count[32];
+    uint32_t uniform[6][SGFP4_MAX_LEAVES + 16]; /* (+ slack for 16-wide reads) */
+} leaf_tables;
+
+static leaf_tables tables __attribute__((aligned(64)));
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void tables_build(void)
 {
-    const uint32_t words[3] = {sgfp4_load_u32le(map), sgfp4_load_u32le(map + 4),
-                               sgfp4_load_u32le(map + 8)};
-    unsigned bit = 0, n = 0;
-#define NEXT_BIT() ((words[bit / 32] >> (bit % 32)) & 1u ? (bit++, 1) : (bit++, 0))
-#define LEAF(yy, xx, ss) (pos[n][0] = (uint8_t)(yy), pos[n][1] = (uint8_t)(xx), \
-                          pos[n][2] = (uint8_t)(ss), n++)
-    if (!NEXT_BIT()) {
-        LEAF(0, 0, 64);
-        return n;
+    for (unsigned p = 0; p < 32; p++) {
+        unsigned n = 0;
+        if (!(p & 1u)) {
+            tables.node16[p][n++] = sgfp4_leaf_descriptor(2, 0, 0);
+        } else {
+            for (unsigned c = 0; c < 4; c++) {
+                const unsigned y = (c >> 1) * 8, x = (c & 1u) * 8;
+                if ((p >> (1 + c)) & 1u) {
+                    for (unsigned q = 0; q < 4; q++)
+                        tables.node16[p][n++] =
+                            sgfp4_leaf_descriptor(0, y + (q >> 1) * 4, x + (q & 1u) * 4);
+                } else {
+                    tables.node16[p][n++] = sgfp4_leaf_descriptor(1, y, x);
+                }
+            }
+        }
+        tables.node16_count[p] = (uint8_t)n;
     }
+    for (unsigned layout = 0; layout < 6; layout++) {
+        if (layout == SGFP4_LAYOUT_MIXED)
+            continue;
+        const unsigned shift = layout == 5 ? 2 : 6 - layout; /* log2 of the leaf edge */
+        const unsigned per_row = 1u << (6 - shift);
+        for (unsigned i = 0; i < per_row * per_row; i++)
+            tables.uniform[layout][i] =
+                sgfp4_leaf_descriptor(shift - 2, (i / per_row) << shift, (i % per_row) << shift);
+    }
+}
+
+/* Fills desc with the MIXED leaves of a split map in pre-order DFS (D5); returns the count.
+ * Walked down to the 16x16 nodes only: a 16x16 node's whole subtree is 5 map bits (its own
+ * split bit, then its four 8x8 children's) or 1 (a leaf), and the table holds its leaves,
+ * so only the 5 bits above that level are branches (a walk bit by bit mispredicts on most
+ * split bits of an encoder's MIXED records). */
+static unsigned walk_split_map(const uint8_t *map, uint32_t *desc)
+{
+    /* the unread map bits, lowest first, in a two-word shift register (85 bits at most) */
+    uint64_t lo = sgfp4_load_u32le(map) | (uint64_t)sgfp4_load_u32le(map + 4) << 32;
+    uint64_t hi = sgfp4_load_u32le(map + 8);
+#define CONSUME(count) (lo = lo >> (count) | hi << (64 - (count)), hi >>= (count))
+    if (!(lo & 1u)) {
+        desc[0] = sgfp4_leaf_descriptor(4, 0, 0);
+        return 1;
+    }
+    CONSUME(1);
+    unsigned n = 0;
     for (unsigned q1 = 0; q1 < 4; q1++) {
-        const unsigned y1 = (q1 >> 1) * 32, x1 = (q1 & 1) * 32;
-        if (!NEXT_BIT()) {
-            LEAF(y1, x1, 32);
+        const unsigned y1 = (q1 >> 1) * 32, x1 = (q1 & 1u) * 32;
+        const bool split = lo & 1u;
+        CONSUME(1);
+        if (!split) {
+            desc[n++] = sgfp4_leaf_descriptor(3, y1, x1);
             continue;
         }
         for (unsigned q2 = 0; q2 < 4; q2++) {
-            const unsigned y2 = y1 + (q2 >> 1) * 16, x2 = x1 + (q2 & 1) * 16;
-            if (!NEXT_BIT()) {
-                LEAF(y2, x2, 16);
-                continue;
-            }
-            for (unsigned q3 = 0; q3 < 4; q3++) {
-                const unsigned y3 = y2 + (q3 >> 1) * 8, x3 = x2 + (q3 & 1) * 8;
-                if (!NEXT_BIT()) {
-                    LEAF(y3, x3, 8);
-                    continue;
-                }
-                LEAF(y3, x3, 4);
-                LEAF(y3, x3 + 4, 4);
-                LEAF(y3 + 4, x3, 4);
-                LEAF(y3 + 4, x3 + 4, 4);
-            }
+            const unsigned p = (unsigned)lo & 31u; /* this 16x16 node's pattern */
+            const uint32_t origin =
+                (uint32_t)((y1 + (q2 >> 1) * 16) * SGFP4_MB + x1 + (q2 & 1u) * 16);
+            for (unsigned k = 0; k < 16; k++) /* 16 always: desc has the slack */
+                desc[n + k] = tables.node16[p][k] + origin;
+            n += tables.node16_count[p];
+            CONSUME(1 + 4 * (p & 1u)); /* as tables.node16_bits[p], without the load */
         }
     }
-#undef NEXT_BIT
-#undef LEAF
+#undef CONSUME
     return n;
 }
 
-unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint8_t (*pos)[3],
-                                       const uint8_t **headers)
+unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint32_t *buffer,
+                                       const uint32_t **desc, const uint8_t **headers)
 {
+    pthread_once(&tables_once, tables_build);
     const unsigned layout = rec[0] & 7u;
     if (layout == SGFP4_LAYOUT_MIXED) {
         *headers = rec + 16;
-        return walk_split_map(rec + 4, pos);
+        *desc = buffer;
+        return walk_split_map(rec + 4, buffer);
     }
     *headers = rec + 4;
+    *desc = tables.uniform[layout];
     const unsigned shift = layout == 5 ? 2 : 6 - layout; /* log2 of the leaf edge */
-    const unsigned per_row_shift = 6 - shift;
-    const unsigned n = 1u << (2 * per_row_shift);
-    for (unsigned i = 0; i < n; i++) {
-        pos[i][0] = (uint8_t)((i >> per_row_shift) << shift);
-        pos[i][1] = (uint8_t)((i & ((1u << per_row_shift) - 1)) << shift);
-        pos[i][2] = (uint8_t)(1u << shift);
-    }
-    return n;
+    return 1u << (2 * (6 - shift));
 }
 
 unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
@@ -96,14 +133,15 @@ unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf
     }
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
     const uint8_t *headers;
-    uint8_t pos[SGFP4_MAX_LEAVES][3];
-    const unsigned n = sgfp4_decode_record_positions(rec, pos, &headers);
+    uint32_t buffer[SGFP4_MAX_LEAVES + 16];
+    const uint32_t *desc;
+    const unsigned n = sgfp4_decode_record_positions(rec, buffer, &desc, &headers);
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = sgfp4_load_u32le(headers + 4 * i);
-        const unsigned size = pos[i][2], mode = h & 1u;
-        out[i] = (sgfp4_leaf_ref){pos[i][0],
-                                  pos[i][1],
+        const unsigned at = desc[i] & 0xFFFFu, size = 4u << (desc[i] >> 16), mode = h & 1u;
+        out[i] = (sgfp4_leaf_ref){(uint8_t)(at / SGFP4_MB),
+                                  (uint8_t)(at % SGFP4_MB),
                                   (uint8_t)size,
                                   (uint8_t)mode,
                                   h,

@@ -3,113 +3,19 @@
  * bits per weight a record holds ~50 leaves, and a per-leaf, per-split-bit listing costs as
  * much as decoding the weights (docs/decode.md has the numbers).
  *
- * - Positions. The split map is walked down to the 16x16 nodes only: a 16x16 node's whole
- *   subtree is 5 map bits (its own split bit, then its four 8x8 children's) or 1 (a leaf),
- *   and a table indexed by those 5 bits holds its leaves in DFS order as descriptors (class
- *   << 16 | y * 64 + x). One vector add of the node's origin and one store emit them, so
- *   only the 5 bits above the 16x16 level are branches.
+ * - Positions: sgfp4_decode_record_positions() (the split map walked by 16x16 nodes through
+ *   a table, leaf_parse.c), as descriptors (class << 16 | y * 64 + x).
  * - Scales and biases: 16 headers at a time, with the exact integer fp16 conversion.
  * - Payloads: each leaf's padded payload size from its class and mode, then an exclusive
  *   prefix sum over storage order.
  * - Grouping: per size class, vpcompressd of the leaf indices.
  * SPDX-License-Identifier: MIT */
-#include <pthread.h>
-
 #include "decode/kernels.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2")))
-
-/* A leaf descriptor: size class (log2(edge / 4)) in bits 16.., tile offset y * 64 + x below. */
-static inline uint32_t descriptor(unsigned cls, unsigned y, unsigned x)
-{
-    return (uint32_t)cls << 16 | (uint32_t)(y * SGFP4_MB + x);
-}
-
-/* The leaves of a 16x16 node at the origin, in DFS order, for each 5-bit pattern of the map
- * (bit 0: the node splits; bits 1..4: its TL, TR, BL, BR 8x8 children split), and how many
- * map bits the pattern consumes. Built once (pthread_once), read-only afterwards. */
-typedef struct node16_table {
-    uint32_t leaves[32][16];
-    uint8_t count[32], bits[32];
-    uint32_t uniform[6][256 + 16]; /* layouts 0..3 and 5: raster order (+ read slack) */
-} node16_table;
-
-static node16_table node16 __attribute__((aligned(64)));
-static pthread_once_t node16_once = PTHREAD_ONCE_INIT;
-
-static void node16_build(void)
-{
-    for (unsigned p = 0; p < 32; p++) {
-        unsigned n = 0;
-        if (!(p & 1u)) {
-            node16.leaves[p][n++] = descriptor(2, 0, 0);
-            node16.bits[p] = 1;
-        } else {
-            for (unsigned c = 0; c < 4; c++) {
-                const unsigned y = (c >> 1) * 8, x = (c & 1u) * 8;
-                if ((p >> (1 + c)) & 1u) {
-                    for (unsigned q = 0; q < 4; q++)
-                        node16.leaves[p][n++] = descriptor(0, y + (q >> 1) * 4, x + (q & 1u) * 4);
-                } else {
-                    node16.leaves[p][n++] = descriptor(1, y, x);
-                }
-            }
-            node16.bits[p] = 5;
-        }
-        node16.count[p] = (uint8_t)n;
-    }
-    for (unsigned layout = 0; layout < 6; layout++) {
-        if (layout == SGFP4_LAYOUT_MIXED)
-            continue;
-        const unsigned shift = layout == 5 ? 2 : 6 - layout; /* log2 of the leaf edge */
-        const unsigned per_row = 1u << (6 - shift);
-        for (unsigned i = 0; i < per_row * per_row; i++)
-            node16.uniform[layout][i] =
-                descriptor(shift - 2, (i / per_row) << shift, (i % per_row) << shift);
-    }
-}
-
-/* Bits [at, at + 5) of the 96-bit split map (words[3], bit k of word k / 32). */
-static inline unsigned map_bits5(const uint32_t words[4], unsigned at)
-{
-    const uint64_t two = (uint64_t)words[at / 32 + 1] << 32 | words[at / 32];
-    return (unsigned)(two >> (at % 32)) & 31u;
-}
-
-/* Fills desc[] with the MIXED leaves of a split map in DFS order (D5); returns the count.
- * desc needs 16 entries of slack: node stores write 16 descriptors. */
-static AVX512 unsigned walk_mixed(const uint8_t *map, uint32_t *desc)
-{
-    const uint32_t words[4] = {sgfp4_load_u32le(map), sgfp4_load_u32le(map + 4),
-                               sgfp4_load_u32le(map + 8), 0};
-    if (!(words[0] & 1u)) {
-        desc[0] = descriptor(4, 0, 0);
-        return 1;
-    }
-    unsigned bit = 1, n = 0;
-    for (unsigned q1 = 0; q1 < 4; q1++) {
-        const unsigned y1 = (q1 >> 1) * 32, x1 = (q1 & 1u) * 32;
-        if (!((words[bit / 32] >> (bit % 32)) & 1u)) {
-            bit++;
-            desc[n++] = descriptor(3, y1, x1);
-            continue;
-        }
-        bit++;
-        for (unsigned q2 = 0; q2 < 4; q2++) {
-            const unsigned p = map_bits5(words, bit);
-            const uint32_t origin = (uint32_t)((y1 + (q2 >> 1) * 16) * SGFP4_MB + x1 + (q2 & 1u) * 16);
-            const __m512i leaves = _mm512_add_epi32(_mm512_load_si512(node16.leaves[p]),
-                                                    _mm512_set1_epi32((int)origin));
-            _mm512_storeu_si512(desc + n, leaves);
-            n += node16.count[p];
-            bit += node16.bits[p];
-        }
-    }
-    return n;
-}
 
 /* Exact f32 of 16 finite halves (low 16 bits of each lane), as sgfp4_half_to_float_finite():
  * normal halves by integer re-biasing, the others as magnitude * 2^-24 (an exact conversion
@@ -182,14 +88,13 @@ static AVX512 inline void list_16(sgfp4_leaf_list *list, unsigned i, unsigned li
 
 AVX512 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {
-    pthread_once(&node16_once, node16_build);
     for (unsigned k = 0; k < SGFP4_SIZE_CLASSES; k++)
         list->class_count[k] = 0;
     const uint8_t *d = t->data;
     if (t->profile == SGFP4_PROFILE_V1) {
         const uint32_t header = sgfp4_load_u32le(d + 4 * b);
         const uint32_t offset = sgfp4_load_u32le(d + 4 * t->blocks + 4 * b);
-        list->desc_buffer[0] = descriptor(4, 0, 0);
+        list->desc_buffer[0] = sgfp4_leaf_descriptor(4, 0, 0);
         list->desc = list->desc_buffer;
         list->scale[0] = sgfp4_half_to_float_finite(header >> 16);
         list->bias[0] = sgfp4_half_to_float_finite(header & 0xFFFFu);
@@ -201,19 +106,8 @@ AVX512 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgf
         return list->count = 1;
     }
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-    const unsigned layout = rec[0] & 7u;
     const uint8_t *headers;
-    unsigned n;
-    if (layout == SGFP4_LAYOUT_MIXED) {
-        headers = rec + 16;
-        n = walk_mixed(rec + 4, list->desc_buffer);
-        list->desc = list->desc_buffer;
-    } else {
-        headers = rec + 4;
-        const unsigned shift = layout == 5 ? 2 : 6 - layout;
-        n = 1u << (2 * (6 - shift));
-        list->desc = node16.uniform[layout];
-    }
+    const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, &headers);
     list->payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     uint32_t running = 0;
     for (unsigned i = 0; i < n; i += 16)
