@@ -75,14 +75,13 @@ unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_r
 /* The AVX2 kernels' fp16 -> f32 of finite halves, 8 at a time (AVX2 CPUs only). */
 void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, float *out);
 
-/* Leaf size classes: edge 4 << class, 0..4. */
-#define SGFP4_SIZE_CLASSES 5u
 /* A block's leaves as the AVX-512 kernels list them (decode/leaves_avx512.c): arrays in
  * storage order, 16 entries of slack each (the listing writes 16 at a time), and the
- * indices of each size class in storage order. */
+ * indices of each kind (2 * size class + mode, size class = log2(edge / 4)) in storage
+ * order. */
 typedef struct sgfp4_leaf_list {
     unsigned count;
-    unsigned class_count[SGFP4_SIZE_CLASSES];
+    unsigned kind_count[SGFP4_LEAF_KINDS];
     const uint8_t *payload; /* leaf i's payload is payload + offset[i] */
     const uint32_t *desc;   /* class << 16 | y * 64 + x (a constant table or desc_buffer) */
     uint32_t desc_buffer[SGFP4_MAX_LEAVES + 16];
@@ -90,7 +89,7 @@ typedef struct sgfp4_leaf_list {
     uint32_t offset[SGFP4_MAX_LEAVES + 16];
     float scale[SGFP4_MAX_LEAVES + 16];
     float bias[SGFP4_MAX_LEAVES + 16];
-    uint8_t by_class[SGFP4_SIZE_CLASSES][SGFP4_MAX_LEAVES + 16];
+    uint8_t by_kind[SGFP4_LEAF_KINDS][SGFP4_MAX_LEAVES + 16];
 } sgfp4_leaf_list;
 /* Lists block b of t (b < t->blocks) into *list (AVX-512 CPUs only); returns the count. */
 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);

@@ -39,22 +39,20 @@ static const float code_value[2][16] __attribute__((aligned(64))) = {
     {0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1},
     {0, 1, -1, 0, 0, 1, -1, 0, 0, 1, -1, 0, 0, 1, -1, 0}};
 
-/* vpshufb control, per mode: lane i's low byte gets the payload byte that holds code i, its
- * other bytes zero (0x80). Every 128-bit lane sees the same 8 broadcast bytes. FP4: code i
- * is in byte i / 2. T158: the load starts 4 bytes before the codes (so that it never reads
- * past a payload that ends the container), and code i is in byte 4 + i / 4. */
+/* FP4: vpshufb control that gives lane i's low byte the payload byte holding code i (byte
+ * i / 2 of the 8 broadcast bytes, which every 128-bit lane sees), its other bytes zero
+ * (0x80); then the shift that brings the code to bits 0..3. */
 #define PICK_LANE(b0, b1, b2, b3)                                                             \
     b0, 0x80, 0x80, 0x80, b1, 0x80, 0x80, 0x80, b2, 0x80, 0x80, 0x80, b3, 0x80, 0x80, 0x80
-static const uint8_t code_pick[2][64] __attribute__((aligned(64))) = {
-    {PICK_LANE(0, 0, 1, 1), PICK_LANE(2, 2, 3, 3), PICK_LANE(4, 4, 5, 5), PICK_LANE(6, 6, 7, 7)},
-    {PICK_LANE(4, 4, 4, 4), PICK_LANE(5, 5, 5, 5), PICK_LANE(6, 6, 6, 6), PICK_LANE(7, 7, 7, 7)}};
+static const uint8_t fp4_pick[64] __attribute__((aligned(64))) = {
+    PICK_LANE(0, 0, 1, 1), PICK_LANE(2, 2, 3, 3), PICK_LANE(4, 4, 5, 5), PICK_LANE(6, 6, 7, 7)};
 #undef PICK_LANE
-
-/* Shift that brings code i to bits 0..3 of its lane (T158 leaves the next symbol in bits
- * 2..3, which the table ignores). */
-static const uint32_t code_shift[2][16] __attribute__((aligned(64))) = {
-    {0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4},
-    {0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6}};
+static const uint32_t fp4_shift[16] __attribute__((aligned(64))) = {0, 4, 0, 4, 0, 4, 0, 4,
+                                                                   0, 4, 0, 4, 0, 4, 0, 4};
+/* T158: symbol i of a broadcast 32-bit word comes down to bits 0..1 (the next symbol lands
+ * in bits 2..3, which the period-4 table ignores). */
+static const uint32_t t158_shift[16] __attribute__((aligned(64))) = {
+    0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
 
 static inline uint64_t load_u64(const uint8_t *p)
 {
@@ -63,26 +61,43 @@ static inline uint64_t load_u64(const uint8_t *p)
     return v;
 }
 
+static inline uint32_t load_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 /* What decoding one leaf needs, set up once per leaf. */
 typedef struct leaf_codes {
-    __m512 table;        /* the weight of each 4-bit index */
-    __m512i pick, shift; /* code_pick, code_shift of the leaf's mode */
-    const uint8_t *load; /* where the 8-byte load of vector 0 starts */
-    unsigned step;       /* payload bytes per 16 codes: 8 (FP4) or 4 (T158) */
+    __m512 table;           /* the weight of each 4-bit index */
+    const uint8_t *payload;
 } leaf_codes;
 
-/* Leaf i of a listed block. */
-AVX512_INLINE leaf_codes leaf_codes_of(const sgfp4_leaf_list *list, unsigned i)
+/* Leaf i of a listed block, whose mode is `mode` (a constant where the caller can). */
+AVX512_INLINE leaf_codes leaf_codes_of(const sgfp4_leaf_list *list, unsigned i, unsigned mode)
 {
-    const unsigned mode = list->mode[i];
     leaf_codes c;
     c.table = _mm512_fmadd_ps(_mm512_load_ps(code_value[mode]), _mm512_set1_ps(list->scale[i]),
                               _mm512_set1_ps(list->bias[i]));
-    c.pick = _mm512_load_si512(code_pick[mode]);
-    c.shift = _mm512_load_si512(code_shift[mode]);
-    c.load = list->payload + list->offset[i] - 4 * mode;
-    c.step = 8u >> mode;
+    c.payload = list->payload + list->offset[i];
     return c;
+}
+
+/* Weights 16v .. 16v + 15 of a leaf of mode `mode`, in storage (row-major) order: FP4 from
+ * payload bytes 8v .. 8v + 7, T158 from bytes 4v .. 4v + 3. */
+AVX512_INLINE __m512 leaf_vector(const leaf_codes *c, unsigned v, unsigned mode)
+{
+    __m512i index;
+    if (mode == SGFP4_MODE_FP4) {
+        const __m512i bytes = _mm512_set1_epi64((long long)load_u64(c->payload + 8 * (size_t)v));
+        index = _mm512_srlv_epi32(_mm512_shuffle_epi8(bytes, _mm512_load_si512(fp4_pick)),
+                                  _mm512_load_si512(fp4_shift));
+    } else {
+        const __m512i word = _mm512_set1_epi32((int)load_u32(c->payload + 4 * (size_t)v));
+        index = _mm512_srlv_epi32(word, _mm512_load_si512(t158_shift));
+    }
+    return _mm512_permutexvar_ps(index, c->table);
 }
 
 /* Where leaf i's top-left corner lies in the tile, and its edge. */
@@ -93,14 +108,6 @@ static inline unsigned leaf_at(const sgfp4_leaf_list *list, unsigned i)
 static inline unsigned leaf_size(const sgfp4_leaf_list *list, unsigned i)
 {
     return 4u << (list->desc[i] >> 16);
-}
-
-/* Weights 16v .. 16v + 15 of the leaf, in storage (row-major) order. */
-AVX512_INLINE __m512 leaf_vector(const leaf_codes *c, unsigned v)
-{
-    const __m512i bytes = _mm512_set1_epi64((long long)load_u64(c->load + (size_t)v * c->step));
-    const __m512i index = _mm512_srlv_epi32(_mm512_shuffle_epi8(bytes, c->pick), c->shift);
-    return _mm512_permutexvar_ps(index, c->table);
 }
 
 /* Stores vector v of a leaf of edge `size` whose top-left corner is at `at` in the tile:
@@ -125,22 +132,22 @@ AVX512_INLINE void tile_put(float *at, unsigned size, unsigned v, __m512 w)
     }
 }
 
-/* Leaf i, whole, of edge `size` (a constant at every call) into the tile. */
+/* Leaf i, whole, of edge `size` and mode `mode` (constants at every call) into the tile. */
 AVX512_INLINE void leaf_whole(const sgfp4_leaf_list *list, unsigned i, float *tile,
-                              unsigned size)
+                              unsigned size, unsigned mode)
 {
-    const leaf_codes c = leaf_codes_of(list, i);
+    const leaf_codes c = leaf_codes_of(list, i, mode);
     float *at = tile + leaf_at(list, i);
 #pragma GCC unroll 16
     for (unsigned v = 0; v < size * size / 16; v++)
-        tile_put(at, size, v, leaf_vector(&c, v));
+        tile_put(at, size, v, leaf_vector(&c, v, mode));
 }
 
-/* The vectors of leaf i that hold rows selected by `rows` (a gather): whole vectors, so an
- * 8x8 leaf decodes row pairs and a 4x4 leaf all four rows; the tile is scratch, and only the
- * selected rows are written out. */
-static AVX512 void leaf_selected(const sgfp4_leaf_list *list, unsigned i, uint64_t rows,
-                                 float *tile)
+/* The vectors of leaf i (mode `mode`) that hold rows selected by `rows` (a gather): whole
+ * vectors, so an 8x8 leaf decodes row pairs and a 4x4 leaf all four rows; the tile is
+ * scratch, and only the selected rows are written out. */
+AVX512_INLINE void leaf_selected_mode(const sgfp4_leaf_list *list, unsigned i, uint64_t rows,
+                                      float *tile, unsigned mode)
 {
     const unsigned size = leaf_size(list, i), y0 = leaf_at(list, i) / SGFP4_MB;
     const unsigned rows_per_vector = size >= 16 ? 1 : 16 / size;
@@ -148,15 +155,24 @@ static AVX512 void leaf_selected(const sgfp4_leaf_list *list, unsigned i, uint64
     uint64_t m = (rows >> y0) & sgfp4_leaf_row_mask(0, size);
     if (!m)
         return;
-    const leaf_codes c = leaf_codes_of(list, i);
+    const leaf_codes c = leaf_codes_of(list, i, mode);
     float *at = tile + leaf_at(list, i);
     /* the leaf's selected rows, bit r = leaf row r, visited one vector row group at a time */
     while (m) {
         const unsigned group = (unsigned)__builtin_ctzll(m) / rows_per_vector;
         for (unsigned v = group * vectors_per_row; v < (group + 1) * vectors_per_row; v++)
-            tile_put(at, size, v, leaf_vector(&c, v));
+            tile_put(at, size, v, leaf_vector(&c, v, mode));
         m &= ~sgfp4_leaf_row_mask(group * rows_per_vector, rows_per_vector);
     }
+}
+
+static AVX512 void leaf_selected(const sgfp4_leaf_list *list, unsigned i, uint64_t rows,
+                                 float *tile)
+{
+    if (list->mode[i] == SGFP4_MODE_FP4)
+        leaf_selected_mode(list, i, rows, tile, SGFP4_MODE_FP4);
+    else
+        leaf_selected_mode(list, i, rows, tile, SGFP4_MODE_T158);
 }
 
 /* ---- writing tile rows out ---------------------------------------------------------- */
@@ -356,14 +372,28 @@ AVX512_INLINE void flush_share(pending_tile *p, row_job *j, unsigned done, unsig
     flush_rows(p, (unsigned)((uint64_t)j->nrows * done / total), j);
 }
 
-/* Leaves of size class k, whole, through the copy specialised for the size; `done` counts
- * the block's weights. */
-#define DECODE_SIZE_CLASS(k)                                                                   \
-    for (unsigned g = 0; g < list.class_count[k]; g++) {                                       \
-        leaf_whole(&list, list.by_class[k][g], tile, 4u << (k));                               \
-        done += 16u << (2 * (k));                                                              \
+/* Leaves of kind k (size class k / 2, mode k % 2), whole, through the copy specialised for
+ * the kind; `done` counts the block's weights. */
+#define DECODE_KIND(k)                                                                         \
+    for (unsigned g = 0; g < list.kind_count[k]; g++) {                                        \
+        leaf_whole(&list, list.by_kind[k][g], tile, 4u << ((k) / 2), (k) % 2);                 \
+        done += 16u << ((k) / 2 * 2);                                                          \
         flush_share(prev, j, done, TILE_FLOATS);                                               \
     }
+
+/* The 64 block rows of one 64x64 leaf (v1, uniform-64) of mode `mode`, row by row, one
+ * pending row out per row decoded. */
+AVX512_INLINE void leaf_64_rows(const sgfp4_leaf_list *list, float *tile, pending_tile *prev,
+                                row_job *j, unsigned mode)
+{
+    const leaf_codes c = leaf_codes_of(list, 0, mode);
+    for (unsigned y = 0; y < SGFP4_MB; y++) {
+#pragma GCC unroll 4
+        for (unsigned v = 4 * y; v < 4 * y + 4; v++)
+            tile_put(tile, SGFP4_MB, v, leaf_vector(&c, v, mode));
+        flush_share(prev, j, y + 1, SGFP4_MB);
+    }
+}
 
 /* Decodes block b of t into `tile`: whole (rows selects all 64 block rows) or only the
  * vectors holding selected rows; writes the pending tile out along the way. */
@@ -373,22 +403,22 @@ static AVX512 void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows
     sgfp4_leaf_list list;
     const unsigned n = sgfp4_avx512_block_leaves(t, b, &list);
     if (rows == ~UINT64_C(0)) {
-        if (list.class_count[4] == 1) {
-            /* one 64x64 leaf (v1, uniform-64): row by row, one pending row out per row */
-            const leaf_codes c = leaf_codes_of(&list, 0);
-            for (unsigned y = 0; y < SGFP4_MB; y++) {
-#pragma GCC unroll 4
-                for (unsigned v = 4 * y; v < 4 * y + 4; v++)
-                    tile_put(tile, SGFP4_MB, v, leaf_vector(&c, v));
-                flush_share(prev, j, y + 1, SGFP4_MB);
-            }
+        if (list.desc[0] >> 16 == 4) { /* one 64x64 leaf */
+            if (list.mode[0] == SGFP4_MODE_FP4)
+                leaf_64_rows(&list, tile, prev, j, SGFP4_MODE_FP4);
+            else
+                leaf_64_rows(&list, tile, prev, j, SGFP4_MODE_T158);
             return;
         }
         unsigned done = 0;
-        DECODE_SIZE_CLASS(0)
-        DECODE_SIZE_CLASS(1)
-        DECODE_SIZE_CLASS(2)
-        DECODE_SIZE_CLASS(3)
+        DECODE_KIND(0)
+        DECODE_KIND(1)
+        DECODE_KIND(2)
+        DECODE_KIND(3)
+        DECODE_KIND(4)
+        DECODE_KIND(5)
+        DECODE_KIND(6)
+        DECODE_KIND(7)
         return;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -396,7 +426,7 @@ static AVX512 void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows
         flush_share(prev, j, i + 1, n);
     }
 }
-#undef DECODE_SIZE_CLASS
+#undef DECODE_KIND
 
 static AVX512 void avx512_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t rows,
                                       uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype,

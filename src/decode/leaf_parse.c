@@ -64,6 +64,15 @@ static void tables_build(void)
     }
 }
 
+/* Writes a 16x16 node's 16 table descriptors moved to `origin` (16 always: the caller's
+ * buffer has the slack); separate restrict pointers let the compiler use vectors. */
+static inline void emit_node16(uint32_t *restrict out, const uint32_t *restrict leaves,
+                               uint32_t origin)
+{
+    for (unsigned k = 0; k < 16; k++)
+        out[k] = leaves[k] + origin;
+}
+
 /* Fills desc with the MIXED leaves of a split map in pre-order DFS (D5); returns the count.
  * Walked down to the 16x16 nodes only: a 16x16 node's whole subtree is 5 map bits (its own
  * split bit, then its four 8x8 children's) or 1 (a leaf), and the table holds its leaves,
@@ -93,8 +102,7 @@ static unsigned walk_split_map(const uint8_t *map, uint32_t *desc)
             const unsigned p = (unsigned)lo & 31u; /* this 16x16 node's pattern */
             const uint32_t origin =
                 (uint32_t)((y1 + (q2 >> 1) * 16) * SGFP4_MB + x1 + (q2 & 1u) * 16);
-            for (unsigned k = 0; k < 16; k++) /* 16 always: desc has the slack */
-                desc[n + k] = tables.node16[p][k] + origin;
+            emit_node16(desc + n, tables.node16[p], origin);
             n += tables.node16_count[p];
             CONSUME(1 + 4 * (p & 1u)); /* as tables.node16_bits[p], without the load */
         }

@@ -8,7 +8,7 @@
  * - Scales and biases: 16 headers at a time, with the exact integer fp16 conversion.
  * - Payloads: each leaf's padded payload size from its class and mode, then an exclusive
  *   prefix sum over storage order.
- * - Grouping: per size class, vpcompressd of the leaf indices.
+ * - Grouping: per kind (size class and mode), vpcompressd of the leaf indices.
  * SPDX-License-Identifier: MIT */
 #include "decode/kernels.h"
 
@@ -44,10 +44,11 @@ AVX512 void sgfp4_avx512_halves_to_floats(const uint16_t *halves, size_t count, 
 }
 
 /* Per 16 leaves of a record (headers h, descriptors d): scale, bias and mode, the padded
- * payload sizes' exclusive prefix sum (plus *running), and the indices of each size class
- * compressed into list->by_class. */
+ * payload sizes' exclusive prefix sum (plus *running), and the indices of each kind in
+ * [first_kind, last_kind] compressed into list->by_kind. */
 static AVX512 inline void list_16(sgfp4_leaf_list *list, unsigned i, unsigned live,
-                                  const uint8_t *headers, uint32_t *running)
+                                  const uint8_t *headers, uint32_t *running, unsigned first_kind,
+                                  unsigned last_kind)
 {
     const __mmask16 lanes = (__mmask16)(live >= 16 ? 0xFFFFu : (1u << live) - 1);
     /* masked: no read past the last header (the record may end the container) */
@@ -77,19 +78,20 @@ static AVX512 inline void list_16(sgfp4_leaf_list *list, unsigned i, unsigned li
     const __m512i index = _mm512_add_epi32(
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
         _mm512_set1_epi32((int)i));
-    for (unsigned k = 0; k < SGFP4_SIZE_CLASSES; k++) {
-        const __mmask16 in_class =
-            _mm512_mask_cmpeq_epi32_mask(lanes, cls, _mm512_set1_epi32((int)k));
-        _mm_storeu_si128((__m128i *)(list->by_class[k] + list->class_count[k]),
-                         _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(in_class, index)));
-        list->class_count[k] += (unsigned)__builtin_popcount(in_class);
+    const __m512i kind = _mm512_add_epi32(_mm512_add_epi32(cls, cls), mode);
+    for (unsigned k = first_kind; k <= last_kind; k++) {
+        const __mmask16 in_kind =
+            _mm512_mask_cmpeq_epi32_mask(lanes, kind, _mm512_set1_epi32((int)k));
+        _mm_storeu_si128((__m128i *)(list->by_kind[k] + list->kind_count[k]),
+                         _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(in_kind, index)));
+        list->kind_count[k] += (unsigned)__builtin_popcount(in_kind);
     }
 }
 
 AVX512 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {
-    for (unsigned k = 0; k < SGFP4_SIZE_CLASSES; k++)
-        list->class_count[k] = 0;
+    for (unsigned k = 0; k < SGFP4_LEAF_KINDS; k++)
+        list->kind_count[k] = 0;
     const uint8_t *d = t->data;
     if (t->profile == SGFP4_PROFILE_V1) {
         const uint32_t header = sgfp4_load_u32le(d + 4 * b);
@@ -101,17 +103,22 @@ AVX512 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgf
         list->mode[0] = offset & 1u;
         list->offset[0] = 0;
         list->payload = d + 8 * t->blocks + (offset & ~UINT32_C(0xF));
-        list->by_class[4][0] = 0;
-        list->class_count[4] = 1;
+        list->by_kind[8 + list->mode[0]][0] = 0;
+        list->kind_count[8 + list->mode[0]] = 1;
         return list->count = 1;
     }
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
     const uint8_t *headers;
     const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, &headers);
     list->payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
+    /* the kinds that can occur: a uniform layout's size class only; MIXED 4x4 to 32x32,
+     * or one 64x64 leaf */
+    const unsigned first_class = list->desc[0] >> 16;
+    const unsigned last_class = (rec[0] & 7u) == SGFP4_LAYOUT_MIXED && n > 1 ? 3 : first_class;
+    const unsigned first = (rec[0] & 7u) == SGFP4_LAYOUT_MIXED && n > 1 ? 0 : first_class;
     uint32_t running = 0;
     for (unsigned i = 0; i < n; i += 16)
-        list_16(list, i, n - i, headers, &running);
+        list_16(list, i, n - i, headers, &running, 2 * first, 2 * last_class + 1);
     return list->count = n;
 }
 

@@ -291,7 +291,7 @@ static void test_avx2_leaf_listing(void **state)
 }
 /* The AVX-512 kernels' listing: every finite half converted as the container layer does,
  * and each block's leaves the container layer's, field for field, in storage order, with
- * each size class's indices in storage order. */
+ * each kind's indices (size class, mode) in storage order. */
 static void test_avx512_leaf_listing(void **state)
 {
     (void)state;
@@ -331,14 +331,14 @@ static void test_avx512_leaf_listing(void **state)
                 assert_memory_equal(&list.bias[k], &want[k].bias, 4);
                 assert_ptr_equal(list.payload + list.offset[k], want[k].payload);
             }
-            for (unsigned cls = 0; cls < SGFP4_SIZE_CLASSES; cls++) {
+            for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; kind++) {
                 unsigned g = 0;
                 for (unsigned k = 0; k < n; k++)
-                    if (want[k].size == 4u << cls) {
-                        assert_true(g < list.class_count[cls]);
-                        assert_int_equal(list.by_class[cls][g++], k);
+                    if (want[k].size == 4u << (kind / 2) && want[k].mode == kind % 2) {
+                        assert_true(g < list.kind_count[kind]);
+                        assert_int_equal(list.by_kind[kind][g++], k);
                     }
-                assert_int_equal(g, list.class_count[cls]);
+                assert_int_equal(g, list.kind_count[kind]);
                 listed += g;
             }
             assert_int_equal(listed, n);
