@@ -8,6 +8,10 @@
 /* Every kernel set, fastest first, with whether this CPU runs it. */
 static bool runs_here(const sgfp4_decode_kernels *k)
 {
+#ifdef SGFP4_HAVE_NEON_KERNELS
+    if (k == &sgfp4_kernels_neon)
+        return true; /* Advanced SIMD is part of the base AArch64 ISA */
+#endif
 #ifdef SGFP4_HAVE_X86_KERNELS
     if (k == &sgfp4_kernels_avx512)
         return sgfp4_cpu_has_avx512();
@@ -18,6 +22,9 @@ static bool runs_here(const sgfp4_decode_kernels *k)
 }
 
 static const sgfp4_decode_kernels *const all_kernels[] = {
+#ifdef SGFP4_HAVE_NEON_KERNELS
+    &sgfp4_kernels_neon,
+#endif
 #ifdef SGFP4_HAVE_X86_KERNELS
     &sgfp4_kernels_avx512,
     &sgfp4_kernels_avx2,

@@ -65,6 +65,15 @@ extern const sgfp4_decode_kernels sgfp4_kernels_avx2;
 extern const sgfp4_decode_kernels sgfp4_kernels_avx512;
 #endif
 
+/* GCC and Clang on little-endian AArch64 (vector lanes in memory order; always_inline,
+ * __builtin_ctzll). Advanced SIMD is part of the base AArch64 ISA, so nothing is detected. */
+#if defined(__aarch64__) && defined(__ARM_NEON) && defined(__GNUC__) &&                        \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SGFP4_HAVE_NEON_KERNELS 1
+/* Advanced SIMD (NEON) kernels (decode/kernels_neon.c); every AArch64 CPU runs them. */
+extern const sgfp4_decode_kernels sgfp4_kernels_neon;
+#endif
+
 #ifdef SGFP4_HAVE_X86_KERNELS
 /* Leaf kinds: (size, mode) as 2 * log2(size / 4) + mode, 0..9. */
 #define SGFP4_LEAF_KINDS 10u
@@ -95,6 +104,21 @@ typedef struct sgfp4_leaf_list {
 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
 /* The AVX-512 listing's fp16 -> f32 of finite halves, 16 at a time (AVX-512 CPUs only). */
 void sgfp4_avx512_halves_to_floats(const uint16_t *halves, size_t count, float *out);
+#endif
+
+#ifdef SGFP4_HAVE_NEON_KERNELS
+/* Leaf size classes: edge 4 << c for c = 0..4. */
+#define SGFP4_LEAF_SIZE_CLASSES 5u
+/* The NEON kernels' leaf listing: the leaves of sgfp4_decode_block_leaves() grouped by size
+ * class, storage order within a class: class c is out[start[c]..start[c + 1]). */
+unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out,
+                                 unsigned start[SGFP4_LEAF_SIZE_CLASSES + 1]);
+/* The NEON kernels' fp16 -> f32 of finite halves, 4 at a time. */
+void sgfp4_neon_halves_to_floats(const uint16_t *halves, size_t count, float *out);
+/* The NEON row writer's f32 -> f16 or bf16 (`dtype`) of finite floats, round to nearest
+ * even, as 16-bit patterns. */
+void sgfp4_neon_floats_to_16bit(const float *in, size_t count, sgfp4_dtype dtype,
+                                uint16_t *out);
 #endif
 
 /* CPU features the kernels need (decode/cpu_features.c). */
