@@ -2,6 +2,7 @@
 # compared bit for bit with the scalar oracle.
 # SPDX-License-Identifier: MIT
 sgfp4_add_unit_test(test_decode_fast ${PROJECT_SOURCE_DIR}/tests/decode/test_decode_fast.c
+                    ${PROJECT_SOURCE_DIR}/tests/support/decode_paths.c
                     ${PROJECT_SOURCE_DIR}/tools/sgfp4/synth_container.c)
 target_include_directories(test_decode_fast PRIVATE ${PROJECT_SOURCE_DIR}/tools/sgfp4
                            ${JANSSON_INCLUDE_DIR})

@@ -15,152 +15,39 @@
 #include <jansson.h>
 
 #include "decode/kernels.h"
+#include "support/decode_paths.h"
 #include "synth_container.h"
 
-#define FILL 0xA5u
+static decode_rng rng = {12345};
+static unsigned rnd(unsigned n) { return decode_rng_below(&rng, n); }
 
-static uint64_t rng_state = 12345;
-static unsigned rnd(unsigned n)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (unsigned)((rng_state >> 33) % n);
-}
-
-/* The tensor decoded by the oracle, packed, for each dtype. */
-typedef struct reference {
-    uint8_t *data[3];
-} reference;
-
-static void reference_make(const sgfp4_tensor *t, reference *ref)
-{
-    for (int d = 0; d < 3; d++) {
-        const size_t elem = sgfp4_dtype_size((sgfp4_dtype)d);
-        ref->data[d] = malloc((size_t)(t->rows * t->cols) * elem);
-        assert_non_null(ref->data[d]);
-        const sgfp4_output out = {ref->data[d], (size_t)t->cols * elem, (sgfp4_dtype)d};
-        sgfp4_scalar_decode_rows(t, 0, t->rows, &out);
-    }
-}
-
-static void reference_free(reference *ref)
-{
-    for (int d = 0; d < 3; d++)
-        free(ref->data[d]);
-}
-
-/* An output buffer: `rows` rows of `stride` elements at a deliberately odd offset, the rest
- * filled with FILL so that stray writes show. */
-typedef struct buffer {
-    uint8_t *alloc, *base;
-    size_t bytes, stride_bytes, row_bytes, rows;
-} buffer;
-
-static void buffer_make(buffer *b, const sgfp4_tensor *t, sgfp4_dtype dtype, size_t rows)
-{
-    static const unsigned offsets[] = {0, 0, 4, 8, 16, 32, 2, 6};
-    const size_t elem = sgfp4_dtype_size(dtype);
-    unsigned offset = offsets[rnd(8)];
-    if (offset % elem)
-        offset = 0;
-    const size_t stride = (size_t)t->cols + (rnd(3) ? 0 : rnd(40));
-    b->stride_bytes = stride * elem;
-    b->row_bytes = (size_t)t->cols * elem;
-    b->rows = rows;
-    b->bytes = rows * b->stride_bytes;
-    b->alloc = aligned_alloc(64, (b->bytes + offset + 64 + 63) / 64 * 64);
-    assert_non_null(b->alloc);
-    memset(b->alloc, FILL, b->bytes + offset + 64);
-    b->base = b->alloc + offset;
-}
-
-/* Output row k must hold tensor row src_rows[k] of the reference; gaps keep FILL. */
-static void buffer_check(const buffer *b, const sgfp4_tensor *t, const reference *ref,
-                         sgfp4_dtype dtype, const uint64_t *src_rows, const char *what)
-{
-    for (size_t k = 0; k < b->rows; k++) {
-        const uint8_t *want = ref->data[dtype] + src_rows[k] * b->row_bytes;
-        const uint8_t *got = b->base + k * b->stride_bytes;
-        if (memcmp(want, got, b->row_bytes) != 0) {
-            size_t i = 0;
-            while (want[i] == got[i])
-                i++;
-            fail_msg("%s: %llux%llu dtype %d row %zu (tensor row %llu) differs at byte %zu", what,
-                     (unsigned long long)t->rows, (unsigned long long)t->cols, (int)dtype, k,
-                     (unsigned long long)src_rows[k], i);
-        }
-        const size_t gap = k + 1 < b->rows ? b->stride_bytes - b->row_bytes : 64;
-        for (size_t i = 0; i < gap; i++)
-            if (got[b->row_bytes + i] != FILL)
-                fail_msg("%s: write past row %zu at byte %zu", what, k, i);
-    }
-    for (const uint8_t *p = b->alloc; p < b->base; p++)
-        assert_int_equal(*p, FILL);
-}
-
-static const sgfp4_decode_kernels *kernel_sets[4];
+static const sgfp4_decode_kernels *kernel_sets[DECODE_MAX_KERNEL_SETS];
 static unsigned kernel_set_count;
+static const unsigned thread_counts[] = {1, 2, 3, 7};
+static decode_check paths = {.rng = {54321}, .thread_counts = thread_counts,
+                             .thread_count_n = sizeof thread_counts / sizeof thread_counts[0]};
 
 static int find_kernel_sets(void **state)
 {
     (void)state;
-    static const char *const names[] = {"generic", "avx2", "avx512"};
-    for (unsigned i = 0; i < 3; i++) {
-        const sgfp4_decode_kernels *k = sgfp4_decode_kernels_named(names[i]);
-        if (k)
-            kernel_sets[kernel_set_count++] = k;
-    }
+    kernel_set_count = decode_kernel_sets(kernel_sets);
     print_message("kernel sets on this CPU: %u (best: %s)\n", kernel_set_count,
                   sgfp4_decode_kernels_best()->name);
     return 0;
 }
 
-/* Row ranges and gathers through every kernel set, some thread counts and both store kinds. */
+/* Row ranges and gathers through every kernel set, some thread counts and both store kinds
+ * (tests/support/decode_paths.h). */
 static void check_all_paths(const sgfp4_tensor *t, unsigned rounds)
 {
-    reference ref;
-    reference_make(t, &ref);
-    static const unsigned thread_counts[] = {1, 2, 3, 7};
-    uint64_t *rows = malloc(sizeof(uint64_t) * (size_t)(t->rows > 40 ? t->rows : 40));
-    assert_non_null(rows);
-    for (unsigned ki = 0; ki < kernel_set_count; ki++) {
-        const sgfp4_decode_kernels *k = kernel_sets[ki];
-        for (unsigned round = 0; round < rounds; round++) {
-            const sgfp4_dtype dtype = (sgfp4_dtype)(round % 3);
-            const unsigned threads = thread_counts[rnd(4)];
-            const bool streaming = rnd(2);
-            char what[96];
-            snprintf(what, sizeof what, "%s rows threads=%u streaming=%d", k->name, threads,
-                     (int)streaming);
-            /* a row range: the whole tensor half of the time */
-            uint64_t r0 = 0, r1 = t->rows;
-            if (rnd(2)) {
-                r0 = rnd((unsigned)t->rows);
-                r1 = r0 + 1 + rnd((unsigned)(t->rows - r0));
-            }
-            buffer b;
-            buffer_make(&b, t, dtype, (size_t)(r1 - r0));
-            const sgfp4_output out = {b.base, b.stride_bytes, dtype};
-            sgfp4_tiled_decode_rows(t, r0, r1, &out, k, threads, streaming);
-            for (uint64_t r = r0; r < r1; r++)
-                rows[r - r0] = r;
-            buffer_check(&b, t, &ref, dtype, rows, what);
-            free(b.alloc);
-
-            /* a gather of random rows, repeats allowed */
-            const size_t count = 1 + rnd(40);
-            for (size_t i = 0; i < count; i++)
-                rows[i] = rnd((unsigned)t->rows);
-            snprintf(what, sizeof what, "%s gather threads=%u streaming=%d", k->name, threads,
-                     (int)streaming);
-            buffer_make(&b, t, dtype, count);
-            const sgfp4_output gout = {b.base, b.stride_bytes, dtype};
-            sgfp4_tiled_decode_gather(t, rows, count, &gout, k, threads, streaming);
-            buffer_check(&b, t, &ref, dtype, rows, what);
-            free(b.alloc);
+    decode_reference ref;
+    assert_true(decode_reference_make(t, &ref));
+    for (unsigned ki = 0; ki < kernel_set_count; ki++)
+        if (!decode_check_paths(&paths, t, &ref, kernel_sets[ki], rounds)) {
+            decode_reference_free(&ref);
+            fail_msg("%s", paths.message);
         }
-    }
-    free(rows);
-    reference_free(&ref);
+    decode_reference_free(&ref);
 }
 
 static sgfp4_tensor *open_or_fail(const uint8_t *data, size_t size, sgfp4_profile profile,
