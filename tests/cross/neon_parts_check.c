@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cross/neon_parts_check.h"
+#include "decode/kernels.h"
+#include "synth_container.h"
+
+#ifdef SGFP4_HAVE_NEON_KERNELS
+
+/* Every finite half through the NEON header conversion. */
+static bool check_halves(char *message, size_t size)
+{
+    static uint16_t halves[0x10000];
+    static float got[0x10000];
+    size_t count = 0;
+    for (uint32_t h = 0; h < 0x10000u; h++)
+        if (((h >> 10) & 0x1Fu) != 0x1Fu) /* Inf / NaN never reach decode */
+            halves[count++] = (uint16_t)h;
+    sgfp4_neon_halves_to_floats(halves, count, got);
+    for (size_t i = 0; i < count; i++) {
+        const float want = sgfp4_half_to_float(halves[i]);
+        if (memcmp(&want, &got[i], 4) != 0) {
+            snprintf(message, size, "neon half 0x%04x -> f32: got 0x%08x, want 0x%08x",
+                     halves[i], sgfp4_float_to_bits(got[i]), sgfp4_float_to_bits(want));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* `count` finite floats (bit patterns) through the NEON row writer as `dtype`, against the
+ * library's scalar rounding (what the oracle's f16 / bf16 output uses). */
+static bool check_rounding(const uint32_t *bits, size_t count, sgfp4_dtype dtype,
+                           char *message, size_t size)
+{
+    float *in = malloc(count * sizeof *in);
+    uint16_t *got = malloc(count * sizeof *got);
+    if (!in || !got) {
+        snprintf(message, size, "out of memory for %zu rounding checks", count);
+        free(in);
+        free(got);
+        return false;
+    }
+    memcpy(in, bits, count * sizeof *in); /* the patterns as floats */
+    sgfp4_neon_floats_to_16bit(in, count, dtype, got);
+    bool ok = true;
+    for (size_t i = 0; ok && i < count; i++) {
+        const uint16_t want = dtype == SGFP4_DTYPE_F16 ? sgfp4_float_to_half(in[i])
+                                                       : sgfp4_float_to_bf16(in[i]);
+        if (got[i] != want) {
+            snprintf(message, size, "neon f32 0x%08x -> %s: got 0x%04x, want 0x%04x", bits[i],
+                     dtype == SGFP4_DTYPE_F16 ? "f16" : "bf16", got[i], want);
+            ok = false;
+        }
+    }
+    free(in);
+    free(got);
+    return ok;
+}
+
+static uint64_t splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A random finite float bit pattern; one in 16 has an exponent near the half subnormals. */
+static uint32_t random_finite(uint64_t *state)
+{
+    for (;;) {
+        uint32_t b = (uint32_t)splitmix(state);
+        if ((b & 0xFu) == 0) /* exponents 96..127: around and below the half subnormals */
+            b = (b & 0x807FFFFFu) | ((96u + ((b >> 4) & 31u)) << 23);
+        if ((b & 0x7F800000u) != 0x7F800000u)
+            return b;
+    }
+}
+
+#define RANDOM_PATTERNS (1u << 20)
+
+/* f16: every finite half value, each midpoint between neighbours (the ties, the largest
+ * one, 65520, rounding to infinity) and the floats just either side, both signs; then
+ * random patterns. bf16: ties and near-ties under random upper halves, then random ones. */
+static bool check_output_rounding(char *message, size_t size)
+{
+    const size_t f16_count = 2u * 0x7C00u * 4u + RANDOM_PATTERNS;
+    uint32_t *bits = malloc(f16_count * sizeof *bits);
+    if (!bits) {
+        snprintf(message, size, "out of memory for the rounding patterns");
+        return false;
+    }
+    size_t n = 0;
+    for (uint32_t h = 0; h < 0x7C00u; h++) {
+        const float a = sgfp4_half_to_float((uint16_t)h);
+        const float b = h + 1 < 0x7C00u ? sgfp4_half_to_float((uint16_t)(h + 1)) : 65536.0f;
+        const uint32_t mid = sgfp4_float_to_bits((a + b) / 2); /* exact: 12 significant bits */
+        const uint32_t four[4] = {sgfp4_float_to_bits(a), mid - 1, mid, mid + 1};
+        for (unsigned k = 0; k < 4; k++) {
+            bits[n++] = four[k];
+            bits[n++] = four[k] | 0x80000000u;
+        }
+    }
+    uint64_t state = 0x5EED;
+    while (n < f16_count)
+        bits[n++] = random_finite(&state);
+    bool ok = check_rounding(bits, n, SGFP4_DTYPE_F16, message, size);
+    static const uint32_t low[6] = {0, 1, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu};
+    n = 0;
+    while (ok && n + 6 <= f16_count / 2) {
+        const uint32_t high = random_finite(&state) & 0xFFFF0000u; /* still finite */
+        for (unsigned k = 0; k < 6; k++)
+            bits[n++] = high | low[k];
+    }
+    while (ok && n < f16_count)
+        bits[n++] = random_finite(&state);
+    ok = ok && check_rounding(bits, n, SGFP4_DTYPE_BF16, message, size);
+    free(bits);
+    return ok;
+}
+
+static bool same_leaf(const sgfp4_leaf_ref *a, const sgfp4_leaf_ref *b)
+{
+    return a->y == b->y && a->x == b->x && a->size == b->size && a->mode == b->mode &&
+           a->header == b->header && memcmp(&a->scale, &b->scale, 4) == 0 &&
+           memcmp(&a->bias, &b->bias, 4) == 0 && a->payload == b->payload;
+}
+
+/* The NEON listing: each block's leaves as the container layer lists them, grouped by size
+ * class, storage order kept within a class. */
+static bool check_block(const sgfp4_tensor *t, uint64_t b, char *message, size_t size)
+{
+    sgfp4_leaf_ref want[SGFP4_MAX_LEAVES], got[SGFP4_MAX_LEAVES];
+    unsigned start[SGFP4_LEAF_SIZE_CLASSES + 1];
+    const unsigned n = sgfp4_block_leaf_refs(t, b, want);
+    const unsigned got_n = sgfp4_neon_block_leaves(t, b, got, start);
+    bool ok = got_n == n && start[0] == 0 && start[SGFP4_LEAF_SIZE_CLASSES] == n;
+    unsigned next = 0;
+    for (unsigned c = 0; ok && c < SGFP4_LEAF_SIZE_CLASSES; c++) {
+        for (unsigned k = 0; ok && k < n; k++)
+            if (want[k].size == 4u << c)
+                ok = next < start[c + 1] && same_leaf(&want[k], &got[next++]);
+        ok = ok && next == start[c + 1];
+    }
+    if (!ok)
+        snprintf(message, size, "neon leaf listing of block %llu differs from the container "
+                 "layer's", (unsigned long long)b);
+    return ok;
+}
+
+static bool check_listing(char *message, size_t size)
+{
+    for (unsigned i = 0; i < 12; i++) {
+        const synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320,
+                                700 + i, i % 3 == 1 ? 2.5 : 0, 1};
+        size_t bytes;
+        uint8_t *data = synth_container(&p, &bytes);
+        sgfp4_tensor *t = NULL;
+        if (!data ||
+            sgfp4_tensor_open(data, bytes, p.profile, p.rows, p.cols, NULL, &t, NULL) != SGFP4_OK) {
+            snprintf(message, size, "listing check: container %u did not open", i);
+            free(data);
+            return false;
+        }
+        bool ok = true;
+        for (uint64_t b = 0; ok && b < t->blocks; b++)
+            ok = check_block(t, b, message, size);
+        sgfp4_tensor_close(t);
+        free(data);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+bool neon_parts_check(char *message, size_t size)
+{
+    return check_halves(message, size) && check_output_rounding(message, size) &&
+           check_listing(message, size);
+}
+
+#endif
