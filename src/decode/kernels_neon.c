@@ -277,8 +277,9 @@ unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_r
     const uint8_t *d = t->data;
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
     const uint8_t *headers;
-    uint8_t pos[SGFP4_MAX_LEAVES][3];
-    const unsigned n = sgfp4_decode_record_positions(rec, pos, &headers);
+    uint32_t buffer[SGFP4_MAX_LEAVES + 16];
+    const uint32_t *desc;
+    const unsigned n = sgfp4_decode_record_positions(rec, buffer, &desc, &headers);
     float scale[SGFP4_MAX_LEAVES], bias[SGFP4_MAX_LEAVES];
     for (unsigned i = 0; i < n; i += 4) {
         uint8_t last[16] = {0};
@@ -294,7 +295,7 @@ unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_r
     uint8_t size_class[SGFP4_MAX_LEAVES];
     unsigned fill[SGFP4_LEAF_SIZE_CLASSES + 1] = {0};
     for (unsigned i = 0; i < n; i++) {
-        size_class[i] = (uint8_t)((unsigned)__builtin_ctz(pos[i][2]) - 2u);
+        size_class[i] = (uint8_t)(desc[i] >> 16);
         fill[size_class[i] + 1]++;
     }
     for (unsigned c = 0; c < SGFP4_LEAF_SIZE_CLASSES; c++)
@@ -303,9 +304,10 @@ unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_r
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = sgfp4_load_u32le(headers + 4 * i);
-        const unsigned size = pos[i][2], mode = h & 1u;
-        out[fill[size_class[i]]++] = (sgfp4_leaf_ref){
-            pos[i][0], pos[i][1], (uint8_t)size, (uint8_t)mode, h, scale[i], bias[i], payload};
+        const unsigned at = desc[i] & 0xFFFFu, size = 4u << size_class[i], mode = h & 1u;
+        out[fill[size_class[i]]++] =
+            (sgfp4_leaf_ref){(uint8_t)(at / SGFP4_MB), (uint8_t)(at % SGFP4_MB), (uint8_t)size,
+                             (uint8_t)mode, h, scale[i], bias[i], payload};
         /* payload bytes rounded up to 16: size^2/2 (FP4) or size^2/4 (T158) */
         payload += ((size * size >> (1 + mode)) + 15u) & ~15u;
     }
