@@ -1,5 +1,6 @@
 /* Public decode entry points: argument checks, then the selected kernel.
  * SPDX-License-Identifier: MIT */
+#include "common/fp_env.h"
 #include "common/parallel.h"
 #include "decode/decode_internal.h"
 #include "decode/kernels.h"
@@ -95,9 +96,12 @@ const char *sgfp4_decode_backend_name(sgfp4_backend backend)
     return k ? k->name : "scalar";
 }
 
-sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin, uint64_t row_end,
-                               sgfp4_dtype dtype, void *dst, size_t row_stride,
-                               size_t dst_capacity, const sgfp4_decode_options *options)
+/* The decode calls below run in the default floating-point environment: the caller's
+ * rounding and flush-to-zero modes must not reach the normative arithmetic (D1). */
+static sgfp4_status decode_rows_in_scope(const sgfp4_tensor *tensor, uint64_t row_begin,
+                                         uint64_t row_end, sgfp4_dtype dtype, void *dst,
+                                         size_t row_stride, size_t dst_capacity,
+                                         const sgfp4_decode_options *options)
 {
     if (!tensor || row_begin >= row_end || row_end > tensor->rows)
         return SGFP4_ERR_ARGUMENT;
@@ -119,6 +123,18 @@ sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin, u
     return SGFP4_OK;
 }
 
+sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin, uint64_t row_end,
+                               sgfp4_dtype dtype, void *dst, size_t row_stride,
+                               size_t dst_capacity, const sgfp4_decode_options *options)
+{
+    sgfp4_fp_scope scope;
+    sgfp4_fp_scope_enter(&scope);
+    const sgfp4_status s = decode_rows_in_scope(tensor, row_begin, row_end, dtype, dst,
+                                                row_stride, dst_capacity, options);
+    sgfp4_fp_scope_leave(&scope);
+    return s;
+}
+
 sgfp4_status sgfp4_decode(const sgfp4_tensor *tensor, sgfp4_dtype dtype, void *dst,
                           size_t row_stride, size_t dst_capacity,
                           const sgfp4_decode_options *options)
@@ -129,9 +145,10 @@ sgfp4_status sgfp4_decode(const sgfp4_tensor *tensor, sgfp4_dtype dtype, void *d
                              options);
 }
 
-sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uint64_t *rows, size_t count,
-                                 sgfp4_dtype dtype, void *dst, size_t row_stride,
-                                 size_t dst_capacity, const sgfp4_decode_options *options)
+static sgfp4_status decode_gather_in_scope(const sgfp4_tensor *tensor, const uint64_t *rows,
+                                           size_t count, sgfp4_dtype dtype, void *dst,
+                                           size_t row_stride, size_t dst_capacity,
+                                           const sgfp4_decode_options *options)
 {
     if (!tensor || !rows || count == 0)
         return SGFP4_ERR_ARGUMENT;
@@ -150,4 +167,16 @@ sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uint64_t *row
     else
         sgfp4_scalar_decode_gather(tensor, rows, count, &out);
     return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uint64_t *rows, size_t count,
+                                 sgfp4_dtype dtype, void *dst, size_t row_stride,
+                                 size_t dst_capacity, const sgfp4_decode_options *options)
+{
+    sgfp4_fp_scope scope;
+    sgfp4_fp_scope_enter(&scope);
+    const sgfp4_status s = decode_gather_in_scope(tensor, rows, count, dtype, dst, row_stride,
+                                                  dst_capacity, options);
+    sgfp4_fp_scope_leave(&scope);
+    return s;
 }

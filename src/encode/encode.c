@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fp_env.h"
 #include "common/parallel.h"
 #include "container/tensor.h"
 #include "encode/encode_internal.h"
@@ -159,9 +160,9 @@ static double scan_input(const float *src, uint64_t rows, uint64_t cols, size_t 
 /* Encodes into dst (capacity cap), or, when out_alloc is set, into a buffer of the exact
  * size allocated with malloc (so that sgfp4_free() releases it). Working memory comes from
  * the options' allocator. */
-static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
-                           const sgfp4_encode_options *options, uint8_t *dst, size_t cap,
-                           size_t *written, void **out_alloc)
+static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t cols,
+                                    size_t src_stride, const sgfp4_encode_options *options,
+                                    uint8_t *dst, size_t cap, size_t *written, void **out_alloc)
 {
     sgfp4_encode_options o;
     if (options)
@@ -275,6 +276,20 @@ done:
     sgfp4_free_with(alloc, j.params);
     sgfp4_free_with(alloc, j.offsets);
     return status;
+}
+
+/* encode_in_scope() in the default floating-point environment (common/fp_env.h): the
+ * caller's rounding or flush-to-zero modes must not change the bytes (D7). */
+static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
+                           const sgfp4_encode_options *options, uint8_t *dst, size_t cap,
+                           size_t *written, void **out_alloc)
+{
+    sgfp4_fp_scope scope;
+    sgfp4_fp_scope_enter(&scope);
+    const sgfp4_status s =
+        encode_in_scope(src, rows, cols, src_stride, options, dst, cap, written, out_alloc);
+    sgfp4_fp_scope_leave(&scope);
+    return s;
 }
 
 sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,

@@ -6,3 +6,9 @@ sgfp4_add_unit_test(test_decode_fast ${PROJECT_SOURCE_DIR}/tests/decode/test_dec
                     ${PROJECT_SOURCE_DIR}/tools/sgfp4/synth_container.c)
 target_include_directories(test_decode_fast PRIVATE ${PROJECT_SOURCE_DIR}/tools/sgfp4
                            ${JANSSON_INCLUDE_DIR})
+
+# The caller's floating-point modes (flush-to-zero, rounding) change no decoded bit and no
+# encoded byte.
+sgfp4_add_unit_test(test_fp_environment ${PROJECT_SOURCE_DIR}/tests/decode/test_fp_environment.c
+                    ${PROJECT_SOURCE_DIR}/tools/sgfp4/synth_container.c)
+target_include_directories(test_fp_environment PRIVATE ${PROJECT_SOURCE_DIR}/tools/sgfp4)
