@@ -130,6 +130,45 @@ rc=$?
 [ $? -eq 0 ] && [ "$(stat -c %s "$scratch/b1.f32")" -eq 1560 ] && ok || fail "v1 from stdin"
 rm -f "$scratch/out/a.f32"
 
+# Every CPU backend and store kind gives the default decode's bytes; a forced kernel set
+# this CPU cannot run fails like any other error (exit 1, one line, nothing written).
+run decode "$v2" -o "$scratch/ref.f32" --shape 3x130
+for backend in auto cpu scalar generic avx2 avx512 neon; do
+    for store in auto cached streaming; do
+        run decode "$v2" -o "$scratch/out/k.f32" --shape 3x130 --backend $backend --store $store
+        if [ "$rc" -eq 0 ]; then
+            cmp -s "$scratch/out/k.f32" "$scratch/ref.f32" && ok ||
+                fail "decode --backend $backend --store $store: other bytes"
+        elif [ "$rc" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -q 'not available' "$err" &&
+            case $backend in avx2 | avx512 | neon) true ;; *) false ;; esac; then
+            ok
+        else
+            fail "decode --backend $backend --store $store: exit $rc: $(cat "$err")"
+        fi
+        rm -f "$scratch/out/k.f32"
+        expect_no_output "decode --backend $backend --store $store"
+    done
+done
+expect_failure 2 decode "$v2" -o "$scratch/out/x.f32" --shape 3x130 --backend sse9
+expect_failure 2 decode "$v2" -o "$scratch/out/x.f32" --shape 3x130 --store sideways
+expect_failure 2 bench --shape 64x64 --backend sse9
+expect_failure 2 bench --shape 64x64 --offset 64
+expect_failure 2 bench --shape 64x64 --store sideways
+
+# bench: the report's facts are the ones asked for, and its ratios agree with its speeds.
+run bench --shape 64x256 --runs 1 --threads 2 --gather-rows 8 --store streaming --offset 16 --json
+if [ "$rc" -eq 0 ] && python3 - "$scratch/stdout.txt" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['shape'] == [64, 256] and r['output_offset'] == 16 and r['output_bytes'] == 64 * 256 * 4, r
+assert [x['threads'] for x in r['results']] == [1, 2], r
+for x in r['results']:
+    assert x['stores'] == 'streaming', x
+    assert x['decode_gbps'] > 0 and x['memset_gbps'] > 0 and x['gather_rows_per_s'] > 0, x
+    assert abs(x['decode_vs_memset'] - x['decode_gbps'] / x['memset_gbps']) < 1e-6 * x['decode_vs_memset'], x
+EOF
+then ok; else fail "bench --json: exit $rc or a wrong report: $(cat "$err")"; fi
+
 # .npy: magic, version 1.0, header length, dict, 64-byte aligned data, then the f32 bytes
 check_npy() { # FILE DESCR ROWS COLS RAWFILE
     python3 - "$@" <<'EOF'
