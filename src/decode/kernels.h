@@ -74,20 +74,12 @@ extern const sgfp4_decode_kernels sgfp4_kernels_avx512;
 extern const sgfp4_decode_kernels sgfp4_kernels_neon;
 #endif
 
-#ifdef SGFP4_HAVE_X86_KERNELS
 /* Leaf kinds: (size, mode) as 2 * log2(size / 4) + mode, 0..9. */
 #define SGFP4_LEAF_KINDS 10u
-/* The AVX2 kernels' leaf listing (AVX2 CPUs only): the leaves of sgfp4_decode_block_leaves()
- * grouped by kind, storage order within a kind: kind k is out[start[k]..start[k + 1]). */
-unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out,
-                                 unsigned start[SGFP4_LEAF_KINDS + 1]);
-/* The AVX2 kernels' fp16 -> f32 of finite halves, 8 at a time (AVX2 CPUs only). */
-void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, float *out);
 
-/* A block's leaves as the AVX-512 kernels list them (decode/leaves_avx512.c): arrays in
- * storage order, 16 entries of slack each (the listing writes 16 at a time), and the
- * indices of each kind (2 * size class + mode, size class = log2(edge / 4)) in storage
- * order. */
+/* A block's leaves as the x86 SIMD kernels list them: arrays in storage order, 16 entries
+ * of slack each (listings may write 16 at a time), and the indices of each kind (2 * size
+ * class + mode, size class = log2(edge / 4)) in storage order. */
 typedef struct sgfp4_leaf_list {
     unsigned count;
     unsigned kind_count[SGFP4_LEAF_KINDS];
@@ -100,7 +92,17 @@ typedef struct sgfp4_leaf_list {
     float bias[SGFP4_MAX_LEAVES + 16];
     uint8_t by_kind[SGFP4_LEAF_KINDS][SGFP4_MAX_LEAVES + 16];
 } sgfp4_leaf_list;
-/* Lists block b of t (b < t->blocks) into *list (AVX-512 CPUs only); returns the count. */
+
+/* Lists v1 block b (its one 64x64 leaf) into *list (leaf_parse.c); returns 1. */
+unsigned sgfp4_list_v1_block(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
+
+#ifdef SGFP4_HAVE_X86_KERNELS
+/* Lists block b of t (b < t->blocks) into *list, 8 headers at a time (decode/leaves_avx2.c;
+ * AVX2 CPUs only); returns the count. */
+unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
+/* The AVX2 listing's fp16 -> f32 of finite halves, 8 at a time (AVX2 CPUs only). */
+void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, float *out);
+/* The same, 16 headers at a time (decode/leaves_avx512.c; AVX-512 CPUs only). */
 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
 /* The AVX-512 listing's fp16 -> f32 of finite halves, 16 at a time (AVX-512 CPUs only). */
 void sgfp4_avx512_halves_to_floats(const uint16_t *halves, size_t count, float *out);

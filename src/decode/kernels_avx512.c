@@ -21,7 +21,7 @@
  * streaming (non-temporal) stores where the row is 64-byte aligned and the caller allows
  * them, plain stores otherwise, masked stores for a partial last tile.
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "decode/tile_job.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
@@ -30,8 +30,9 @@
 #define AVX512 __attribute__((target(AVX512_TARGET)))
 /* Inlined into each caller, so that sizes passed as constants specialise it. */
 #define AVX512_INLINE static inline __attribute__((target(AVX512_TARGET), always_inline))
-
-#define TILE_FLOATS (SGFP4_MB * SGFP4_MB)
+/* for tile_driver.h */
+#define TILE_INLINE AVX512_INLINE
+#define TILE_FN static AVX512
 
 /* The value of each 4-bit table index, per mode: FP4 nibble n is n or n - 16; T158 reads
  * only the low 2 bits (00 -> 0, 01 -> +1, 10 -> -1, 11 -> 0, D4). */
@@ -69,15 +70,15 @@ static inline uint32_t load_u32(const uint8_t *p)
 }
 
 /* What decoding one leaf needs, set up once per leaf. */
-typedef struct leaf_codes {
+typedef struct tile_codes {
     __m512 table;           /* the weight of each 4-bit index */
     const uint8_t *payload;
-} leaf_codes;
+} tile_codes;
 
 /* Leaf i of a listed block, whose mode is `mode` (a constant where the caller can). */
-AVX512_INLINE leaf_codes leaf_codes_of(const sgfp4_leaf_list *list, unsigned i, unsigned mode)
+AVX512_INLINE tile_codes tile_codes_of(const sgfp4_leaf_list *list, unsigned i, unsigned mode)
 {
-    leaf_codes c;
+    tile_codes c;
     c.table = _mm512_fmadd_ps(_mm512_load_ps(code_value[mode]), _mm512_set1_ps(list->scale[i]),
                               _mm512_set1_ps(list->bias[i]));
     c.payload = list->payload + list->offset[i];
@@ -86,7 +87,7 @@ AVX512_INLINE leaf_codes leaf_codes_of(const sgfp4_leaf_list *list, unsigned i, 
 
 /* Weights 16v .. 16v + 15 of a leaf of mode `mode`, in storage (row-major) order: FP4 from
  * payload bytes 8v .. 8v + 7, T158 from bytes 4v .. 4v + 3. */
-AVX512_INLINE __m512 leaf_vector(const leaf_codes *c, unsigned v, unsigned mode)
+AVX512_INLINE __m512 leaf_vector(const tile_codes *c, unsigned v, unsigned mode)
 {
     __m512i index;
     if (mode == SGFP4_MODE_FP4) {
@@ -133,10 +134,10 @@ AVX512_INLINE void tile_put(float *at, unsigned size, unsigned v, __m512 w)
 }
 
 /* Leaf i, whole, of edge `size` and mode `mode` (constants at every call) into the tile. */
-AVX512_INLINE void leaf_whole(const sgfp4_leaf_list *list, unsigned i, float *tile,
-                              unsigned size, unsigned mode)
+AVX512_INLINE void tile_leaf_whole(const sgfp4_leaf_list *list, unsigned i, float *tile,
+                                   unsigned size, unsigned mode)
 {
-    const leaf_codes c = leaf_codes_of(list, i, mode);
+    const tile_codes c = tile_codes_of(list, i, mode);
     float *at = tile + leaf_at(list, i);
 #pragma GCC unroll 16
     for (unsigned v = 0; v < size * size / 16; v++)
@@ -155,7 +156,7 @@ AVX512_INLINE void leaf_selected_mode(const sgfp4_leaf_list *list, unsigned i, u
     uint64_t m = (rows >> y0) & sgfp4_leaf_row_mask(0, size);
     if (!m)
         return;
-    const leaf_codes c = leaf_codes_of(list, i, mode);
+    const tile_codes c = tile_codes_of(list, i, mode);
     float *at = tile + leaf_at(list, i);
     /* the leaf's selected rows, bit r = leaf row r, visited one vector row group at a time */
     while (m) {
@@ -166,8 +167,16 @@ AVX512_INLINE void leaf_selected_mode(const sgfp4_leaf_list *list, unsigned i, u
     }
 }
 
-static AVX512 void leaf_selected(const sgfp4_leaf_list *list, unsigned i, uint64_t rows,
-                                 float *tile)
+/* Row y of a 64x64 leaf: four vectors. */
+AVX512_INLINE void tile_leaf_row64(const tile_codes *c, float *tile, unsigned y, unsigned mode)
+{
+#pragma GCC unroll 4
+    for (unsigned v = 4 * y; v < 4 * y + 4; v++)
+        tile_put(tile, SGFP4_MB, v, leaf_vector(c, v, mode));
+}
+
+static AVX512 void tile_leaf_selected(const sgfp4_leaf_list *list, unsigned i, uint64_t rows,
+                                      float *tile)
 {
     if (list->mode[i] == SGFP4_MODE_FP4)
         leaf_selected_mode(list, i, rows, tile, SGFP4_MODE_FP4);
@@ -194,21 +203,6 @@ AVX512_INLINE __m256i halves_x16(__m512 v, sgfp4_dtype dtype)
         return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     return bf16_x16(v);
 }
-
-/* Where tile rows go: row y of the macroblock row (y in ys[0..nrows)) starts at dst[y]. With
- * streaming stores, each row also keeps the bytes of its last, unfinished 64-byte line
- * between blocks (carry), so that every whole line goes out as one aligned streaming store
- * whatever the row's alignment. */
-typedef struct row_job {
-    __m512i carry[SGFP4_MB];
-    uint8_t *const *dst;
-    size_t row_bytes; /* cols * element size */
-    sgfp4_dtype dtype;
-    unsigned elem; /* element size */
-    bool streaming;
-    uint8_t ys[SGFP4_MB]; /* the selected block rows, ascending */
-    unsigned nrows;
-} row_job;
 
 /* The output bytes of one tile row segment: `count` 64-byte vectors (4 for f32, 2 for the
  * 16-bit types; the last may hold fewer valid bytes). */
@@ -302,9 +296,9 @@ AVX512_INLINE void stream_shifted_inner(uint8_t *p, const segment *g, unsigned c
 
 /* The first `width` values (1..64) of tile row y, `elem` bytes each, to the output at byte
  * `column` of the row: streaming stores where allowed (and the row's address is even),
- * plain ones otherwise. */
-AVX512_INLINE void write_row(row_job *j, unsigned y, const float *src, size_t column,
-                             unsigned width, unsigned elem)
+ * plain ones otherwise. The carry is the row's last 64-byte output vector. */
+AVX512_INLINE void tile_write_row(tile_job *j, unsigned y, const float *src, size_t column,
+                                  unsigned width, unsigned elem)
 {
     uint8_t *p = j->dst[y] + column;
     const unsigned shift = (unsigned)((uintptr_t)p & 63u);
@@ -319,9 +313,9 @@ AVX512_INLINE void write_row(row_job *j, unsigned y, const float *src, size_t co
             if (64 * i < bytes)
                 put_part(p + 64 * i, g.v[i], 0, bytes - 64 * i);
         } else if (!first && !last) {
-            stream_shifted_inner(p, &g, g.count, shift, &j->carry[y]);
+            stream_shifted_inner(p, &g, g.count, shift, (__m512i *)j->carry[y]);
         } else {
-            stream_shifted(p, &g, bytes, shift, first, last, &j->carry[y]);
+            stream_shifted(p, &g, bytes, shift, first, last, (__m512i *)j->carry[y]);
         }
         return;
     }
@@ -341,124 +335,16 @@ AVX512_INLINE void write_row(row_job *j, unsigned y, const float *src, size_t co
     }
 }
 
-/* A decoded tile whose rows ys[next..count) still have to be written out, `width` values
- * each at byte `column` of their output rows. */
-typedef struct pending_tile {
-    const float *tile;
-    size_t column;
-    unsigned next, count, width;
-} pending_tile;
-
-/* Writes the pending tile's rows up to index `until`; whole-width f32 rows (the common
- * case) through a copy of write_row() specialised for them. */
-AVX512_INLINE void flush_rows(pending_tile *p, unsigned until, row_job *j)
+TILE_FN unsigned tile_list_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {
-    const bool whole_f32 = p->width == SGFP4_MB && j->dtype == SGFP4_DTYPE_F32;
-    for (; p->next < until; p->next++) {
-        const unsigned y = j->ys[p->next];
-        if (whole_f32)
-            write_row(j, y, p->tile + SGFP4_MB * y, p->column, SGFP4_MB, 4);
-        else
-            write_row(j, y, p->tile + SGFP4_MB * y, p->column, p->width, j->elem);
-    }
+    return sgfp4_avx512_block_leaves(t, b, list);
 }
 
-/* ---- the work unit ------------------------------------------------------------------- */
-
-/* Writes the pending tile's rows in proportion to `done` of `total` units of this block's
- * work, so that its stores spread evenly over the decoding of the next block. */
-AVX512_INLINE void flush_share(pending_tile *p, row_job *j, unsigned done, unsigned total)
-{
-    flush_rows(p, (unsigned)((uint64_t)j->nrows * done / total), j);
-}
-
-/* Leaves of kind k (size class k / 2, mode k % 2), whole, through the copy specialised for
- * the kind; `done` counts the block's weights. */
-#define DECODE_KIND(k)                                                                         \
-    for (unsigned g = 0; g < list.kind_count[k]; g++) {                                        \
-        leaf_whole(&list, list.by_kind[k][g], tile, 4u << ((k) / 2), (k) % 2);                 \
-        done += 16u << ((k) / 2 * 2);                                                          \
-        flush_share(prev, j, done, TILE_FLOATS);                                               \
-    }
-
-/* The 64 block rows of one 64x64 leaf (v1, uniform-64) of mode `mode`, row by row, one
- * pending row out per row decoded. */
-AVX512_INLINE void leaf_64_rows(const sgfp4_leaf_list *list, float *tile, pending_tile *prev,
-                                row_job *j, unsigned mode)
-{
-    const leaf_codes c = leaf_codes_of(list, 0, mode);
-    for (unsigned y = 0; y < SGFP4_MB; y++) {
-#pragma GCC unroll 4
-        for (unsigned v = 4 * y; v < 4 * y + 4; v++)
-            tile_put(tile, SGFP4_MB, v, leaf_vector(&c, v, mode));
-        flush_share(prev, j, y + 1, SGFP4_MB);
-    }
-}
-
-/* Decodes block b of t into `tile`: whole (rows selects all 64 block rows) or only the
- * vectors holding selected rows; writes the pending tile out along the way. */
-static AVX512 void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows, float *tile,
-                                pending_tile *prev, row_job *j)
-{
-    sgfp4_leaf_list list;
-    const unsigned n = sgfp4_avx512_block_leaves(t, b, &list);
-    if (rows == ~UINT64_C(0)) {
-        if (list.desc[0] >> 16 == 4) { /* one 64x64 leaf */
-            if (list.mode[0] == SGFP4_MODE_FP4)
-                leaf_64_rows(&list, tile, prev, j, SGFP4_MODE_FP4);
-            else
-                leaf_64_rows(&list, tile, prev, j, SGFP4_MODE_T158);
-            return;
-        }
-        unsigned done = 0;
-        DECODE_KIND(0)
-        DECODE_KIND(1)
-        DECODE_KIND(2)
-        DECODE_KIND(3)
-        DECODE_KIND(4)
-        DECODE_KIND(5)
-        DECODE_KIND(6)
-        DECODE_KIND(7)
-        return;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        leaf_selected(&list, i, rows, tile);
-        flush_share(prev, j, i + 1, n);
-    }
-}
-#undef DECODE_KIND
-
-static AVX512 void avx512_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t rows,
-                                      uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype,
-                                      bool streaming, void *scratch)
-{
-    float *tiles = scratch; /* [2][TILE_FLOATS], 64-byte aligned */
-    const size_t elem = sgfp4_dtype_size(dtype);
-    row_job j;
-    j.dst = dst;
-    j.row_bytes = (size_t)t->cols * elem;
-    j.dtype = dtype;
-    j.elem = (unsigned)elem;
-    j.streaming = streaming;
-    j.nrows = 0;
-    for (unsigned y = 0; y < SGFP4_MB; y++)
-        if ((rows >> y) & 1u)
-            j.ys[j.nrows++] = (uint8_t)y;
-    pending_tile prev = {tiles, 0, j.nrows, j.nrows, 0}; /* nothing pending yet */
-    for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
-        float *tile = tiles + (bx & 1u) * TILE_FLOATS;
-        decode_block(t, by * t->tiles_x + bx, rows, tile, &prev, &j);
-        flush_rows(&prev, j.nrows, &j);
-        const uint64_t c0 = bx * SGFP4_MB;
-        prev = (pending_tile){tile, (size_t)c0 * elem, 0, j.nrows,
-                              (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB)};
-    }
-    flush_rows(&prev, j.nrows, &j);
-}
+#include "decode/tile_driver.h"
 
 static void avx512_finish(void) { _mm_sfence(); }
 
-const sgfp4_decode_kernels sgfp4_kernels_avx512 = {"avx512", avx512_decode_rows, avx512_finish,
-                                                   2 * TILE_FLOATS * sizeof(float)};
+const sgfp4_decode_kernels sgfp4_kernels_avx512 = {"avx512", tile_decode_rows, avx512_finish,
+                                                   TILE_SCRATCH_BYTES};
 
 #endif

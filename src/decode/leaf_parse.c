@@ -161,3 +161,23 @@ unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf
     }
     return n;
 }
+
+unsigned sgfp4_list_v1_block(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
+{
+    const uint8_t *d = t->data;
+    const uint32_t header = sgfp4_load_u32le(d + 4 * b);
+    const uint32_t offset = sgfp4_load_u32le(d + 4 * t->blocks + 4 * b);
+    const unsigned mode = offset & 1u;
+    for (unsigned k = 0; k < SGFP4_LEAF_KINDS; k++)
+        list->kind_count[k] = 0;
+    list->desc_buffer[0] = sgfp4_leaf_descriptor(4, 0, 0);
+    list->desc = list->desc_buffer;
+    list->scale[0] = sgfp4_half_to_float_finite(header >> 16);
+    list->bias[0] = sgfp4_half_to_float_finite(header & 0xFFFFu);
+    list->mode[0] = mode;
+    list->offset[0] = 0;
+    list->payload = d + 8 * t->blocks + (offset & ~UINT32_C(0xF));
+    list->by_kind[8 + mode][0] = 0;
+    list->kind_count[8 + mode] = 1;
+    return list->count = 1;
+}

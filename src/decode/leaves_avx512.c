@@ -90,23 +90,11 @@ static AVX512 inline void list_16(sgfp4_leaf_list *list, unsigned i, unsigned li
 
 AVX512 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {
+    if (t->profile == SGFP4_PROFILE_V1)
+        return sgfp4_list_v1_block(t, b, list);
     for (unsigned k = 0; k < SGFP4_LEAF_KINDS; k++)
         list->kind_count[k] = 0;
     const uint8_t *d = t->data;
-    if (t->profile == SGFP4_PROFILE_V1) {
-        const uint32_t header = sgfp4_load_u32le(d + 4 * b);
-        const uint32_t offset = sgfp4_load_u32le(d + 4 * t->blocks + 4 * b);
-        list->desc_buffer[0] = sgfp4_leaf_descriptor(4, 0, 0);
-        list->desc = list->desc_buffer;
-        list->scale[0] = sgfp4_half_to_float_finite(header >> 16);
-        list->bias[0] = sgfp4_half_to_float_finite(header & 0xFFFFu);
-        list->mode[0] = offset & 1u;
-        list->offset[0] = 0;
-        list->payload = d + 8 * t->blocks + (offset & ~UINT32_C(0xF));
-        list->by_kind[8 + list->mode[0]][0] = 0;
-        list->kind_count[8 + list->mode[0]] = 1;
-        return list->count = 1;
-    }
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
     const uint8_t *headers;
     const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, &headers);

@@ -119,78 +119,22 @@ static void test_leaf_listing(void **state)
 }
 
 #ifdef SGFP4_HAVE_X86_KERNELS
-/* The AVX2 kernels' own listing: every finite half converted as the container layer does,
- * and each block's leaves the container layer's, grouped by kind (2 * log2(size / 4) +
- * mode), storage order kept within a kind. */
-static void test_avx2_leaf_listing(void **state)
+typedef unsigned (*list_fn)(const sgfp4_tensor *, uint64_t, sgfp4_leaf_list *);
+typedef void (*halves_fn)(const uint16_t *, size_t, float *);
+
+/* A SIMD listing: every finite half converted as the container layer does, and each block's
+ * leaves the container layer's, field for field, in storage order, with each kind's indices
+ * (size class, mode) in storage order; on v1 and v2 containers of every layout, both halves
+ * kinds and random and benchmark-rate records. */
+static void check_listing(list_fn list_leaves, halves_fn halves_to_floats, unsigned seed)
 {
-    (void)state;
-    if (!sgfp4_cpu_has_avx2_fma_f16c())
-        skip();
     static uint16_t halves[0x10000];
     static float got_f[0x10000];
     size_t count = 0;
     for (uint32_t h = 0; h < 0x10000u; h++)
         if (((h >> 10) & 0x1Fu) != 0x1Fu) /* Inf / NaN never reach decode */
             halves[count++] = (uint16_t)h;
-    sgfp4_avx2_halves_to_floats(halves, count, got_f);
-    for (size_t i = 0; i < count; i++) {
-        const float want = sgfp4_half_to_float(halves[i]);
-        if (memcmp(&want, &got_f[i], 4) != 0)
-            fail_msg("half 0x%04x", halves[i]);
-    }
-    sgfp4_leaf_ref want[SGFP4_MAX_LEAVES], got[SGFP4_MAX_LEAVES];
-    for (unsigned i = 0; i < 12; i++) {
-        synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, 700 + i,
-                          i % 3 == 1 ? 2.5 : 0, 1};
-        size_t size;
-        uint8_t *data = synth_container(&p, &size);
-        assert_non_null(data);
-        sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
-        for (uint64_t b = 0; b < t->blocks; b++) {
-            const unsigned n = sgfp4_block_leaf_refs(t, b, want);
-            unsigned start[SGFP4_LEAF_KINDS + 1];
-            assert_int_equal(sgfp4_avx2_block_leaves(t, b, got, start), n);
-            assert_int_equal(start[0], 0);
-            assert_int_equal(start[SGFP4_LEAF_KINDS], n);
-            unsigned next = 0;
-            for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; kind++) {
-                for (unsigned k = 0; k < n; k++) {
-                    if (2u * ((unsigned)__builtin_ctz(want[k].size) - 2u) + want[k].mode != kind)
-                        continue;
-                    const sgfp4_leaf_ref *g = &got[next++];
-                    assert_true(next <= start[kind + 1]);
-                    assert_int_equal(want[k].y, g->y);
-                    assert_int_equal(want[k].x, g->x);
-                    assert_int_equal(want[k].size, g->size);
-                    assert_int_equal(want[k].mode, g->mode);
-                    assert_int_equal(want[k].header, g->header);
-                    assert_memory_equal(&want[k].scale, &g->scale, 4);
-                    assert_memory_equal(&want[k].bias, &g->bias, 4);
-                    assert_ptr_equal(want[k].payload, g->payload);
-                }
-                assert_int_equal(next, start[kind + 1]);
-            }
-        }
-        sgfp4_tensor_close(t);
-        free(data);
-    }
-}
-/* The AVX-512 kernels' listing: every finite half converted as the container layer does,
- * and each block's leaves the container layer's, field for field, in storage order, with
- * each kind's indices (size class, mode) in storage order. */
-static void test_avx512_leaf_listing(void **state)
-{
-    (void)state;
-    if (!sgfp4_cpu_has_avx512())
-        skip();
-    static uint16_t halves[0x10000];
-    static float got_f[0x10000];
-    size_t count = 0;
-    for (uint32_t h = 0; h < 0x10000u; h++)
-        if (((h >> 10) & 0x1Fu) != 0x1Fu) /* Inf / NaN never reach decode */
-            halves[count++] = (uint16_t)h;
-    sgfp4_avx512_halves_to_floats(halves, count, got_f);
+    halves_to_floats(halves, count, got_f);
     for (size_t i = 0; i < count; i++) {
         const float want = sgfp4_half_to_float(halves[i]);
         if (memcmp(&want, &got_f[i], 4) != 0)
@@ -199,7 +143,7 @@ static void test_avx512_leaf_listing(void **state)
     sgfp4_leaf_ref want[SGFP4_MAX_LEAVES];
     static sgfp4_leaf_list list;
     for (unsigned i = 0; i < 16; i++) {
-        synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, 900 + i,
+        synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, seed + i,
                           i % 3 == 1 ? 2.5 : 0, (int)(i % 2)};
         size_t size;
         uint8_t *data = synth_container(&p, &size);
@@ -207,7 +151,7 @@ static void test_avx512_leaf_listing(void **state)
         sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
         for (uint64_t b = 0; b < t->blocks; b++) {
             const unsigned n = sgfp4_block_leaf_refs(t, b, want);
-            assert_int_equal(sgfp4_avx512_block_leaves(t, b, &list), n);
+            assert_int_equal(list_leaves(t, b, &list), n);
             assert_int_equal(list.count, n);
             unsigned listed = 0;
             for (unsigned k = 0; k < n; k++) {
@@ -233,6 +177,22 @@ static void test_avx512_leaf_listing(void **state)
         sgfp4_tensor_close(t);
         free(data);
     }
+}
+
+static void test_avx2_leaf_listing(void **state)
+{
+    (void)state;
+    if (!sgfp4_cpu_has_avx2_fma_f16c())
+        skip();
+    check_listing(sgfp4_avx2_block_leaves, sgfp4_avx2_halves_to_floats, 700);
+}
+
+static void test_avx512_leaf_listing(void **state)
+{
+    (void)state;
+    if (!sgfp4_cpu_has_avx512())
+        skip();
+    check_listing(sgfp4_avx512_block_leaves, sgfp4_avx512_halves_to_floats, 900);
 }
 #endif
 
