@@ -204,6 +204,15 @@ AVX512_INLINE __m256i halves_x16(__m512 v, sgfp4_dtype dtype)
     return bf16_x16(v);
 }
 
+/* Output vector i of a tile row (64 bytes: 16 f32 values, or 32 halves). */
+AVX512_INLINE __m512i segment_vector(const float *src, unsigned i, sgfp4_dtype dtype)
+{
+    if (dtype == SGFP4_DTYPE_F32)
+        return _mm512_castps_si512(_mm512_load_ps(src + 16 * i));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(halves_x16(_mm512_load_ps(src + 32 * i), dtype)),
+                              halves_x16(_mm512_load_ps(src + 32 * i + 16), dtype), 1);
+}
+
 /* The output bytes of one tile row segment: `count` 64-byte vectors (4 for f32, 2 for the
  * 16-bit types; the last may hold fewer valid bytes). */
 typedef struct segment {
@@ -214,17 +223,9 @@ typedef struct segment {
 AVX512_INLINE segment segment_of(const float *src, sgfp4_dtype dtype)
 {
     segment g;
-    if (dtype == SGFP4_DTYPE_F32) {
-        for (unsigned i = 0; i < 4; i++)
-            g.v[i] = _mm512_castps_si512(_mm512_load_ps(src + 16 * i));
-        g.count = 4;
-    } else {
-        for (unsigned i = 0; i < 2; i++)
-            g.v[i] = _mm512_inserti64x4(
-                _mm512_castsi256_si512(halves_x16(_mm512_load_ps(src + 32 * i), dtype)),
-                halves_x16(_mm512_load_ps(src + 32 * i + 16), dtype), 1);
-        g.count = 2;
-    }
+    g.count = dtype == SGFP4_DTYPE_F32 ? 4 : 2;
+    for (unsigned i = 0; i < g.count; i++)
+        g.v[i] = segment_vector(src, i, dtype);
     return g;
 }
 
@@ -280,18 +281,21 @@ AVX512_INLINE void stream_shifted(uint8_t *p, const segment *g, unsigned bytes, 
 }
 
 /* A whole segment inside a row (neither its first nor its last) at p, `shift` (even,
- * nonzero) bytes past a line start: `count` whole lines, the first completing the carry. */
-AVX512_INLINE void stream_shifted_inner(uint8_t *p, const segment *g, unsigned count,
-                                        unsigned shift, __m512i *carry)
+ * nonzero) bytes past a line start: `count` whole lines, the first completing the carry.
+ * The vectors come straight from the tile, so nothing but the lines and the new carry is
+ * stored. */
+AVX512_INLINE void stream_shifted_inner(uint8_t *p, const float *src, sgfp4_dtype dtype,
+                                        unsigned count, unsigned shift, __m512i *carry)
 {
     uint8_t *line = p - shift;
-    __m512i prev = *carry;
+    __m512i prev = _mm512_load_si512(carry);
 #pragma GCC unroll 4
     for (unsigned i = 0; i < count; i++) {
-        _mm512_stream_si512((void *)(line + 64 * i), join_64(prev, g->v[i], shift));
-        prev = g->v[i];
+        const __m512i cur = segment_vector(src, i, dtype);
+        _mm512_stream_si512((void *)(line + 64 * i), join_64(prev, cur, shift));
+        prev = cur;
     }
-    *carry = prev;
+    _mm512_store_si512(carry, prev);
 }
 
 /* The first `width` values (1..64) of tile row y, `elem` bytes each, to the output at byte
@@ -304,18 +308,27 @@ AVX512_INLINE void tile_write_row(tile_job *j, unsigned y, const float *src, siz
     const unsigned shift = (unsigned)((uintptr_t)p & 63u);
     const unsigned bytes = width * elem;
     if (j->streaming && (shift & 1u) == 0) {
-        const segment g = segment_of(src, j->dtype);
+        const sgfp4_dtype dtype = elem == 4 ? SGFP4_DTYPE_F32 : j->dtype;
+        const unsigned count = elem == 4 ? 4 : 2; /* 64-byte vectors in a whole tile row */
         const bool first = column == 0, last = column + bytes >= j->row_bytes;
-        if (shift == 0) {
-            unsigned i = 0;
-            for (; 64 * (i + 1) <= bytes; i++)
-                _mm512_stream_si512((void *)(p + 64 * i), g.v[i]);
-            if (64 * i < bytes)
-                put_part(p + 64 * i, g.v[i], 0, bytes - 64 * i);
-        } else if (!first && !last) {
-            stream_shifted_inner(p, &g, g.count, shift, (__m512i *)j->carry[y]);
+        if (bytes == 64 * count && shift == 0) {
+            /* the common case: an aligned whole tile row, whole lines */
+#pragma GCC unroll 4
+            for (unsigned i = 0; i < count; i++)
+                _mm512_stream_si512((void *)(p + 64 * i), segment_vector(src, i, dtype));
+        } else if (bytes == 64 * count && !first && !last) {
+            stream_shifted_inner(p, src, dtype, count, shift, (__m512i *)j->carry[y]);
         } else {
-            stream_shifted(p, &g, bytes, shift, first, last, (__m512i *)j->carry[y]);
+            const segment g = segment_of(src, dtype);
+            if (shift == 0) {
+                unsigned i = 0;
+                for (; 64 * (i + 1) <= bytes; i++)
+                    _mm512_stream_si512((void *)(p + 64 * i), g.v[i]);
+                if (64 * i < bytes)
+                    put_part(p + 64 * i, g.v[i], 0, bytes - 64 * i);
+            } else {
+                stream_shifted(p, &g, bytes, shift, first, last, (__m512i *)j->carry[y]);
+            }
         }
         return;
     }
