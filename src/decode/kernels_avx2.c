@@ -35,20 +35,6 @@
 #define TILE_INLINE AVX2_INLINE
 #define TILE_FN static AVX2
 
-static inline uint32_t load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* T158 symbol values for a 3-bit index (the symbol and the next one's low bit). */
 static const float t158_value[8] __attribute__((aligned(32))) = {0, 1, -1, 0, 0, 1, -1, 0};
 
@@ -79,12 +65,12 @@ AVX2_INLINE __m256 leaf_vector(const tile_codes *c, unsigned v, unsigned mode)
 {
     if (mode == SGFP4_MODE_FP4) {
         const __m256i to_top = _mm256_setr_epi32(28, 24, 20, 16, 12, 8, 4, 0);
-        const __m256i word = _mm256_set1_epi32((int)load_u32(c->payload + 4 * (size_t)v));
+        const __m256i word = _mm256_set1_epi32((int)sgfp4_load_u32le(c->payload + 4 * (size_t)v));
         const __m256i q = _mm256_srai_epi32(_mm256_sllv_epi32(word, to_top), 28);
         return _mm256_fmadd_ps(_mm256_cvtepi32_ps(q), c->scale, c->bias);
     }
     const __m256i down = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-    const __m256i symbols = _mm256_set1_epi32((int)load_u16(c->payload + 2 * (size_t)v));
+    const __m256i symbols = _mm256_set1_epi32((int)sgfp4_load_u16le(c->payload + 2 * (size_t)v));
     return _mm256_permutevar8x32_ps(c->table, _mm256_srlv_epi32(symbols, down));
 }
 
@@ -300,34 +286,38 @@ AVX2_INLINE void stream_inner(uint8_t *p, const float *src, sgfp4_dtype dtype, u
     _mm256_store_si256((__m256i *)(carry + 32), prev);
 }
 
-/* The first `width` values (1..64) of tile row y, `elem` bytes each, to the output at byte
- * `column` of the row: streaming stores where allowed and the row's address is a multiple
- * of 4, plain ones otherwise. */
-AVX2_INLINE void tile_write_row(tile_job *j, unsigned y, const float *src, size_t column,
-                                unsigned width, unsigned elem)
+/* The row writer's primitives for tile_driver.h: rows at multiples of 4 bytes stream. */
+#define TILE_STREAM_ALIGN 4u
+
+/* An aligned whole tile row: whole lines straight from the tile. */
+AVX2_INLINE void tile_stream_aligned(uint8_t *p, const float *src, sgfp4_dtype dtype)
 {
-    uint8_t *p = j->dst[y] + column;
-    const unsigned shift = (unsigned)((uintptr_t)p & 63u);
-    const unsigned bytes = width * elem;
-    if (j->streaming && (shift & 3u) == 0) {
-        const sgfp4_dtype dtype = elem == 4 ? SGFP4_DTYPE_F32 : j->dtype;
-        const unsigned count = elem == 4 ? 8 : 4; /* 32-byte vectors in a whole tile row */
-        const bool first = column == 0, last = column + bytes >= j->row_bytes;
-        if (bytes == 32 * count && shift == 0) {
-            /* the common case: an aligned whole tile row, whole lines */
+    const unsigned count = dtype == SGFP4_DTYPE_F32 ? 8 : 4;
 #pragma GCC unroll 8
-            for (unsigned i = 0; i < count; i++)
-                _mm256_stream_si256((__m256i *)(p + 32 * i), segment_vector(src, i, dtype));
-        } else if (bytes == 32 * count && !first && !last) {
-            stream_inner(p, src, dtype, count, shift, j->carry[y]);
-        } else {
-            segment g;
-            segment_fill(&g, src, dtype);
-            stream_segment(p, &g, bytes, shift, first, last, j->carry[y]);
-        }
-        return;
-    }
-    if (j->dtype == SGFP4_DTYPE_F32) {
+    for (unsigned i = 0; i < count; i++)
+        _mm256_stream_si256((__m256i *)(p + 32 * i), segment_vector(src, i, dtype));
+}
+
+AVX2_INLINE void tile_stream_inner(uint8_t *p, const float *src, sgfp4_dtype dtype,
+                                   unsigned shift, uint8_t carry[64])
+{
+    stream_inner(p, src, dtype, dtype == SGFP4_DTYPE_F32 ? 8 : 4, shift, carry);
+}
+
+AVX2_INLINE void tile_stream_edge(uint8_t *p, const float *src, sgfp4_dtype dtype,
+                                  unsigned bytes, unsigned shift, bool first, bool last,
+                                  uint8_t carry[64])
+{
+    segment g;
+    segment_fill(&g, src, dtype);
+    stream_segment(p, &g, bytes, shift, first, last, carry);
+}
+
+/* The first `width` values (1..64) of a tile row with plain stores. */
+AVX2_INLINE void tile_store_plain(uint8_t *p, const float *src, unsigned width,
+                                  sgfp4_dtype dtype)
+{
+    if (dtype == SGFP4_DTYPE_F32) {
         unsigned x = 0;
         for (; x + 8 <= width; x += 8)
             _mm256_storeu_ps((float *)(p + 4 * x), _mm256_load_ps(src + x));
@@ -337,10 +327,10 @@ AVX2_INLINE void tile_write_row(tile_job *j, unsigned y, const float *src, size_
     }
     unsigned x = 0;
     for (; x + 16 <= width; x += 16)
-        _mm256_storeu_si256((__m256i *)(p + 2 * x), halves_x16(src + x, j->dtype));
+        _mm256_storeu_si256((__m256i *)(p + 2 * x), halves_x16(src + x, dtype));
     if (x < width) {
         uint16_t last[16];
-        _mm256_storeu_si256((__m256i *)last, halves_x16(src + x, j->dtype));
+        _mm256_storeu_si256((__m256i *)last, halves_x16(src + x, dtype));
         memcpy(p + 2 * x, last, 2 * (size_t)(width - x));
     }
 }

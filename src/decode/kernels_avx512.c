@@ -55,20 +55,6 @@ static const uint32_t fp4_shift[16] __attribute__((aligned(64))) = {0, 4, 0, 4, 
 static const uint32_t t158_shift[16] __attribute__((aligned(64))) = {
     0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
 
-static inline uint64_t load_u64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* What decoding one leaf needs, set up once per leaf. */
 typedef struct tile_codes {
     __m512 table;           /* the weight of each 4-bit index */
@@ -91,11 +77,11 @@ AVX512_INLINE __m512 leaf_vector(const tile_codes *c, unsigned v, unsigned mode)
 {
     __m512i index;
     if (mode == SGFP4_MODE_FP4) {
-        const __m512i bytes = _mm512_set1_epi64((long long)load_u64(c->payload + 8 * (size_t)v));
+        const __m512i bytes = _mm512_set1_epi64((long long)sgfp4_load_u64le(c->payload + 8 * (size_t)v));
         index = _mm512_srlv_epi32(_mm512_shuffle_epi8(bytes, _mm512_load_si512(fp4_pick)),
                                   _mm512_load_si512(fp4_shift));
     } else {
-        const __m512i word = _mm512_set1_epi32((int)load_u32(c->payload + 4 * (size_t)v));
+        const __m512i word = _mm512_set1_epi32((int)sgfp4_load_u32le(c->payload + 4 * (size_t)v));
         index = _mm512_srlv_epi32(word, _mm512_load_si512(t158_shift));
     }
     return _mm512_permutexvar_ps(index, c->table);
@@ -229,7 +215,7 @@ AVX512_INLINE segment segment_of(const float *src, sgfp4_dtype dtype)
     return g;
 }
 
-/* The 64 bytes that start `shift` bytes (even, 2..62) before `cur` in the byte sequence
+/* The 64 bytes that start `shift` bytes (even, 0..62) before `cur` in the byte sequence
  * prev, cur: the last `shift` bytes of prev, then the first 64 - shift of cur. */
 AVX512_INLINE __m512i join_64(__m512i prev, __m512i cur, unsigned shift)
 {
@@ -255,7 +241,7 @@ AVX512_INLINE void put_part(uint8_t *line, __m512i v, unsigned lo, unsigned hi)
 }
 
 /* Streams `bytes` bytes of g (the row's last bytes, or a whole segment that starts the row)
- * to p, which lies `shift` (even, nonzero) bytes past a line start: whole aligned lines as
+ * to p, which lies `shift` (even, 0..62) bytes past a line start: whole aligned lines as
  * streaming stores, the row's first line and, at the row's end (`last`), its last line as
  * masked plain stores. An unfinished line that does not end the row waits in *carry. */
 AVX512_INLINE void stream_shifted(uint8_t *p, const segment *g, unsigned bytes, unsigned shift,
@@ -298,41 +284,38 @@ AVX512_INLINE void stream_shifted_inner(uint8_t *p, const float *src, sgfp4_dtyp
     _mm512_store_si512(carry, prev);
 }
 
-/* The first `width` values (1..64) of tile row y, `elem` bytes each, to the output at byte
- * `column` of the row: streaming stores where allowed (and the row's address is even),
- * plain ones otherwise. The carry is the row's last 64-byte output vector. */
-AVX512_INLINE void tile_write_row(tile_job *j, unsigned y, const float *src, size_t column,
-                                  unsigned width, unsigned elem)
+/* The row writer's primitives for tile_driver.h: rows at even addresses stream. */
+#define TILE_STREAM_ALIGN 2u
+
+/* An aligned whole tile row: whole lines straight from the tile. */
+AVX512_INLINE void tile_stream_aligned(uint8_t *p, const float *src, sgfp4_dtype dtype)
 {
-    uint8_t *p = j->dst[y] + column;
-    const unsigned shift = (unsigned)((uintptr_t)p & 63u);
-    const unsigned bytes = width * elem;
-    if (j->streaming && (shift & 1u) == 0) {
-        const sgfp4_dtype dtype = elem == 4 ? SGFP4_DTYPE_F32 : j->dtype;
-        const unsigned count = elem == 4 ? 4 : 2; /* 64-byte vectors in a whole tile row */
-        const bool first = column == 0, last = column + bytes >= j->row_bytes;
-        if (bytes == 64 * count && shift == 0) {
-            /* the common case: an aligned whole tile row, whole lines */
+    const unsigned count = dtype == SGFP4_DTYPE_F32 ? 4 : 2;
 #pragma GCC unroll 4
-            for (unsigned i = 0; i < count; i++)
-                _mm512_stream_si512((void *)(p + 64 * i), segment_vector(src, i, dtype));
-        } else if (bytes == 64 * count && !first && !last) {
-            stream_shifted_inner(p, src, dtype, count, shift, (__m512i *)j->carry[y]);
-        } else {
-            const segment g = segment_of(src, dtype);
-            if (shift == 0) {
-                unsigned i = 0;
-                for (; 64 * (i + 1) <= bytes; i++)
-                    _mm512_stream_si512((void *)(p + 64 * i), g.v[i]);
-                if (64 * i < bytes)
-                    put_part(p + 64 * i, g.v[i], 0, bytes - 64 * i);
-            } else {
-                stream_shifted(p, &g, bytes, shift, first, last, (__m512i *)j->carry[y]);
-            }
-        }
-        return;
-    }
-    if (j->dtype == SGFP4_DTYPE_F32) {
+    for (unsigned i = 0; i < count; i++)
+        _mm512_stream_si512((void *)(p + 64 * i), segment_vector(src, i, dtype));
+}
+
+AVX512_INLINE void tile_stream_inner(uint8_t *p, const float *src, sgfp4_dtype dtype,
+                                     unsigned shift, uint8_t carry[64])
+{
+    stream_shifted_inner(p, src, dtype, dtype == SGFP4_DTYPE_F32 ? 4 : 2, shift,
+                         (__m512i *)carry);
+}
+
+AVX512_INLINE void tile_stream_edge(uint8_t *p, const float *src, sgfp4_dtype dtype,
+                                    unsigned bytes, unsigned shift, bool first, bool last,
+                                    uint8_t carry[64])
+{
+    const segment g = segment_of(src, dtype);
+    stream_shifted(p, &g, bytes, shift, first, last, (__m512i *)carry);
+}
+
+/* The first `width` values (1..64) of a tile row with plain (masked) stores. */
+AVX512_INLINE void tile_store_plain(uint8_t *p, const float *src, unsigned width,
+                                    sgfp4_dtype dtype)
+{
+    if (dtype == SGFP4_DTYPE_F32) {
         unsigned x = 0;
         for (; x + 16 <= width; x += 16)
             _mm512_storeu_ps(p + 4 * x, _mm512_load_ps(src + x));
@@ -344,7 +327,7 @@ AVX512_INLINE void tile_write_row(tile_job *j, unsigned y, const float *src, siz
     for (unsigned x = 0; x < width; x += 16) {
         const unsigned n = width - x < 16 ? width - x : 16;
         _mm256_mask_storeu_epi16(p + 2 * x, (__mmask16)((1u << n) - 1),
-                                 halves_x16(_mm512_load_ps(src + x), j->dtype));
+                                 halves_x16(_mm512_load_ps(src + x), dtype));
     }
 }
 

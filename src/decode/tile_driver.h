@@ -17,9 +17,23 @@
  *                                      unsigned mode);          row y of a 64x64 leaf
  *     TILE_FN void tile_leaf_selected(const sgfp4_leaf_list *, unsigned i, uint64_t rows,
  *                                     float *tile);             the vectors holding `rows`
- *     TILE_INLINE void tile_write_row(tile_job *, unsigned y, const float *src,
- *                                     size_t column, unsigned width, unsigned elem);
  *     TILE_FN unsigned tile_list_leaves(const sgfp4_tensor *, uint64_t b, sgfp4_leaf_list *);
+ *   and the row writer's primitives (write_row() below decides which runs):
+ *     TILE_STREAM_ALIGN      the address granule (bytes) of rows it can stream
+ *     TILE_INLINE void tile_stream_aligned(uint8_t *p, const float *src, sgfp4_dtype);
+ *                                                    a whole tile row at a line start
+ *     TILE_INLINE void tile_stream_inner(uint8_t *p, const float *src, sgfp4_dtype,
+ *                                        unsigned shift, uint8_t carry[64]);
+ *                            a whole tile row neither first nor last in its output row,
+ *                            `shift` bytes past a line start: the line it completes and
+ *                            the lines it fills; keeps its unfinished line in the carry
+ *     TILE_INLINE void tile_stream_edge(uint8_t *p, const float *src, sgfp4_dtype,
+ *                                       unsigned bytes, unsigned shift, bool first,
+ *                                       bool last, uint8_t carry[64]);
+ *                            the same for the row's first or last piece: partial lines
+ *                            at the row's ends as plain stores
+ *     TILE_INLINE void tile_store_plain(uint8_t *p, const float *src, unsigned width,
+ *                                       sgfp4_dtype);
  * Defines tile_decode_rows(), a sgfp4_decode_kernels.decode_rows (scratch: 2 tiles).
  * SPDX-License-Identifier: MIT */
 
@@ -31,6 +45,30 @@ typedef struct pending_tile {
     unsigned next, count, width;
 } pending_tile;
 
+/* The first `width` values (1..64) of tile row y, `elem` bytes each, to its output row at
+ * byte `column`: streaming where allowed and the address suits the kernel set (whole lines
+ * only; a row not starting on a line assembles the line that spans two blocks from its
+ * carry), plain stores otherwise. */
+TILE_INLINE void write_row(tile_job *j, unsigned y, const float *src, size_t column,
+                           unsigned width, unsigned elem)
+{
+    uint8_t *p = j->dst[y] + column;
+    const unsigned shift = (unsigned)((uintptr_t)p & 63u);
+    const unsigned bytes = width * elem;
+    const sgfp4_dtype dtype = elem == 4 ? SGFP4_DTYPE_F32 : j->dtype;
+    if (!j->streaming || shift % TILE_STREAM_ALIGN != 0) {
+        tile_store_plain(p, src, width, dtype);
+        return;
+    }
+    const bool first = column == 0, last = column + bytes >= j->row_bytes;
+    if (bytes == SGFP4_MB * elem && shift == 0)
+        tile_stream_aligned(p, src, dtype);
+    else if (bytes == SGFP4_MB * elem && !first && !last)
+        tile_stream_inner(p, src, dtype, shift, j->carry[y]);
+    else
+        tile_stream_edge(p, src, dtype, bytes, shift, first, last, j->carry[y]);
+}
+
 /* Writes the pending tile's rows up to index `until`; whole-width f32 rows (the common
  * case) through a copy of the writer specialised for them. */
 TILE_INLINE void flush_rows(pending_tile *p, unsigned until, tile_job *j)
@@ -39,9 +77,9 @@ TILE_INLINE void flush_rows(pending_tile *p, unsigned until, tile_job *j)
     for (; p->next < until; p->next++) {
         const unsigned y = j->ys[p->next];
         if (whole_f32)
-            tile_write_row(j, y, p->tile + SGFP4_MB * y, p->column, SGFP4_MB, 4);
+            write_row(j, y, p->tile + SGFP4_MB * y, p->column, SGFP4_MB, 4);
         else
-            tile_write_row(j, y, p->tile + SGFP4_MB * y, p->column, p->width, j->elem);
+            write_row(j, y, p->tile + SGFP4_MB * y, p->column, p->width, j->elem);
     }
 }
 

@@ -15,10 +15,29 @@
 #define SGFP4_SPLIT_BITS 85u       /* most bits a split map can use */
 #define SGFP4_MAX_LEAVES 256u      /* 4x4 leaves in a macroblock */
 
-static inline uint32_t sgfp4_load_u32le(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+/* Little-endian loads from any address. On little-endian hosts a memcpy, which compilers
+ * fold into the instruction that uses the value (a vector broadcast from memory, say). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SGFP4_LOAD_LE(type, p)                                                                 \
+    do {                                                                                       \
+        type v_;                                                                               \
+        memcpy(&v_, (p), sizeof v_);                                                           \
+        return v_;                                                                             \
+    } while (0)
+#else
+#define SGFP4_LOAD_LE(type, p)                                                                 \
+    do {                                                                                       \
+        type v_ = 0;                                                                           \
+        for (unsigned i_ = sizeof v_; i_-- > 0;)                                               \
+            v_ = (type)(v_ << 8 | (p)[i_]);                                                    \
+        return v_;                                                                             \
+    } while (0)
+#endif
+
+static inline uint32_t sgfp4_load_u16le(const uint8_t *p) { SGFP4_LOAD_LE(uint16_t, p); }
+static inline uint32_t sgfp4_load_u32le(const uint8_t *p) { SGFP4_LOAD_LE(uint32_t, p); }
+static inline uint64_t sgfp4_load_u64le(const uint8_t *p) { SGFP4_LOAD_LE(uint64_t, p); }
+#undef SGFP4_LOAD_LE
 
 static inline void sgfp4_store_u32le(uint8_t *p, uint32_t v)
 {
