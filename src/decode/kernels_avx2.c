@@ -212,13 +212,19 @@ AVX2_INLINE __m256i join_32(__m256i a, __m256i b, unsigned shift)
                               _mm256_permutevar8x32_epi32(a, rotate), from_a);
 }
 
+/* Vector k of g->v, or zeros past the segment's end (bytes that no store keeps). */
+AVX2_INLINE __m256i vector_or_zero(const segment *g, unsigned k)
+{
+    return k < 2 + g->count ? g->v[k] : _mm256_setzero_si256();
+}
+
 /* The 32-byte unit u of the output sequence that starts `shift` (0..60, a multiple of 4)
  * bytes before vector 2 of g->v: g->v[2..] is this segment, g->v[0..1] the carry. */
 AVX2_INLINE __m256i unit_at(const segment *g, unsigned u, unsigned shift)
 {
     const unsigned k = 2 + u - (shift >= 32), s = shift % 32;
-    const __m256i cur = k < 2 + g->count ? g->v[k] : _mm256_setzero_si256();
-    return s ? join_32(g->v[k - 1], cur, s) : cur;
+    const __m256i cur = vector_or_zero(g, k);
+    return s ? join_32(vector_or_zero(g, k - 1), cur, s) : cur;
 }
 
 /* Bytes [lo, hi) of the 64-byte line at `line` (two units), 0 <= lo < hi <= 64, plainly. */
@@ -287,6 +293,7 @@ AVX2_INLINE void stream_inner(uint8_t *p, const float *src, sgfp4_dtype dtype, u
 }
 
 /* The row writer's primitives for tile_driver.h: rows at multiples of 4 bytes stream. */
+#define TILE_CAN_STREAM 1
 #define TILE_STREAM_ALIGN 4u
 
 /* An aligned whole tile row: whole lines straight from the tile. */
