@@ -95,6 +95,10 @@ typedef struct sgfp4_leaf_list {
 
 /* Lists v1 block b (its one 64x64 leaf) into *list (leaf_parse.c); returns 1. */
 unsigned sgfp4_list_v1_block(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
+/* With list->desc set for a v2 record's n leaves (headers at `headers`): fills each leaf's
+ * mode, payload offset (an exclusive sum of the padded payload sizes), the kind groups and
+ * the count (leaf_parse.c). The SIMD listings convert scales and biases themselves. */
+void sgfp4_list_group(sgfp4_leaf_list *list, const uint8_t *headers, unsigned n);
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 /* Lists block b of t (b < t->blocks) into *list, 8 headers at a time (decode/leaves_avx2.c;
@@ -109,12 +113,9 @@ void sgfp4_avx512_halves_to_floats(const uint16_t *halves, size_t count, float *
 #endif
 
 #ifdef SGFP4_HAVE_NEON_KERNELS
-/* Leaf size classes: edge 4 << c for c = 0..4. */
-#define SGFP4_LEAF_SIZE_CLASSES 5u
-/* The NEON kernels' leaf listing: the leaves of sgfp4_decode_block_leaves() grouped by size
- * class, storage order within a class: class c is out[start[c]..start[c + 1]). */
-unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out,
-                                 unsigned start[SGFP4_LEAF_SIZE_CLASSES + 1]);
+/* Lists block b of t (b < t->blocks) into *list, 4 headers at a time (decode/kernels_neon.c);
+ * returns the count. */
+unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
 /* The NEON kernels' fp16 -> f32 of finite halves, 4 at a time. */
 void sgfp4_neon_halves_to_floats(const uint16_t *halves, size_t count, float *out);
 /* The NEON row writer's f32 -> f16 or bf16 (`dtype`) of finite floats, round to nearest

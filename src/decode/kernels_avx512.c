@@ -285,6 +285,7 @@ AVX512_INLINE void stream_shifted_inner(uint8_t *p, const float *src, sgfp4_dtyp
 }
 
 /* The row writer's primitives for tile_driver.h: rows at even addresses stream. */
+#define TILE_CAN_STREAM 1
 #define TILE_STREAM_ALIGN 2u
 
 /* An aligned whole tile row: whole lines straight from the tile. */

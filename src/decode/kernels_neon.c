@@ -40,15 +40,17 @@
  * order. None of this is measured: the project's CI runs these kernels under qemu-user,
  * which times nothing.
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "decode/tile_job.h"
 
 #ifdef SGFP4_HAVE_NEON_KERNELS
 #include <arm_neon.h>
 
 /* Inlined into each caller, so that sizes and dtypes passed as constants specialise it. */
 #define NEON_INLINE static inline __attribute__((always_inline))
-
-#define TILE_FLOATS (SGFP4_MB * SGFP4_MB)
+/* for tile_driver.h: plain stores only (see the file header) */
+#define TILE_INLINE NEON_INLINE
+#define TILE_FN static
+#define TILE_CAN_STREAM 0
 
 /* The value of each 4-bit table index, per mode: FP4 nibble n is n or n - 16; T158 reads
  * the low 2 bits (00 -> 0, 01 -> +1, 10 -> -1, 11 -> 0, D4; bits 2..3 are the next symbol's). */
@@ -130,13 +132,13 @@ NEON_INLINE uint16x8_t halves_x8(const float *src, sgfp4_dtype dtype)
 /* ---- codes to weights ------------------------------------------------------------- */
 
 /* What decoding one leaf needs, set up once per leaf. */
-typedef struct leaf_codes {
+typedef struct tile_codes {
     uint8x16x4_t planes; /* byte k (little-endian) of the weight of each 4-bit index */
     uint8x16_t pick;     /* code_pick of the leaf's mode */
     int8x16_t shift;     /* code_shift of the leaf's mode */
     const uint8_t *load; /* where the 8-byte load of vector 0 starts */
     unsigned step;       /* payload bytes per 16 codes: 8 (FP4) or 4 (T158) */
-} leaf_codes;
+} tile_codes;
 
 /* The byte planes of 16 floats (t[0] holds floats 0..3, ...): two rounds of unzips. */
 NEON_INLINE uint8x16x4_t planes_of(const float32x4_t t[4])
@@ -153,27 +155,37 @@ NEON_INLINE uint8x16x4_t planes_of(const float32x4_t t[4])
     return p;
 }
 
-NEON_INLINE leaf_codes leaf_codes_of(const sgfp4_leaf_ref *leaf)
+/* Leaf i of a listed block, whose mode is `mode` (a constant where the caller can). */
+NEON_INLINE tile_codes tile_codes_of(const sgfp4_leaf_list *list, unsigned i, unsigned mode)
 {
-    const unsigned mode = leaf->mode;
-    const float32x4_t scale = vdupq_n_f32(leaf->scale), bias = vdupq_n_f32(leaf->bias);
+    const float32x4_t scale = vdupq_n_f32(list->scale[i]), bias = vdupq_n_f32(list->bias[i]);
     float32x4_t table[4];
-    for (unsigned i = 0; i < 4; i++) /* bias + code * scale, one rounding */
-        table[i] = vfmaq_f32(bias, vld1q_f32(code_value[mode] + 4 * i), scale);
-    leaf_codes c;
+    for (unsigned k = 0; k < 4; k++) /* bias + code * scale, one rounding */
+        table[k] = vfmaq_f32(bias, vld1q_f32(code_value[mode] + 4 * k), scale);
+    tile_codes c;
     c.planes = planes_of(table);
     c.pick = vld1q_u8(code_pick[mode]);
     c.shift = vld1q_s8(code_shift[mode]);
-    c.load = leaf->payload - 4 * mode;
+    c.load = list->payload + list->offset[i] - 4 * mode;
     c.step = 8u >> mode;
     return c;
+}
+
+/* Where leaf i's top-left corner lies in the tile, and its edge. */
+static inline unsigned leaf_at(const sgfp4_leaf_list *list, unsigned i)
+{
+    return list->desc[i] & 0xFFFFu;
+}
+static inline unsigned leaf_size(const sgfp4_leaf_list *list, unsigned i)
+{
+    return 4u << (list->desc[i] >> 16);
 }
 
 /* Decodes weights 16v .. 16v + 15 (storage order: row-major in the leaf) of a leaf of edge
  * `size` whose top-left corner is at `at` in the tile, and stores them there: 16 weights are
  * a quarter row (64), half a row (32), a row (16), two rows (8) or four rows (4). (Four
  * separate vectors, not a float32x4x4_t: GCC spills such tuples to the stack.) */
-NEON_INLINE void decode_vector(const leaf_codes *c, unsigned v, float *at, unsigned size)
+NEON_INLINE void decode_vector(const tile_codes *c, unsigned v, float *at, unsigned size)
 {
     const uint8x8_t raw = vld1_u8(c->load + (size_t)v * c->step);
     const uint8x16_t bytes = vcombine_u8(raw, vdup_n_u8(0));
@@ -212,29 +224,41 @@ NEON_INLINE void decode_vector(const leaf_codes *c, unsigned v, float *at, unsig
     vst1q_f32(w[3], vreinterpretq_f32_u16(vzip2q_u16(high01, high23)));
 }
 
-/* A whole leaf of edge `size` (a constant at every call) into the tile. */
-NEON_INLINE void leaf_whole(const sgfp4_leaf_ref *leaf, float *tile, unsigned size)
+/* Leaf i, whole, of edge `size` and mode `mode` (constants at every call) into the tile. */
+NEON_INLINE void tile_leaf_whole(const sgfp4_leaf_list *list, unsigned i, float *tile,
+                                 unsigned size, unsigned mode)
 {
-    const leaf_codes c = leaf_codes_of(leaf);
-    float *at = tile + SGFP4_MB * leaf->y + leaf->x;
+    const tile_codes c = tile_codes_of(list, i, mode);
+    float *at = tile + leaf_at(list, i);
 #pragma GCC unroll 4
     for (unsigned v = 0; v < size * size / 16; v++)
         decode_vector(&c, v, at, size);
 }
 
-/* The vectors of a leaf of edge `size` (a constant at every call) that hold rows selected by
- * `rows` (a gather or a partial macroblock row): whole vectors, so an 8x8 leaf decodes row
- * pairs and a 4x4 leaf all four rows; the tile is scratch, and only the selected rows are
- * written out. */
-NEON_INLINE void leaf_selected_sized(const sgfp4_leaf_ref *leaf, uint64_t rows, float *tile,
-                                     unsigned size)
+/* Row y of a 64x64 leaf: four vectors. */
+NEON_INLINE void tile_leaf_row64(const tile_codes *c, float *tile, unsigned y, unsigned mode)
+{
+    (void)mode; /* in c already */
+#pragma GCC unroll 4
+    for (unsigned v = 4 * y; v < 4 * y + 4; v++)
+        decode_vector(c, v, tile, SGFP4_MB);
+}
+
+/* The vectors of leaf i, of edge `size` (a constant at every call), that hold rows selected
+ * by `rows` (a gather or a partial macroblock row): whole vectors, so an 8x8 leaf decodes
+ * row pairs and a 4x4 leaf all four rows; the tile is scratch, and only the selected rows
+ * are written out. */
+NEON_INLINE void leaf_selected_sized(const sgfp4_leaf_list *list, unsigned i, uint64_t rows,
+                                     float *tile, unsigned size)
 {
     const unsigned rows_per_vector = size >= 16 ? 1 : 16 / size;
     const unsigned vectors_per_row = size >= 16 ? size / 16 : 1;
-    const leaf_codes c = leaf_codes_of(leaf);
-    float *at = tile + SGFP4_MB * leaf->y + leaf->x;
+    uint64_t m = (rows >> (leaf_at(list, i) / SGFP4_MB)) & sgfp4_leaf_row_mask(0, size);
+    if (!m)
+        return;
+    const tile_codes c = tile_codes_of(list, i, list->mode[i]);
+    float *at = tile + leaf_at(list, i);
     /* the leaf's selected rows, bit r = leaf row r, visited one vector row group at a time */
-    uint64_t m = (rows >> leaf->y) & sgfp4_leaf_row_mask(0, size);
     while (m) {
         const unsigned group = (unsigned)__builtin_ctzll(m) / rows_per_vector;
         for (unsigned v = group * vectors_per_row; v < (group + 1) * vectors_per_row; v++)
@@ -243,14 +267,15 @@ NEON_INLINE void leaf_selected_sized(const sgfp4_leaf_ref *leaf, uint64_t rows, 
     }
 }
 
-static void leaf_selected(const sgfp4_leaf_ref *leaf, uint64_t rows, float *tile)
+static void tile_leaf_selected(const sgfp4_leaf_list *list, unsigned i, uint64_t rows,
+                               float *tile)
 {
-    switch (leaf->size) {
-    case 4: leaf_selected_sized(leaf, rows, tile, 4); break;
-    case 8: leaf_selected_sized(leaf, rows, tile, 8); break;
-    case 16: leaf_selected_sized(leaf, rows, tile, 16); break;
-    case 32: leaf_selected_sized(leaf, rows, tile, 32); break;
-    default: leaf_selected_sized(leaf, rows, tile, 64); break;
+    switch (leaf_size(list, i)) {
+    case 4: leaf_selected_sized(list, i, rows, tile, 4); break;
+    case 8: leaf_selected_sized(list, i, rows, tile, 8); break;
+    case 16: leaf_selected_sized(list, i, rows, tile, 16); break;
+    case 32: leaf_selected_sized(list, i, rows, tile, 32); break;
+    default: leaf_selected_sized(list, i, rows, tile, 64); break;
     }
 }
 
@@ -265,22 +290,15 @@ void sgfp4_neon_halves_to_floats(const uint16_t *halves, size_t count, float *ou
         out[i] = sgfp4_half_to_float_finite(halves[i]);
 }
 
-unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out,
-                                 unsigned start[SGFP4_LEAF_SIZE_CLASSES + 1])
+unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {
-    if (t->profile == SGFP4_PROFILE_V1) {
-        sgfp4_decode_block_leaves(t, b, out); /* one 64x64 leaf: the last class */
-        for (unsigned c = 0; c <= SGFP4_LEAF_SIZE_CLASSES; c++)
-            start[c] = c == SGFP4_LEAF_SIZE_CLASSES;
-        return 1;
-    }
+    if (t->profile == SGFP4_PROFILE_V1)
+        return sgfp4_list_v1_block(t, b, list);
     const uint8_t *d = t->data;
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
     const uint8_t *headers;
-    uint32_t buffer[SGFP4_MAX_LEAVES + 16];
-    const uint32_t *desc;
-    const unsigned n = sgfp4_decode_record_positions(rec, buffer, &desc, &headers);
-    float scale[SGFP4_MAX_LEAVES], bias[SGFP4_MAX_LEAVES];
+    const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, &headers);
+    list->payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i += 4) {
         uint8_t last[16] = {0};
         const uint8_t *from = headers + 4 * i;
@@ -289,29 +307,16 @@ unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_r
             from = last;
         }
         const uint32x4_t h = vreinterpretq_u32_u8(vld1q_u8(from)); /* little-endian words */
-        vst1q_f32(scale + i, half_to_float_x4(vshrq_n_u32(h, 16)));
-        vst1q_f32(bias + i, half_to_float_x4(vandq_u32(h, vdupq_n_u32(0xFFF0u))));
+        vst1q_f32(list->scale + i, half_to_float_x4(vshrq_n_u32(h, 16)));
+        vst1q_f32(list->bias + i, half_to_float_x4(vandq_u32(h, vdupq_n_u32(0xFFF0u))));
     }
-    uint8_t size_class[SGFP4_MAX_LEAVES];
-    unsigned fill[SGFP4_LEAF_SIZE_CLASSES + 1] = {0};
-    for (unsigned i = 0; i < n; i++) {
-        size_class[i] = (uint8_t)(desc[i] >> 16);
-        fill[size_class[i] + 1]++;
-    }
-    for (unsigned c = 0; c < SGFP4_LEAF_SIZE_CLASSES; c++)
-        fill[c + 1] += fill[c];
-    memcpy(start, fill, sizeof fill);
-    const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
-    for (unsigned i = 0; i < n; i++) {
-        const uint32_t h = sgfp4_load_u32le(headers + 4 * i);
-        const unsigned at = desc[i] & 0xFFFFu, size = 4u << size_class[i], mode = h & 1u;
-        out[fill[size_class[i]]++] =
-            (sgfp4_leaf_ref){(uint8_t)(at / SGFP4_MB), (uint8_t)(at % SGFP4_MB), (uint8_t)size,
-                             (uint8_t)mode, h, scale[i], bias[i], payload};
-        /* payload bytes rounded up to 16: size^2/2 (FP4) or size^2/4 (T158) */
-        payload += ((size * size >> (1 + mode)) + 15u) & ~15u;
-    }
+    sgfp4_list_group(list, headers, n);
     return n;
+}
+
+TILE_FN unsigned tile_list_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
+{
+    return sgfp4_neon_block_leaves(t, b, list);
 }
 
 /* ---- writing tile rows out -------------------------------------------------------- */
@@ -359,126 +364,23 @@ void sgfp4_neon_floats_to_16bit(const float *in, size_t count, sgfp4_dtype dtype
     }
 }
 
-/* Where tile rows go: row y of the macroblock row (y in ys[0..nrows)) starts at dst[y]. */
-typedef struct row_job {
-    uint8_t *const *dst;
-    sgfp4_dtype dtype;
-    uint8_t ys[SGFP4_MB]; /* the selected block rows, ascending */
-    unsigned nrows;
-} row_job;
-
-/* A decoded tile whose rows ys[next..count) still have to be written out, `width` values
- * each at byte `column` of their output rows. */
-typedef struct pending_tile {
-    const float *tile;
-    size_t column;
-    unsigned next, count, width;
-} pending_tile;
-
-/* Writes the pending tile's rows up to index `until`, each dtype (and whole-width f32 rows,
- * the common case) through its own copy of the row writer. */
-NEON_INLINE void flush_rows(pending_tile *p, unsigned until, const row_job *j)
+/* The first `width` values (1..64) of a tile row with plain stores, any alignment. */
+NEON_INLINE void tile_store_plain(uint8_t *p, const float *src, unsigned width,
+                                  sgfp4_dtype dtype)
 {
-    for (; p->next < until; p->next++) {
-        const unsigned y = j->ys[p->next];
-        const float *src = p->tile + SGFP4_MB * y;
-        uint8_t *to = j->dst[y] + p->column;
-        if (j->dtype == SGFP4_DTYPE_F32) {
-            if (p->width == SGFP4_MB)
-                put_f32(to, src, SGFP4_MB);
-            else
-                put_f32(to, src, p->width);
-        } else if (j->dtype == SGFP4_DTYPE_F16) {
-            put_16bit(to, src, p->width, SGFP4_DTYPE_F16);
-        } else {
-            put_16bit(to, src, p->width, SGFP4_DTYPE_BF16);
-        }
-    }
+    if (dtype == SGFP4_DTYPE_F32)
+        put_f32(p, src, width);
+    else if (dtype == SGFP4_DTYPE_F16)
+        put_16bit(p, src, width, SGFP4_DTYPE_F16);
+    else
+        put_16bit(p, src, width, SGFP4_DTYPE_BF16);
 }
 
-/* Writes the pending tile's rows in proportion to `done` of `total` units of this block's
- * work, so that its stores spread evenly over the decoding of the next block. */
-NEON_INLINE void flush_share(pending_tile *p, const row_job *j, unsigned done, unsigned total)
-{
-    flush_rows(p, (unsigned)((uint64_t)j->nrows * done / total), j);
-}
-
-/* ---- the work unit ---------------------------------------------------------------- */
-
-/* Leaves of size class k (edge `size`), whole, through the copy specialised for the size;
- * `done` counts the block's weights. */
-#define DECODE_SIZE_CLASS(k, size)                                                             \
-    for (unsigned g = start[(k)]; g < start[(k) + 1]; g++) {                                   \
-        leaf_whole(&leaves[g], tile, (size));                                                  \
-        done += (size) * (size);                                                               \
-        flush_share(prev, j, done, TILE_FLOATS);                                               \
-    }
-
-/* Decodes block b of t into `tile`: whole (rows selects all 64 block rows) or only the
- * vectors holding selected rows; writes the pending tile out along the way. */
-static void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows, float *tile,
-                         pending_tile *prev, const row_job *j)
-{
-    sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
-    unsigned start[SGFP4_LEAF_SIZE_CLASSES + 1];
-    const unsigned n = sgfp4_neon_block_leaves(t, b, leaves, start);
-    if (rows == ~UINT64_C(0)) {
-        if (n == 1 && leaves[0].size == SGFP4_MB) {
-            /* v1 and uniform-64 records: row by row, pending rows out in step */
-            const leaf_codes c = leaf_codes_of(&leaves[0]);
-            for (unsigned y = 0; y < SGFP4_MB; y++) {
-#pragma GCC unroll 4
-                for (unsigned v = 4 * y; v < 4 * y + 4; v++)
-                    decode_vector(&c, v, tile, SGFP4_MB);
-                flush_share(prev, j, y + 1, SGFP4_MB);
-            }
-            return;
-        }
-        unsigned done = 0;
-        DECODE_SIZE_CLASS(0, 4)
-        DECODE_SIZE_CLASS(1, 8)
-        DECODE_SIZE_CLASS(2, 16)
-        DECODE_SIZE_CLASS(3, 32)
-        DECODE_SIZE_CLASS(4, 64)
-        return;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        if (rows & sgfp4_leaf_row_mask(leaves[i].y, leaves[i].size))
-            leaf_selected(&leaves[i], rows, tile);
-        flush_share(prev, j, i + 1, n);
-    }
-}
-#undef DECODE_SIZE_CLASS
-
-static void neon_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t rows,
-                             uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype, bool streaming,
-                             void *scratch)
-{
-    (void)streaming; /* plain stores either way: see the file header */
-    float *tiles = scratch; /* [2][TILE_FLOATS], 64-byte aligned */
-    const size_t elem = sgfp4_dtype_size(dtype);
-    row_job j;
-    j.dst = dst;
-    j.dtype = dtype;
-    j.nrows = 0;
-    for (unsigned y = 0; y < SGFP4_MB; y++)
-        if ((rows >> y) & 1u)
-            j.ys[j.nrows++] = (uint8_t)y;
-    pending_tile prev = {tiles, 0, j.nrows, j.nrows, 0}; /* nothing pending yet */
-    for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
-        float *tile = tiles + (bx & 1u) * TILE_FLOATS;
-        decode_block(t, by * t->tiles_x + bx, rows, tile, &prev, &j);
-        flush_rows(&prev, j.nrows, &j);
-        const uint64_t c0 = bx * SGFP4_MB;
-        prev = (pending_tile){tile, (size_t)c0 * elem, 0, j.nrows,
-                              (unsigned)(t->cols - c0 < SGFP4_MB ? t->cols - c0 : SGFP4_MB)};
-    }
-    flush_rows(&prev, j.nrows, &j);
-}
+#include "decode/tile_driver.h"
 
 static void neon_finish(void) {}
 
-const sgfp4_decode_kernels sgfp4_kernels_neon = {"neon", neon_decode_rows, neon_finish,
-                                                 2 * TILE_FLOATS * sizeof(float)};
+const sgfp4_decode_kernels sgfp4_kernels_neon = {"neon", tile_decode_rows, neon_finish,
+                                                 TILE_SCRATCH_BYTES};
 
 #endif

@@ -181,3 +181,21 @@ unsigned sgfp4_list_v1_block(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list 
     list->kind_count[8 + mode] = 1;
     return list->count = 1;
 }
+
+void sgfp4_list_group(sgfp4_leaf_list *list, const uint8_t *headers, unsigned n)
+{
+    for (unsigned k = 0; k < SGFP4_LEAF_KINDS; k++)
+        list->kind_count[k] = 0;
+    uint32_t offset = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const unsigned mode = headers[4 * i] & 1u, cls = list->desc[i] >> 16;
+        const unsigned kind = 2 * cls + mode;
+        list->mode[i] = mode;
+        list->offset[i] = offset;
+        /* payload bytes rounded up to 16: (8 << 2 * class) for FP4, half that for T158 */
+        const uint32_t bytes = (UINT32_C(8) << (2 * cls)) >> mode;
+        offset += bytes > 16 ? bytes : 16;
+        list->by_kind[kind][list->kind_count[kind]++] = (uint8_t)i;
+    }
+    list->count = n;
+}

@@ -1,9 +1,8 @@
 /* Listing a block's leaves for the AVX2 kernels (AVX2 CPUs only): the leaves of
  * sgfp4_block_leaf_refs() as arrays (sgfp4_leaf_list), grouped by kind. Positions come
  * from sgfp4_decode_record_positions() (the split map walked by 16x16 nodes, leaf_parse.c);
- * scales and biases are converted 8 headers at a time by the exact integer route; one pass
- * then records each leaf's mode, its payload offset (an exclusive sum of the padded payload
- * sizes) and its index in its kind's group.
+ * scales and biases are converted 8 headers at a time by the exact integer route; then
+ * sgfp4_list_group() records each leaf's mode, payload offset and kind group.
  * SPDX-License-Identifier: MIT */
 #include "decode/kernels.h"
 
@@ -61,20 +60,8 @@ AVX2 unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_l
         _mm256_storeu_ps(list->bias + i,
                          halves_to_floats_x8(_mm256_and_si256(h, _mm256_set1_epi32(0xFFF0))));
     }
-    for (unsigned k = 0; k < SGFP4_LEAF_KINDS; k++)
-        list->kind_count[k] = 0;
-    uint32_t offset = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const unsigned mode = headers[4 * i] & 1u, cls = list->desc[i] >> 16;
-        const unsigned kind = 2 * cls + mode;
-        list->mode[i] = mode;
-        list->offset[i] = offset;
-        /* payload bytes rounded up to 16: (8 << 2 * class) for FP4, half that for T158 */
-        const uint32_t bytes = (UINT32_C(8) << (2 * cls)) >> mode;
-        offset += bytes > 16 ? bytes : 16;
-        list->by_kind[kind][list->kind_count[kind]++] = (uint8_t)i;
-    }
-    return list->count = n;
+    sgfp4_list_group(list, headers, n);
+    return n;
 }
 
 #endif

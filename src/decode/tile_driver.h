@@ -18,7 +18,10 @@
  *     TILE_FN void tile_leaf_selected(const sgfp4_leaf_list *, unsigned i, uint64_t rows,
  *                                     float *tile);             the vectors holding `rows`
  *     TILE_FN unsigned tile_list_leaves(const sgfp4_tensor *, uint64_t b, sgfp4_leaf_list *);
- *   and the row writer's primitives (write_row() below decides which runs):
+ *     TILE_INLINE void tile_store_plain(uint8_t *p, const float *src, unsigned width,
+ *                                       sgfp4_dtype);   `width` values of a tile row, plainly
+ *   TILE_CAN_STREAM          1 if the set has streaming stores, then (write_row() below
+ *                            decides which runs):
  *     TILE_STREAM_ALIGN      the address granule (bytes) of rows it can stream
  *     TILE_INLINE void tile_stream_aligned(uint8_t *p, const float *src, sgfp4_dtype);
  *                                                    a whole tile row at a line start
@@ -32,8 +35,6 @@
  *                                       bool last, uint8_t carry[64]);
  *                            the same for the row's first or last piece: partial lines
  *                            at the row's ends as plain stores
- *     TILE_INLINE void tile_store_plain(uint8_t *p, const float *src, unsigned width,
- *                                       sgfp4_dtype);
  * Defines tile_decode_rows(), a sgfp4_decode_kernels.decode_rows (scratch: 2 tiles).
  * SPDX-License-Identifier: MIT */
 
@@ -53,20 +54,22 @@ TILE_INLINE void write_row(tile_job *j, unsigned y, const float *src, size_t col
                            unsigned width, unsigned elem)
 {
     uint8_t *p = j->dst[y] + column;
+    const sgfp4_dtype dtype = elem == 4 ? SGFP4_DTYPE_F32 : j->dtype;
+#if TILE_CAN_STREAM
     const unsigned shift = (unsigned)((uintptr_t)p & 63u);
     const unsigned bytes = width * elem;
-    const sgfp4_dtype dtype = elem == 4 ? SGFP4_DTYPE_F32 : j->dtype;
-    if (!j->streaming || shift % TILE_STREAM_ALIGN != 0) {
-        tile_store_plain(p, src, width, dtype);
+    if (j->streaming && shift % TILE_STREAM_ALIGN == 0) {
+        const bool first = column == 0, last = column + bytes >= j->row_bytes;
+        if (bytes == SGFP4_MB * elem && shift == 0)
+            tile_stream_aligned(p, src, dtype);
+        else if (bytes == SGFP4_MB * elem && !first && !last)
+            tile_stream_inner(p, src, dtype, shift, j->carry[y]);
+        else
+            tile_stream_edge(p, src, dtype, bytes, shift, first, last, j->carry[y]);
         return;
     }
-    const bool first = column == 0, last = column + bytes >= j->row_bytes;
-    if (bytes == SGFP4_MB * elem && shift == 0)
-        tile_stream_aligned(p, src, dtype);
-    else if (bytes == SGFP4_MB * elem && !first && !last)
-        tile_stream_inner(p, src, dtype, shift, j->carry[y]);
-    else
-        tile_stream_edge(p, src, dtype, bytes, shift, first, last, j->carry[y]);
+#endif
+    tile_store_plain(p, src, width, dtype);
 }
 
 /* Writes the pending tile's rows up to index `until`; whole-width f32 rows (the common

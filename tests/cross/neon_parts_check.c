@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cross/neon_parts_check.h"
+#include "support/decode_paths.h"
 #include "decode/kernels.h"
 #include "synth_container.h"
 
@@ -122,35 +123,6 @@ static bool check_output_rounding(char *message, size_t size)
     return ok;
 }
 
-static bool same_leaf(const sgfp4_leaf_ref *a, const sgfp4_leaf_ref *b)
-{
-    return a->y == b->y && a->x == b->x && a->size == b->size && a->mode == b->mode &&
-           a->header == b->header && memcmp(&a->scale, &b->scale, 4) == 0 &&
-           memcmp(&a->bias, &b->bias, 4) == 0 && a->payload == b->payload;
-}
-
-/* The NEON listing: each block's leaves as the container layer lists them, grouped by size
- * class, storage order kept within a class. */
-static bool check_block(const sgfp4_tensor *t, uint64_t b, char *message, size_t size)
-{
-    sgfp4_leaf_ref want[SGFP4_MAX_LEAVES], got[SGFP4_MAX_LEAVES];
-    unsigned start[SGFP4_LEAF_SIZE_CLASSES + 1];
-    const unsigned n = sgfp4_block_leaf_refs(t, b, want);
-    const unsigned got_n = sgfp4_neon_block_leaves(t, b, got, start);
-    bool ok = got_n == n && start[0] == 0 && start[SGFP4_LEAF_SIZE_CLASSES] == n;
-    unsigned next = 0;
-    for (unsigned c = 0; ok && c < SGFP4_LEAF_SIZE_CLASSES; c++) {
-        for (unsigned k = 0; ok && k < n; k++)
-            if (want[k].size == 4u << c)
-                ok = next < start[c + 1] && same_leaf(&want[k], &got[next++]);
-        ok = ok && next == start[c + 1];
-    }
-    if (!ok)
-        snprintf(message, size, "neon leaf listing of block %llu differs from the container "
-                 "layer's", (unsigned long long)b);
-    return ok;
-}
-
 static bool check_listing(char *message, size_t size)
 {
     for (unsigned i = 0; i < 12; i++) {
@@ -165,9 +137,11 @@ static bool check_listing(char *message, size_t size)
             free(data);
             return false;
         }
+        static sgfp4_leaf_list list;
         bool ok = true;
         for (uint64_t b = 0; ok && b < t->blocks; b++)
-            ok = check_block(t, b, message, size);
+            ok = decode_check_leaf_list(t, b, &list, sgfp4_neon_block_leaves(t, b, &list),
+                                        message, size);
         sgfp4_tensor_close(t);
         free(data);
         if (!ok)

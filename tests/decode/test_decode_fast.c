@@ -140,8 +140,8 @@ static void check_listing(list_fn list_leaves, halves_fn halves_to_floats, unsig
         if (memcmp(&want, &got_f[i], 4) != 0)
             fail_msg("half 0x%04x", halves[i]);
     }
-    sgfp4_leaf_ref want[SGFP4_MAX_LEAVES];
     static sgfp4_leaf_list list;
+    char message[256];
     for (unsigned i = 0; i < 16; i++) {
         synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, seed + i,
                           i % 3 == 1 ? 2.5 : 0, (int)(i % 2)};
@@ -149,31 +149,10 @@ static void check_listing(list_fn list_leaves, halves_fn halves_to_floats, unsig
         uint8_t *data = synth_container(&p, &size);
         assert_non_null(data);
         sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
-        for (uint64_t b = 0; b < t->blocks; b++) {
-            const unsigned n = sgfp4_block_leaf_refs(t, b, want);
-            assert_int_equal(list_leaves(t, b, &list), n);
-            assert_int_equal(list.count, n);
-            unsigned listed = 0;
-            for (unsigned k = 0; k < n; k++) {
-                const unsigned cls = (unsigned)__builtin_ctz(want[k].size) - 2u;
-                assert_int_equal(list.desc[k], cls << 16 | (want[k].y * 64u + want[k].x));
-                assert_int_equal(list.mode[k], want[k].mode);
-                assert_memory_equal(&list.scale[k], &want[k].scale, 4);
-                assert_memory_equal(&list.bias[k], &want[k].bias, 4);
-                assert_ptr_equal(list.payload + list.offset[k], want[k].payload);
-            }
-            for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; kind++) {
-                unsigned g = 0;
-                for (unsigned k = 0; k < n; k++)
-                    if (want[k].size == 4u << (kind / 2) && want[k].mode == kind % 2) {
-                        assert_true(g < list.kind_count[kind]);
-                        assert_int_equal(list.by_kind[kind][g++], k);
-                    }
-                assert_int_equal(g, list.kind_count[kind]);
-                listed += g;
-            }
-            assert_int_equal(listed, n);
-        }
+        for (uint64_t b = 0; b < t->blocks; b++)
+            if (!decode_check_leaf_list(t, b, &list, list_leaves(t, b, &list), message,
+                                        sizeof message))
+                fail_msg("container %u: %s", i, message);
         sgfp4_tensor_close(t);
         free(data);
     }

@@ -196,3 +196,45 @@ bool decode_check_paths(decode_check *c, const sgfp4_tensor *t, const decode_ref
     free(rows);
     return ok;
 }
+
+bool decode_check_leaf_list(const sgfp4_tensor *t, uint64_t b, const sgfp4_leaf_list *list,
+                            unsigned got_n, char *message, size_t size)
+{
+    sgfp4_leaf_ref want[SGFP4_MAX_LEAVES];
+    const unsigned n = sgfp4_block_leaf_refs(t, b, want);
+    if (got_n != n || list->count != n) {
+        snprintf(message, size, "block %llu: %u leaves listed, the container has %u",
+                 (unsigned long long)b, got_n, n);
+        return false;
+    }
+    for (unsigned k = 0; k < n; k++) {
+        const unsigned cls = (unsigned)__builtin_ctz(want[k].size) - 2u;
+        if (list->desc[k] != (cls << 16 | (want[k].y * 64u + want[k].x)) ||
+            list->mode[k] != want[k].mode ||
+            memcmp(&list->scale[k], &want[k].scale, 4) != 0 ||
+            memcmp(&list->bias[k], &want[k].bias, 4) != 0 ||
+            list->payload + list->offset[k] != want[k].payload) {
+            snprintf(message, size, "block %llu leaf %u: listed otherwise than the container's",
+                     (unsigned long long)b, k);
+            return false;
+        }
+    }
+    for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; kind++) {
+        unsigned g = 0;
+        for (unsigned k = 0; k < n; k++) {
+            if (want[k].size != 4u << (kind / 2) || want[k].mode != kind % 2)
+                continue;
+            if (g >= list->kind_count[kind] || list->by_kind[kind][g++] != k) {
+                snprintf(message, size, "block %llu kind %u: leaf %u not listed in order",
+                         (unsigned long long)b, kind, k);
+                return false;
+            }
+        }
+        if (g != list->kind_count[kind]) {
+            snprintf(message, size, "block %llu kind %u: %u listed, %u in the container",
+                     (unsigned long long)b, kind, list->kind_count[kind], g);
+            return false;
+        }
+    }
+    return true;
+}

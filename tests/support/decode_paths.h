@@ -58,4 +58,10 @@ typedef struct decode_check {
 bool decode_check_paths(decode_check *c, const sgfp4_tensor *t, const decode_reference *ref,
                         const sgfp4_decode_kernels *k, unsigned rounds);
 
+/* A SIMD listing's *list of block b (got_n its return value) against the container layer's
+ * sgfp4_block_leaf_refs(): every leaf field for field in storage order, each kind's indices
+ * in storage order. False with `message` set at the first difference. */
+bool decode_check_leaf_list(const sgfp4_tensor *t, uint64_t b, const sgfp4_leaf_list *list,
+                            unsigned got_n, char *message, size_t size);
+
 #endif
