@@ -1,25 +1,25 @@
 /* AVX-512 decode kernels (x86-64-v4: AVX-512 F, BW, DQ and VL; no VBMI, so Skylake-X and
  * later Intel cores and AMD Zen 4 and later run them). Compiled with per-function target
  * attributes; sgfp4_decode_kernels_best() runs them only where the CPU and the operating
- * system support them.
+ * system support them. The block loop (two L1 tiles, rows written out between leaves,
+ * kinds, gathers) is tile_driver.h's, shared with the other SIMD sets; this file holds what
+ * is AVX-512's own: codes to floats, tile stores and the row writer's primitives.
  *
  * Weights by table. A leaf's codes take at most 16 values, so the leaf's reconstructions
  * fl32(S * q + B) for every symbol fit one 16-lane register: one fused multiply-add per leaf
  * computes them (S * q is exact in binary32, DECISIONS D1, so the fused operation rounds
- * once, exactly like the oracle's multiply then add). Then 16 weights cost one 8-byte
- * broadcast load of their payload bytes, a vpshufb that puts the byte holding code i at the
- * bottom of lane i, a vpsrlvd that brings the code to bits 0..3, and a vpermps that reads
- * those 4 bits as the table index. The two modes differ only in data (which byte and shift
- * hold code i, and the table: T158 symbols repeat with period 4, 11 decoding as 0, D4), so
- * FP4 and T158 leaves run the same instructions and a leaf's mode is never a branch.
+ * once, exactly like the oracle's multiply then add). Then 16 weights are one vpermps of
+ * the table by 4-bit indices: FP4 from an 8-byte broadcast of their payload, a vpshufb that
+ * puts the byte holding code i at the bottom of lane i and a vpsrlvd by 0 or 4; T158 from a
+ * 4-byte broadcast and a vpsrlvd by 2i (T158 symbols repeat in the table with period 4, 11
+ * decoding as 0, D4). Leaves come kind by kind, so the mode is a constant in each loop.
  *
- * Tiles. A block is decoded into a 64x64 float tile in L1 (MIXED leaves come in DFS order,
- * not row order); while the next block is decoded into the other tile, the previous tile's
- * rows are written out a few after each leaf, so the memory writes overlap the computation.
- * Rows go out as 64-byte vectors: f32 as is, f16 by vcvtps2ph (round to nearest even), bf16
- * by integer round-to-nearest-even (decoded weights are finite, so there is no NaN case);
- * streaming (non-temporal) stores where the row is 64-byte aligned and the caller allows
- * them, plain stores otherwise, masked stores for a partial last tile.
+ * Rows out: 64-byte vectors: f32 as is, f16 by vcvtps2ph (round to nearest even by its
+ * immediate), bf16 by integer round-to-nearest-even (decoded weights are finite, so there
+ * is no NaN case). Streaming stores write whole lines: a row at any even address keeps its
+ * last vector between blocks (the carry) and assembles the line that spans two blocks with
+ * one two-source permute; partial lines at the row's ends, rows at odd addresses, cached
+ * stores and a partial last tile use masked plain stores.
  * SPDX-License-Identifier: MIT */
 #include "decode/tile_job.h"
 

@@ -11,22 +11,20 @@
  * per plane, the codes as indices) and eight zips that interleave the planes back into four
  * float vectors. The two modes differ only in data (which byte and shift hold code i, and
  * the table: T158 symbols repeat with period 4, 11 decoding as 0, D4), so FP4 and T158
- * leaves run the same instructions and a leaf's mode is never a branch. No load reaches
+ * leaves run the same instructions (the block loop hands them over kind by kind, so the
+ * data is a constant in each loop). No load reaches
  * past the last payload byte of the codes it decodes (a leaf's payload can end the
  * container): an FP4 load is exactly its 16 codes' 8 bytes, a T158 load ends with its 16
  * codes' 4 bytes and starts 4 bytes before them, still inside the container (leaf headers
  * or another payload precede every payload).
  *
- * Leaves. sgfp4_neon_block_leaves() lists a block's leaves grouped by size, the v2 headers'
- * scales and biases converted 4 at a time (integer re-biasing, or an exact conversion and
- * scaling for subnormal halves, so no FPCR mode can touch them), and each size class runs
- * through a copy of the leaf loop specialised for its size: no per-leaf dispatch to
- * mispredict on MIXED records. Gathers decode only the vectors holding requested rows.
+ * Leaves. sgfp4_neon_block_leaves() lists a block's leaves into sgfp4_leaf_list, the v2
+ * headers' scales and biases converted 4 at a time (integer re-biasing, or an exact
+ * conversion and scaling for subnormal halves, so no FPCR mode can touch them).
  *
- * Tiles. A block is decoded into a 64x64 float tile in L1 (MIXED leaves come in DFS order,
- * not row order); while the next block is decoded into the other tile, the previous tile's
- * rows are written out a few after each leaf, so the memory writes overlap the computation.
- * Rows go out as plain 16-byte vst1q stores through byte pointers (any row stride and
+ * Tiles and the block loop: tile_driver.h, shared with the x86 sets (two L1 tiles, the
+ * previous tile's rows written out a few after each leaf, leaves kind by kind through
+ * copies specialised for size and mode, gathers by vector). Rows go out as plain 16-byte vst1q stores through byte pointers (any row stride and
  * destination alignment): f32 as is; f16 and bf16 rounded to nearest even (decoded weights
  * are finite: no NaN case) by integer arithmetic, except f16 subnormals, which are an exact
  * scaling by 2^24 and an FCVTNU (ties to even by its encoding): no FPCR setting (FZ, FZ16,
