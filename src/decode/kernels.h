@@ -95,6 +95,11 @@ typedef struct sgfp4_leaf_list {
 
 /* Lists v1 block b (its one 64x64 leaf) into *list (leaf_parse.c); returns 1. */
 unsigned sgfp4_list_v1_block(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
+/* What every listing of block b starts with (leaf_parse.c): a v1 block listed whole (sets
+ * *headers to NULL); for a v2 record, list->desc and list->payload set and *headers where
+ * its leaf headers start. Returns the leaf count. */
+unsigned sgfp4_list_begin(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list,
+                          const uint8_t **headers);
 /* With list->desc set for a v2 record's n leaves (headers at `headers`): fills each leaf's
  * mode, payload offset (an exclusive sum of the padded payload sizes), the kind groups and
  * the count (leaf_parse.c). The SIMD listings convert scales and biases themselves. */

@@ -199,3 +199,17 @@ void sgfp4_list_group(sgfp4_leaf_list *list, const uint8_t *headers, unsigned n)
     }
     list->count = n;
 }
+
+unsigned sgfp4_list_begin(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list,
+                          const uint8_t **headers)
+{
+    if (t->profile == SGFP4_PROFILE_V1) {
+        *headers = NULL;
+        return sgfp4_list_v1_block(t, b, list);
+    }
+    const uint8_t *d = t->data;
+    const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
+    const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, headers);
+    list->payload = rec + sgfp4_align16((uint64_t)(*headers - rec) + 4u * n);
+    return n;
+}

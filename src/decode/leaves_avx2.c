@@ -40,13 +40,10 @@ AVX2 void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, floa
 
 AVX2 unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {
-    if (t->profile == SGFP4_PROFILE_V1)
-        return sgfp4_list_v1_block(t, b, list);
-    const uint8_t *d = t->data;
-    const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
     const uint8_t *headers;
-    const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, &headers);
-    list->payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
+    const unsigned n = sgfp4_list_begin(t, b, list, &headers);
+    if (!headers)
+        return n; /* v1: listed */
     for (unsigned i = 0; i < n; i += 8) {
         __m256i h;
         if (n - i >= 8) {

@@ -90,20 +90,18 @@ static AVX512 inline void list_16(sgfp4_leaf_list *list, unsigned i, unsigned li
 
 AVX512 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {
-    if (t->profile == SGFP4_PROFILE_V1)
-        return sgfp4_list_v1_block(t, b, list);
+    const uint8_t *headers;
+    const unsigned n = sgfp4_list_begin(t, b, list, &headers);
+    if (!headers)
+        return n; /* v1: listed */
     for (unsigned k = 0; k < SGFP4_LEAF_KINDS; k++)
         list->kind_count[k] = 0;
-    const uint8_t *d = t->data;
-    const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-    const uint8_t *headers;
-    const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, &headers);
-    list->payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
-    /* the kinds that can occur: a uniform layout's size class only; MIXED 4x4 to 32x32,
-     * or one 64x64 leaf */
+    /* the kinds that can occur: a uniform layout's (its leaves come from a constant table)
+     * size class only; MIXED 4x4 to 32x32, or one 64x64 leaf */
+    const bool mixed = list->desc == list->desc_buffer && n > 1;
     const unsigned first_class = list->desc[0] >> 16;
-    const unsigned last_class = (rec[0] & 7u) == SGFP4_LAYOUT_MIXED && n > 1 ? 3 : first_class;
-    const unsigned first = (rec[0] & 7u) == SGFP4_LAYOUT_MIXED && n > 1 ? 0 : first_class;
+    const unsigned last_class = mixed ? 3 : first_class;
+    const unsigned first = mixed ? 0 : first_class;
     uint32_t running = 0;
     for (unsigned i = 0; i < n; i += 16)
         list_16(list, i, n - i, headers, &running, 2 * first, 2 * last_class + 1);
