@@ -11,26 +11,6 @@
 #ifdef SGFP4_HAVE_NEON_KERNELS
 
 /* Every finite half through the NEON header conversion. */
-static bool check_halves(char *message, size_t size)
-{
-    static uint16_t halves[0x10000];
-    static float got[0x10000];
-    size_t count = 0;
-    for (uint32_t h = 0; h < 0x10000u; h++)
-        if (((h >> 10) & 0x1Fu) != 0x1Fu) /* Inf / NaN never reach decode */
-            halves[count++] = (uint16_t)h;
-    sgfp4_neon_halves_to_floats(halves, count, got);
-    for (size_t i = 0; i < count; i++) {
-        const float want = sgfp4_half_to_float(halves[i]);
-        if (memcmp(&want, &got[i], 4) != 0) {
-            snprintf(message, size, "neon half 0x%04x -> f32: got 0x%08x, want 0x%08x",
-                     halves[i], sgfp4_float_to_bits(got[i]), sgfp4_float_to_bits(want));
-            return false;
-        }
-    }
-    return true;
-}
-
 /* `count` finite floats (bit patterns) through the NEON row writer as `dtype`, against the
  * library's scalar rounding (what the oracle's f16 / bf16 output uses). */
 static bool check_rounding(const uint32_t *bits, size_t count, sgfp4_dtype dtype,
@@ -152,7 +132,7 @@ static bool check_listing(char *message, size_t size)
 
 bool neon_parts_check(char *message, size_t size)
 {
-    return check_halves(message, size) && check_output_rounding(message, size) &&
+    return decode_check_halves(sgfp4_neon_halves_to_floats, "neon", message, size) && check_output_rounding(message, size) &&
            check_listing(message, size);
 }
 

@@ -128,20 +128,10 @@ typedef void (*halves_fn)(const uint16_t *, size_t, float *);
  * kinds and random and benchmark-rate records. */
 static void check_listing(list_fn list_leaves, halves_fn halves_to_floats, unsigned seed)
 {
-    static uint16_t halves[0x10000];
-    static float got_f[0x10000];
-    size_t count = 0;
-    for (uint32_t h = 0; h < 0x10000u; h++)
-        if (((h >> 10) & 0x1Fu) != 0x1Fu) /* Inf / NaN never reach decode */
-            halves[count++] = (uint16_t)h;
-    halves_to_floats(halves, count, got_f);
-    for (size_t i = 0; i < count; i++) {
-        const float want = sgfp4_half_to_float(halves[i]);
-        if (memcmp(&want, &got_f[i], 4) != 0)
-            fail_msg("half 0x%04x", halves[i]);
-    }
     static sgfp4_leaf_list list;
     char message[256];
+    if (!decode_check_halves(halves_to_floats, "SIMD", message, sizeof message))
+        fail_msg("%s", message);
     for (unsigned i = 0; i < 16; i++) {
         synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, seed + i,
                           i % 3 == 1 ? 2.5 : 0, (int)(i % 2)};

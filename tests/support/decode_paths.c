@@ -238,3 +238,24 @@ bool decode_check_leaf_list(const sgfp4_tensor *t, uint64_t b, const sgfp4_leaf_
     }
     return true;
 }
+
+bool decode_check_halves(void (*halves_to_floats)(const uint16_t *, size_t, float *),
+                         const char *name, char *message, size_t size)
+{
+    static uint16_t halves[0x10000];
+    static float got[0x10000];
+    size_t count = 0;
+    for (uint32_t h = 0; h < 0x10000u; h++)
+        if (((h >> 10) & 0x1Fu) != 0x1Fu) /* Inf / NaN never reach decode */
+            halves[count++] = (uint16_t)h;
+    halves_to_floats(halves, count, got);
+    for (size_t i = 0; i < count; i++) {
+        const float want = sgfp4_half_to_float(halves[i]);
+        if (memcmp(&want, &got[i], 4) != 0) {
+            snprintf(message, size, "%s half 0x%04x -> f32: got 0x%08x, want 0x%08x", name,
+                     halves[i], sgfp4_float_to_bits(got[i]), sgfp4_float_to_bits(want));
+            return false;
+        }
+    }
+    return true;
+}

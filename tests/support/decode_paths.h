@@ -58,6 +58,12 @@ typedef struct decode_check {
 bool decode_check_paths(decode_check *c, const sgfp4_tensor *t, const decode_reference *ref,
                         const sgfp4_decode_kernels *k, unsigned rounds);
 
+/* A SIMD set's fp16 -> f32 conversion (halves_to_floats(halves, count, out)) against the
+ * library's exact one on every finite half. False with `message` set at the first
+ * difference. */
+bool decode_check_halves(void (*halves_to_floats)(const uint16_t *, size_t, float *),
+                         const char *name, char *message, size_t size);
+
 /* A SIMD listing's *list of block b (got_n its return value) against the container layer's
  * sgfp4_block_leaf_refs(): every leaf field for field in storage order, each kind's indices
  * in storage order. False with `message` set at the first difference. */
