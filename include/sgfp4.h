@@ -13,6 +13,12 @@
  *
  * Memory: the caller owns container bytes and output buffers. A tensor view borrows the
  * container bytes, which must stay valid and unchanged until sgfp4_tensor_close().
+ *
+ * Conventions (docs/api.md, "Conventions"): names are sgfp4_<object>_<verb>; arguments come
+ * in the order object, inputs, outputs, options, diag; an options struct starts with
+ * `struct_size` and is initialised only by its sgfp4_<x>_options_init(); NULL options mean
+ * the defaults; `threads` 0 means 1. This header is the stable tier; benchmark and test
+ * hooks are in sgfp4_experimental.h.
  */
 #ifndef SGFP4_H
 #define SGFP4_H
@@ -41,6 +47,9 @@ extern "C" {
 #define SGFP4_API
 #endif
 
+/** Most threads a call accepts (`threads` above it is SGFP4_ERR_ARGUMENT). */
+#define SGFP4_MAX_THREADS 256
+
 /** The version of the linked library, as SGFP4_VERSION_NUMBER. */
 SGFP4_API unsigned sgfp4_version(void);
 /** The version of the linked library as a string, "major.minor.patch". */
@@ -62,6 +71,7 @@ SGFP4_API const char *sgfp4_version_string(void);
     X(ERR_LIMIT, 5, "input exceeds a configured limit")                                       \
     X(ERR_IO, 6, "input/output error")                                                        \
     X(ERR_INTERNAL, 7, "internal error (a bug in libsgfp4)")                                  \
+    X(ERR_DST_TOO_SMALL, 8, "output buffer too small")                                         \
     X(ERR_SHAPE, 10, "invalid tensor shape")                                                  \
     X(ERR_TRUNCATED, 11, "container is truncated")                                            \
     X(ERR_V1_LENGTH, 12, "v1 container length is not blocks * 2056")                          \
@@ -154,27 +164,30 @@ typedef enum sgfp4_profile {
     SGFP4_PROFILE_V2 = 2  /**< quadtree-adaptive stream with 'SGF4' magic (`.sgfp4`) */
 } sgfp4_profile;
 
-/** Options of sgfp4_tensor_open(); NULL means all defaults. Zero-initialise, then set. */
+/** Options of sgfp4_tensor_open(); NULL means all defaults. */
 typedef struct sgfp4_open_options {
-    sgfp4_limits limits;
-    sgfp4_allocator allocator;
+    size_t struct_size;        /**< set by sgfp4_open_options_init() */
+    sgfp4_limits limits;       /**< default: all zero (the defaults of sgfp4_limits) */
+    sgfp4_allocator allocator; /**< default: none (malloc) */
 } sgfp4_open_options;
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+SGFP4_API void sgfp4_open_options_init(sgfp4_open_options *options);
 
 /** An opened, fully validated, immutable container view (opaque). */
 typedef struct sgfp4_tensor sgfp4_tensor;
 
 /**
  * Validates `size` container bytes at `data` as an SGFP4 tensor of logical shape
- * (rows, cols) = (O, I) and returns a view of them in *out.
+ * (rows, cols) = (O, I) and returns a view of them in *out (options may be NULL).
  * Every acceptance rule (docs/format.md, "Acceptance") is checked here, once; on any
  * violation returns its own status, fills *diag if given, and sets *out to NULL.
  * The view borrows `data`: keep the bytes alive and unchanged until sgfp4_tensor_close().
  * v2 views are most efficient when `data` is 16-byte aligned, but any alignment works.
  */
 SGFP4_API sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile profile,
-                                         uint64_t rows, uint64_t cols,
-                                         const sgfp4_open_options *options, sgfp4_tensor **out,
-                                         sgfp4_diag *diag);
+                                         uint64_t rows, uint64_t cols, sgfp4_tensor **out,
+                                         const sgfp4_open_options *options, sgfp4_diag *diag);
 
 /** Releases a view (not the bytes it borrows). Accepts NULL. */
 SGFP4_API void sgfp4_tensor_close(sgfp4_tensor *tensor);
@@ -250,12 +263,11 @@ typedef enum sgfp4_backend {
     SGFP4_BACKEND_AUTO = 0,    /**< the fastest available CPU path */
     SGFP4_BACKEND_SCALAR = 1,  /**< the plain reference decoder (the oracle) */
     SGFP4_BACKEND_CPU = 2,     /**< the fastest kernel set this CPU runs (the same as AUTO) */
-    /* One kernel set, forced (to compare them, or to avoid one on a given CPU). A set this
-     * build or this CPU cannot run makes the decode calls return SGFP4_ERR_UNAVAILABLE. */
-    SGFP4_BACKEND_GENERIC = 3, /**< portable C kernels (every machine) */
-    SGFP4_BACKEND_AVX2 = 4,    /**< x86-64 AVX2 + FMA + F16C */
-    SGFP4_BACKEND_AVX512 = 5,  /**< x86-64 AVX-512 F, BW, DQ and VL */
-    SGFP4_BACKEND_NEON = 6     /**< AArch64 Advanced SIMD */
+    /* 3..6 force one kernel set: the experimental tier (sgfp4_experimental.h names them). */
+    SGFP4_BACKEND_EXPERIMENTAL_3 = 3,
+    SGFP4_BACKEND_EXPERIMENTAL_4 = 4,
+    SGFP4_BACKEND_EXPERIMENTAL_5 = 5,
+    SGFP4_BACKEND_EXPERIMENTAL_6 = 6
 } sgfp4_backend;
 
 /** The kernels `backend` decodes with on this machine: "scalar" (the reference), the name
@@ -265,8 +277,8 @@ SGFP4_API const char *sgfp4_decode_backend_name(sgfp4_backend backend);
 
 /** How decode writes its output. Every choice gives identical bits; only speed differs. */
 typedef enum sgfp4_store {
-    /** Streaming stores when the output is at least sgfp4_decode_stream_bytes(threads),
-     *  ordinary ones below. */
+    /** Streaming stores when the output is large (at least twice the L2 cache of the cores
+     *  writing it: it leaves their caches anyway), ordinary ones below. */
     SGFP4_STORE_AUTO = 0,
     /** Ordinary stores: the output stays in cache for a consumer that reads it right away. */
     SGFP4_STORE_CACHED = 1,
@@ -276,32 +288,28 @@ typedef enum sgfp4_store {
     SGFP4_STORE_STREAMING = 2
 } sgfp4_store;
 
-/** The output size in bytes from which SGFP4_STORE_AUTO streams when decoding on `threads`
- *  threads (0 counts as 1): twice the L2 cache of the cores writing it, since an output
- *  larger than that leaves the cores' own caches anyway (docs/decode.md has the
- *  measurements). */
-SGFP4_API uint64_t sgfp4_decode_stream_bytes(unsigned threads);
-
-/** The last-level cache size in bytes (sysfs, else sysconf); 0 if the system does not say.
- *  `sgfp4 bench` sizes its output buffers from it. */
-SGFP4_API uint64_t sgfp4_llc_bytes(void);
-
-/** Options of the decode calls; NULL means defaults (AUTO backend, 1 thread, AUTO stores).
- *  Zero-initialise it and set what you need: fields added later default to 0. */
+/** Options of the decode calls; NULL means the defaults. */
 typedef struct sgfp4_decode_options {
-    sgfp4_backend backend;
-    unsigned threads;         /**< worker threads; 0 or 1 = decode on the calling thread */
-    sgfp4_store store;        /**< how the output is written (AUTO by default) */
+    size_t struct_size;       /**< set by sgfp4_decode_options_init() */
+    sgfp4_backend backend;    /**< default AUTO */
+    /** Threads in all, the caller's included: 0 (the default) or 1 = the calling thread
+     *  only; at most SGFP4_MAX_THREADS. */
+    unsigned threads;
+    sgfp4_store store;        /**< how the output is written; default AUTO */
 } sgfp4_decode_options;
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+SGFP4_API void sgfp4_decode_options_init(sgfp4_decode_options *options);
 
 /**
  * Decodes rows [row_begin, row_end) of the tensor into `dst` as `dtype`.
  * Row r of the tensor lands at dst + (r - row_begin) * row_stride elements; each row holds
  * `cols` elements. row_stride is in elements; 0 means `cols` (packed).
  * `dst_capacity` is the size of dst in bytes; it must cover the last element written.
- * Fails only on bad arguments (SGFP4_ERR_ARGUMENT): NULL pointers, an empty or out-of-range
- * row range, a stride below cols, too small a buffer, an unknown dtype, backend or store;
- * and with SGFP4_ERR_UNAVAILABLE for a forced kernel set this machine cannot run.
+ * Fails only on bad arguments: SGFP4_ERR_DST_TOO_SMALL when dst_capacity does not cover the
+ * output; SGFP4_ERR_ARGUMENT for NULL pointers, an empty or out-of-range row range, a stride
+ * below cols, an unknown dtype, backend or store, bad options (struct_size, threads); and
+ * SGFP4_ERR_UNAVAILABLE for a forced kernel set this machine cannot run.
  */
 SGFP4_API sgfp4_status sgfp4_decode_rows(const sgfp4_tensor *tensor, uint64_t row_begin,
                                          uint64_t row_end, sgfp4_dtype dtype, void *dst,
@@ -347,10 +355,11 @@ typedef enum sgfp4_fit {
 } sgfp4_fit;
 
 /**
- * Encoder options. Start from sgfp4_encode_options_default(), then change fields.
+ * Encoder options. Start from sgfp4_encode_options_init(), then change fields.
  * docs/encoder.md describes every algorithm named here.
  */
 typedef struct sgfp4_encode_options {
+    size_t struct_size;      /**< set by sgfp4_encode_options_init() */
     sgfp4_profile profile;   /**< V1 or V2 (AUTO means V2); default V2 */
     sgfp4_policy policy;     /**< v2 split policy; default SGFP4_POLICY_RATE */
     /** SGFP4_POLICY_RATE: bits per weight (container bytes * 8 / (rows * cols)), in
@@ -364,14 +373,16 @@ typedef struct sgfp4_encode_options {
      *  default 1.0 (about 4.2 bits per weight on typical weights). */
     double threshold;
     sgfp4_fit fit;           /**< leaf fitting method; default SGFP4_FIT_BEST */
-    unsigned threads;        /**< worker threads; 0 = one per online CPU (the default) */
+    /** Threads in all, the caller's included: 0 (the default) or 1 = the calling thread
+     *  only; at most SGFP4_MAX_THREADS. The output does not depend on it. */
+    unsigned threads;
     /** Working memory (optional; zeroed = malloc). The buffer sgfp4_encode_alloc() returns
      *  always comes from malloc, so that sgfp4_free() releases it. */
     sgfp4_allocator allocator;
 } sgfp4_encode_options;
 
-/** Fills *options with the defaults. */
-SGFP4_API void sgfp4_encode_options_default(sgfp4_encode_options *options);
+/** Sets struct_size and every default. The only way to initialise the struct. */
+SGFP4_API void sgfp4_encode_options_init(sgfp4_encode_options *options);
 
 /** Largest container sgfp4_encode() can produce for this profile and shape (0 if invalid). */
 SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64_t cols);
@@ -380,23 +391,22 @@ SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64
  * Encodes a row-major float32 matrix (rows x cols, rows `src_stride` elements apart; 0 means
  * cols) into dst[0..dst_capacity). On success *written is the container size; a
  * dst_capacity of sgfp4_encode_bound() always suffices, a smaller one that the container
- * does not fit fails with SGFP4_ERR_ARGUMENT. The output is a pure function of the input
- * values and options (not of `threads`) and passes sgfp4_tensor_open() strictly; the call
- * checks that before it returns (SGFP4_ERR_INTERNAL if not: a bug).
+ * does not fit fails with SGFP4_ERR_DST_TOO_SMALL. The output is a pure function of the
+ * input values and options (not of `threads`) and passes sgfp4_tensor_open() strictly; the
+ * call checks that before it returns (SGFP4_ERR_INTERNAL if not: a bug). options may be NULL.
  * Errors: SGFP4_ERR_ARGUMENT (NULL pointers, a stride below cols, bad options, a NaN or
  * infinite input), SGFP4_ERR_SHAPE (rows or cols 0 or above 2^40, more than 2^32 blocks),
  * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM.
  * Values beyond the fp16 range are clipped to +-65504.
  */
 SGFP4_API sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols,
-                                    size_t src_stride, const sgfp4_encode_options *options,
-                                    void *dst, size_t dst_capacity, size_t *written);
+                                    size_t src_stride, void *dst, size_t dst_capacity,
+                                    size_t *written, const sgfp4_encode_options *options);
 
 /** Like sgfp4_encode() into a buffer the library allocates; release it with sgfp4_free(). */
 SGFP4_API sgfp4_status sgfp4_encode_alloc(const float *src, uint64_t rows, uint64_t cols,
-                                          size_t src_stride,
-                                          const sgfp4_encode_options *options, void **out,
-                                          size_t *out_size);
+                                          size_t src_stride, void **out, size_t *out_size,
+                                          const sgfp4_encode_options *options);
 
 /** Releases memory the library returned (sgfp4_encode_alloc). Accepts NULL. */
 SGFP4_API void sgfp4_free(void *ptr);

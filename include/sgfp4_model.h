@@ -71,7 +71,7 @@ typedef struct sgfp4_model_quant {
     const char *encoder_json;        /**< the "encoder" object, compact JSON */
 } sgfp4_model_quant;
 
-/** One tensor of an opened model. Borrowed from the model; valid until sgfp4_model_close. */
+/** One tensor of an opened model. Borrowed from the model; valid until sgfp4_model_close(). */
 typedef struct sgfp4_model_tensor {
     const char *name;
     sgfp4_st_dtype dtype;
@@ -86,14 +86,18 @@ typedef struct sgfp4_model_tensor {
 
 typedef struct sgfp4_model sgfp4_model;
 
-/** Options of the open calls; NULL means defaults. Zero-initialise, then set. */
+/** Options of the open calls; NULL means the defaults. */
 typedef struct sgfp4_model_open_options {
+    size_t struct_size;    /**< set by sgfp4_model_open_options_init() */
     sgfp4_limits limits;   /**< max_header_bytes caps the JSON header (default 100 MB) */
     /** Folder for the decompressed copy of a .zst input; NULL: $TMPDIR, else /tmp. */
     const char *temp_dir;
     /** Largest decompressed size accepted from a zstd input; 0: 1 TiB. */
     uint64_t max_decompressed_bytes;
 } sgfp4_model_open_options;
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+SGFP4_API void sgfp4_model_open_options_init(sgfp4_model_open_options *options);
 
 /**
  * Opens the safetensors file at `path` (plain, or a zstd stream: detected by its magic, not
@@ -105,15 +109,16 @@ typedef struct sgfp4_model_open_options {
  * the last tensor; `__metadata__` maps strings to strings; and, if `__metadata__["sgfp4"]`
  * exists, the manifest (format, version, each entry's fields, that its tensor exists as
  * U8 [nbytes], that shape and original shape agree). Container bytes are NOT validated
- * here: sgfp4_model_verify_tensor() does that.
+ * here: sgfp4_model_tensor_verify() does that.
  */
-SGFP4_API sgfp4_status sgfp4_model_open(const char *path, const sgfp4_model_open_options *options,
-                                        sgfp4_model **out, sgfp4_diag *diag);
+SGFP4_API sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
+                                        const sgfp4_model_open_options *options,
+                                        sgfp4_diag *diag);
 
 /** Like sgfp4_model_open() over caller bytes, which must outlive the model (no zstd). */
-SGFP4_API sgfp4_status sgfp4_model_open_memory(const void *data, size_t size,
+SGFP4_API sgfp4_status sgfp4_model_open_memory(const void *data, size_t size, sgfp4_model **out,
                                                const sgfp4_model_open_options *options,
-                                               sgfp4_model **out, sgfp4_diag *diag);
+                                               sgfp4_diag *diag);
 
 /** Unmaps and frees. Accepts NULL. */
 SGFP4_API void sgfp4_model_close(sgfp4_model *model);
@@ -123,7 +128,8 @@ SGFP4_API size_t sgfp4_model_tensor_count(const sgfp4_model *model);
 /** Tensor `index` (NULL if out of range). */
 SGFP4_API const sgfp4_model_tensor *sgfp4_model_tensor_at(const sgfp4_model *model, size_t index);
 /** The tensor called `name`, or NULL. */
-SGFP4_API const sgfp4_model_tensor *sgfp4_model_find(const sgfp4_model *model, const char *name);
+SGFP4_API const sgfp4_model_tensor *sgfp4_model_tensor_find(const sgfp4_model *model,
+                                                            const char *name);
 
 /** Number of `__metadata__` entries (in header order). */
 SGFP4_API size_t sgfp4_model_metadata_count(const sgfp4_model *model);
@@ -146,8 +152,10 @@ SGFP4_API int sgfp4_model_was_compressed(const sgfp4_model *model);
  * Tells the kernel the tensor's mapped pages are no longer needed (they are re-read from the
  * file if touched again). Streaming commands call it after each tensor so resident memory
  * stays bounded on models larger than RAM. No-op for sgfp4_model_open_memory models.
+ * The tensor stays valid: its bytes are read back from the file when used again.
  */
-SGFP4_API void sgfp4_model_release(const sgfp4_model *model, const sgfp4_model_tensor *tensor);
+SGFP4_API void sgfp4_model_tensor_evict(const sgfp4_model *model,
+                                        const sgfp4_model_tensor *tensor);
 
 /**
  * Opens the container of a quantized tensor (strict validation, sgfp4_tensor_open) with its
@@ -155,22 +163,24 @@ SGFP4_API void sgfp4_model_release(const sgfp4_model *model, const sgfp4_model_t
  */
 SGFP4_API sgfp4_status sgfp4_model_tensor_open(const sgfp4_model *model,
                                                const sgfp4_model_tensor *tensor,
+                                               sgfp4_tensor **out,
                                                const sgfp4_open_options *options,
-                                               sgfp4_tensor **out, sgfp4_diag *diag);
+                                               sgfp4_diag *diag);
 
 /** Opens the container strictly and checks its sha256 against the manifest. */
-SGFP4_API sgfp4_status sgfp4_model_verify_tensor(const sgfp4_model *model,
+SGFP4_API sgfp4_status sgfp4_model_tensor_verify(const sgfp4_model *model,
                                                  const sgfp4_model_tensor *tensor,
                                                  sgfp4_diag *diag);
 
 /**
  * Converts a F32 / F16 / BF16 tensor (little-endian, as safetensors stores it) to float32
- * in dst (capacity in bytes >= 4 * elements). If `reject_nonfinite`, a NaN or infinity
- * fails with SGFP4_ERR_ARGUMENT naming the element and its byte offset.
+ * in dst (capacity in bytes; SGFP4_ERR_DST_TOO_SMALL below 4 * elements). If
+ * `reject_nonfinite`, a NaN or infinity fails with SGFP4_ERR_ARGUMENT naming the element and
+ * its byte offset.
  */
-SGFP4_API sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *tensor, float *dst,
-                                                 size_t capacity, int reject_nonfinite,
-                                                 sgfp4_diag *diag);
+SGFP4_API sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *tensor,
+                                                 int reject_nonfinite, float *dst,
+                                                 size_t capacity, sgfp4_diag *diag);
 
 /* ---- sinks: where writers put bytes ---------------------------------------------------- */
 
@@ -182,9 +192,11 @@ typedef struct sgfp4_sink {
 
 /** A zstd compressing sink in front of another sink (streaming, bounded memory). */
 typedef struct sgfp4_zstd_sink sgfp4_zstd_sink;
-/** Creates one; `level` 1..22 (0 = zstd's default); `threads` > 1 uses zstd workers. */
-SGFP4_API sgfp4_status sgfp4_zstd_sink_create(const sgfp4_sink *inner, int level,
-                                              unsigned threads, sgfp4_zstd_sink **out);
+/** Begins a zstd frame written into `inner`; `level` 1..22 (0 = zstd's default);
+ *  `threads` in all (0 or 1: compress on the writing thread; at most SGFP4_MAX_THREADS).
+ *  Write through sgfp4_zstd_sink_get(), end with sgfp4_zstd_sink_finish(), then free. */
+SGFP4_API sgfp4_status sgfp4_zstd_sink_begin(const sgfp4_sink *inner, int level,
+                                             unsigned threads, sgfp4_zstd_sink **out);
 /** The sink to write into. */
 SGFP4_API sgfp4_sink sgfp4_zstd_sink_get(sgfp4_zstd_sink *zs);
 /** Ends the frame and flushes everything into the inner sink. */
@@ -264,8 +276,9 @@ typedef struct sgfp4_model_progress {
     const char *current;                /**< name of the tensor just finished, or NULL */
 } sgfp4_model_progress;
 
-/** Options of the model writers; NULL means defaults. Zero-initialise, then set. */
+/** Options of the model writers; NULL means the defaults. */
 typedef struct sgfp4_model_write_options {
+    size_t struct_size;    /**< set by sgfp4_model_write_options_init() */
     /** Folder for the encoder's spool file; NULL: $TMPDIR, else /tmp. */
     const char *temp_dir;
     /** Called after each tensor; may be NULL. */
@@ -273,9 +286,12 @@ typedef struct sgfp4_model_write_options {
     void *progress_user;
     /** Decode only: output dtype of quantized tensors; NULL = each tensor's source dtype. */
     const sgfp4_dtype *decode_dtype;
-    /** Decode only: decode options (threads, backend). */
-    sgfp4_decode_options decode;
+    /** Decode only: decode options (threads, backend); NULL = the defaults. */
+    const sgfp4_decode_options *decode;
 } sgfp4_model_write_options;
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+SGFP4_API void sgfp4_model_write_options_init(sgfp4_model_write_options *options);
 
 /**
  * Quantizes `source` into a D6 quantized model written to `sink`: each tensor the policy
@@ -287,8 +303,9 @@ typedef struct sgfp4_model_write_options {
  */
 SGFP4_API sgfp4_status sgfp4_model_encode(const sgfp4_model *source,
                                           const sgfp4_model_policy *policy,
+                                          const sgfp4_sink *sink,
                                           const sgfp4_model_write_options *options,
-                                          const sgfp4_sink *sink, sgfp4_diag *diag);
+                                          sgfp4_diag *diag);
 
 /**
  * Restores an ordinary safetensors model from a quantized one: every quantized tensor is
@@ -296,9 +313,9 @@ SGFP4_API sgfp4_status sgfp4_model_encode(const sgfp4_model *source,
  * source dtype; pass-through tensors are copied unchanged; `__metadata__` keeps every key but
  * `sgfp4`. Tensors are written in name order. One tensor in memory at a time.
  */
-SGFP4_API sgfp4_status sgfp4_model_decode(const sgfp4_model *quantized,
+SGFP4_API sgfp4_status sgfp4_model_decode(const sgfp4_model *quantized, const sgfp4_sink *sink,
                                           const sgfp4_model_write_options *options,
-                                          const sgfp4_sink *sink, sgfp4_diag *diag);
+                                          sgfp4_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,8 @@
  *
  * Errors: calls return a status; with a non-NULL sgfp4_diag they also say what failed in
  * diag->message. Device loss is SGFP4_ERR_VK_DEVICE_LOST (the context must then be
- * destroyed), allocation failure SGFP4_ERR_VK_OUT_OF_MEMORY. Nothing aborts.
+ * destroyed with sgfp4_vk_context_free), allocation failure SGFP4_ERR_VK_OUT_OF_MEMORY.
+ * Nothing aborts.
  */
 #ifndef SGFP4_VULKAN_H
 #define SGFP4_VULKAN_H
@@ -83,52 +84,57 @@ typedef struct sgfp4_vk_device_info {
 SGFP4_API sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity,
                                              size_t *count, sgfp4_diag *diag);
 
-/** Flags of sgfp4_vk_create_options. */
-enum {
-    /** Use the integer-exact pipeline even where RTE can be declared (for tests). */
-    SGFP4_VK_FORCE_INTEGER_PATH = 1u << 0,
-    /** v2: let each workgroup walk its record's split map instead of reading the leaf table
-     *  built on the CPU (no table upload; slower: docs/benchmarks.md). */
-    SGFP4_VK_V2_WALK = 1u << 1,
-    /** v2: read the CPU-built leaf table (the default; wins if both flags are set). */
-    SGFP4_VK_V2_TABLE = 1u << 2
-};
-
-/** Options of sgfp4_vk_create(); NULL means defaults. Zero-initialise, then set. */
-typedef struct sgfp4_vk_create_options {
-    /** Device index (as sgfp4_vk_list_devices numbers them), or -1: the environment
-     *  variable SGFP4_VK_DEVICE if set, else the first discrete GPU, else device 0. */
+/** Options of sgfp4_vk_context_create() and sgfp4_vk_context_import(); NULL means the
+ *  defaults. */
+typedef struct sgfp4_vk_context_options {
+    size_t struct_size; /**< set by sgfp4_vk_context_options_init() */
+    /** Device index (as sgfp4_vk_list_devices numbers them), or -1 (the default): the
+     *  environment variable SGFP4_VK_DEVICE if set, else the first discrete GPU, else
+     *  device 0. Not used by sgfp4_vk_context_import(). */
     int device_index;
-    unsigned flags; /**< SGFP4_VK_* flags */
-} sgfp4_vk_create_options;
+    /** Pipeline choices for benchmarks and tests (SGFP4_VK_* of sgfp4_experimental.h);
+     *  default 0. */
+    unsigned flags;
+} sgfp4_vk_context_options;
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+SGFP4_API void sgfp4_vk_context_options_init(sgfp4_vk_context_options *options);
 
 /** Creates a context on its own VkInstance and VkDevice. */
-SGFP4_API sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options,
-                                       sgfp4_vk_context **out, sgfp4_diag *diag);
+SGFP4_API sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,
+                                               const sgfp4_vk_context_options *options,
+                                               sgfp4_diag *diag);
 
-/** What a runtime hands over to share its device. The library does not destroy any of it;
- *  everything must outlive the context. `queue` must belong to `queue_family`, which must
- *  support compute. The instance must have been created for Vulkan 1.1 or later, through
- *  the Vulkan loader this library links (libvulkan.so.1). */
-typedef struct sgfp4_vk_import_info {
+/** The Vulkan objects of a context: what sgfp4_vk_context_get_handles() reports, and what a
+ *  runtime hands to sgfp4_vk_context_import() to share its device. */
+typedef struct sgfp4_vk_handles {
     VkInstance instance;
     VkPhysicalDevice physical_device;
     VkDevice device;
     uint32_t queue_family;
     VkQueue queue;
-    unsigned flags; /**< SGFP4_VK_* flags */
-} sgfp4_vk_import_info;
+} sgfp4_vk_handles;
 
-/** Creates a context on the runtime's own instance, device and queue. */
-SGFP4_API sgfp4_status sgfp4_vk_import(const sgfp4_vk_import_info *info,
-                                       sgfp4_vk_context **out, sgfp4_diag *diag);
+/** Creates a context on a runtime's own instance, device and queue. The library destroys
+ *  none of them; all must outlive the context. `queue` must belong to `queue_family`, which
+ *  must support compute. The instance must have been created for Vulkan 1.1 or later,
+ *  through the Vulkan loader this library links (libvulkan.so.1). */
+SGFP4_API sgfp4_status sgfp4_vk_context_import(const sgfp4_vk_handles *handles,
+                                               sgfp4_vk_context **out,
+                                               const sgfp4_vk_context_options *options,
+                                               sgfp4_diag *diag);
 
 /** Waits for the context's work, then releases it. Accepts NULL. */
-SGFP4_API void sgfp4_vk_destroy(sgfp4_vk_context *ctx);
+SGFP4_API void sgfp4_vk_context_free(sgfp4_vk_context *ctx);
 
 /** Fills *info for the context's device (exact_path says which pipeline it uses). */
-SGFP4_API void sgfp4_vk_get_device_info(const sgfp4_vk_context *ctx,
-                                        sgfp4_vk_device_info *info);
+SGFP4_API void sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx,
+                                         sgfp4_vk_device_info *info);
+
+/** The instance, device, queue and queue family a context uses (for runtimes that record
+ *  their own commands around a decode). */
+SGFP4_API void sgfp4_vk_context_get_handles(const sgfp4_vk_context *ctx,
+                                            sgfp4_vk_handles *handles);
 
 /** Allocates a device-local storage buffer of `size` bytes (usable as a decode destination
  *  or as container storage; transfer source and destination too). */
@@ -144,28 +150,24 @@ SGFP4_API void sgfp4_vk_buffer_free(sgfp4_vk_context *ctx, sgfp4_vk_buffer *buff
  * and, for v2, the leaf table built from the validated view. The sgfp4_tensor may be closed
  * afterwards. Validation happened in sgfp4_tensor_open(); the shaders trust what it checked.
  */
-SGFP4_API sgfp4_status sgfp4_vk_upload(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
-                                       sgfp4_vk_tensor **out, sgfp4_diag *diag);
+SGFP4_API sgfp4_status sgfp4_vk_tensor_create(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
+                                              sgfp4_vk_tensor **out, sgfp4_diag *diag);
 
 /**
- * Like sgfp4_vk_upload() for container bytes that already sit in the caller's `buffer` at
- * `offset` (a multiple of 4; the buffer was created with STORAGE_BUFFER usage). The bytes
- * there must equal the bytes `tensor` was opened on, and stay unchanged while the returned
- * object is used; only the leaf table is uploaded. The buffer must outlive the object.
+ * Like sgfp4_vk_tensor_create() for container bytes that already sit in the caller's
+ * `buffer` at `offset` (a multiple of 4; the buffer was created with STORAGE_BUFFER usage).
+ * The bytes there must equal the bytes `tensor` was opened on, and stay unchanged while the
+ * returned object is used; only the leaf table is uploaded. The buffer must outlive the
+ * object.
  */
-SGFP4_API sgfp4_status sgfp4_vk_bind(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
-                                     VkBuffer buffer, VkDeviceSize offset,
-                                     sgfp4_vk_tensor **out, sgfp4_diag *diag);
+SGFP4_API sgfp4_status sgfp4_vk_tensor_create_from_buffer(sgfp4_vk_context *ctx,
+                                                          const sgfp4_tensor *tensor,
+                                                          VkBuffer buffer, VkDeviceSize offset,
+                                                          sgfp4_vk_tensor **out,
+                                                          sgfp4_diag *diag);
 
 /** Releases a resident tensor (not a caller's buffer). Accepts NULL. */
 SGFP4_API void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor);
-
-/** Times of the last decode of a context, for benchmarks (0 where unknown). */
-typedef struct sgfp4_vk_timing {
-    double gpu_seconds;    /**< the decode dispatch, from timestamp queries */
-    double submit_seconds; /**< wall clock from recording to the fence signalling */
-    double copy_seconds;   /**< decode_to_host: the device-to-host copy, from timestamps */
-} sgfp4_vk_timing;
 
 /**
  * Decodes the whole tensor into the caller's `dst` buffer (STORAGE_BUFFER usage): row r
@@ -173,42 +175,21 @@ typedef struct sgfp4_vk_timing {
  * elements; bytes between rows are left untouched. row_stride in elements, 0 = cols.
  * dst_offset must be a multiple of the element size; the caller guarantees the buffer is
  * large enough. F16 and BF16 are rounded to nearest even from the exact f32 weight.
- * `timing` may be NULL.
  */
 SGFP4_API sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx,
                                                  const sgfp4_vk_tensor *tensor,
                                                  sgfp4_dtype dtype, VkBuffer dst,
                                                  VkDeviceSize dst_offset, uint64_t row_stride,
-                                                 sgfp4_vk_timing *timing, sgfp4_diag *diag);
+                                                 sgfp4_diag *diag);
 
 /** Decodes the whole tensor into host memory, laid out as sgfp4_decode() lays it out
- *  (row_stride in elements, 0 = cols; dst_capacity in bytes must cover the last element). */
+ *  (row_stride in elements, 0 = cols; dst_capacity in bytes must cover the last element,
+ *  else SGFP4_ERR_DST_TOO_SMALL). */
 SGFP4_API sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx,
                                                const sgfp4_vk_tensor *tensor,
                                                sgfp4_dtype dtype, void *dst,
                                                size_t row_stride, size_t dst_capacity,
-                                               sgfp4_vk_timing *timing, sgfp4_diag *diag);
-
-/**
- * Copies `size` bytes from src at src_offset to dst at dst_offset with a compute shader
- * (16-byte vectors). Offsets and size must be multiples of 16; the ranges must not overlap.
- * This is the bandwidth reference of the benchmark: the same kind of work as a decode
- * (storage-buffer loads and stores from a compute shader), with no arithmetic.
- */
-SGFP4_API sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src,
-                                            VkDeviceSize src_offset, VkBuffer dst,
-                                            VkDeviceSize dst_offset, uint64_t size,
-                                            sgfp4_vk_timing *timing, sgfp4_diag *diag);
-
-/** The VkDevice, VkQueue and queue family a context uses (for runtimes and benchmarks). */
-typedef struct sgfp4_vk_handles {
-    VkInstance instance;
-    VkPhysicalDevice physical_device;
-    VkDevice device;
-    uint32_t queue_family;
-    VkQueue queue;
-} sgfp4_vk_handles;
-SGFP4_API void sgfp4_vk_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles);
+                                               sgfp4_diag *diag);
 
 #ifdef __cplusplus
 }

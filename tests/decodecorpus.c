@@ -26,8 +26,10 @@
 #include <string.h>
 
 #include "sgfp4.h"
+#include "sgfp4_experimental.h"
 #include "corpus/corpus.h"
 #include "support/reference_numbers.h"
+#include "support/options.h"
 
 /* ---- failure reporting ---- */
 
@@ -69,10 +71,11 @@ static sgfp4_decode_options random_options(corpus_rng *r)
     for (unsigned i = 0; i < sizeof all / sizeof all[0]; i++)
         if (sgfp4_decode_backend_name(all[i]))
             runs[n++] = all[i];
-    sgfp4_decode_options o = {.backend = runs[corpus_below(r, n)],
-                              .threads = 1 + corpus_below(r, 4),
-                              .store = (sgfp4_store)corpus_below(r, 3)};
-    return o;
+    /* three draws, in this order */
+    const sgfp4_backend backend = runs[corpus_below(r, n)];
+    const unsigned threads = 1 + corpus_below(r, 4);
+    const sgfp4_store store = (sgfp4_store)corpus_below(r, 3);
+    return decode_options(backend, threads, store);
 }
 
 static const char *backend_name(sgfp4_backend b)
@@ -485,7 +488,7 @@ static int check_corruption(uint64_t index, const corpus_container *c, const cor
     sgfp4_diag diag;
     const sgfp4_profile profile = c->profile == 1 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
     const sgfp4_status s = sgfp4_tensor_open(x->data, x->size, profile, x->rows, x->cols,
-                                             NULL, &t, &diag);
+                                             &t, NULL, &diag);
     if (s == SGFP4_OK) {
         sgfp4_tensor_close(t);
         return failf(index, c, "corruption '%s' accepted (want %s)", x->what,
@@ -563,13 +566,14 @@ static int run_one(uint64_t index, const char *write_dir, FILE *index_file, uint
         profile == 1 ? SGFP4_PROFILE_V1 : corpus_chance(&r, 1, 2) ? SGFP4_PROFILE_AUTO
                                                                     : SGFP4_PROFILE_V2;
     const sgfp4_status s =
-        ok ? sgfp4_tensor_open(c.data, c.size, open_profile, c.rows, c.cols, NULL, &t, &diag)
+        ok ? sgfp4_tensor_open(c.data, c.size, open_profile, c.rows, c.cols, &t, NULL, &diag)
            : SGFP4_ERR_NOMEM;
     if (s != SGFP4_OK) {
         ok = failf(index, &c, "valid container rejected: %s [%s]", diag.message,
                    sgfp4_status_name(s));
     } else {
-        const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+        const sgfp4_decode_options scalar =
+            decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
         ok = check_info(index, &c, t) &&
              check_decode(index, &c, t, expected, &r, 0, SGFP4_DTYPE_F32, scalar) &&
              check_decode(index, &c, t, expected, &r, 0, SGFP4_DTYPE_F32, random_options(&r)) &&

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/cache_size.h"
-#include "sgfp4.h"
+#include "sgfp4_experimental.h"
 
 /* The first line of a sysfs file into buf (newline dropped); false if it cannot be read. */
 static bool read_line(const char *path, char *buf, int size)

@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include "common/parallel.h"
+#include "sgfp4.h"
 
-#define MAX_THREADS 256
+#define MAX_THREADS SGFP4_MAX_THREADS
 
 typedef struct shared_work {
     _Atomic uint64_t next;

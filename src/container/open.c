@@ -1,5 +1,8 @@
 /* sgfp4_tensor_open: shape and limit checks, profile choice, then the profile's validator.
  * SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "common/options.h"
 #include "container/diag.h"
 #include "container/validate.h"
 
@@ -27,9 +30,17 @@ sgfp4_status sgfp4_check_affine(uint32_t header, uint32_t bias_mask, int64_t off
     return SGFP4_OK;
 }
 
+void sgfp4_open_options_init(sgfp4_open_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+}
+
 sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile profile,
-                               uint64_t rows, uint64_t cols, const sgfp4_open_options *options,
-                               sgfp4_tensor **out, sgfp4_diag *diag)
+                               uint64_t rows, uint64_t cols, sgfp4_tensor **out,
+                               const sgfp4_open_options *options, sgfp4_diag *diag)
 {
     sgfp4_diag_clear(diag);
     if (!out)
@@ -42,8 +53,13 @@ sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile prof
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown profile %d",
                           (int)profile);
 
-    sgfp4_open_options defaults = {0};
-    const sgfp4_open_options *o = options ? options : &defaults;
+    sgfp4_open_options opts;
+    if (SGFP4_OPTIONS_READ(sgfp4_open_options, options, &opts) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is not one this library knows "
+                          "(initialise them with sgfp4_open_options_init)",
+                          options->struct_size);
+    const sgfp4_open_options *o = &opts;
     const uint64_t max_elements =
         o->limits.max_elements ? o->limits.max_elements : DEFAULT_MAX_ELEMENTS;
     const uint64_t max_container =

@@ -1,6 +1,9 @@
 /* Public decode entry points: argument checks, then the selected kernel.
  * SPDX-License-Identifier: MIT */
+#include <string.h>
+
 #include "common/fp_env.h"
+#include "common/options.h"
 #include "common/parallel.h"
 #include "decode/decode_internal.h"
 #include "decode/kernels.h"
@@ -24,19 +27,29 @@ static void scalar_rows_item(void *context, uint64_t item, unsigned worker)
     sgfp4_scalar_decode_rows(j->t, r0, r1, &part);
 }
 
-static unsigned thread_count(const sgfp4_decode_options *options)
+void sgfp4_decode_options_init(sgfp4_decode_options *options)
 {
-    return options && options->threads > 1 ? options->threads : 1;
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->backend = SGFP4_BACKEND_AUTO;
+    options->threads = 0;
+    options->store = SGFP4_STORE_AUTO;
 }
 
-/* The options' choices, checked: *kernels is NULL for the scalar oracle. */
+/* The caller's options (NULL: the defaults) read into *o and checked; *kernels is NULL for
+ * the scalar oracle. Afterwards o->threads is the count to use (at least 1). */
 static sgfp4_status resolve_options(const sgfp4_decode_options *options,
+                                    sgfp4_decode_options *o,
                                     const sgfp4_decode_kernels **kernels)
 {
-    if (options && (unsigned)options->store > SGFP4_STORE_STREAMING)
+    if (SGFP4_OPTIONS_READ(sgfp4_decode_options, options, o) != SGFP4_OK ||
+        (unsigned)o->store > SGFP4_STORE_STREAMING)
         return SGFP4_ERR_ARGUMENT;
-    const sgfp4_backend backend = options ? options->backend : SGFP4_BACKEND_AUTO;
-    switch (backend) {
+    if ((o->threads = sgfp4_threads_resolve(o->threads)) == 0)
+        return SGFP4_ERR_ARGUMENT;
+    switch (o->backend) {
     case SGFP4_BACKEND_AUTO:
     case SGFP4_BACKEND_CPU: *kernels = sgfp4_decode_kernels_best(); return SGFP4_OK;
     case SGFP4_BACKEND_SCALAR: *kernels = NULL; return SGFP4_OK;
@@ -44,19 +57,18 @@ static sgfp4_status resolve_options(const sgfp4_decode_options *options,
     case SGFP4_BACKEND_AVX2:
     case SGFP4_BACKEND_AVX512:
     case SGFP4_BACKEND_NEON:
-        *kernels = sgfp4_decode_kernels_forced(backend);
+        *kernels = sgfp4_decode_kernels_forced(o->backend);
         return *kernels ? SGFP4_OK : SGFP4_ERR_UNAVAILABLE;
     default: return SGFP4_ERR_ARGUMENT;
     }
 }
 
 /* Whether a call writing `bytes` over `items` macroblock-row work items streams its stores. */
-static bool use_streaming(const sgfp4_decode_options *options, uint64_t bytes, uint64_t items)
+static bool use_streaming(const sgfp4_decode_options *o, uint64_t bytes, uint64_t items)
 {
-    const sgfp4_store store = options ? options->store : SGFP4_STORE_AUTO;
-    if (store != SGFP4_STORE_AUTO)
-        return store == SGFP4_STORE_STREAMING;
-    const uint64_t threads = thread_count(options);
+    if (o->store != SGFP4_STORE_AUTO)
+        return o->store == SGFP4_STORE_STREAMING;
+    const uint64_t threads = o->threads;
     return bytes >= sgfp4_decode_stream_bytes((unsigned)(threads < items ? threads : items));
 }
 
@@ -80,7 +92,7 @@ static sgfp4_status prepare_output(const sgfp4_tensor *t, uint64_t count, sgfp4_
         return SGFP4_ERR_ARGUMENT;
     const uint64_t needed = (count - 1) * stride_bytes + t->cols * elem;
     if (needed > dst_capacity)
-        return SGFP4_ERR_ARGUMENT;
+        return SGFP4_ERR_DST_TOO_SMALL;
     out->base = dst;
     out->row_stride_bytes = (size_t)stride_bytes;
     out->dtype = dtype;
@@ -89,9 +101,11 @@ static sgfp4_status prepare_output(const sgfp4_tensor *t, uint64_t count, sgfp4_
 
 const char *sgfp4_decode_backend_name(sgfp4_backend backend)
 {
-    const sgfp4_decode_options o = {.backend = backend, .threads = 1, .store = SGFP4_STORE_AUTO};
+    sgfp4_decode_options given, o;
+    sgfp4_decode_options_init(&given);
+    given.backend = backend;
     const sgfp4_decode_kernels *k;
-    if (resolve_options(&o, &k) != SGFP4_OK)
+    if (resolve_options(&given, &o, &k) != SGFP4_OK)
         return NULL;
     return k ? k->name : "scalar";
 }
@@ -106,19 +120,20 @@ static sgfp4_status decode_rows_in_scope(const sgfp4_tensor *tensor, uint64_t ro
     if (!tensor || row_begin >= row_end || row_end > tensor->rows)
         return SGFP4_ERR_ARGUMENT;
     sgfp4_output out;
-    sgfp4_status s = prepare_output(tensor, row_end - row_begin, dtype, dst, row_stride,
-                                    dst_capacity, &out);
+    sgfp4_decode_options o;
     const sgfp4_decode_kernels *k;
-    if (s != SGFP4_OK || (s = resolve_options(options, &k)) != SGFP4_OK)
+    sgfp4_status s = resolve_options(options, &o, &k);
+    if (s != SGFP4_OK || (s = prepare_output(tensor, row_end - row_begin, dtype, dst, row_stride,
+                                             dst_capacity, &out)) != SGFP4_OK)
         return s;
     const uint64_t items = (row_end - 1) / SGFP4_MB - row_begin / SGFP4_MB + 1;
     if (k) {
         const uint64_t bytes = (row_end - row_begin) * tensor->cols * sgfp4_dtype_size(dtype);
-        sgfp4_tiled_decode_rows(tensor, row_begin, row_end, &out, k, thread_count(options),
-                                use_streaming(options, bytes, items));
+        sgfp4_tiled_decode_rows(tensor, row_begin, row_end, &out, k, o.threads,
+                                use_streaming(&o, bytes, items));
     } else {
         scalar_rows_job job = {tensor, &out, row_begin, row_end};
-        sgfp4_parallel_for(items, thread_count(options), scalar_rows_item, &job);
+        sgfp4_parallel_for(items, o.threads, scalar_rows_item, &job);
     }
     return SGFP4_OK;
 }
@@ -156,14 +171,16 @@ static sgfp4_status decode_gather_in_scope(const sgfp4_tensor *tensor, const uin
         if (rows[k] >= tensor->rows)
             return SGFP4_ERR_ARGUMENT;
     sgfp4_output out;
-    sgfp4_status s = prepare_output(tensor, count, dtype, dst, row_stride, dst_capacity, &out);
+    sgfp4_decode_options o;
     const sgfp4_decode_kernels *k;
-    if (s != SGFP4_OK || (s = resolve_options(options, &k)) != SGFP4_OK)
+    sgfp4_status s = resolve_options(options, &o, &k);
+    if (s != SGFP4_OK ||
+        (s = prepare_output(tensor, count, dtype, dst, row_stride, dst_capacity, &out)) != SGFP4_OK)
         return s;
     const uint64_t bytes = (uint64_t)count * tensor->cols * sgfp4_dtype_size(dtype);
     if (k)
-        sgfp4_tiled_decode_gather(tensor, rows, count, &out, k, thread_count(options),
-                                  use_streaming(options, bytes, count));
+        sgfp4_tiled_decode_gather(tensor, rows, count, &out, k, o.threads,
+                                  use_streaming(&o, bytes, count));
     else
         sgfp4_scalar_decode_gather(tensor, rows, count, &out);
     return SGFP4_OK;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "decode/decode_internal.h"
+#include "sgfp4_experimental.h"
 
 typedef struct sgfp4_decode_kernels {
     const char *name; /* "generic", "avx2", ... (shown by `sgfp4 bench`) */

@@ -10,6 +10,7 @@
 #include "common/cache_size.h"
 #include "common/parallel.h"
 #include "decode/kernels.h"
+#include "sgfp4_experimental.h"
 
 uint64_t sgfp4_decode_stream_bytes(unsigned threads)
 {

@@ -7,17 +7,19 @@
 #include <string.h>
 
 #include "common/fp_env.h"
+#include "common/options.h"
 #include "common/parallel.h"
 #include "container/tensor.h"
 #include "encode/encode_internal.h"
 #include "encode/rate_control.h"
 #include "format/bits.h"
 
-void sgfp4_encode_options_default(sgfp4_encode_options *options)
+void sgfp4_encode_options_init(sgfp4_encode_options *options)
 {
     if (!options)
         return;
     memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
     options->profile = SGFP4_PROFILE_V2;
     options->policy = SGFP4_POLICY_RATE;
     options->target_bpw = 4.5;
@@ -132,6 +134,8 @@ static int options_ok(const sgfp4_encode_options *o)
         return 0;
     if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE)
         return 0;
+    if (sgfp4_threads_resolve(o->threads) == 0)
+        return 0;
     if (!(o->delta >= 0 && o->delta <= 1e6) || !(o->threshold > 0 && o->threshold <= 1e12))
         return 0;
     /* target_bpw matters only to the v2 rate policy (v1 is fixed-rate). */
@@ -165,12 +169,9 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
                                     uint8_t *dst, size_t cap, size_t *written, void **out_alloc)
 {
     sgfp4_encode_options o;
-    if (options)
-        o = *options;
-    else
-        sgfp4_encode_options_default(&o);
     uint64_t blocks;
-    if (!src || !written || !options_ok(&o))
+    if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK || !src || !written ||
+        !options_ok(&o))
         return SGFP4_ERR_ARGUMENT;
     *written = 0;
     if (!shape_ok(rows, cols, &blocks))
@@ -187,9 +188,7 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     if (mean_square < 0)
         return SGFP4_ERR_ARGUMENT;
 
-    unsigned threads = o.threads ? o.threads : sgfp4_cpu_count();
-    if (threads > 256)
-        threads = 256;
+    const unsigned threads = sgfp4_threads_resolve(o.threads);
     job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o, mean_square,
              NULL, NULL, NULL, NULL, NULL};
     sgfp4_status status = SGFP4_ERR_NOMEM;
@@ -239,8 +238,11 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         dst = allocated = malloc((size_t)total);
         if (!dst)
             goto done;
-    } else if (!dst || cap < total) {
+    } else if (!dst) {
         status = SGFP4_ERR_ARGUMENT;
+        goto done;
+    } else if (cap < total) {
+        status = SGFP4_ERR_DST_TOO_SMALL;
         goto done;
     }
     j.out = dst;
@@ -253,11 +255,11 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     /* Self-check: what we wrote must pass the strict validation. */
     sgfp4_tensor *check = NULL;
     sgfp4_open_options check_options;
-    memset(&check_options, 0, sizeof check_options);
+    sgfp4_open_options_init(&check_options);
     check_options.allocator = o.allocator;
     check_options.limits.max_elements = rows * cols;
     check_options.limits.max_container_bytes = total;
-    if (sgfp4_tensor_open(dst, (size_t)total, o.profile, rows, cols, &check_options, &check,
+    if (sgfp4_tensor_open(dst, (size_t)total, o.profile, rows, cols, &check, &check_options,
                           NULL) != SGFP4_OK) {
         status = SGFP4_ERR_INTERNAL;
         goto done;
@@ -293,15 +295,15 @@ static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_
 }
 
 sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
-                          const sgfp4_encode_options *options, void *dst, size_t dst_capacity,
-                          size_t *written)
+                          void *dst, size_t dst_capacity, size_t *written,
+                          const sgfp4_encode_options *options)
 {
     return encode(src, rows, cols, src_stride, options, dst, dst_capacity, written, NULL);
 }
 
 sgfp4_status sgfp4_encode_alloc(const float *src, uint64_t rows, uint64_t cols,
-                                size_t src_stride, const sgfp4_encode_options *options,
-                                void **out, size_t *out_size)
+                                size_t src_stride, void **out, size_t *out_size,
+                                const sgfp4_encode_options *options)
 {
     if (!out)
         return SGFP4_ERR_ARGUMENT;

@@ -31,7 +31,7 @@ static bool positive_int(const json_t *v, uint64_t *out)
 static sgfp4_status parse_entry(sgfp4_model *m, const char *name, json_t *obj, sgfp4_diag *diag)
 {
     int64_t offset = 8;
-    const sgfp4_model_tensor *t = sgfp4_model_find(m, name);
+    const sgfp4_model_tensor *t = sgfp4_model_tensor_find(m, name);
     if (!t)
         return MANIFEST_FAIL(name, "no tensor of that name in the file", name);
     model_entry *e = (model_entry *)t; /* pub is the first member of model_entry */

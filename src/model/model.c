@@ -12,6 +12,7 @@
 
 #include <openssl/evp.h>
 
+#include "common/options.h"
 #include "model/model_internal.h"
 
 /* From model_zstd_input.c: decompresses fd (a zstd stream) into a new unlinked temp file. */
@@ -52,10 +53,22 @@ sgfp4_status sgfp4_model_index_names(sgfp4_model *m, sgfp4_diag *diag)
     return SGFP4_OK;
 }
 
+/* Reads the caller's open options (NULL: the defaults) into *o. */
+static sgfp4_status read_open_options(const sgfp4_model_open_options *given,
+                                      sgfp4_model_open_options *o, sgfp4_diag *diag)
+{
+    if (SGFP4_OPTIONS_READ(sgfp4_model_open_options, given, o) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is not one this library knows "
+                          "(initialise them with sgfp4_model_open_options_init)",
+                          given->struct_size);
+    return SGFP4_OK;
+}
+
 static sgfp4_status finish_open(sgfp4_model *m, const sgfp4_model_open_options *o,
                                 sgfp4_model **out, sgfp4_diag *diag)
 {
-    const sgfp4_status s = sgfp4_model_parse(m, o ? &o->limits : NULL, diag);
+    const sgfp4_status s = sgfp4_model_parse(m, &o->limits, diag);
     if (s != SGFP4_OK) {
         sgfp4_model_close(m);
         return s;
@@ -64,13 +77,17 @@ static sgfp4_status finish_open(sgfp4_model *m, const sgfp4_model_open_options *
     return SGFP4_OK;
 }
 
-sgfp4_status sgfp4_model_open_memory(const void *data, size_t size,
-                                     const sgfp4_model_open_options *options, sgfp4_model **out,
-                                     sgfp4_diag *diag)
+sgfp4_status sgfp4_model_open_memory(const void *data, size_t size, sgfp4_model **out,
+                                     const sgfp4_model_open_options *given, sgfp4_diag *diag)
 {
     if (!out || (!data && size))
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
     *out = NULL;
+    sgfp4_model_open_options opts;
+    const sgfp4_model_open_options *options = &opts;
+    const sgfp4_status os = read_open_options(given, &opts, diag);
+    if (os != SGFP4_OK)
+        return os;
     sgfp4_model *m = calloc(1, sizeof *m);
     if (!m)
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
@@ -79,12 +96,17 @@ sgfp4_status sgfp4_model_open_memory(const void *data, size_t size,
     return finish_open(m, options, out, diag);
 }
 
-sgfp4_status sgfp4_model_open(const char *path, const sgfp4_model_open_options *options,
-                              sgfp4_model **out, sgfp4_diag *diag)
+sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
+                              const sgfp4_model_open_options *given, sgfp4_diag *diag)
 {
     if (!out || !path)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
     *out = NULL;
+    sgfp4_model_open_options opts;
+    const sgfp4_model_open_options *options = &opts;
+    const sgfp4_status os = read_open_options(given, &opts, diag);
+    if (os != SGFP4_OK)
+        return os;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: cannot open: %s", path,
@@ -96,9 +118,9 @@ sgfp4_status sgfp4_model_open(const char *path, const sgfp4_model_open_options *
     if (compressed) {
         int plain = -1;
         const sgfp4_status s = sgfp4_zstd_decompress_to_temp(
-            fd, path, options ? options->temp_dir : NULL,
-            options && options->max_decompressed_bytes ? options->max_decompressed_bytes
-                                                       : (uint64_t)1 << 40,
+            fd, path, options->temp_dir,
+            options->max_decompressed_bytes ? options->max_decompressed_bytes
+                                            : (uint64_t)1 << 40,
             &plain, diag);
         close(fd);
         if (s != SGFP4_OK)
@@ -153,7 +175,7 @@ const sgfp4_model_tensor *sgfp4_model_tensor_at(const sgfp4_model *m, size_t ind
     return m && index < m->count ? &m->entries[index].pub : NULL;
 }
 
-const sgfp4_model_tensor *sgfp4_model_find(const sgfp4_model *m, const char *name)
+const sgfp4_model_tensor *sgfp4_model_tensor_find(const sgfp4_model *m, const char *name)
 {
     if (!m || !name || !m->by_name)
         return NULL;
@@ -198,7 +220,7 @@ uint64_t sgfp4_model_data_offset(const sgfp4_model *m) { return m ? m->data_offs
 uint64_t sgfp4_model_file_bytes(const sgfp4_model *m) { return m ? m->size : 0; }
 int sgfp4_model_was_compressed(const sgfp4_model *m) { return m && m->compressed; }
 
-void sgfp4_model_release(const sgfp4_model *m, const sgfp4_model_tensor *t)
+void sgfp4_model_tensor_evict(const sgfp4_model *m, const sgfp4_model_tensor *t)
 {
     if (!m || !t || !m->mapping || t->nbytes == 0)
         return;
@@ -210,14 +232,14 @@ void sgfp4_model_release(const sgfp4_model *m, const sgfp4_model_tensor *t)
 }
 
 sgfp4_status sgfp4_model_tensor_open(const sgfp4_model *m, const sgfp4_model_tensor *t,
-                                     const sgfp4_open_options *options, sgfp4_tensor **out,
+                                     sgfp4_tensor **out, const sgfp4_open_options *options,
                                      sgfp4_diag *diag)
 {
     if (!m || !t || !out || !t->quant)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "tensor '%s' is not a quantized tensor", t ? t->name : "(null)");
     const sgfp4_status s = sgfp4_tensor_open(t->data, (size_t)t->nbytes, t->quant->profile,
-                                             t->quant->rows, t->quant->cols, options, out, diag);
+                                             t->quant->rows, t->quant->cols, out, options, diag);
     if (s != SGFP4_OK && diag) {
         /* Name the tensor and make the offset absolute in the model file. */
         char inner[sizeof diag->message];
@@ -249,11 +271,11 @@ void sgfp4_sha256_hex(const void *data, size_t size, char hex[65])
     hex[64] = '\0';
 }
 
-sgfp4_status sgfp4_model_verify_tensor(const sgfp4_model *m, const sgfp4_model_tensor *t,
+sgfp4_status sgfp4_model_tensor_verify(const sgfp4_model *m, const sgfp4_model_tensor *t,
                                        sgfp4_diag *diag)
 {
     sgfp4_tensor *view = NULL;
-    sgfp4_status s = sgfp4_model_tensor_open(m, t, NULL, &view, diag);
+    sgfp4_status s = sgfp4_model_tensor_open(m, t, &view, NULL, diag);
     sgfp4_tensor_close(view);
     if (s != SGFP4_OK)
         return s;
@@ -267,8 +289,8 @@ sgfp4_status sgfp4_model_verify_tensor(const sgfp4_model *m, const sgfp4_model_t
     return SGFP4_OK;
 }
 
-sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *t, float *dst, size_t capacity,
-                                       int reject_nonfinite, sgfp4_diag *diag)
+sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *t, int reject_nonfinite,
+                                       float *dst, size_t capacity, sgfp4_diag *diag)
 {
     if (!t || !dst)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
@@ -277,7 +299,7 @@ sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *t, float *dst, 
                           "tensor '%s': dtype %s cannot be converted to float32", t->name,
                           sgfp4_st_dtype_name(t->dtype));
     if (t->elements > capacity / sizeof(float))
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+        return sgfp4_fail(diag, SGFP4_ERR_DST_TOO_SMALL, -1, -1, -1,
                           "tensor '%s': destination too small", t->name);
     const uint8_t *p = t->data;
     const size_t n = (size_t)t->elements;

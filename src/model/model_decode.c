@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/options.h"
 #include "model/model_internal.h"
 
 #define BAND_BYTES ((size_t)16 << 20)
@@ -24,11 +25,11 @@ static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t
                                const sgfp4_model_write_options *o, sgfp4_st_writer *w,
                                sgfp4_diag *diag)
 {
-    sgfp4_status s = sgfp4_model_verify_tensor(m, t, diag);
+    sgfp4_status s = sgfp4_model_tensor_verify(m, t, diag);
     if (s != SGFP4_OK)
         return s;
     sgfp4_tensor *view = NULL;
-    if ((s = sgfp4_model_tensor_open(m, t, NULL, &view, diag)) != SGFP4_OK)
+    if ((s = sgfp4_model_tensor_open(m, t, &view, NULL, diag)) != SGFP4_OK)
         return s;
     const uint64_t rows = t->quant->rows, cols = t->quant->cols;
     const size_t row_bytes = (size_t)cols * sgfp4_dtype_size(dt);
@@ -44,7 +45,7 @@ static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t
     for (uint64_t r = 0; s == SGFP4_OK && r < rows; r += band) {
         const uint64_t end = r + band < rows ? r + band : rows;
         const size_t bytes = (size_t)(end - r) * row_bytes;
-        s = sgfp4_decode_rows(view, r, end, dt, buf, 0, bytes, o ? &o->decode : NULL);
+        s = sgfp4_decode_rows(view, r, end, dt, buf, 0, bytes, o->decode);
         if (s == SGFP4_OK)
             s = sgfp4_st_writer_write(w, buf, bytes);
         if (s != SGFP4_OK)
@@ -57,16 +58,23 @@ static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t
     return s;
 }
 
-sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_model_write_options *o,
-                                const sgfp4_sink *sink, sgfp4_diag *diag)
+sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_sink *sink,
+                                const sgfp4_model_write_options *given, sgfp4_diag *diag)
 {
     sgfp4_diag_clear(diag);
     if (!m || !sink || !sink->write)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    sgfp4_model_write_options opts;
+    const sgfp4_model_write_options *o = &opts;
+    if (SGFP4_OPTIONS_READ(sgfp4_model_write_options, given, &opts) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is not one this library knows "
+                          "(initialise them with sgfp4_model_write_options_init)",
+                          given->struct_size);
     if (!m->quantized)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "the input is not a quantized model (no sgfp4 manifest)");
-    if (o && o->decode_dtype && sgfp4_dtype_size(*o->decode_dtype) == 0)
+    if (o->decode_dtype && sgfp4_dtype_size(*o->decode_dtype) == 0)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown output dtype");
     const size_t n = m->count;
     sgfp4_st_entry *entries = calloc(n ? n : 1, sizeof *entries);
@@ -83,7 +91,7 @@ sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_model_write_op
         const sgfp4_model_tensor *t = &m->entries[m->by_name[i]].pub;
         entries[i].name = t->name;
         if (t->quant) {
-            entries[i].dtype = o && o->decode_dtype ? st_of(*o->decode_dtype) : t->quant->source_dtype;
+            entries[i].dtype = o->decode_dtype ? st_of(*o->decode_dtype) : t->quant->source_dtype;
             entries[i].rank = t->quant->original_rank;
             entries[i].shape = t->quant->original_shape;
         } else {
@@ -101,7 +109,7 @@ sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_model_write_op
         }
     sgfp4_st_writer *w = NULL;
     sgfp4_status s = sgfp4_st_writer_begin(entries, n, keys, values, meta, sink, &w, diag);
-    if (s == SGFP4_OK && o && o->progress)
+    if (s == SGFP4_OK && o->progress)
         o->progress(o->progress_user, &(sgfp4_model_progress){0, n, 0, bytes_total, NULL});
     for (size_t i = 0; s == SGFP4_OK && i < n; i++) {
         const sgfp4_model_tensor *t = &m->entries[m->by_name[i]].pub;
@@ -113,9 +121,9 @@ sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_model_write_op
             sgfp4_fail(diag, s, -1, -1, -1, "tensor '%s': cannot write: %s", t->name,
                        sgfp4_status_str(s));
         }
-        sgfp4_model_release(m, t);
+        sgfp4_model_tensor_evict(m, t);
         bytes_done += t->nbytes;
-        if (s == SGFP4_OK && o && o->progress)
+        if (s == SGFP4_OK && o->progress)
             o->progress(o->progress_user,
                         &(sgfp4_model_progress){i + 1, n, bytes_done, bytes_total, t->name});
     }

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "common/options.h"
 #include "model/model_internal.h"
 
 #define COPY_CHUNK ((size_t)1 << 20)
@@ -77,7 +78,7 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
         if (!owned)
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, (int64_t)t->offset, -1, -1,
                               "tensor '%s': out of memory for its float32 copy", t->name);
-        s = sgfp4_model_tensor_to_f32(t, owned, (size_t)t->elements * sizeof(float), 1, diag);
+        s = sgfp4_model_tensor_to_f32(t, 1, owned, (size_t)t->elements * sizeof(float), diag);
         src = owned;
     } else {
         src = (const float *)(const void *)t->data;
@@ -86,7 +87,7 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     void *container = NULL;
     size_t size = 0;
     if (s == SGFP4_OK) {
-        s = sgfp4_encode_alloc(src, d->rows, d->cols, 0, &d->options, &container, &size);
+        s = sgfp4_encode_alloc(src, d->rows, d->cols, 0, &container, &size, &d->options);
         if (s != SGFP4_OK)
             sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1, "tensor '%s' [%llu x %llu]: encoder "
                        "failed: %s", t->name, (unsigned long long)d->rows,
@@ -98,7 +99,7 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     /* Self-check: the container we are about to publish must pass strict validation. */
     sgfp4_tensor *view = NULL;
     sgfp4_diag inner;
-    s = sgfp4_tensor_open(container, size, d->options.profile, d->rows, d->cols, NULL, &view,
+    s = sgfp4_tensor_open(container, size, d->options.profile, d->rows, d->cols, &view, NULL,
                           &inner);
     sgfp4_tensor_close(view);
     if (s != SGFP4_OK) {
@@ -253,7 +254,7 @@ static sgfp4_status assemble(encode_job *job, const sgfp4_sink *sink)
         if (s != SGFP4_OK)
             sgfp4_fail(diag, s, -1, -1, -1, "tensor '%s': cannot write: %s", t->name,
                        sgfp4_status_str(s));
-        sgfp4_model_release(src, t);
+        sgfp4_model_tensor_evict(src, t);
     }
     if (s == SGFP4_OK)
         s = sgfp4_st_writer_finish(w, diag);
@@ -269,19 +270,26 @@ static sgfp4_status assemble(encode_job *job, const sgfp4_sink *sink)
 static void report(const sgfp4_model_write_options *o, size_t done, size_t total,
                    uint64_t bytes_done, uint64_t bytes_total, const char *current)
 {
-    if (!o || !o->progress)
+    if (!o->progress)
         return;
     const sgfp4_model_progress p = {done, total, bytes_done, bytes_total, current};
     o->progress(o->progress_user, &p);
 }
 
 sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy *policy,
-                                const sgfp4_model_write_options *options, const sgfp4_sink *sink,
+                                const sgfp4_sink *sink, const sgfp4_model_write_options *given,
                                 sgfp4_diag *diag)
 {
     sgfp4_diag_clear(diag);
     if (!src || !policy || !sink || !sink->write)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    sgfp4_model_write_options opts;
+    const sgfp4_model_write_options *options = &opts;
+    if (SGFP4_OPTIONS_READ(sgfp4_model_write_options, given, &opts) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is not one this library knows "
+                          "(initialise them with sgfp4_model_write_options_init)",
+                          given->struct_size);
     if (src->quantized)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "the input is already a quantized model (it has an sgfp4 manifest)");
@@ -294,10 +302,10 @@ sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
     }
     sgfp4_status s = SGFP4_OK;
-    job.spool = sgfp4_temp_file(options ? options->temp_dir : NULL);
+    job.spool = sgfp4_temp_file(options->temp_dir);
     if (job.spool < 0)
         s = sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "cannot create a spool file in %s: %s",
-                       sgfp4_temp_dir(options ? options->temp_dir : NULL), strerror(errno));
+                       sgfp4_temp_dir(options->temp_dir), strerror(errno));
     uint64_t bytes_total = 0, bytes_done = 0;
     for (size_t k = 0; k < src->count; k++)
         bytes_total += src->entries[k].pub.nbytes;
@@ -307,7 +315,7 @@ sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy
         sgfp4_model_policy_decide(policy, t, &job.plan[k].decision);
         if (job.plan[k].decision.quantize)
             s = encode_one(&job, t, &job.plan[k]);
-        sgfp4_model_release(src, t);
+        sgfp4_model_tensor_evict(src, t);
         bytes_done += t->nbytes;
         report(options, k + 1, src->count, bytes_done, bytes_total, t->name);
     }

@@ -39,7 +39,7 @@ sgfp4_status sgfp4_model_policy_create(sgfp4_model_policy **out)
     sgfp4_model_policy *p = calloc(1, sizeof *p);
     if (!p)
         return SGFP4_ERR_NOMEM;
-    sgfp4_encode_options_default(&p->defaults);
+    sgfp4_encode_options_init(&p->defaults);
     p->embeddings = 1;
     p->min_elements = DEFAULT_MIN_ELEMENTS;
     *out = p;

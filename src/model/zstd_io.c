@@ -39,10 +39,10 @@ static sgfp4_status zsink_write(void *user, const void *data, size_t size)
     return zsink_pump(user, &in, ZSTD_e_continue);
 }
 
-sgfp4_status sgfp4_zstd_sink_create(const sgfp4_sink *inner, int level, unsigned threads,
-                                    sgfp4_zstd_sink **out)
+sgfp4_status sgfp4_zstd_sink_begin(const sgfp4_sink *inner, int level, unsigned threads,
+                                   sgfp4_zstd_sink **out)
 {
-    if (!inner || !out || level < 0 || level > ZSTD_maxCLevel())
+    if (!inner || !out || level < 0 || level > ZSTD_maxCLevel() || threads > SGFP4_MAX_THREADS)
         return SGFP4_ERR_ARGUMENT;
     sgfp4_zstd_sink *zs = calloc(1, sizeof *zs);
     if (!zs)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "vulkan/vk_internal.h"
+#include "common/options.h"
 #include "container/diag.h"
 
 sgfp4_status sgfp4_vk_fail(sgfp4_diag *diag, VkResult result, const char *what)
@@ -277,17 +278,43 @@ static sgfp4_status choose_device(const VkPhysicalDevice *devices, uint32_t n, i
     return SGFP4_OK;
 }
 
-sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options, sgfp4_vk_context **out,
-                             sgfp4_diag *diag)
+void sgfp4_vk_context_options_init(sgfp4_vk_context_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->device_index = -1;
+}
+
+/* Reads the caller's context options (NULL: the defaults) into *o. */
+static sgfp4_status read_options(const sgfp4_vk_context_options *given,
+                                 sgfp4_vk_context_options *o, sgfp4_diag *diag)
+{
+    if (SGFP4_OPTIONS_READ(sgfp4_vk_context_options, given, o) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is not one this library knows "
+                          "(initialise them with sgfp4_vk_context_options_init)",
+                          given->struct_size);
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,
+                                     const sgfp4_vk_context_options *given, sgfp4_diag *diag)
 {
     if (!out)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
     *out = NULL;
+    sgfp4_vk_context_options opts;
+    const sgfp4_vk_context_options *options = &opts;
+    const sgfp4_status os = read_options(given, &opts, diag);
+    if (os != SGFP4_OK)
+        return os;
     sgfp4_vk_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
     ctx->owns_device = 1;
-    ctx->flags = options ? options->flags : 0;
+    ctx->flags = options->flags;
     VkResult r = create_instance(&ctx->instance);
     if (r != VK_SUCCESS) {
         free(ctx);
@@ -297,16 +324,16 @@ sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options, sgfp4_vk_co
     uint32_t n = 0, index = 0;
     sgfp4_status s = enumerate(ctx->instance, &devices, &n, diag);
     if (s == SGFP4_OK)
-        s = choose_device(devices, n, options ? options->device_index : -1, &index, diag);
+        s = choose_device(devices, n, options->device_index, &index, diag);
     if (s != SGFP4_OK) {
         free(devices);
-        sgfp4_vk_destroy(ctx);
+        sgfp4_vk_context_free(ctx);
         return s;
     }
     ctx->physical_device = devices[index];
     free(devices);
     if (!pick_queue_family(ctx->physical_device, &ctx->queue_family)) {
-        sgfp4_vk_destroy(ctx);
+        sgfp4_vk_context_free(ctx);
         return sgfp4_fail(diag, SGFP4_ERR_VK_NO_DEVICE, -1, -1, -1,
                           "Vulkan: device %u has no compute queue", index);
     }
@@ -331,26 +358,30 @@ sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options, sgfp4_vk_co
                                     .enabledExtensionCount = count,
                                     .ppEnabledExtensionNames = extensions};
     if ((r = vkCreateDevice(ctx->physical_device, &dci, NULL, &ctx->device)) != VK_SUCCESS) {
-        sgfp4_vk_destroy(ctx);
+        sgfp4_vk_context_free(ctx);
         return sgfp4_vk_fail(diag, r, "vkCreateDevice");
     }
     vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
     if ((s = finish_context(ctx, index, diag)) != SGFP4_OK) {
-        sgfp4_vk_destroy(ctx);
+        sgfp4_vk_context_free(ctx);
         return s;
     }
     *out = ctx;
     return SGFP4_OK;
 }
 
-sgfp4_status sgfp4_vk_import(const sgfp4_vk_import_info *info, sgfp4_vk_context **out,
-                             sgfp4_diag *diag)
+sgfp4_status sgfp4_vk_context_import(const sgfp4_vk_handles *info, sgfp4_vk_context **out,
+                                     const sgfp4_vk_context_options *given, sgfp4_diag *diag)
 {
     if (!out || !info || !info->instance || !info->physical_device || !info->device ||
         !info->queue)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "sgfp4_vk_import: NULL argument or handle");
+                          "sgfp4_vk_context_import: NULL argument or handle");
     *out = NULL;
+    sgfp4_vk_context_options options;
+    const sgfp4_status os = read_options(given, &options, diag);
+    if (os != SGFP4_OK)
+        return os;
     sgfp4_vk_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
@@ -359,18 +390,18 @@ sgfp4_status sgfp4_vk_import(const sgfp4_vk_import_info *info, sgfp4_vk_context 
     ctx->device = info->device;
     ctx->queue_family = info->queue_family;
     ctx->queue = info->queue;
-    ctx->flags = info->flags;
+    ctx->flags = options.flags;
     /* The runtime's device index is unknown to us: report 0. */
     const sgfp4_status s = finish_context(ctx, 0, diag);
     if (s != SGFP4_OK) {
-        sgfp4_vk_destroy(ctx);
+        sgfp4_vk_context_free(ctx);
         return s;
     }
     *out = ctx;
     return SGFP4_OK;
 }
 
-void sgfp4_vk_destroy(sgfp4_vk_context *ctx)
+void sgfp4_vk_context_free(sgfp4_vk_context *ctx)
 {
     if (!ctx)
         return;
@@ -392,7 +423,7 @@ void sgfp4_vk_destroy(sgfp4_vk_context *ctx)
     free(ctx);
 }
 
-void sgfp4_vk_get_device_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
+void sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
 {
     if (!info)
         return;
@@ -403,7 +434,7 @@ void sgfp4_vk_get_device_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info 
     *info = ctx->info;
 }
 
-void sgfp4_vk_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles)
+void sgfp4_vk_context_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles)
 {
     if (!handles)
         return;

@@ -63,7 +63,7 @@ static double now_seconds(void)
 
 sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src, VkDeviceSize src_offset,
                                   VkBuffer dst, VkDeviceSize dst_offset, uint64_t size,
-                                  sgfp4_vk_timing *timing, sgfp4_diag *diag)
+                                  sgfp4_diag *diag)
 {
     if (!ctx || src == VK_NULL_HANDLE || dst == VK_NULL_HANDLE || size == 0 ||
         (src_offset | dst_offset | size) % 16 != 0)
@@ -113,6 +113,7 @@ sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src, VkDeviceS
                                 (uint32_t)((src_offset - src_at) / 16),
                                 (uint32_t)((dst_offset - dst_at) / 16)};
     const double t0 = now_seconds();
+    ctx->last_call = SGFP4_VK_LAST_NONE;
     if ((s = sgfp4_vk_begin(ctx, diag)) != SGFP4_OK)
         return s;
     if (ctx->timestamps)
@@ -131,10 +132,7 @@ sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src, VkDeviceS
     sgfp4_vk_barrier_all(ctx);
     if ((s = sgfp4_vk_submit_wait(ctx, diag)) != SGFP4_OK)
         return s;
-    if (timing) {
-        timing->submit_seconds = now_seconds() - t0;
-        timing->gpu_seconds = sgfp4_vk_timestamp_seconds(ctx, 0);
-        timing->copy_seconds = timing->gpu_seconds;
-    }
+    ctx->last_call = SGFP4_VK_LAST_COPY;
+    ctx->last_submit_seconds = now_seconds() - t0;
     return SGFP4_OK;
 }

@@ -98,7 +98,7 @@ static sgfp4_status check_args(const sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     return SGFP4_OK;
 }
 
-double sgfp4_vk_timestamp_seconds(sgfp4_vk_context *ctx, uint32_t first)
+double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first)
 {
     uint64_t ticks[2];
     if (!ctx->timestamps ||
@@ -115,10 +115,24 @@ static void stamp(sgfp4_vk_context *ctx, uint32_t query)
         vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->queries, query);
 }
 
+void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *timing)
+{
+    if (!timing)
+        return;
+    memset(timing, 0, sizeof *timing);
+    if (!ctx || ctx->last_call == SGFP4_VK_LAST_NONE)
+        return;
+    timing->submit_seconds = ctx->last_submit_seconds;
+    timing->gpu_seconds = sgfp4_vk_timestamp_seconds(ctx, 0);
+    if (ctx->last_call == SGFP4_VK_LAST_DECODE_TO_HOST)
+        timing->copy_seconds = sgfp4_vk_timestamp_seconds(ctx, 2);
+    else if (ctx->last_call == SGFP4_VK_LAST_COPY)
+        timing->copy_seconds = timing->gpu_seconds;
+}
+
 sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                        sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
-                                       uint64_t row_stride, sgfp4_vk_timing *timing,
-                                       sgfp4_diag *diag)
+                                       uint64_t row_stride, sgfp4_diag *diag)
 {
     sgfp4_status s = check_args(ctx, tensor, dtype, diag);
     if (s != SGFP4_OK)
@@ -132,6 +146,7 @@ sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                           "row stride below cols, or an offset that is not a multiple of the "
                           "element size");
     const double t0 = now_seconds();
+    ctx->last_call = SGFP4_VK_LAST_NONE;
     if ((s = sgfp4_vk_begin(ctx, diag)) != SGFP4_OK)
         return s;
     if (ctx->timestamps)
@@ -147,18 +162,14 @@ sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_ten
     sgfp4_vk_barrier_all(ctx); /* the results are visible to later work of this queue */
     if ((s = sgfp4_vk_submit_wait(ctx, diag)) != SGFP4_OK)
         return s;
-    if (timing) {
-        timing->submit_seconds = now_seconds() - t0;
-        timing->gpu_seconds = sgfp4_vk_timestamp_seconds(ctx, 0);
-        timing->copy_seconds = 0;
-    }
+    ctx->last_call = SGFP4_VK_LAST_DECODE;
+    ctx->last_submit_seconds = now_seconds() - t0;
     return SGFP4_OK;
 }
 
 sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                      sgfp4_dtype dtype, void *dst, size_t row_stride,
-                                     size_t dst_capacity, sgfp4_vk_timing *timing,
-                                     sgfp4_diag *diag)
+                                     size_t dst_capacity, sgfp4_diag *diag)
 {
     sgfp4_status s = check_args(ctx, tensor, dtype, diag);
     if (s != SGFP4_OK)
@@ -166,16 +177,19 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     const uint64_t elem = sgfp4_dtype_size(dtype);
     if (row_stride == 0)
         row_stride = (size_t)tensor->cols;
-    if (!dst || row_stride < tensor->cols ||
-        ((tensor->rows - 1) * row_stride + tensor->cols) > dst_capacity / elem)
+    if (!dst || row_stride < tensor->cols)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "NULL destination, row stride below cols, or too small a buffer");
+                          "NULL destination, or a row stride below cols");
+    if (((tensor->rows - 1) * row_stride + tensor->cols) > dst_capacity / elem)
+        return sgfp4_fail(diag, SGFP4_ERR_DST_TOO_SMALL, -1, -1, -1,
+                          "a %zu-byte destination is too small for the tensor", dst_capacity);
     const uint64_t packed = ((tensor->rows * tensor->cols * elem) + 15) & ~(uint64_t)15;
     sgfp4_vk_buffer device = {0}, readback = {0};
     s = sgfp4_vk_buffer_init(ctx, packed, 0, &device, diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_buffer_init(ctx, packed, 1, &readback, diag);
     const double t0 = now_seconds();
+    ctx->last_call = SGFP4_VK_LAST_NONE;
     if (s == SGFP4_OK)
         s = sgfp4_vk_begin(ctx, diag);
     if (s == SGFP4_OK) {
@@ -211,11 +225,8 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
             for (uint64_t r = 0; r < tensor->rows; r++)
                 memcpy(to + r * row_stride * elem, from + r * row_bytes, row_bytes);
         }
-        if (timing) {
-            timing->submit_seconds = now_seconds() - t0;
-            timing->gpu_seconds = sgfp4_vk_timestamp_seconds(ctx, 0);
-            timing->copy_seconds = sgfp4_vk_timestamp_seconds(ctx, 2);
-        }
+        ctx->last_call = SGFP4_VK_LAST_DECODE_TO_HOST;
+        ctx->last_submit_seconds = now_seconds() - t0;
     }
     sgfp4_vk_buffer_release(ctx, &device);
     sgfp4_vk_buffer_release(ctx, &readback);

@@ -5,6 +5,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include "sgfp4_experimental.h"
 #include "sgfp4_vulkan.h"
 #include "container/tensor.h"
 
@@ -46,6 +47,11 @@ struct sgfp4_vk_context {
     VkCommandBuffer cmd;
     VkFence fence;
     VkQueryPool queries;       /* 4 timestamps, or VK_NULL_HANDLE */
+    /* What the last GPU call was, for sgfp4_vk_context_last_timing(): the timestamps stay
+     * in `queries` until the next call resets them. */
+    enum { SGFP4_VK_LAST_NONE, SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_DECODE_TO_HOST,
+           SGFP4_VK_LAST_COPY } last_call;
+    double last_submit_seconds;
 
     /* The copy pipeline (vk_copy.c), created on first use. */
     VkShaderModule copy_module;
@@ -56,10 +62,12 @@ struct sgfp4_vk_context {
 };
 
 struct sgfp4_vk_tensor {
-    sgfp4_vk_buffer container; /* owned copy (sgfp4_vk_upload); empty after sgfp4_vk_bind */
+    sgfp4_vk_buffer container; /* owned copy (sgfp4_vk_tensor_create); empty when the bytes
+                                  are the caller's (sgfp4_vk_tensor_create_from_buffer) */
     VkBuffer src;              /* where the container bytes are */
     VkDeviceSize src_offset;
-    sgfp4_vk_buffer table;     /* v2 leaf table of sgfp4_vk_bind (or a 16-byte dummy) */
+    sgfp4_vk_buffer table;     /* v2 leaf table in the caller's-buffer case (or a 16-byte
+                                  dummy) */
     VkBuffer table_src;        /* where the leaf table is: after the container in an upload */
     VkDeviceSize table_offset;
     sgfp4_profile profile;
@@ -112,7 +120,7 @@ extern const size_t sgfp4_vk_spv_copy_size;
 /* Releases the copy pipeline's objects (vk_copy.c). */
 void sgfp4_vk_copy_release(sgfp4_vk_context *ctx);
 /* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable (vk_decode.c). */
-double sgfp4_vk_timestamp_seconds(sgfp4_vk_context *ctx, uint32_t first);
+double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);
 
 /* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, blocks
  * record locations, then one packed word per leaf (see shaders/decode_body.glsl, s_leaf). Returns the word count, or

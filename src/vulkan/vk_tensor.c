@@ -105,11 +105,12 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
     return s;
 }
 
-sgfp4_status sgfp4_vk_upload(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
-                             sgfp4_vk_tensor **out, sgfp4_diag *diag)
+sgfp4_status sgfp4_vk_tensor_create(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
+                                    sgfp4_vk_tensor **out, sgfp4_diag *diag)
 {
     if (!ctx || !tensor || !out)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "sgfp4_vk_upload: NULL argument");
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_tensor_create: NULL argument");
     *out = NULL;
     sgfp4_vk_tensor *vt = NULL;
     sgfp4_status s = tensor_begin(ctx, tensor, &vt, diag);
@@ -125,15 +126,18 @@ sgfp4_status sgfp4_vk_upload(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
     return SGFP4_OK;
 }
 
-sgfp4_status sgfp4_vk_bind(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor, VkBuffer buffer,
-                           VkDeviceSize offset, sgfp4_vk_tensor **out, sgfp4_diag *diag)
+sgfp4_status sgfp4_vk_tensor_create_from_buffer(sgfp4_vk_context *ctx,
+                                                const sgfp4_tensor *tensor, VkBuffer buffer,
+                                                VkDeviceSize offset, sgfp4_vk_tensor **out,
+                                                sgfp4_diag *diag)
 {
     if (!ctx || !tensor || !out || buffer == VK_NULL_HANDLE)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "sgfp4_vk_bind: NULL argument");
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_tensor_create_from_buffer: NULL argument");
     *out = NULL;
     if (offset % 4 != 0)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "sgfp4_vk_bind: offset %llu is not a multiple of 4",
+                          "sgfp4_vk_tensor_create_from_buffer: offset %llu is not a multiple of 4",
                           (unsigned long long)offset);
     sgfp4_vk_tensor *vt = NULL;
     sgfp4_status s = tensor_begin(ctx, tensor, &vt, diag);

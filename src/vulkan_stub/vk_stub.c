@@ -3,8 +3,9 @@
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "sgfp4_vulkan.h"
 #include "container/diag.h"
+#include "sgfp4_experimental.h"
+#include "sgfp4_vulkan.h"
 
 static sgfp4_status unavailable(sgfp4_diag *diag)
 {
@@ -22,8 +23,17 @@ sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity, s
     return unavailable(diag);
 }
 
-sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options, sgfp4_vk_context **out,
-                             sgfp4_diag *diag)
+void sgfp4_vk_context_options_init(sgfp4_vk_context_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->device_index = -1;
+}
+
+sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,
+                                     const sgfp4_vk_context_options *options, sgfp4_diag *diag)
 {
     (void)options;
     if (out)
@@ -31,22 +41,37 @@ sgfp4_status sgfp4_vk_create(const sgfp4_vk_create_options *options, sgfp4_vk_co
     return unavailable(diag);
 }
 
-sgfp4_status sgfp4_vk_import(const sgfp4_vk_import_info *info, sgfp4_vk_context **out,
-                             sgfp4_diag *diag)
+sgfp4_status sgfp4_vk_context_import(const sgfp4_vk_handles *handles, sgfp4_vk_context **out,
+                                     const sgfp4_vk_context_options *options, sgfp4_diag *diag)
 {
-    (void)info;
+    (void)handles;
+    (void)options;
     if (out)
         *out = NULL;
     return unavailable(diag);
 }
 
-void sgfp4_vk_destroy(sgfp4_vk_context *ctx) { (void)ctx; }
+void sgfp4_vk_context_free(sgfp4_vk_context *ctx) { (void)ctx; }
 
-void sgfp4_vk_get_device_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
+void sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
 {
     (void)ctx;
     if (info)
         memset(info, 0, sizeof *info);
+}
+
+void sgfp4_vk_context_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles)
+{
+    (void)ctx;
+    if (handles)
+        memset(handles, 0, sizeof *handles);
+}
+
+void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *timing)
+{
+    (void)ctx;
+    if (timing)
+        memset(timing, 0, sizeof *timing);
 }
 
 sgfp4_status sgfp4_vk_buffer_create(sgfp4_vk_context *ctx, uint64_t size, sgfp4_vk_buffer **out,
@@ -71,8 +96,8 @@ void sgfp4_vk_buffer_free(sgfp4_vk_context *ctx, sgfp4_vk_buffer *buffer)
     (void)buffer;
 }
 
-sgfp4_status sgfp4_vk_upload(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
-                             sgfp4_vk_tensor **out, sgfp4_diag *diag)
+sgfp4_status sgfp4_vk_tensor_create(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
+                                    sgfp4_vk_tensor **out, sgfp4_diag *diag)
 {
     (void)ctx;
     (void)tensor;
@@ -81,8 +106,10 @@ sgfp4_status sgfp4_vk_upload(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
     return unavailable(diag);
 }
 
-sgfp4_status sgfp4_vk_bind(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor, VkBuffer buffer,
-                           VkDeviceSize offset, sgfp4_vk_tensor **out, sgfp4_diag *diag)
+sgfp4_status sgfp4_vk_tensor_create_from_buffer(sgfp4_vk_context *ctx,
+                                                const sgfp4_tensor *tensor, VkBuffer buffer,
+                                                VkDeviceSize offset, sgfp4_vk_tensor **out,
+                                                sgfp4_diag *diag)
 {
     (void)ctx;
     (void)tensor;
@@ -101,8 +128,7 @@ void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)
 
 sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                        sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
-                                       uint64_t row_stride, sgfp4_vk_timing *timing,
-                                       sgfp4_diag *diag)
+                                       uint64_t row_stride, sgfp4_diag *diag)
 {
     (void)ctx;
     (void)tensor;
@@ -110,14 +136,12 @@ sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_ten
     (void)dst;
     (void)dst_offset;
     (void)row_stride;
-    (void)timing;
     return unavailable(diag);
 }
 
 sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                      sgfp4_dtype dtype, void *dst, size_t row_stride,
-                                     size_t dst_capacity, sgfp4_vk_timing *timing,
-                                     sgfp4_diag *diag)
+                                     size_t dst_capacity, sgfp4_diag *diag)
 {
     (void)ctx;
     (void)tensor;
@@ -125,20 +149,12 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     (void)dst;
     (void)row_stride;
     (void)dst_capacity;
-    (void)timing;
     return unavailable(diag);
-}
-
-void sgfp4_vk_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles)
-{
-    (void)ctx;
-    if (handles)
-        memset(handles, 0, sizeof *handles);
 }
 
 sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src, VkDeviceSize src_offset,
                                   VkBuffer dst, VkDeviceSize dst_offset, uint64_t size,
-                                  sgfp4_vk_timing *timing, sgfp4_diag *diag)
+                                  sgfp4_diag *diag)
 {
     (void)ctx;
     (void)src;
@@ -146,6 +162,5 @@ sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src, VkDeviceS
     (void)dst;
     (void)dst_offset;
     (void)size;
-    (void)timing;
     return unavailable(diag);
 }

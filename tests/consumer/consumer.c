@@ -11,7 +11,7 @@ int main(void)
     c[0] = 0x00, c[1] = 0x38, c[2] = 0x00, c[3] = 0x3C; /* bias 0x3800 = 0.5, scale 0x3C00 */
     c[8] = 0x03;                                          /* first code: +3 */
     sgfp4_tensor *t = NULL;
-    if (sgfp4_tensor_open(c, sizeof c, SGFP4_PROFILE_V1, 1, 1, NULL, &t, NULL) != SGFP4_OK)
+    if (sgfp4_tensor_open(c, sizeof c, SGFP4_PROFILE_V1, 1, 1, &t, NULL, NULL) != SGFP4_OK)
         return 1;
     float w = 0;
     const sgfp4_status s = sgfp4_decode(t, SGFP4_DTYPE_F32, &w, 0, sizeof w, NULL);

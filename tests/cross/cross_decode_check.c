@@ -31,6 +31,7 @@
 #include "cross/neon_parts_check.h"
 #include "decode/kernels.h"
 #include "support/decode_paths.h"
+#include "support/options.h"
 #include "synth_container.h"
 
 #define DEFAULT_CONTAINERS 324u /* every shape pair 4 times */
@@ -167,7 +168,7 @@ static bool check_public(const sgfp4_tensor *t, const decode_reference *ref, cha
     const bool have_neon = sgfp4_decode_kernels_forced(SGFP4_BACKEND_NEON) != NULL;
     const sgfp4_backend backends[2] = {SGFP4_BACKEND_AUTO, SGFP4_BACKEND_NEON};
     for (unsigned i = 0; i < 2 && ok; i++) {
-        const sgfp4_decode_options o = {.backend = backends[i], .threads = 2};
+        const sgfp4_decode_options o = decode_options(backends[i], 2, SGFP4_STORE_AUTO);
         const sgfp4_status want = i == 1 && !have_neon ? SGFP4_ERR_UNAVAILABLE : SGFP4_OK;
         const sgfp4_status s = sgfp4_decode(t, SGFP4_DTYPE_F32, whole, 0, bytes, &o);
         const sgfp4_status g =
@@ -264,7 +265,7 @@ static bool check_container(run *r, uint64_t i)
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag = {0};
     if (!fenced_ok ||
-        sgfp4_tensor_open(f.data, size, p.profile, p.rows, p.cols, NULL, &t, &diag) != SGFP4_OK) {
+        sgfp4_tensor_open(f.data, size, p.profile, p.rows, p.cols, &t, NULL, &diag) != SGFP4_OK) {
         snprintf(c->message, sizeof c->message, "did not open: %s",
                  fenced_ok ? diag.message : "out of memory");
         if (fenced_ok)

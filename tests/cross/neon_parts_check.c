@@ -112,7 +112,7 @@ static bool check_listing(char *message, size_t size)
         uint8_t *data = synth_container(&p, &bytes);
         sgfp4_tensor *t = NULL;
         if (!data ||
-            sgfp4_tensor_open(data, bytes, p.profile, p.rows, p.cols, NULL, &t, NULL) != SGFP4_OK) {
+            sgfp4_tensor_open(data, bytes, p.profile, p.rows, p.cols, &t, NULL, NULL) != SGFP4_OK) {
             snprintf(message, size, "listing check: container %u did not open", i);
             free(data);
             return false;

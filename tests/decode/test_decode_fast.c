@@ -16,6 +16,7 @@
 
 #include "decode/kernels.h"
 #include "support/decode_paths.h"
+#include "support/options.h"
 #include "synth_container.h"
 
 static decode_rng rng = {12345};
@@ -55,7 +56,7 @@ static sgfp4_tensor *open_or_fail(const uint8_t *data, size_t size, sgfp4_profil
 {
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_tensor_open(data, size, profile, rows, cols, NULL, &t, &diag);
+    const sgfp4_status s = sgfp4_tensor_open(data, size, profile, rows, cols, &t, NULL, &diag);
     if (s != SGFP4_OK)
         fail_msg("open %llux%llu: %s", (unsigned long long)rows, (unsigned long long)cols,
                  diag.message);
@@ -196,7 +197,7 @@ static void test_public_backends(void **state)
     float *want = malloc(bytes), *got = malloc(bytes);
     assert_non_null(want);
     assert_non_null(got);
-    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+    const sgfp4_decode_options scalar = decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, want, 0, bytes, &scalar), SGFP4_OK);
     const sgfp4_backend backends[] = {SGFP4_BACKEND_AUTO,    SGFP4_BACKEND_CPU,
                                       SGFP4_BACKEND_SCALAR,  SGFP4_BACKEND_GENERIC,
@@ -207,8 +208,8 @@ static void test_public_backends(void **state)
         const char *name = sgfp4_decode_backend_name(backends[b]);
         for (unsigned threads = 0; threads < 4; threads++)
             for (unsigned store = 0; store < 3; store++) {
-                const sgfp4_decode_options o = {.backend = backends[b], .threads = threads,
-                                                .store = (sgfp4_store)store};
+                const sgfp4_decode_options o =
+                    decode_options(backends[b], threads, (sgfp4_store)store);
                 memset(got, 0, bytes);
                 const uint64_t rows[3] = {199, 0, 64};
                 if (!name) { /* a kernel set this build or CPU does not run */
@@ -240,10 +241,10 @@ static void test_public_backends(void **state)
     assert_null(sgfp4_decode_backend_name((sgfp4_backend)9));
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, NULL), SGFP4_OK);
     assert_memory_equal(want, got, bytes);
-    const sgfp4_decode_options bad = {.backend = (sgfp4_backend)9, .threads = 1};
+    const sgfp4_decode_options bad = decode_options((sgfp4_backend)9, 1, SGFP4_STORE_AUTO);
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &bad), SGFP4_ERR_ARGUMENT);
-    const sgfp4_decode_options bad_store = {.backend = SGFP4_BACKEND_AUTO,
-                                            .store = (sgfp4_store)3};
+    const sgfp4_decode_options bad_store =
+        decode_options(SGFP4_BACKEND_AUTO, 0, (sgfp4_store)3);
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &bad_store),
                      SGFP4_ERR_ARGUMENT);
     const uint64_t one_row = 0;
@@ -287,17 +288,18 @@ static void test_scratch_refused(void **state)
     size_t size;
     uint8_t *data = synth_container(&p, &size);
     assert_non_null(data);
-    sgfp4_open_options oo = {0};
+    sgfp4_open_options oo;
+    sgfp4_open_options_init(&oo);
     oo.allocator = (sgfp4_allocator){small_alloc, small_free, NULL};
     sgfp4_tensor *t = NULL;
-    assert_int_equal(sgfp4_tensor_open(data, size, p.profile, p.rows, p.cols, &oo, &t, NULL),
+    assert_int_equal(sgfp4_tensor_open(data, size, p.profile, p.rows, p.cols, &t, &oo, NULL),
                      SGFP4_OK);
     const size_t bytes = 150 * 260 * 4;
     float *want = malloc(bytes), *got = malloc(bytes);
     assert_non_null(want);
     assert_non_null(got);
-    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
-    const sgfp4_decode_options fast = {.backend = SGFP4_BACKEND_CPU, .threads = 2};
+    const sgfp4_decode_options scalar = decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
+    const sgfp4_decode_options fast = decode_options(SGFP4_BACKEND_CPU, 2, SGFP4_STORE_AUTO);
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, want, 0, bytes, &scalar), SGFP4_OK);
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, got, 0, bytes, &fast), SGFP4_OK);
     assert_memory_equal(want, got, bytes);
@@ -377,7 +379,7 @@ static unsigned check_manifest(const char *dir)
         if (!data)
             continue;
         sgfp4_tensor *t = NULL;
-        if (sgfp4_tensor_open(data, size, pr, rows, cols, NULL, &t, NULL) == SGFP4_OK) {
+        if (sgfp4_tensor_open(data, size, pr, rows, cols, &t, NULL, NULL) == SGFP4_OK) {
             check_all_paths(t, 3); /* only containers that open (a set may hold rejects) */
             sgfp4_tensor_close(t);
             checked++;

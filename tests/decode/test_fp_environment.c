@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "sgfp4.h"
+#include "sgfp4_experimental.h"
+#include "support/options.h"
 #include "synth_container.h"
 
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
@@ -64,13 +66,14 @@ static void test_decode(void **state)
         uint8_t *data = synth_container(&p, &size);
         assert_non_null(data);
         sgfp4_tensor *t = NULL;
-        assert_int_equal(sgfp4_tensor_open(data, size, p.profile, p.rows, p.cols, NULL, &t, NULL),
+        assert_int_equal(sgfp4_tensor_open(data, size, p.profile, p.rows, p.cols, &t, NULL, NULL),
                          SGFP4_OK);
         const size_t n = (size_t)(p.rows * p.cols);
         uint8_t *want[3], *got = malloc(n * 4);
         assert_non_null(got);
         for (int d = 0; d < 3; d++) {
-            const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+            const sgfp4_decode_options scalar =
+                decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
             want[d] = malloc(n * 4);
             assert_non_null(want[d]);
             assert_int_equal(sgfp4_decode(t, (sgfp4_dtype)d, want[d], 0, n * 4, &scalar),
@@ -85,9 +88,8 @@ static void test_decode(void **state)
                 continue;
             for (unsigned k = 0; k < 6; k++) {
                 const sgfp4_dtype dtype = (sgfp4_dtype)(k % 3);
-                const sgfp4_decode_options o = {
-                    .backend = backends[b], .threads = k < 3 ? 1 : 3,
-                    .store = k % 2 ? SGFP4_STORE_STREAMING : SGFP4_STORE_CACHED};
+                const sgfp4_decode_options o = decode_options(
+                    backends[b], k < 3 ? 1 : 3, k % 2 ? SGFP4_STORE_STREAMING : SGFP4_STORE_CACHED);
                 const size_t bytes = n * sgfp4_dtype_size(dtype);
                 memset(got, 0x5A, bytes);
                 assert_int_equal(sgfp4_decode(t, dtype, got, 0, bytes, &o), SGFP4_OK);
@@ -128,17 +130,17 @@ static void test_encode(void **state)
     assert_non_null(w);
     for (unsigned k = 0; k < 4; k++) {
         sgfp4_encode_options eo;
-        sgfp4_encode_options_default(&eo);
+        sgfp4_encode_options_init(&eo);
         eo.profile = k == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
         eo.target_bpw = k == 1 ? 2.5 : 4.5;
         eo.policy = k == 3 ? SGFP4_POLICY_THRESHOLD : SGFP4_POLICY_RATE;
         eo.threads = k % 2 ? 3 : 1;
         void *want = NULL, *got = NULL;
         size_t want_size = 0, got_size = 0;
-        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &eo, &want, &want_size), SGFP4_OK);
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &want, &want_size, &eo), SGFP4_OK);
         set_unusual();
         const uint64_t unusual = fp_control();
-        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &eo, &got, &got_size), SGFP4_OK);
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &got, &got_size, &eo), SGFP4_OK);
         assert_int_equal(fp_control(), unusual);
         assert_int_equal(fesetenv(&caller), 0);
         assert_int_equal(got_size, want_size);

@@ -26,11 +26,11 @@ static void check_quantized(const sgfp4_model *m, const sgfp4_model_tensor *t,
     FUZZ_ASSERT(q->profile == SGFP4_PROFILE_V1 || q->profile == SGFP4_PROFILE_V2);
     FUZZ_ASSERT(strlen(q->sha256) == 64);
     sgfp4_open_options options;
-    memset(&options, 0, sizeof options);
+    sgfp4_open_options_init(&options);
     options.limits.max_elements = FUZZ_MAX_ELEMENTS;
     sgfp4_tensor *view = NULL;
     sgfp4_diag diag;
-    const sgfp4_status opened = sgfp4_model_tensor_open(m, t, &options, &view, &diag);
+    const sgfp4_status opened = sgfp4_model_tensor_open(m, t, &view, &options, &diag);
     if (opened == SGFP4_OK) {
         sgfp4_tensor_info info;
         sgfp4_tensor_get_info(view, &info);
@@ -42,7 +42,7 @@ static void check_quantized(const sgfp4_model *m, const sgfp4_model_tensor *t,
         FUZZ_ASSERT(view == NULL && diag.status == opened);
     }
     /* verify = strict open (default limits) + sha256 */
-    const sgfp4_status verified = sgfp4_model_verify_tensor(m, t, &diag);
+    const sgfp4_status verified = sgfp4_model_tensor_verify(m, t, &diag);
     if (verified == SGFP4_OK)
         FUZZ_ASSERT(opened == SGFP4_OK || opened == SGFP4_ERR_LIMIT);
     (void)size;
@@ -51,12 +51,12 @@ static void check_quantized(const sgfp4_model *m, const sgfp4_model_tensor *t,
 static void fuzz_file(const uint8_t *data, size_t size, int small_header)
 {
     sgfp4_model_open_options options;
-    memset(&options, 0, sizeof options);
+    sgfp4_model_open_options_init(&options);
     if (small_header)
         options.limits.max_header_bytes = 1 << 20;
     sgfp4_model *m = NULL;
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_model_open_memory(data, size, &options, &m, &diag);
+    const sgfp4_status s = sgfp4_model_open_memory(data, size, &m, &options, &diag);
     if (s != SGFP4_OK) {
         FUZZ_ASSERT(m == NULL && diag.status == s && diag.message[0] != '\0');
         return;
@@ -70,7 +70,7 @@ static void fuzz_file(const uint8_t *data, size_t size, int small_header)
     for (size_t i = 0; i < count; i++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, i);
         FUZZ_ASSERT(t && t->name);
-        FUZZ_ASSERT(sgfp4_model_find(m, t->name) == t);
+        FUZZ_ASSERT(sgfp4_model_tensor_find(m, t->name) == t);
         FUZZ_ASSERT(t->offset >= data_offset && t->offset <= size &&
                     size - t->offset >= t->nbytes);
         FUZZ_ASSERT(t->data == data + t->offset);
@@ -84,7 +84,7 @@ static void fuzz_file(const uint8_t *data, size_t size, int small_header)
             const size_t bytes = (size_t)t->elements * 4;
             float *f = malloc(bytes ? bytes : 1);
             FUZZ_ASSERT(f);
-            (void)sgfp4_model_tensor_to_f32(t, f, bytes, (int)(i & 1), &diag);
+            (void)sgfp4_model_tensor_to_f32(t, (int)(i & 1), f, bytes, &diag);
             free(f);
         }
     }
@@ -98,7 +98,7 @@ static void fuzz_file(const uint8_t *data, size_t size, int small_header)
     if (sgfp4_model_is_quantized(m) && total_elements <= FUZZ_MAX_ELEMENTS) {
         uint64_t written = 0;
         const sgfp4_sink sink = {discard, &written};
-        (void)sgfp4_model_decode(m, NULL, &sink, &diag);
+        (void)sgfp4_model_decode(m, &sink, NULL, &diag);
     }
     sgfp4_model_close(m);
 }

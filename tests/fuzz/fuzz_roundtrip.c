@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "../support/options.h"
 
 #define HALF_MAX 65504.0f
 
@@ -95,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint64_t rows = 1 + data[0] % 72, cols = 1 + data[1] % 72;
     const uint8_t flags = data[2];
     sgfp4_encode_options o;
-    sgfp4_encode_options_default(&o);
+    sgfp4_encode_options_init(&o);
     o.profile = (flags & 1) ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
     o.policy = (flags & 2) ? SGFP4_POLICY_THRESHOLD : SGFP4_POLICY_RATE;
     o.fit = (flags & 4) ? SGFP4_FIT_REFERENCE : SGFP4_FIT_BEST;
@@ -114,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *c1 = malloc(bound), *c2 = malloc(bound);
     FUZZ_ASSERT(c1 && c2);
     size_t n1 = 0, n2 = 0;
-    const sgfp4_status s = sgfp4_encode(in, rows, cols, 0, &o, c1, bound, &n1);
+    const sgfp4_status s = sgfp4_encode(in, rows, cols, 0, c1, bound, &n1, &o);
     if (!finite) {
         FUZZ_ASSERT(s == SGFP4_ERR_ARGUMENT);
         goto done;
@@ -126,11 +127,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
     const sgfp4_status so =
-        sgfp4_tensor_open(c1, n1, o.profile, rows, cols, NULL, &t, &diag);
+        sgfp4_tensor_open(c1, n1, o.profile, rows, cols, &t, NULL, &diag);
     if (so != SGFP4_OK)
         fprintf(stderr, "encoder output refused: %s\n", diag.message);
     FUZZ_ASSERT(so == SGFP4_OK);
-    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+    const sgfp4_decode_options scalar = decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
     FUZZ_ASSERT(sgfp4_decode(t, SGFP4_DTYPE_F32, out, 0, count * sizeof *out, &scalar) ==
                 SGFP4_OK);
     sgfp4_tensor_close(t);
@@ -140,12 +141,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * gives the same bytes; with flag bit 7 the allocating call does too. */
     o.threads = o.threads == 2 ? 1 : 2;
     memset(c2, 0xA5, bound);
-    FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, &o, c2, bound, &n2) == SGFP4_OK);
+    FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, c2, bound, &n2, &o) == SGFP4_OK);
     FUZZ_ASSERT(n2 == n1 && memcmp(c1, c2, n1) == 0);
     if (flags & 128) {
         void *allocated = NULL;
         size_t n3 = 0;
-        FUZZ_ASSERT(sgfp4_encode_alloc(in, rows, cols, 0, &o, &allocated, &n3) == SGFP4_OK);
+        FUZZ_ASSERT(sgfp4_encode_alloc(in, rows, cols, 0, &allocated, &n3, &o) == SGFP4_OK);
         FUZZ_ASSERT(n3 == n1 && memcmp(allocated, c1, n1) == 0);
         sgfp4_free(allocated);
     }
@@ -155,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t *small = malloc(n1 - 1 ? n1 - 1 : 1);
         FUZZ_ASSERT(small);
         size_t n4 = 12345;
-        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, &o, small, n1 - 1, &n4) != SGFP4_OK);
+        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, small, n1 - 1, &n4, &o) != SGFP4_OK);
         free(small);
     }
 done:

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "sgfp4.h"
+#include "support/options.h"
 
 #define OFFSET 100.0f
 
@@ -46,7 +47,7 @@ static sgfp4_encode_options opts(sgfp4_profile profile, sgfp4_policy policy, dou
                                  unsigned threads)
 {
     sgfp4_encode_options o;
-    sgfp4_encode_options_default(&o);
+    sgfp4_encode_options_init(&o);
     o.profile = profile;
     o.policy = policy;
     o.target_bpw = bpw;
@@ -61,13 +62,13 @@ static double region_rmse(const float *src, uint64_t rows, uint64_t cols,
                           const sgfp4_encode_options *o, uint64_t region_rows,
                           uint64_t region_cols, void **bytes, size_t *size)
 {
-    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, o, bytes, size), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, bytes, size, o), SGFP4_OK);
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
-    if (sgfp4_tensor_open(*bytes, *size, o->profile, rows, cols, NULL, &t, &diag) != SGFP4_OK)
+    if (sgfp4_tensor_open(*bytes, *size, o->profile, rows, cols, &t, NULL, &diag) != SGFP4_OK)
         fail_msg("strict open failed: %s", diag.message);
     float *out = malloc(rows * cols * sizeof *out);
-    const sgfp4_decode_options d = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+    const sgfp4_decode_options d = decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
     assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, out, 0, rows * cols * 4, &d), SGFP4_OK);
     sgfp4_tensor_close(t);
     double sse = 0;
@@ -172,9 +173,9 @@ static void edge_shapes_are_as_good_as_embedded(void **state)
             threaded.threads = 3;
             void *one = NULL, *three = NULL;
             size_t n1 = 0, n3 = 0;
-            assert_int_equal(sgfp4_encode_alloc(a, rows, cols, 0, &alone[c], &one, &n1),
+            assert_int_equal(sgfp4_encode_alloc(a, rows, cols, 0, &one, &n1, &alone[c]),
                              SGFP4_OK);
-            assert_int_equal(sgfp4_encode_alloc(a, rows, cols, 0, &threaded, &three, &n3),
+            assert_int_equal(sgfp4_encode_alloc(a, rows, cols, 0, &three, &n3, &threaded),
                              SGFP4_OK);
             assert_int_equal(n1, n3);
             assert_memory_equal(one, three, n1);

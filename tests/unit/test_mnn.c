@@ -17,6 +17,7 @@
 #include <openssl/evp.h>
 
 #include "sgfp4.h"
+#include "support/options.h"
 
 static char mnn_dir[4096];
 
@@ -105,7 +106,7 @@ static void check_case(json_t *c)
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
     const sgfp4_status s =
-        sgfp4_tensor_open(data, size, SGFP4_PROFILE_V2, rows, cols, NULL, &t, &diag);
+        sgfp4_tensor_open(data, size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, &diag);
     if (s != SGFP4_OK)
         fail_msg("%s: rejected: %s [%s]", name, diag.message, sgfp4_status_name(s));
 
@@ -125,7 +126,8 @@ static void check_case(json_t *c)
     const unsigned threads[] = {1, 3};
     for (size_t b = 0; b < 2; b++)
         for (size_t k = 0; k < 2; k++) {
-            const sgfp4_decode_options o = {.backend = backends[b], .threads = threads[k]};
+            const sgfp4_decode_options o =
+                decode_options(backends[b], threads[k], SGFP4_STORE_AUTO);
             memset(out, 0xA5, expected_size);
             assert_int_equal(sgfp4_decode(t, SGFP4_DTYPE_F32, out, 0, expected_size, &o),
                              SGFP4_OK);

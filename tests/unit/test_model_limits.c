@@ -34,11 +34,11 @@ static uint8_t *model_file(size_t pad, size_t *size, uint64_t *header_bytes)
 static sgfp4_status open_with_header_limit(const uint8_t *f, size_t size, uint64_t limit)
 {
     sgfp4_model_open_options options;
-    memset(&options, 0, sizeof options);
+    sgfp4_model_open_options_init(&options);
     options.limits.max_header_bytes = limit;
     sgfp4_model *m = NULL;
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_model_open_memory(f, size, &options, &m, &diag);
+    const sgfp4_status s = sgfp4_model_open_memory(f, size, &m, &options, &diag);
     if (s != SGFP4_OK)
         assert_null(m);
     sgfp4_model_close(m);

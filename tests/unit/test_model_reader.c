@@ -36,7 +36,7 @@ static void expect(const char *header, size_t data, sgfp4_status want, const cha
     blob b = make(header, data);
     sgfp4_model *m = (sgfp4_model *)0x1;
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_model_open_memory(b.bytes, b.size, NULL, &m, &diag);
+    const sgfp4_status s = sgfp4_model_open_memory(b.bytes, b.size, &m, NULL, &diag);
     if (s != want || (needle && !strstr(diag.message, needle)))
         fail_msg("header %s: got %s (%s), want %s with '%s'", header, sgfp4_status_name(s),
                  diag.message, sgfp4_status_name(want), needle ? needle : "");
@@ -56,17 +56,17 @@ static void test_valid(void **state)
                     "\"data_offsets\":[24,24]}}   ";
     blob b = make(h, 24);
     sgfp4_model *m = NULL;
-    assert_int_equal(sgfp4_model_open_memory(b.bytes, b.size, NULL, &m, NULL), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(b.bytes, b.size, &m, NULL, NULL), SGFP4_OK);
     assert_int_equal(sgfp4_model_tensor_count(m), 3);
     assert_string_equal(sgfp4_model_tensor_at(m, 0)->name, "a"); /* file order */
     assert_string_equal(sgfp4_model_tensor_at(m, 1)->name, "b");
-    const sgfp4_model_tensor *t = sgfp4_model_find(m, "b");
+    const sgfp4_model_tensor *t = sgfp4_model_tensor_find(m, "b");
     assert_non_null(t);
     assert_int_equal(t->dtype, SGFP4_ST_F16);
     assert_int_equal(t->rank, 2);
     assert_int_equal(t->elements, 4);
     assert_int_equal(t->offset, 8 + strlen(h) + 16);
-    assert_null(sgfp4_model_find(m, "nope"));
+    assert_null(sgfp4_model_tensor_find(m, "nope"));
     assert_string_equal(sgfp4_model_metadata_get(m, "k"), "v");
     assert_int_equal(sgfp4_model_is_quantized(m), 0);
     sgfp4_model_close(m);
@@ -82,23 +82,24 @@ static void test_malformed(void **state)
     blob tiny = {(uint8_t *)"\x05\0\0", 3};
     sgfp4_model *m = NULL;
     sgfp4_diag diag;
-    assert_int_equal(sgfp4_model_open_memory(tiny.bytes, tiny.size, NULL, &m, &diag),
+    assert_int_equal(sgfp4_model_open_memory(tiny.bytes, tiny.size, &m, NULL, &diag),
                      SGFP4_ERR_TRUNCATED);
     blob big = make("{}", 0);
     big.bytes[5] = 1; /* header length 2^40 + 2: past the file and the limit */
-    assert_int_equal(sgfp4_model_open_memory(big.bytes, big.size, NULL, &m, &diag),
+    assert_int_equal(sgfp4_model_open_memory(big.bytes, big.size, &m, NULL, &diag),
                      SGFP4_ERR_LIMIT);
     free(big.bytes);
     blob past = make("{}", 0);
     past.bytes[0] = 200;
-    assert_int_equal(sgfp4_model_open_memory(past.bytes, past.size, NULL, &m, &diag),
+    assert_int_equal(sgfp4_model_open_memory(past.bytes, past.size, &m, NULL, &diag),
                      SGFP4_ERR_TRUNCATED);
     free(past.bytes);
     /* caller limit on the header */
     blob b = make("{" T1 "}", 8);
-    sgfp4_model_open_options o = {0};
+    sgfp4_model_open_options o;
+    sgfp4_model_open_options_init(&o);
     o.limits.max_header_bytes = 10;
-    assert_int_equal(sgfp4_model_open_memory(b.bytes, b.size, &o, &m, &diag), SGFP4_ERR_LIMIT);
+    assert_int_equal(sgfp4_model_open_memory(b.bytes, b.size, &m, &o, &diag), SGFP4_ERR_LIMIT);
     assert_non_null(strstr(diag.message, "limit"));
     assert_int_equal(diag.offset, 0);
     free(b.bytes);
@@ -183,9 +184,9 @@ static void test_writer(void **state)
     assert_int_equal(sgfp4_st_writer_finish(w, NULL), SGFP4_OK);
     sgfp4_st_writer_free(w);
     sgfp4_model *m = NULL;
-    assert_int_equal(sgfp4_model_open_memory(out.bytes, out.size, NULL, &m, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(out.bytes, out.size, &m, NULL, &diag), SGFP4_OK);
     assert_int_equal(sgfp4_model_data_offset(m) % 64, 0);
-    const sgfp4_model_tensor *b = sgfp4_model_find(m, "b");
+    const sgfp4_model_tensor *b = sgfp4_model_tensor_find(m, "b");
     assert_int_equal(b->nbytes, 5);
     assert_memory_equal(b->data, data + 12, 5);
     assert_string_equal(sgfp4_model_metadata_get(m, "note"), "h\u00e9llo");

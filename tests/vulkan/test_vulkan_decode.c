@@ -18,6 +18,8 @@
 #include "sgfp4.h"
 #include "sgfp4_config.h"
 #include "sgfp4_vulkan.h"
+#include "sgfp4_experimental.h"
+#include "support/options.h"
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>
 #endif
@@ -35,7 +37,7 @@ static void check_one(const char *what, int c, const uint8_t *bytes, size_t size
 {
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
-    const sgfp4_status so = sgfp4_tensor_open(bytes, size, profile, rows, cols, NULL, &t, &diag);
+    const sgfp4_status so = sgfp4_tensor_open(bytes, size, profile, rows, cols, &t, NULL, &diag);
     if (so != SGFP4_OK)
         fail_msg("%s: open failed: %s", what, diag.message);
     const size_t elem = sgfp4_dtype_size(dtype);
@@ -45,15 +47,15 @@ static void check_one(const char *what, int c, const uint8_t *bytes, size_t size
     assert_non_null(got);
     memset(want, 0xA5, cap);
     memset(got, 0xA5, cap);
-    const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+    const sgfp4_decode_options scalar = decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
     assert_int_equal(sgfp4_decode(t, dtype, want, stride, cap, &scalar), SGFP4_OK);
 
     sgfp4_vk_tensor *vt = NULL;
-    sgfp4_status s = sgfp4_vk_upload(contexts[c], t, &vt, &diag);
+    sgfp4_status s = sgfp4_vk_tensor_create(contexts[c], t, &vt, &diag);
     if (s != SGFP4_OK)
         fail_msg("%s: upload: %s", what, diag.message);
     sgfp4_tensor_close(t); /* the resident copy needs no host view */
-    s = sgfp4_vk_decode_to_host(contexts[c], vt, dtype, got, stride, cap, NULL, &diag);
+    s = sgfp4_vk_decode_to_host(contexts[c], vt, dtype, got, stride, cap, &diag);
     if (s != SGFP4_OK)
         fail_msg("%s: decode: %s", what, diag.message);
     sgfp4_vk_tensor_free(contexts[c], vt);
@@ -235,7 +237,7 @@ typedef struct host_buffer {
 static void host_buffer_create(sgfp4_vk_context *ctx, VkDeviceSize size, host_buffer *hb)
 {
     sgfp4_vk_handles h;
-    sgfp4_vk_get_handles(ctx, &h);
+    sgfp4_vk_context_get_handles(ctx, &h);
     const VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                                     .size = size,
                                     .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
@@ -264,7 +266,7 @@ static void host_buffer_create(sgfp4_vk_context *ctx, VkDeviceSize size, host_bu
 static void host_buffer_destroy(sgfp4_vk_context *ctx, host_buffer *hb)
 {
     sgfp4_vk_handles h;
-    sgfp4_vk_get_handles(ctx, &h);
+    sgfp4_vk_context_get_handles(ctx, &h);
     vkDestroyBuffer(h.device, hb->buffer, NULL);
     vkFreeMemory(h.device, hb->memory, NULL);
 }
@@ -279,15 +281,16 @@ static void test_caller_buffers(void **state)
     size_t size;
     uint8_t *bytes = rc_make_v2(&rng, rows, cols, RC_MIX_ANY, &size);
     sgfp4_tensor *t = NULL;
-    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, NULL, &t, NULL),
+    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, NULL),
                      SGFP4_OK);
     sgfp4_vk_handles h;
-    sgfp4_vk_get_handles(contexts[CTX_TABLE], &h);
-    const sgfp4_vk_import_info import = {h.instance, h.physical_device, h.device,
-                                         h.queue_family, h.queue, SGFP4_VK_V2_WALK};
+    sgfp4_vk_context_get_handles(contexts[CTX_TABLE], &h);
+    sgfp4_vk_context_options walk;
+    sgfp4_vk_context_options_init(&walk);
+    walk.flags = SGFP4_VK_V2_WALK;
     sgfp4_vk_context *adopted = NULL;
     sgfp4_diag diag;
-    assert_int_equal(sgfp4_vk_import(&import, &adopted, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_vk_context_import(&h, &adopted, &walk, &diag), SGFP4_OK);
     sgfp4_vk_context *both[2] = {contexts[CTX_TABLE], adopted};
     for (int c = 0; c < 2; c++) {
         for (int d = 0; d < 3; d++) {
@@ -301,13 +304,16 @@ static void test_caller_buffers(void **state)
             memset(out.mapped, 0x5A, out_offset + out_bytes + 4);
             uint8_t *want = malloc(out_offset + out_bytes + 4);
             memset(want, 0x5A, out_offset + out_bytes + 4);
-            const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+            const sgfp4_decode_options scalar =
+                decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
             assert_int_equal(sgfp4_decode(t, dtype, want + out_offset, stride, out_bytes, &scalar),
                              SGFP4_OK);
             sgfp4_vk_tensor *vt = NULL;
-            assert_int_equal(sgfp4_vk_bind(both[c], t, in.buffer, 36, &vt, &diag), SGFP4_OK);
+            assert_int_equal(
+                sgfp4_vk_tensor_create_from_buffer(both[c], t, in.buffer, 36, &vt, &diag),
+                SGFP4_OK);
             if (sgfp4_vk_decode_to_buffer(both[c], vt, dtype, out.buffer, out_offset, stride,
-                                          NULL, &diag) != SGFP4_OK)
+                                          &diag) != SGFP4_OK)
                 fail_msg("decode_to_buffer: %s", diag.message);
             assert_memory_equal(out.mapped, want, out_offset + out_bytes + 4);
             sgfp4_vk_tensor_free(both[c], vt);
@@ -316,9 +322,10 @@ static void test_caller_buffers(void **state)
             free(want);
         }
     }
-    assert_int_equal(sgfp4_vk_bind(adopted, t, (VkBuffer)VK_NULL_HANDLE, 0, NULL, &diag),
+    assert_int_equal(sgfp4_vk_tensor_create_from_buffer(adopted, t, (VkBuffer)VK_NULL_HANDLE, 0,
+                                                        NULL, &diag),
                      SGFP4_ERR_ARGUMENT);
-    sgfp4_vk_destroy(adopted); /* leaves the adopted device alone: contexts[0] still works */
+    sgfp4_vk_context_free(adopted); /* leaves the adopted device alone: contexts[0] still works */
     sgfp4_tensor_close(t);
     free(bytes);
 }
@@ -335,29 +342,29 @@ static void test_bad_arguments(void **state)
 {
     (void)state;
     sgfp4_diag diag;
-    assert_int_equal(sgfp4_vk_upload(contexts[0], NULL, NULL, &diag), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_vk_tensor_create(contexts[0], NULL, NULL, &diag), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_vk_decode_to_host(contexts[0], NULL, SGFP4_DTYPE_F32, NULL, 0, 0,
-                                             NULL, &diag),
+                                             &diag),
                      SGFP4_ERR_ARGUMENT);
     rc_rng rng = {4};
     size_t size;
     uint8_t *bytes = rc_make_v1(&rng, 10, 10, &size);
     sgfp4_tensor *t = NULL;
-    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V1, 10, 10, NULL, &t, NULL),
+    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V1, 10, 10, &t, NULL, NULL),
                      SGFP4_OK);
     sgfp4_vk_tensor *vt = NULL;
-    assert_int_equal(sgfp4_vk_upload(contexts[0], t, &vt, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_vk_tensor_create(contexts[0], t, &vt, &diag), SGFP4_OK);
     float small[99];
     assert_int_equal(sgfp4_vk_decode_to_host(contexts[0], vt, SGFP4_DTYPE_F32, small, 10,
-                                             sizeof small, NULL, &diag),
-                     SGFP4_ERR_ARGUMENT);
+                                             sizeof small, &diag),
+                     SGFP4_ERR_DST_TOO_SMALL);
     assert_int_equal(sgfp4_vk_decode_to_host(contexts[0], vt, (sgfp4_dtype)7, small, 10,
-                                             sizeof small, NULL, &diag),
+                                             sizeof small, &diag),
                      SGFP4_ERR_ARGUMENT);
     sgfp4_vk_tensor_free(contexts[0], vt);
     sgfp4_tensor_close(t);
     free(bytes);
-    sgfp4_vk_destroy(NULL);
+    sgfp4_vk_context_free(NULL);
     sgfp4_vk_tensor_free(contexts[0], NULL);
 }
 
@@ -371,9 +378,11 @@ int main(void)
     const unsigned flags[CTX_COUNT] = {SGFP4_VK_V2_TABLE, SGFP4_VK_V2_WALK,
                                        SGFP4_VK_FORCE_INTEGER_PATH};
     for (int c = 0; c < CTX_COUNT; c++) {
-        sgfp4_vk_create_options o = {-1, flags[c]};
+        sgfp4_vk_context_options o;
+        sgfp4_vk_context_options_init(&o);
+        o.flags = flags[c];
         sgfp4_diag diag;
-        const sgfp4_status s = sgfp4_vk_create(&o, &contexts[c], &diag);
+        const sgfp4_status s = sgfp4_vk_context_create(&contexts[c], &o, &diag);
         if (s == SGFP4_ERR_UNAVAILABLE || s == SGFP4_ERR_VK_NO_DEVICE) {
             printf("skip: %s\n", diag.message);
             return 77;
@@ -384,7 +393,7 @@ int main(void)
         }
     }
     sgfp4_vk_device_info info;
-    sgfp4_vk_get_device_info(contexts[0], &info);
+    sgfp4_vk_context_get_info(contexts[0], &info);
     printf("device: %s (RTE float32 %d, path %s)\n", info.name, info.rte_float32,
            info.exact_path ? "integer" : "rte");
     const struct CMUnitTest tests[] = {
@@ -395,6 +404,6 @@ int main(void)
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     for (int c = 0; c < CTX_COUNT; c++)
-        sgfp4_vk_destroy(contexts[c]);
+        sgfp4_vk_context_free(contexts[c]);
     return failed;
 }

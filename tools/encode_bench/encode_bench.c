@@ -105,17 +105,18 @@ static double run_one(const tensor *t, setting *s, double *bpw)
     size_t size = 0;
     const double t0 = clock_seconds(CLOCK_MONOTONIC);
     const double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
-    if (sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &s->o, &bytes, &size) != SGFP4_OK)
+    if (sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &bytes, &size, &s->o) != SGFP4_OK)
         return -1;
     s->seconds += clock_seconds(CLOCK_MONOTONIC) - t0;
     s->cpu_seconds += clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
     sgfp4_tensor *view = NULL;
-    if (sgfp4_tensor_open(bytes, size, s->o.profile, t->rows, t->cols, NULL, &view, NULL) !=
+    if (sgfp4_tensor_open(bytes, size, s->o.profile, t->rows, t->cols, &view, NULL, NULL) !=
         SGFP4_OK)
         return sgfp4_free(bytes), -1;
     const uint64_t n = t->rows * t->cols;
     float *dec = malloc(n * sizeof *dec);
-    const sgfp4_decode_options d = {.backend = SGFP4_BACKEND_AUTO, .threads = 1};
+    sgfp4_decode_options d;
+    sgfp4_decode_options_init(&d);
     sgfp4_decode(view, SGFP4_DTYPE_F32, dec, 0, n * 4, &d);
     double sse = 0, ref = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -171,7 +172,7 @@ int main(int argc, char **argv)
             continue;
         setting *s = &settings[ns++];
         memset(s, 0, sizeof *s);
-        sgfp4_encode_options_default(&s->o);
+        sgfp4_encode_options_init(&s->o);
         s->o.target_bpw = atof(p);
         s->o.threads = threads;
         snprintf(s->label, sizeof s->label, "bpw %s", p);
@@ -179,7 +180,7 @@ int main(int argc, char **argv)
     if (threshold) {
         setting *s = &settings[ns++];
         memset(s, 0, sizeof *s);
-        sgfp4_encode_options_default(&s->o);
+        sgfp4_encode_options_init(&s->o);
         s->o.policy = SGFP4_POLICY_THRESHOLD;
         s->o.threshold = threshold_scale;
         s->o.threads = threads;
@@ -188,7 +189,7 @@ int main(int argc, char **argv)
     if (v1) {
         setting *s = &settings[ns++];
         memset(s, 0, sizeof *s);
-        sgfp4_encode_options_default(&s->o);
+        sgfp4_encode_options_init(&s->o);
         s->o.profile = SGFP4_PROFILE_V1;
         s->o.threads = threads;
         snprintf(s->label, sizeof s->label, "v1");

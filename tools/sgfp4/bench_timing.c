@@ -13,7 +13,7 @@
 #endif
 
 #include "bench_timing.h"
-#include "sgfp4.h"
+#include "sgfp4_experimental.h"
 
 #define MAX_THREADS 256
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "sgfp4.h"
+#include "sgfp4_experimental.h"
 
 /* Exit codes (docs/cli.md). */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
@@ -39,6 +40,8 @@ bool cli_parse_backend(const char *text, sgfp4_backend *backend);
 bool cli_parse_store(const char *text, sgfp4_store *store);
 bool cli_parse_uint(const char *text, unsigned *value);
 bool cli_parse_double(const char *text, double *value);
+/* The thread count of `--threads N`: N, or for 0 (the default) every online CPU. */
+unsigned cli_threads(unsigned requested);
 bool cli_ends_with(const char *text, const char *suffix);
 /* True for .safetensors and .safetensors.zst paths (whole-model commands). */
 bool cli_is_model_path(const char *path);

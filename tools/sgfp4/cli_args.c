@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -178,6 +179,14 @@ bool cli_parse_double(const char *text, double *value)
         return false;
     *value = v;
     return true;
+}
+
+unsigned cli_threads(unsigned requested)
+{
+    if (requested)
+        return requested;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1u : cpus > SGFP4_MAX_THREADS ? SGFP4_MAX_THREADS : (unsigned)cpus;
 }
 
 bool cli_ends_with(const char *text, const char *suffix)

@@ -122,7 +122,7 @@ bool cli_open_tensor(const char *command, const char *path, const cli_input *in,
 {
     sgfp4_diag diag;
     const sgfp4_status s =
-        sgfp4_tensor_open(in->data, in->size, profile, rows, cols, NULL, t, &diag);
+        sgfp4_tensor_open(in->data, in->size, profile, rows, cols, t, NULL, &diag);
     if (s != SGFP4_OK) {
         cli_error(command, "%s: %s [%s]", path, diag.message, sgfp4_status_name(s));
         return false;

@@ -83,7 +83,9 @@ float *cli_decode_f32(const sgfp4_tensor *t, unsigned threads)
     sgfp4_tensor_get_info(t, &info);
     const size_t bytes = (size_t)(info.rows * info.cols) * sizeof(float);
     float *f = malloc(bytes + 1);
-    const sgfp4_decode_options options = {.backend = SGFP4_BACKEND_AUTO, .threads = threads};
+    sgfp4_decode_options options;
+    sgfp4_decode_options_init(&options);
+    options.threads = threads;
     if (f && sgfp4_decode(t, SGFP4_DTYPE_F32, f, 0, bytes, &options) != SGFP4_OK) {
         free(f);
         f = NULL;
@@ -110,12 +112,12 @@ float *cli_load_safetensor(const char *command, const char *path, const char *na
 {
     sgfp4_model *model = NULL;
     sgfp4_diag diag;
-    if (sgfp4_model_open(path, NULL, &model, &diag) != SGFP4_OK) {
+    if (sgfp4_model_open(path, &model, NULL, &diag) != SGFP4_OK) {
         cli_error(command, "%s: %s", path, diag.message);
         return NULL;
     }
     float *m = NULL;
-    const sgfp4_model_tensor *t = sgfp4_model_find(model, name);
+    const sgfp4_model_tensor *t = sgfp4_model_tensor_find(model, name);
     if (!t) {
         cli_error(command, "%s: no tensor named '%s'", path, name);
         goto done;
@@ -141,7 +143,7 @@ float *cli_load_safetensor(const char *command, const char *path, const char *na
         cli_error(command, "out of memory for tensor '%s'", name);
         goto done;
     }
-    if (sgfp4_model_tensor_to_f32(t, m, (size_t)t->elements * 4, 1, &diag) != SGFP4_OK) {
+    if (sgfp4_model_tensor_to_f32(t, 1, m, (size_t)t->elements * 4, &diag) != SGFP4_OK) {
         cli_error(command, "%s: %s", path, diag.message);
         free(m);
         m = NULL;

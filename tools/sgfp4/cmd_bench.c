@@ -190,8 +190,11 @@ typedef struct bench_ctx {
  * non-temporal store fill (0 where there is none). */
 static bool bench_round(const bench_ctx *c, unsigned threads, double seconds[5])
 {
-    const sgfp4_decode_options o = {
-        .backend = c->a->backend, .threads = threads, .store = c->a->store};
+    sgfp4_decode_options o;
+    sgfp4_decode_options_init(&o);
+    o.backend = c->a->backend;
+    o.threads = threads;
+    o.store = c->a->store;
     const size_t n = c->out->count, bytes = c->out->bytes;
     double t0 = bench_now();
     for (size_t i = 0; i < n; i++)
@@ -357,16 +360,16 @@ static bool load_container(const bench_args *a, cli_input *in, uint8_t **owned,
         return false;
     }
     sgfp4_encode_options eo;
-    sgfp4_encode_options_default(&eo);
+    sgfp4_encode_options_init(&eo);
     eo.profile = *profile;
     eo.target_bpw = a->bpw;
-    eo.threads = 0;
+    eo.threads = cli_threads(0);
     if (!cli_quiet && !a->json)
         fprintf(stderr, "sgfp4: bench: encoding a %llux%llu LLM-like tensor...\n",
                 (unsigned long long)a->rows, (unsigned long long)a->cols);
     void *encoded = NULL;
     const sgfp4_status st =
-        sgfp4_encode_alloc(weights, a->rows, a->cols, 0, &eo, &encoded, size);
+        sgfp4_encode_alloc(weights, a->rows, a->cols, 0, &encoded, size, &eo);
     free(weights);
     if (st != SGFP4_OK) {
         cli_error("bench", "encoding the synthetic tensor failed: %s", sgfp4_status_str(st));

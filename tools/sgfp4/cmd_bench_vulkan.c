@@ -54,7 +54,7 @@ static bool time_transfer_copy(sgfp4_vk_context *ctx, uint64_t bytes, int repeat
                       double *median)
 {
     sgfp4_vk_handles h;
-    sgfp4_vk_get_handles(ctx, &h);
+    sgfp4_vk_context_get_handles(ctx, &h);
     VkPhysicalDeviceProperties p;
     vkGetPhysicalDeviceProperties(h.physical_device, &p);
     sgfp4_vk_buffer *a = NULL, *b = NULL;
@@ -146,9 +146,9 @@ static bool copy_step(void *arg)
     copy_job *j = arg;
     sgfp4_vk_timing timing;
     if (sgfp4_vk_copy_buffer(j->ctx, sgfp4_vk_buffer_handle(j->a), 0,
-                             sgfp4_vk_buffer_handle(j->b), 0, j->bytes, &timing,
-                             NULL) != SGFP4_OK)
+                             sgfp4_vk_buffer_handle(j->b), 0, j->bytes, NULL) != SGFP4_OK)
         return false;
+    sgfp4_vk_context_last_timing(j->ctx, &timing);
     j->seconds = timing.gpu_seconds;
     return true;
 }
@@ -184,8 +184,11 @@ typedef struct decode_job {
 static bool decode_step(void *arg)
 {
     decode_job *j = arg;
-    return sgfp4_vk_decode_to_buffer(j->ctx, j->vt, j->dtype, sgfp4_vk_buffer_handle(j->out), 0,
-                                     0, &j->timing, NULL) == SGFP4_OK;
+    if (sgfp4_vk_decode_to_buffer(j->ctx, j->vt, j->dtype, sgfp4_vk_buffer_handle(j->out), 0,
+                                  0, NULL) != SGFP4_OK)
+        return false;
+    sgfp4_vk_context_last_timing(j->ctx, &j->timing);
+    return true;
 }
 
 typedef struct bench_case {
@@ -204,7 +207,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
 {
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
-    if (sgfp4_tensor_open(bytes, size, bc->profile, n, n, NULL, &t, &diag) != SGFP4_OK)
+    if (sgfp4_tensor_open(bytes, size, bc->profile, n, n, &t, NULL, &diag) != SGFP4_OK)
         return cli_error("bench", "%s: %s", bc->name, diag.message) == 0;
     const size_t elem = sgfp4_dtype_size(bc->dtype);
     const uint64_t out_bytes = n * n * elem;
@@ -214,7 +217,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     uint8_t *want = NULL, *got = NULL;
     double decode[64], submit[64];
     const double t0 = now_seconds();
-    if (sgfp4_vk_upload(ctx, t, &vt, &diag) != SGFP4_OK ||
+    if (sgfp4_vk_tensor_create(ctx, t, &vt, &diag) != SGFP4_OK ||
         sgfp4_vk_buffer_create(ctx, out_bytes, &out, &diag) != SGFP4_OK) {
         cli_error("bench", "%s: %s", bc->name, diag.message);
         goto done;
@@ -256,10 +259,12 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     if (check) {
         want = malloc(out_bytes);
         got = malloc(out_bytes);
-        const sgfp4_decode_options scalar = {.backend = SGFP4_BACKEND_SCALAR, .threads = 1};
+        sgfp4_decode_options scalar;
+        sgfp4_decode_options_init(&scalar);
+        scalar.backend = SGFP4_BACKEND_SCALAR;
         if (!want || !got ||
             sgfp4_decode(t, bc->dtype, want, 0, out_bytes, &scalar) != SGFP4_OK ||
-            sgfp4_vk_decode_to_host(ctx, vt, bc->dtype, got, 0, out_bytes, NULL, &diag) !=
+            sgfp4_vk_decode_to_host(ctx, vt, bc->dtype, got, 0, out_bytes, &diag) !=
                 SGFP4_OK) {
             cli_error("bench", "%s: the bit-exactness check could not run", bc->name);
             goto done;
@@ -331,15 +336,18 @@ int cmd_bench_vulkan(int argc, char **argv)
     }
     sgfp4_vk_context *table = NULL, *walk = NULL;
     sgfp4_diag diag;
-    const sgfp4_vk_create_options table_options = {-1, SGFP4_VK_V2_TABLE | extra_flags};
-    const sgfp4_vk_create_options walk_options = {-1, SGFP4_VK_V2_WALK | extra_flags};
-    if (sgfp4_vk_create(&table_options, &table, &diag) != SGFP4_OK ||
-        sgfp4_vk_create(&walk_options, &walk, &diag) != SGFP4_OK) {
-        sgfp4_vk_destroy(table);
+    sgfp4_vk_context_options table_options, walk_options;
+    sgfp4_vk_context_options_init(&table_options);
+    sgfp4_vk_context_options_init(&walk_options);
+    table_options.flags = SGFP4_VK_V2_TABLE | extra_flags;
+    walk_options.flags = SGFP4_VK_V2_WALK | extra_flags;
+    if (sgfp4_vk_context_create(&table, &table_options, &diag) != SGFP4_OK ||
+        sgfp4_vk_context_create(&walk, &walk_options, &diag) != SGFP4_OK) {
+        sgfp4_vk_context_free(table);
         return cli_error(cmd, "--backend vulkan: %s", diag.message);
     }
     sgfp4_vk_device_info info;
-    sgfp4_vk_get_device_info(table, &info);
+    sgfp4_vk_context_get_info(table, &info);
     if (!as_json)
         printf("device: %s, %s pipeline, %ux%u random containers, best of %u\n", info.name,
                info.exact_path ? "integer-exact" : "RTE float", size, size, repeat);
@@ -388,8 +396,8 @@ int cmd_bench_vulkan(int argc, char **argv)
     } else {
         json_decref(results);
     }
-    sgfp4_vk_destroy(walk);
-    sgfp4_vk_destroy(table);
+    sgfp4_vk_context_free(walk);
+    sgfp4_vk_context_free(table);
     return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 

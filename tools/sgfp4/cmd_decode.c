@@ -37,7 +37,9 @@ int cmd_decode(int argc, char **argv)
     bool profile_given = false, use_vulkan = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
     sgfp4_dtype dtype = SGFP4_DTYPE_F32;
-    sgfp4_decode_options options = {.backend = SGFP4_BACKEND_AUTO, .threads = 1};
+    sgfp4_decode_options options;
+    sgfp4_decode_options_init(&options);
+    options.threads = 1;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -71,14 +71,14 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
     sgfp4_vk_context *ctx = NULL;
     sgfp4_vk_tensor *vt = NULL;
     sgfp4_diag diag;
-    sgfp4_status s = sgfp4_vk_create(NULL, &ctx, &diag);
+    sgfp4_status s = sgfp4_vk_context_create(&ctx, NULL, &diag);
     if (s == SGFP4_OK)
-        s = sgfp4_vk_upload(ctx, t, &vt, &diag);
+        s = sgfp4_vk_tensor_create(ctx, t, &vt, &diag);
     if (s == SGFP4_OK)
-        s = sgfp4_vk_decode_to_host(ctx, vt, dtype, dst, 0, dst_capacity, NULL, &diag);
+        s = sgfp4_vk_decode_to_host(ctx, vt, dtype, dst, 0, dst_capacity, &diag);
     if (s != SGFP4_OK)
         cli_error(command, "--backend vulkan: %s", diag.message);
     sgfp4_vk_tensor_free(ctx, vt);
-    sgfp4_vk_destroy(ctx);
+    sgfp4_vk_context_free(ctx);
     return s == SGFP4_OK;
 }

@@ -52,7 +52,7 @@ static bool check_output(const char *cmd, const void *bytes, size_t size,
 {
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_tensor_open(bytes, size, o->profile, rows, cols, NULL, &t, &diag);
+    const sgfp4_status s = sgfp4_tensor_open(bytes, size, o->profile, rows, cols, &t, NULL, &diag);
     if (s != SGFP4_OK) {
         cli_error(cmd, "BUG: the encoded container fails validation: %s", diag.message);
         return false;
@@ -88,7 +88,7 @@ int cmd_encode(int argc, char **argv)
     uint64_t rows = 0, cols = 0;
     bool profile_given = false, bpw_given = false, policy_given = false;
     sgfp4_encode_options o;
-    sgfp4_encode_options_default(&o);
+    sgfp4_encode_options_init(&o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -153,6 +153,7 @@ int cmd_encode(int argc, char **argv)
             return cli_usage_error(cmd, "unexpected argument %s", a);
         }
     }
+    o.threads = cli_threads(o.threads);
     if (!in_path)
         return cli_usage_error(cmd, "no input given");
     if (!out_path)
@@ -175,7 +176,7 @@ int cmd_encode(int argc, char **argv)
     size_t size = 0;
     const double t0 = clock_seconds(CLOCK_MONOTONIC);
     const double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
-    const sgfp4_status s = sgfp4_encode_alloc(src, rows, cols, 0, &o, &bytes, &size);
+    const sgfp4_status s = sgfp4_encode_alloc(src, rows, cols, 0, &bytes, &size, &o);
     const double seconds = clock_seconds(CLOCK_MONOTONIC) - t0;
     const double cpu_seconds = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
     cli_quality q;

@@ -161,7 +161,7 @@ static bool make_policy(const char *cmd, const model_args *a, sgfp4_model_policy
         d->delta = a->delta;
     if (a->fit >= 0)
         d->fit = (sgfp4_fit)a->fit;
-    d->threads = a->threads;
+    d->threads = cli_threads(a->threads);
     if (a->embeddings >= 0)
         sgfp4_model_policy_set_embeddings(*out, a->embeddings);
     return true;
@@ -185,8 +185,8 @@ static bool check_model(const char *cmd, const char *path, const sgfp4_model *m,
         if (!t->quant)
             continue;
         sgfp4_diag diag;
-        const sgfp4_status s = sgfp4_model_verify_tensor(m, t, &diag);
-        sgfp4_model_release(m, t);
+        const sgfp4_status s = sgfp4_model_tensor_verify(m, t, &diag);
+        sgfp4_model_tensor_evict(m, t);
         if (s != SGFP4_OK)
             return cli_error(cmd, "%s: %s [%s]", path, diag.message, sgfp4_status_name(s)), false;
         if (t->quant->profile == SGFP4_PROFILE_V2) {
@@ -214,14 +214,14 @@ static bool check_encoded(const char *cmd, const char *path, const sgfp4_model *
     }
     for (size_t k = 0; ok && k < st.tensors; k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
-        const sgfp4_model_tensor *s = sgfp4_model_find(src, t->name);
+        const sgfp4_model_tensor *s = sgfp4_model_tensor_find(src, t->name);
         if (!s || (!t->quant && (t->nbytes != s->nbytes || memcmp(t->data, s->data, t->nbytes)))) {
             cli_error(cmd, "internal error: tensor '%s' differs from the source", t->name);
             ok = false;
         }
-        sgfp4_model_release(m, t);
+        sgfp4_model_tensor_evict(m, t);
         if (s)
-            sgfp4_model_release(src, s);
+            sgfp4_model_tensor_evict(src, s);
     }
     sgfp4_model_close(m);
     return ok;
@@ -251,7 +251,8 @@ int cmd_model_encode(int argc, char **argv)
     if (model_output_open(cmd, a.out, a.zstd_level, 1, &mo)) {
         progress_bar bar;
         progress_bar_init(&bar, "encode");
-        sgfp4_model_write_options wo = {0};
+        sgfp4_model_write_options wo;
+        sgfp4_model_write_options_init(&wo);
         wo.progress = progress_bar_update;
         wo.progress_user = &bar;
         /* The spool lives beside the output (that file system must hold the result anyway;
@@ -263,7 +264,7 @@ int cmd_model_encode(int argc, char **argv)
         if (strcmp(a.out, "-") != 0)
             wo.temp_dir = spool_dir;
         sgfp4_diag diag;
-        const sgfp4_status s = sgfp4_model_encode(src, policy, &wo, &mo.sink, &diag);
+        const sgfp4_status s = sgfp4_model_encode(src, policy, &mo.sink, &wo, &diag);
         progress_bar_done(&bar);
         bool ok = s == SGFP4_OK;
         if (!ok)
@@ -300,14 +301,17 @@ int cmd_model_decode(int argc, char **argv)
     if (model_output_open(cmd, a.out, a.zstd_level, 1, &mo)) {
         progress_bar bar;
         progress_bar_init(&bar, "decode");
-        sgfp4_model_write_options wo = {0};
+        sgfp4_decode_options decode;
+        sgfp4_decode_options_init(&decode);
+        decode.threads = a.threads;
+        sgfp4_model_write_options wo;
+        sgfp4_model_write_options_init(&wo);
         wo.progress = progress_bar_update;
         wo.progress_user = &bar;
         wo.decode_dtype = a.dtype_given ? &a.dtype : NULL;
-        wo.decode.backend = SGFP4_BACKEND_AUTO;
-        wo.decode.threads = a.threads;
+        wo.decode = &decode;
         sgfp4_diag diag;
-        const sgfp4_status s = sgfp4_model_decode(m, &wo, &mo.sink, &diag);
+        const sgfp4_status s = sgfp4_model_decode(m, &mo.sink, &wo, &diag);
         progress_bar_done(&bar);
         bool ok = s == SGFP4_OK;
         if (!ok)

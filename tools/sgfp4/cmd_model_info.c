@@ -36,8 +36,8 @@ static bool compare(const char *cmd, const sgfp4_model *m, const sgfp4_model_ten
     bool ok = a && b;
     if (!ok)
         cli_error(cmd, "out of memory");
-    ok = ok && sgfp4_model_tensor_to_f32(ref, a, n * sizeof *a, 0, &diag) == SGFP4_OK;
-    ok = ok && sgfp4_model_tensor_open(m, t, NULL, &view, &diag) == SGFP4_OK;
+    ok = ok && sgfp4_model_tensor_to_f32(ref, 0, a, n * sizeof *a, &diag) == SGFP4_OK;
+    ok = ok && sgfp4_model_tensor_open(m, t, &view, NULL, &diag) == SGFP4_OK;
     ok = ok && sgfp4_decode(view, SGFP4_DTYPE_F32, b, 0, n * sizeof *b, NULL) == SGFP4_OK;
     if (ok) {
         double signal = 0, noise = 0;
@@ -173,7 +173,7 @@ int cmd_model_info(int argc, char **argv)
         if (plan)
             sgfp4_model_policy_decide(plan, t, &decision);
         if (q && ref)
-            ok = compare(cmd, m, t, sgfp4_model_find(ref, t->name), &es);
+            ok = compare(cmd, m, t, sgfp4_model_tensor_find(ref, t->name), &es);
         before += weights * sgfp4_st_dtype_size(dt);
         after += t->nbytes;
         class_total *ct = &classes[class_of(t->name)];
@@ -215,7 +215,7 @@ int cmd_model_info(int argc, char **argv)
                 printf("  %s (%s)", decision.quantize ? "quantize" : "pass", decision.reason);
             printf("\n");
         }
-        sgfp4_model_release(m, t);
+        sgfp4_model_tensor_evict(m, t);
     }
     const double avg_q = q_weights ? 8.0 * (double)q_bytes / (double)q_weights : 0;
     const double avg_all = all_weights ? 8.0 * (double)after / (double)all_weights : 0;

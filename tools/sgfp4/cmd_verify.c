@@ -72,7 +72,7 @@ static bool run_vector(const char *dir, json_t *v, const sgfp4_decode_options *o
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
     const sgfp4_status s =
-        sgfp4_tensor_open(in.data, in.size, profile, rows, cols, NULL, &t, &diag);
+        sgfp4_tensor_open(in.data, in.size, profile, rows, cols, &t, NULL, &diag);
     bool pass = false;
     if (strcmp(expect, "reject") == 0) {
         const char *want = json_string_value(json_object_get(v, "status"));
@@ -156,7 +156,8 @@ int cmd_verify(int argc, char **argv)
     uint64_t rows = 0, cols = 0;
     bool profile_given = false, strict = false;
     sgfp4_profile profile = SGFP4_PROFILE_AUTO;
-    sgfp4_decode_options options = {.backend = SGFP4_BACKEND_AUTO, .threads = 1};
+    sgfp4_decode_options options;
+    sgfp4_decode_options_init(&options);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {

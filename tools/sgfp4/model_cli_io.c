@@ -9,7 +9,7 @@
 bool model_cli_open(const char *cmd, const char *path, sgfp4_model **model)
 {
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_model_open(path, NULL, model, &diag);
+    const sgfp4_status s = sgfp4_model_open(path, model, NULL, &diag);
     if (s != SGFP4_OK) {
         /* File-level messages of the library already start with the path. */
         const size_t n = strlen(path);
@@ -36,7 +36,7 @@ bool model_output_open(const char *cmd, const char *path, int zstd_level, unsign
     mo->sink.user = &mo->out;
     if (cli_ends_with(path, ".zst")) {
         const sgfp4_sink file = mo->sink;
-        if (sgfp4_zstd_sink_create(&file, zstd_level, threads, &mo->zstd) != SGFP4_OK) {
+        if (sgfp4_zstd_sink_begin(&file, zstd_level, threads, &mo->zstd) != SGFP4_OK) {
             cli_output_abort(&mo->out);
             cli_error(cmd, "cannot start zstd compression (level %d)", zstd_level);
             return false;
