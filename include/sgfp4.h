@@ -331,6 +331,41 @@ SGFP4_API sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uin
                                            size_t row_stride, size_t dst_capacity,
                                            const sgfp4_decode_options *options);
 
+/* ---- Checking a decoded tensor ------------------------------------------------------- */
+
+/* These decode the whole tensor in bands of rows (bounded memory) with `options` (NULL:
+ * the defaults); the results do not depend on the options. */
+
+/** sha256 of the container bytes (the hash an execution contract pins for the container,
+ *  spec §22.10), as 64 lowercase hex digits and a NUL; "" for a NULL tensor. */
+SGFP4_API void sgfp4_tensor_container_sha256(const sgfp4_tensor *tensor, char hex[65]);
+
+/** sha256 of the decoded tensor (the hash an execution contract pins for the weights): the
+ *  rows x cols float32 values, row-major, as sgfp4_decode() writes them with row_stride 0. */
+SGFP4_API sgfp4_status sgfp4_tensor_decoded_sha256(const sgfp4_tensor *tensor, char hex[65],
+                                                   const sgfp4_decode_options *options);
+
+/** How far a decoded tensor ŵ is from reference weights w. */
+typedef struct sgfp4_quality {
+    uint64_t count;      /**< weights compared: rows * cols */
+    double sse;          /**< sum of (w - ŵ)^2, in double, in row-major order */
+    double reference_sq; /**< sum of w^2 */
+    double max_abs;      /**< largest |w - ŵ| */
+    double rmse;         /**< sqrt(sse / count) */
+    /** ||w - ŵ|| / ||w||; 0 when both are 0, infinity when only ||w|| is 0. */
+    double rel_l2;
+    /** 10 log10(||w||^2 / ||w - ŵ||^2) in dB; +infinity when ŵ = w. */
+    double snr_db;
+    uint64_t nonfinite;  /**< decoded values that are NaN or infinite (0 for any container
+                              that opened: a check for the encoder's own output) */
+} sgfp4_quality;
+
+/** Compares the decoded tensor with `reference` (rows x cols float32, rows
+ *  `reference_stride` elements apart; 0 = cols) and fills *quality. */
+SGFP4_API sgfp4_status sgfp4_tensor_compare(const sgfp4_tensor *tensor, const float *reference,
+                                            size_t reference_stride, sgfp4_quality *quality,
+                                            const sgfp4_decode_options *options);
+
 /* ---- Exact conversions (the ones decode uses) ---------------------------------------- */
 
 /** Exact IEEE binary16 -> binary32, subnormals included (integer arithmetic only). */

@@ -182,6 +182,33 @@ SGFP4_API sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *tenso
                                                  int reject_nonfinite, float *dst,
                                                  size_t capacity, sgfp4_diag *diag);
 
+/**
+ * The 2-D view a tensor is quantized as (DECISIONS D6): rank 2 as is, rank 1 as one row,
+ * rank 0 as 1x1, higher ranks as [product of the leading dimensions, last dimension].
+ * SGFP4_ERR_SHAPE for a tensor without elements; SGFP4_ERR_ARGUMENT for NULL pointers.
+ */
+SGFP4_API sgfp4_status sgfp4_model_tensor_matrix(const sgfp4_model_tensor *tensor,
+                                                 uint64_t *rows, uint64_t *cols);
+
+/** What sgfp4_model_verify() found. */
+typedef struct sgfp4_model_verify_result {
+    size_t tensors;          /**< every tensor of the file */
+    size_t quantized_v1;     /**< quantized tensors whose container is v1 */
+    size_t quantized_v2;     /**< ... and v2 */
+    /** 1 when the D6 alignment holds: the data section starts on a multiple of 64 bytes and
+     *  every v2 container on a multiple of 16 in the file. */
+    int d6_aligned;
+} sgfp4_model_verify_result;
+
+/**
+ * Verifies a model: every quantized tensor with sgfp4_model_tensor_verify() (strict open,
+ * sha256 against the manifest), releasing each tensor's pages afterwards; fills *result
+ * (may be NULL). Stops at the first failure, which *diag describes. A model without a
+ * manifest has no quantized tensor: its structure was checked by sgfp4_model_open().
+ */
+SGFP4_API sgfp4_status sgfp4_model_verify(const sgfp4_model *model,
+                                          sgfp4_model_verify_result *result, sgfp4_diag *diag);
+
 /* ---- sinks: where writers put bytes ---------------------------------------------------- */
 
 /** A byte sink. write() returns SGFP4_OK or an error status (e.g. SGFP4_ERR_IO). */

@@ -2,7 +2,7 @@
  * tests/decodecorpus.c).
  *
  * For each of --count containers (seeded: container i of seed S is always the same), an
- * independent writer (tests/corpus/, which never touches src/) makes a random valid v1 or v2
+ * independent writer (tests/support/generator.c, which never touches src/) makes a random valid v1 or v2
  * container and the expected float32 tensor from the intended values. The library must:
  *   - open it, and report the blocks, leaves, layouts, modes, ERROR_HINT blocks and reserved
  *     symbols the writer put there;
@@ -27,7 +27,7 @@
 
 #include "sgfp4.h"
 #include "sgfp4_experimental.h"
-#include "corpus/corpus.h"
+#include "support/generator.h"
 #include "support/reference_numbers.h"
 #include "support/options.h"
 
@@ -39,9 +39,9 @@ static int g_verbose;
 
 #define MAX_FAILURES 10
 
-static int failf(uint64_t index, const corpus_container *c, const char *fmt, ...)
+static int failf(uint64_t index, const gen_container *c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int failf(uint64_t index, const corpus_container *c, const char *fmt, ...)
+static int failf(uint64_t index, const gen_container *c, const char *fmt, ...)
 {
     g_failures++;
     fprintf(stderr, "decodecorpus: FAIL container %" PRIu64 " (v%d %" PRIu64 "x%" PRIu64
@@ -60,7 +60,7 @@ static int failf(uint64_t index, const corpus_container *c, const char *fmt, ...
 
 /* A random backend among those this machine runs (the oracle, AUTO, CPU and every kernel
  * set, forced), thread count and store kind. */
-static sgfp4_decode_options random_options(corpus_rng *r)
+static sgfp4_decode_options random_options(gen_rng *r)
 {
     static const sgfp4_backend all[] = {SGFP4_BACKEND_SCALAR,  SGFP4_BACKEND_AUTO,
                                         SGFP4_BACKEND_CPU,     SGFP4_BACKEND_GENERIC,
@@ -72,9 +72,9 @@ static sgfp4_decode_options random_options(corpus_rng *r)
         if (sgfp4_decode_backend_name(all[i]))
             runs[n++] = all[i];
     /* three draws, in this order */
-    const sgfp4_backend backend = runs[corpus_below(r, n)];
-    const unsigned threads = 1 + corpus_below(r, 4);
-    const sgfp4_store store = (sgfp4_store)corpus_below(r, 3);
+    const sgfp4_backend backend = runs[gen_below(r, n)];
+    const unsigned threads = 1 + gen_below(r, 4);
+    const sgfp4_store store = (sgfp4_store)gen_below(r, 3);
     return decode_options(backend, threads, store);
 }
 
@@ -114,28 +114,28 @@ static const char *dtype_name(sgfp4_dtype d)
 
 /* Decodes output rows via `call` (0 whole, 1 rows, 2 gather) and compares every row; the
  * bytes between rows (stride padding) must keep their 0xA5 fill. */
-static int check_decode(uint64_t index, const corpus_container *c, const sgfp4_tensor *t,
-                        const float *expected, corpus_rng *r, int call, sgfp4_dtype dtype,
+static int check_decode(uint64_t index, const gen_container *c, const sgfp4_tensor *t,
+                        const float *expected, gen_rng *r, int call, sgfp4_dtype dtype,
                         sgfp4_decode_options o)
 {
     const size_t elem = dtype == SGFP4_DTYPE_F32 ? 4 : 2;
     const uint64_t cols = c->cols;
-    const size_t stride = call == 0 && corpus_chance(r, 1, 2) ? 0
-                                                             : (size_t)cols + corpus_below(r, 9);
+    const size_t stride = call == 0 && gen_chance(r, 1, 2) ? 0
+                                                             : (size_t)cols + gen_below(r, 9);
     const size_t stride_bytes = (stride ? stride : cols) * elem;
     uint64_t r0 = 0, r1 = c->rows, count = c->rows;
     uint64_t *rows = NULL;
     if (call == 1) {
-        r0 = corpus_below(r, (uint32_t)c->rows);
-        r1 = r0 + 1 + corpus_below(r, (uint32_t)(c->rows - r0));
+        r0 = gen_below(r, (uint32_t)c->rows);
+        r1 = r0 + 1 + gen_below(r, (uint32_t)(c->rows - r0));
         count = r1 - r0;
     } else if (call == 2) {
-        count = 1 + corpus_below(r, (uint32_t)(c->rows < 40 ? 2 * c->rows : 80));
+        count = 1 + gen_below(r, (uint32_t)(c->rows < 40 ? 2 * c->rows : 80));
         rows = malloc(count * sizeof *rows);
         if (!rows)
             return failf(index, c, "out of memory");
         for (uint64_t k = 0; k < count; k++)
-            rows[k] = corpus_below(r, (uint32_t)c->rows);
+            rows[k] = gen_below(r, (uint32_t)c->rows);
     }
     const size_t capacity = (size_t)((count - 1) * stride_bytes + cols * elem);
     uint8_t *out = malloc(capacity);
@@ -184,13 +184,13 @@ static int check_decode(uint64_t index, const corpus_container *c, const sgfp4_t
 }
 
 /* Compares what sgfp4_tensor_get_info() and the leaf queries report with the intent. */
-static int check_info(uint64_t index, const corpus_container *c, const sgfp4_tensor *t)
+static int check_info(uint64_t index, const gen_container *c, const sgfp4_tensor *t)
 {
     sgfp4_tensor_info info;
     sgfp4_tensor_get_info(t, &info);
     uint64_t leaves = 0, by_mode[2] = {0, 0}, by_layout[6] = {0}, hints = 0;
     for (uint64_t k = 0; k < c->blocks; k++) {
-        const corpus_block *b = &c->block[k];
+        const gen_block *b = &c->block[k];
         leaves += b->leaves_count;
         for (unsigned i = 0; i < b->leaves_count; i++)
             by_mode[b->leaves[i].mode]++;
@@ -213,17 +213,17 @@ static int check_info(uint64_t index, const corpus_container *c, const sgfp4_ten
         return failf(index, c, "info: %" PRIu64 " ERROR_HINT blocks, want %" PRIu64,
                      info.error_hint_blocks, hints);
     const uint64_t reserved = sgfp4_tensor_reserved_symbols(t);
-    if (reserved != corpus_reserved_symbols(c))
+    if (reserved != gen_reserved_symbols(c))
         return failf(index, c, "%" PRIu64 " reserved symbols reported, want %" PRIu64,
-                     reserved, corpus_reserved_symbols(c));
+                     reserved, gen_reserved_symbols(c));
     /* the leaf list of one random block: positions, sizes, modes, exact S and Bias */
-    const uint64_t k = corpus_next(&(corpus_rng){index}) % c->blocks;
-    const corpus_block *b = &c->block[k];
+    const uint64_t k = gen_next(&(gen_rng){index}) % c->blocks;
+    const gen_block *b = &c->block[k];
     sgfp4_leaf got[256];
     if (sgfp4_tensor_block_leaves(t, k, got, 256) != b->leaves_count)
         return failf(index, c, "block %" PRIu64 ": wrong leaf count", k);
     for (unsigned i = 0; i < b->leaves_count; i++) {
-        const corpus_leaf *l = &b->leaves[i];
+        const gen_leaf *l = &b->leaves[i];
         const float S = (float)ref_half_value(l->scale);
         const float B = (float)ref_half_value(
             (uint16_t)(l->bias & (c->profile == 2 ? 0xFFF0u : 0xFFFFu)));
@@ -262,25 +262,25 @@ static void store_u32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-static uint8_t nonzero_byte(corpus_rng *r) { return (uint8_t)(1 + corpus_below(r, 255)); }
+static uint8_t nonzero_byte(gen_rng *r) { return (uint8_t)(1 + gen_below(r, 255)); }
 
 /* A random leaf: its block k and index i. */
-static const corpus_leaf *pick_leaf(const corpus_container *c, corpus_rng *r, uint64_t *k,
+static const gen_leaf *pick_leaf(const gen_container *c, gen_rng *r, uint64_t *k,
                                     unsigned *i)
 {
-    *k = corpus_below(r, (uint32_t)c->blocks);
-    *i = corpus_below(r, c->block[*k].leaves_count);
+    *k = gen_below(r, (uint32_t)c->blocks);
+    *i = gen_below(r, c->block[*k].leaves_count);
     return &c->block[*k].leaves[*i];
 }
 
 /* Position of the packed header word of a leaf. */
-static uint64_t header_at(const corpus_container *c, uint64_t k, unsigned i)
+static uint64_t header_at(const gen_container *c, uint64_t k, unsigned i)
 {
     return c->profile == 1 ? 4 * k : c->block[k].headers_at + 4 * i;
 }
 
 /* Rewrites a leaf's affine header to (scale, bias) keeping the v2 mode flag. */
-static void set_affine(const corpus_container *c, corruption *x, uint64_t k, unsigned i,
+static void set_affine(const gen_container *c, corruption *x, uint64_t k, unsigned i,
                        uint16_t scale, uint16_t bias)
 {
     const uint64_t at = header_at(c, k, i);
@@ -290,15 +290,15 @@ static void set_affine(const corpus_container *c, corruption *x, uint64_t k, uns
 }
 
 /* Tries rule `rule` on x (a copy of the container); returns 0 if it does not apply. */
-static int apply_rule(const corpus_container *c, corpus_rng *r, unsigned rule, corruption *x)
+static int apply_rule(const gen_container *c, gen_rng *r, unsigned rule, corruption *x)
 {
     const uint64_t B = c->blocks;
     uint64_t k;
     unsigned i;
-    const corpus_leaf *l;
+    const gen_leaf *l;
     switch (rule) {
     case 0: /* SHAPE */
-        if (corpus_chance(r, 1, 2))
+        if (gen_chance(r, 1, 2))
             x->rows = 0;
         else
             x->cols = 0;
@@ -306,18 +306,18 @@ static int apply_rule(const corpus_container *c, corpus_rng *r, unsigned rule, c
         return 1;
     case 1: /* SCALE_NONFINITE: exponent 31, sign clear (inf or NaN) */
         l = pick_leaf(c, r, &k, &i);
-        set_affine(c, x, k, i, (uint16_t)(0x7C00u | corpus_below(r, 1024)), l->bias);
+        set_affine(c, x, k, i, (uint16_t)(0x7C00u | gen_below(r, 1024)), l->bias);
         x->want = SGFP4_ERR_SCALE_NONFINITE, x->what = "scale inf/NaN";
         return 1;
     case 2: /* SCALE_NEGATIVE: sign set, finite, not -0 */
         l = pick_leaf(c, r, &k, &i);
-        set_affine(c, x, k, i, (uint16_t)(0x8000u | (1 + corpus_below(r, 0x7BFF))), l->bias);
+        set_affine(c, x, k, i, (uint16_t)(0x8000u | (1 + gen_below(r, 0x7BFF))), l->bias);
         x->want = SGFP4_ERR_SCALE_NEGATIVE, x->what = "negative scale";
         return 1;
     case 3: /* BIAS_NONFINITE (v2: after the 0xFFF0 mask) */
         l = pick_leaf(c, r, &k, &i);
         set_affine(c, x, k, i, l->scale,
-                   (uint16_t)((corpus_below(r, 2) << 15) | 0x7C00u | corpus_below(r, 1024)));
+                   (uint16_t)((gen_below(r, 2) << 15) | 0x7C00u | gen_below(r, 1024)));
         x->want = SGFP4_ERR_BIAS_NONFINITE, x->what = "bias inf/NaN";
         return 1;
     }
@@ -325,35 +325,35 @@ static int apply_rule(const corpus_container *c, corpus_rng *r, unsigned rule, c
         const uint64_t blob = 8 * B;
         switch (rule) {
         case 4: /* V1_LENGTH */
-            if (corpus_chance(r, 1, 2))
-                x->size = corpus_below(r, (uint32_t)x->size);
+            if (gen_chance(r, 1, 2))
+                x->size = gen_below(r, (uint32_t)x->size);
             else
-                x->size += 1 + corpus_below(r, 4000); /* the buffer has room */
+                x->size += 1 + gen_below(r, 4000); /* the buffer has room */
             x->want = SGFP4_ERR_V1_LENGTH, x->what = "length";
             return 1;
         case 5: /* V1_RESERVED_FLAGS */
-            k = corpus_below(r, (uint32_t)B);
+            k = gen_below(r, (uint32_t)B);
             store_u32(x->data + 4 * B + 4 * k,
-                      load_u32(x->data + 4 * B + 4 * k) | (uint32_t)(4 << corpus_below(r, 2)) |
-                          (uint32_t)(corpus_below(r, 2) * 12));
+                      load_u32(x->data + 4 * B + 4 * k) | (uint32_t)(4 << gen_below(r, 2)) |
+                          (uint32_t)(gen_below(r, 2) * 12));
             x->want = SGFP4_ERR_V1_RESERVED_FLAGS, x->what = "reserved flags";
             return 1;
         case 6: { /* V1_OFFSET_RANGE */
-            k = corpus_below(r, (uint32_t)B);
+            k = gen_below(r, (uint32_t)B);
             const uint64_t low = (B - 1) * 2048 + 16;
             const uint32_t steps = (uint32_t)((0xFFFFFFF0u - low) / 16 + 1);
             const uint64_t base =
-                low + 16 * (uint64_t)corpus_below(r, corpus_chance(r, 1, 2) ? 200 : steps);
+                low + 16 * (uint64_t)gen_below(r, gen_chance(r, 1, 2) ? 200 : steps);
             const uint32_t old = load_u32(x->data + 4 * B + 4 * k);
             store_u32(x->data + 4 * B + 4 * k, (uint32_t)base | (old & 0x3u));
             x->want = SGFP4_ERR_V1_OFFSET_RANGE, x->what = "payload offset out of range";
             return 1;
         }
         case 7: /* V1_T158_TAIL */
-            k = corpus_below(r, (uint32_t)B);
+            k = gen_below(r, (uint32_t)B);
             if (c->block[k].leaves[0].mode != 1)
                 return 0;
-            x->data[blob + c->block[k].base + 1024 + corpus_below(r, 1024)] = nonzero_byte(r);
+            x->data[blob + c->block[k].base + 1024 + gen_below(r, 1024)] = nonzero_byte(r);
             x->want = SGFP4_ERR_V1_T158_TAIL, x->what = "T158 tail";
             return 1;
         }
@@ -362,7 +362,7 @@ static int apply_rule(const corpus_container *c, corpus_rng *r, unsigned rule, c
     const uint64_t table_end = 16 + 4 * B;
     switch (rule) {
     case 4: /* V2_MAGIC */
-        x->data[corpus_below(r, 4)] ^= nonzero_byte(r);
+        x->data[gen_below(r, 4)] ^= nonzero_byte(r);
         x->want = SGFP4_ERR_V2_MAGIC, x->what = "magic";
         return 1;
     case 5: /* V2_VERSION */
@@ -370,60 +370,60 @@ static int apply_rule(const corpus_container *c, corpus_rng *r, unsigned rule, c
         x->want = SGFP4_ERR_V2_VERSION, x->what = "version";
         return 1;
     case 6: /* V2_HEADER_PAD */
-        x->data[9 + corpus_below(r, 7)] = nonzero_byte(r);
+        x->data[9 + gen_below(r, 7)] = nonzero_byte(r);
         x->want = SGFP4_ERR_V2_HEADER_PAD, x->what = "header pad";
         return 1;
     case 7: /* V2_BLOCK_COUNT */
         store_u32(x->data + 5,
-                  (uint32_t)(B + 1 + corpus_below(r, corpus_chance(r, 1, 4) ? 0xFFFFu : 3)));
+                  (uint32_t)(B + 1 + gen_below(r, gen_chance(r, 1, 4) ? 0xFFFFu : 3)));
         x->want = SGFP4_ERR_V2_BLOCK_COUNT, x->what = "block count";
         return 1;
     case 8: /* V2_TABLE_PAD */
         if (c->record_base == table_end)
             return 0;
-        x->data[table_end + corpus_below(r, (uint32_t)(c->record_base - table_end))] =
+        x->data[table_end + gen_below(r, (uint32_t)(c->record_base - table_end))] =
             nonzero_byte(r);
         x->want = SGFP4_ERR_V2_TABLE_PAD, x->what = "offset-table pad";
         return 1;
     case 9: /* TRUNCATED: ends before the record region */
-        x->size = corpus_below(r, (uint32_t)c->record_base);
+        x->size = gen_below(r, (uint32_t)c->record_base);
         x->want = SGFP4_ERR_TRUNCATED, x->what = "truncated header/table";
         return 1;
     case 10: /* V2_OFFSET_ALIGN */
-        k = corpus_below(r, (uint32_t)B);
-        store_u32(x->data + 16 + 4 * k, load_u32(x->data + 16 + 4 * k) + 1 + corpus_below(r, 15));
+        k = gen_below(r, (uint32_t)B);
+        store_u32(x->data + 16 + 4 * k, load_u32(x->data + 16 + 4 * k) + 1 + gen_below(r, 15));
         x->want = SGFP4_ERR_V2_OFFSET_ALIGN, x->what = "offset alignment";
         return 1;
     case 11: { /* V2_OFFSET_ORDER */
         if (B < 2)
             return 0;
-        k = 1 + corpus_below(r, (uint32_t)(B - 1));
+        k = 1 + gen_below(r, (uint32_t)(B - 1));
         const uint32_t previous = load_u32(x->data + 16 + 4 * (k - 1));
-        store_u32(x->data + 16 + 4 * k, previous - 16 * corpus_below(r, previous / 16 + 1));
+        store_u32(x->data + 16 + 4 * k, previous - 16 * gen_below(r, previous / 16 + 1));
         x->want = SGFP4_ERR_V2_OFFSET_ORDER, x->what = "offset order";
         return 1;
     }
     case 12: /* V2_RECORD_BOUNDS: cut inside the record region */
-        x->size = (size_t)(c->record_base + corpus_below(r, (uint32_t)(c->size - c->record_base)));
+        x->size = (size_t)(c->record_base + gen_below(r, (uint32_t)(c->size - c->record_base)));
         x->want = SGFP4_ERR_V2_RECORD_BOUNDS, x->what = "truncated record";
         return 1;
     case 13: /* V2_SB_RESERVED */
-        k = corpus_below(r, (uint32_t)B);
+        k = gen_below(r, (uint32_t)B);
         store_u32(x->data + c->block[k].record_at,
-                  c->block[k].layout | 1u << (3 + corpus_below(r, 29)));
+                  c->block[k].layout | 1u << (3 + gen_below(r, 29)));
         x->want = SGFP4_ERR_V2_SB_RESERVED, x->what = "sb_header reserved bits";
         return 1;
     case 14: /* V2_LAYOUT */
-        k = corpus_below(r, (uint32_t)B);
-        store_u32(x->data + c->block[k].record_at, 6 + corpus_below(r, 2));
+        k = gen_below(r, (uint32_t)B);
+        store_u32(x->data + c->block[k].record_at, 6 + gen_below(r, 2));
         x->want = SGFP4_ERR_V2_LAYOUT, x->what = "layout 6/7";
         return 1;
     case 15: { /* V2_SPLIT_TRAILING */
-        k = corpus_below(r, (uint32_t)B);
-        const corpus_block *b = &c->block[k];
+        k = gen_below(r, (uint32_t)B);
+        const gen_block *b = &c->block[k];
         if (b->layout != 4 || b->split_bits >= 96)
             return 0;
-        const unsigned bit = b->split_bits + corpus_below(r, 96 - b->split_bits);
+        const unsigned bit = b->split_bits + gen_below(r, 96 - b->split_bits);
         uint8_t *w = x->data + b->record_at + 4 + 4 * (bit / 32);
         store_u32(w, load_u32(w) | 1u << (bit % 32));
         x->want = SGFP4_ERR_V2_SPLIT_TRAILING, x->what = "split map trailing bit";
@@ -432,16 +432,16 @@ static int apply_rule(const corpus_container *c, corpus_rng *r, unsigned rule, c
     case 16: { /* V2_LEAF_FLAGS */
         pick_leaf(c, r, &k, &i);
         uint8_t *h = x->data + header_at(c, k, i);
-        store_u32(h, load_u32(h) | (1 + corpus_below(r, 7)) << 1);
+        store_u32(h, load_u32(h) | (1 + gen_below(r, 7)) << 1);
         x->want = SGFP4_ERR_V2_LEAF_FLAGS, x->what = "leaf flag bits 1-3";
         return 1;
     }
     case 17: { /* V2_LEAF_HEADER_PAD */
-        k = corpus_below(r, (uint32_t)B);
-        const corpus_block *b = &c->block[k];
+        k = gen_below(r, (uint32_t)B);
+        const gen_block *b = &c->block[k];
         if (b->payloads_at == b->headers_end)
             return 0;
-        x->data[b->headers_end + corpus_below(r, (uint32_t)(b->payloads_at - b->headers_end))] =
+        x->data[b->headers_end + gen_below(r, (uint32_t)(b->payloads_at - b->headers_end))] =
             nonzero_byte(r);
         x->want = SGFP4_ERR_V2_LEAF_HEADER_PAD, x->what = "pad after leaf headers";
         return 1;
@@ -451,13 +451,13 @@ static int apply_rule(const corpus_container *c, corpus_rng *r, unsigned rule, c
         if (l->size != 4)
             return 0;
         const unsigned n = l->mode ? 4 : 8;
-        x->data[c->block[k].payload_at[i] + n + corpus_below(r, 16 - n)] = nonzero_byte(r);
+        x->data[c->block[k].payload_at[i] + n + gen_below(r, 16 - n)] = nonzero_byte(r);
         x->want = SGFP4_ERR_V2_PAYLOAD_PAD, x->what = "payload pad";
         return 1;
     }
     case 19: /* V2_TRAILING_BYTES */
-        for (unsigned n = 1 + corpus_below(r, 40); n > 0; n--)
-            x->data[x->size++] = (uint8_t)corpus_below(r, 256);
+        for (unsigned n = 1 + gen_below(r, 40); n > 0; n--)
+            x->data[x->size++] = (uint8_t)gen_below(r, 256);
         x->want = SGFP4_ERR_V2_TRAILING_BYTES, x->what = "bytes after the last record";
         return 1;
     }
@@ -465,7 +465,7 @@ static int apply_rule(const corpus_container *c, corpus_rng *r, unsigned rule, c
 }
 
 /* Makes a corrupted copy of c in *x (x->data allocated with room to grow). */
-static int make_corruption(const corpus_container *c, corpus_rng *r, corruption *x)
+static int make_corruption(const gen_container *c, gen_rng *r, corruption *x)
 {
     const unsigned rules = c->profile == 1 ? 8 : 20;
     x->data = malloc(c->size + 4096);
@@ -477,12 +477,12 @@ static int make_corruption(const corpus_container *c, corpus_rng *r, corruption 
         x->size = c->size;
         x->rows = c->rows;
         x->cols = c->cols;
-        if (apply_rule(c, r, corpus_below(r, rules), x))
+        if (apply_rule(c, r, gen_below(r, rules), x))
             return 1;
     }
 }
 
-static int check_corruption(uint64_t index, const corpus_container *c, const corruption *x)
+static int check_corruption(uint64_t index, const gen_container *c, const corruption *x)
 {
     sgfp4_tensor *t = (sgfp4_tensor *)&t; /* must be set to NULL on failure */
     sgfp4_diag diag;
@@ -521,7 +521,7 @@ static int write_file(const char *dir, const char *name, const void *data, size_
 }
 
 static int write_case(const char *dir, FILE *index_file, uint64_t index,
-                      const corpus_container *c, const float *expected, const corruption *x)
+                      const gen_container *c, const float *expected, const corruption *x)
 {
     const char *ext = c->profile == 1 ? "fp4" : "sgfp4";
     const char *prof = c->profile == 1 ? "v1" : "v2";
@@ -545,11 +545,12 @@ static int write_case(const char *dir, FILE *index_file, uint64_t index,
 
 static int run_one(uint64_t index, const char *write_dir, FILE *index_file, uint64_t *stats)
 {
-    corpus_rng r = {g_seed ^ (index * 0xD1B54A32D192ED03u)};
-    (void)corpus_next(&r);
-    const int profile = corpus_chance(&r, 1, 2) ? 1 : 2;
-    corpus_container c;
-    if (corpus_generate(&c, &r, profile) != 0) {
+    gen_rng r = {g_seed ^ (index * 0xD1B54A32D192ED03u)};
+    (void)gen_next(&r);
+    const int profile = gen_chance(&r, 1, 2) ? 1 : 2;
+    gen_container c;
+    const gen_params params = gen_corpus_params(profile);
+    if (gen_generate(&c, &r, &params) != 0) {
         fprintf(stderr, "decodecorpus: out of memory\n");
         g_failures++;
         return 0;
@@ -558,12 +559,12 @@ static int run_one(uint64_t index, const char *write_dir, FILE *index_file, uint
     float *expected = malloc((size_t)(c.rows * c.cols) * sizeof *expected);
     int ok = expected != NULL;
     if (ok)
-        corpus_expected(&c, expected);
+        gen_expected(&c, expected);
 
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
     const sgfp4_profile open_profile =
-        profile == 1 ? SGFP4_PROFILE_V1 : corpus_chance(&r, 1, 2) ? SGFP4_PROFILE_AUTO
+        profile == 1 ? SGFP4_PROFILE_V1 : gen_chance(&r, 1, 2) ? SGFP4_PROFILE_AUTO
                                                                     : SGFP4_PROFILE_V2;
     const sgfp4_status s =
         ok ? sgfp4_tensor_open(c.data, c.size, open_profile, c.rows, c.cols, &t, NULL, &diag)
@@ -579,8 +580,8 @@ static int run_one(uint64_t index, const char *write_dir, FILE *index_file, uint
              check_decode(index, &c, t, expected, &r, 0, SGFP4_DTYPE_F32, random_options(&r)) &&
              check_decode(index, &c, t, expected, &r, 1, SGFP4_DTYPE_F32, random_options(&r)) &&
              check_decode(index, &c, t, expected, &r, 2, SGFP4_DTYPE_F32, random_options(&r)) &&
-             check_decode(index, &c, t, expected, &r, (int)corpus_below(&r, 3),
-                          corpus_chance(&r, 1, 2) ? SGFP4_DTYPE_F16 : SGFP4_DTYPE_BF16,
+             check_decode(index, &c, t, expected, &r, (int)gen_below(&r, 3),
+                          gen_chance(&r, 1, 2) ? SGFP4_DTYPE_F16 : SGFP4_DTYPE_BF16,
                           random_options(&r));
     }
     sgfp4_tensor_close(t);
@@ -595,7 +596,7 @@ static int run_one(uint64_t index, const char *write_dir, FILE *index_file, uint
     }
     free(x.data);
     free(expected);
-    corpus_free(&c);
+    gen_free(&c);
     return ok;
 }
 

@@ -329,8 +329,7 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
         }
     }
     d->quantize = 1;
-    d->cols = t->rank ? t->shape[t->rank - 1] : 1;
-    d->rows = t->elements / d->cols;
+    sgfp4_model_tensor_matrix(t, &d->rows, &d->cols); /* elements > 0: checked above */
     if (rule) {
         apply(&d->options, rule);
         snprintf(d->reason, sizeof d->reason, "rule %zu (%s)", index, rule->globs[0]);

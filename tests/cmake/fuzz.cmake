@@ -46,12 +46,12 @@ sgfp4_add_fuzz_target(v2_decode ${SGFP4_FUZZ_DIR}/fuzz_v2_decode.c ${SGFP4_FUZZ_
 
 # The CLI's own parsers, compiled from the tool's sources.
 set(SGFP4_CLI_DIR ${PROJECT_SOURCE_DIR}/tools/sgfp4)
-sgfp4_add_fuzz_target(cli_parse ${SGFP4_FUZZ_DIR}/fuzz_cli_parse.c ${SGFP4_CLI_DIR}/cli_npy.c
-                      ${SGFP4_CLI_DIR}/cli_args.c ${SGFP4_CLI_DIR}/cli_io.c)
+sgfp4_add_fuzz_target(cli_parse ${SGFP4_FUZZ_DIR}/fuzz_cli_parse.c
+                      ${PROJECT_SOURCE_DIR}/tools/fileio/npy.c
+                      ${PROJECT_SOURCE_DIR}/tools/fileio/output.c ${SGFP4_CLI_DIR}/cli_values.c)
 foreach(t fuzz_cli_parse_regress fuzz_cli_parse)
   if(TARGET ${t})
-    target_include_directories(${t} PRIVATE ${SGFP4_CLI_DIR})
-    target_link_libraries(${t} PRIVATE OpenSSL::Crypto)
+    target_include_directories(${t} PRIVATE ${SGFP4_CLI_DIR} ${PROJECT_SOURCE_DIR}/tools/fileio)
   endif()
 endforeach()
 sgfp4_add_fuzz_target(roundtrip ${SGFP4_FUZZ_DIR}/fuzz_roundtrip.c)

@@ -1,11 +1,11 @@
 # Vulkan backend tests (issue 4): bit-identical to the scalar decoder on whatever Vulkan
 # device is present (lavapipe in CI); exit 77 (skipped) where there is none.
-# The random-container generator is shared with `sgfp4 bench --backend vulkan`.
+# The random containers come from the test-data generator that `sgfp4 bench --backend
+# vulkan` uses too (tests/support/generator.c).
 # SPDX-License-Identifier: MIT
-sgfp4_add_unit_test(test_vulkan_decode ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_vulkan_decode.c
-                    ${PROJECT_SOURCE_DIR}/tools/sgfp4/random_container.c)
-target_include_directories(test_vulkan_decode PRIVATE ${JANSSON_INCLUDE_DIR}
-                           ${PROJECT_SOURCE_DIR}/tools/sgfp4)
+sgfp4_add_unit_test(test_vulkan_decode ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_vulkan_decode.c)
+target_include_directories(test_vulkan_decode PRIVATE ${JANSSON_INCLUDE_DIR})
+target_link_libraries(test_vulkan_decode PRIVATE sgfp4_testdata)
 set_tests_properties(test_vulkan_decode PROPERTIES TIMEOUT 600 LABELS vulkan)
 
 # The complete program of docs/vulkan.md, extracted at configure time, built and run.

@@ -4,7 +4,7 @@
  * cross-builds it for AArch64 to run under qemu-user (`cross.aarch64_decode`,
  * tests/cmake/cross.cmake), which is how the NEON kernels are checked on an x86-64 CI.
  *
- * Random containers from tools/sgfp4/synth_container.c: v1 and v2, every layout, random
+ * Random containers from tests/support/generator.c: v1 and v2, every layout, random
  * split maps, both modes and the reserved T158 symbol, every shape of {1, 3, 17, 63, 64, 65,
  * 130, 191, 320} x the same (partial last tiles and macroblock rows), scales and biases over
  * every finite fp16 value (subnormals and signed zeros included) and a few at the benchmark
@@ -32,7 +32,7 @@
 #include "decode/kernels.h"
 #include "support/decode_paths.h"
 #include "support/options.h"
-#include "synth_container.h"
+#include "support/generator.h"
 
 #define DEFAULT_CONTAINERS 324u /* every shape pair 4 times */
 #define ROUNDS 12u              /* per container and kernel set: each (dtype, store kind) twice */
@@ -235,12 +235,13 @@ typedef struct run {
 } run;
 
 /* Container i of the run: its shape, profile, rate and kind of halves. */
-static synth_params container_params(const run *r, uint64_t i)
+static gen_params container_params(uint64_t i)
 {
     const double rates[16] = {[5] = 2.5, [13] = 4.5}; /* the rest: random records */
-    synth_params p = {i % 3 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, edges[i % EDGES],
-                      edges[(i / EDGES) % EDGES], r->seed * 1000003u + i, rates[i % 16],
-                      (int)(i % 4 != 3)};
+    gen_params p = gen_shape_params(i % 3 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2,
+                                    edges[i % EDGES], edges[(i / EDGES) % EDGES]);
+    p.target_bpw = rates[i % 16];
+    p.halves = i % 4 != 3 ? GEN_HALVES_ANY : GEN_HALVES_EDGES;
     if (p.target_bpw > 0)
         p.profile = SGFP4_PROFILE_V2;
     return p;
@@ -250,15 +251,16 @@ static synth_params container_params(const run *r, uint64_t i)
 static bool check_container(run *r, uint64_t i)
 {
     decode_check *c = &r->check;
-    const synth_params p = container_params(r, i);
+    const gen_params p = container_params(i);
+    const uint64_t seed = r->seed * 1000003u + i;
     snprintf(r->where, sizeof r->where, "container %llu (%s, %llux%llu, seed %llu): ",
              (unsigned long long)i, p.profile == SGFP4_PROFILE_V1 ? "v1" : "v2",
-             (unsigned long long)p.rows, (unsigned long long)p.cols, (unsigned long long)p.seed);
+             (unsigned long long)p.rows, (unsigned long long)p.cols, (unsigned long long)seed);
     snprintf(fault_message, sizeof fault_message,
              "cross_decode_check: FAIL: %s%smemory fault (a read past the container's end hits "
              "the guard page after it)\n", r->phase, r->where);
     size_t size;
-    uint8_t *data = synth_container(&p, &size);
+    uint8_t *data = gen_container_bytes(&p, seed, &size);
     fenced f;
     const bool fenced_ok = data && fence_make(&f, data, size);
     free(data);

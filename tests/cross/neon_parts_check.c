@@ -6,7 +6,7 @@
 #include "cross/neon_parts_check.h"
 #include "support/decode_paths.h"
 #include "decode/kernels.h"
-#include "synth_container.h"
+#include "support/generator.h"
 
 #ifdef SGFP4_HAVE_NEON_KERNELS
 
@@ -106,10 +106,11 @@ static bool check_output_rounding(char *message, size_t size)
 static bool check_listing(char *message, size_t size)
 {
     for (unsigned i = 0; i < 12; i++) {
-        const synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320,
-                                700 + i, i % 3 == 1 ? 2.5 : 0, 1};
+        gen_params p = gen_shape_params(i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320);
+        p.target_bpw = i % 3 == 1 ? 2.5 : 0;
+        p.halves = GEN_HALVES_ANY;
         size_t bytes;
-        uint8_t *data = synth_container(&p, &bytes);
+        uint8_t *data = gen_container_bytes(&p, 700 + i, &bytes);
         sgfp4_tensor *t = NULL;
         if (!data ||
             sgfp4_tensor_open(data, bytes, p.profile, p.rows, p.cols, &t, NULL, NULL) != SGFP4_OK) {

@@ -17,7 +17,7 @@
 #include "decode/kernels.h"
 #include "support/decode_paths.h"
 #include "support/options.h"
-#include "synth_container.h"
+#include "support/generator.h"
 
 static decode_rng rng = {12345};
 static unsigned rnd(unsigned n) { return decode_rng_below(&rng, n); }
@@ -68,10 +68,12 @@ static void test_random_containers(void **state)
     (void)state;
     for (unsigned i = 0; i < 48; i++) {
         static const unsigned edges[] = {1, 3, 4, 17, 63, 64, 65, 100, 128, 130, 191};
-        synth_params p = {i % 3 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2,
-                          edges[rnd(11)], edges[rnd(11)], 1000 + i, 0, (int)(i % 4 != 3)};
+        const unsigned rows = edges[rnd(11)], cols = edges[rnd(11)];
+        gen_params p = gen_shape_params(i % 3 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, rows,
+                                        cols);
+        p.halves = i % 4 != 3 ? GEN_HALVES_ANY : GEN_HALVES_LLM;
         size_t size;
-        uint8_t *data = synth_container(&p, &size);
+        uint8_t *data = gen_container_bytes(&p, 1000 + i, &size);
         assert_non_null(data);
         sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
         check_all_paths(t, 6);
@@ -94,10 +96,10 @@ static void test_leaf_listing(void **state)
     }
     sgfp4_leaf_ref want[SGFP4_MAX_LEAVES], got[SGFP4_MAX_LEAVES];
     for (unsigned i = 0; i < 12; i++) {
-        synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, 500 + i,
-                          0, 1};
+        gen_params p = gen_shape_params(i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320);
+        p.halves = GEN_HALVES_ANY;
         size_t size;
-        uint8_t *data = synth_container(&p, &size);
+        uint8_t *data = gen_container_bytes(&p, 500 + i, &size);
         assert_non_null(data);
         sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
         for (uint64_t b = 0; b < t->blocks; b++) {
@@ -134,10 +136,11 @@ static void check_listing(list_fn list_leaves, halves_fn halves_to_floats, unsig
     if (!decode_check_halves(halves_to_floats, "SIMD", message, sizeof message))
         fail_msg("%s", message);
     for (unsigned i = 0; i < 16; i++) {
-        synth_params p = {i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320, seed + i,
-                          i % 3 == 1 ? 2.5 : 0, (int)(i % 2)};
+        gen_params p = gen_shape_params(i % 4 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 256, 320);
+        p.target_bpw = i % 3 == 1 ? 2.5 : 0;
+        p.halves = i % 2 ? GEN_HALVES_ANY : GEN_HALVES_EDGES;
         size_t size;
-        uint8_t *data = synth_container(&p, &size);
+        uint8_t *data = gen_container_bytes(&p, seed + i, &size);
         assert_non_null(data);
         sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
         for (uint64_t b = 0; b < t->blocks; b++)
@@ -172,9 +175,12 @@ static void test_rate_shaped_containers(void **state)
     (void)state;
     static const double rates[] = {4.5, 2.5, 0};
     for (unsigned i = 0; i < 3; i++) {
-        synth_params p = {SGFP4_PROFILE_V2, 320, 450, 77 + i, rates[i], 0};
+        gen_params p = gen_shape_params(SGFP4_PROFILE_V2, 320, 450);
+        p.target_bpw = rates[i];
+        p.halves = GEN_HALVES_LLM;
+        p.corners = 0;
         size_t size;
-        uint8_t *data = synth_container(&p, &size);
+        uint8_t *data = gen_container_bytes(&p, 77 + i, &size);
         assert_non_null(data);
         sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
         check_all_paths(t, 3);
@@ -188,9 +194,10 @@ static void test_rate_shaped_containers(void **state)
 static void test_public_backends(void **state)
 {
     (void)state;
-    synth_params p = {SGFP4_PROFILE_V2, 200, 130, 5, 0, 1};
+    gen_params p = gen_shape_params(SGFP4_PROFILE_V2, 200, 130);
+    p.halves = GEN_HALVES_ANY;
     size_t size;
-    uint8_t *data = synth_container(&p, &size);
+    uint8_t *data = gen_container_bytes(&p, 5, &size);
     assert_non_null(data);
     sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
     const size_t bytes = 200 * 130 * 4;
@@ -284,9 +291,10 @@ static void small_free(void *user, void *ptr)
 static void test_scratch_refused(void **state)
 {
     (void)state;
-    synth_params p = {SGFP4_PROFILE_V2, 150, 260, 9, 0, 1};
+    gen_params p = gen_shape_params(SGFP4_PROFILE_V2, 150, 260);
+    p.halves = GEN_HALVES_ANY;
     size_t size;
-    uint8_t *data = synth_container(&p, &size);
+    uint8_t *data = gen_container_bytes(&p, 9, &size);
     assert_non_null(data);
     sgfp4_open_options oo;
     sgfp4_open_options_init(&oo);

@@ -16,7 +16,7 @@
 #include "sgfp4.h"
 #include "sgfp4_experimental.h"
 #include "support/options.h"
-#include "synth_container.h"
+#include "support/generator.h"
 
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #include <xmmintrin.h>
@@ -60,10 +60,11 @@ static void test_decode(void **state)
     assert_int_equal(fegetenv(&caller), 0);
     for (unsigned i = 0; i < 12; i++) {
         /* scales and biases over every finite fp16 value: products and sums that round */
-        synth_params p = {i % 3 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2, 130 + 7 * i,
-                          70 + 13 * i, 4000 + i, 0, 1};
+        gen_params p = gen_shape_params(i % 3 == 0 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2,
+                                        130 + 7 * i, 70 + 13 * i);
+        p.halves = GEN_HALVES_ANY;
         size_t size;
-        uint8_t *data = synth_container(&p, &size);
+        uint8_t *data = gen_container_bytes(&p, 4000 + i, &size);
         assert_non_null(data);
         sgfp4_tensor *t = NULL;
         assert_int_equal(sgfp4_tensor_open(data, size, p.profile, p.rows, p.cols, &t, NULL, NULL),
@@ -126,7 +127,7 @@ static void test_encode(void **state)
     fenv_t caller;
     assert_int_equal(fegetenv(&caller), 0);
     const uint64_t rows = 96, cols = 160;
-    float *w = synth_llm_weights(rows, cols, 7);
+    float *w = gen_llm_weights(rows, cols, 7);
     assert_non_null(w);
     for (unsigned k = 0; k < 4; k++) {
         sgfp4_encode_options eo;

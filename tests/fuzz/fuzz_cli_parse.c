@@ -1,5 +1,5 @@
 /* libFuzzer target: the parsers of the `sgfp4` tool that read untrusted text or bytes:
- * the .npy header parser (cli_npy_parse, input of `sgfp4 encode`) and the argument parsers
+ * the .npy header parser (fileio_npy_parse, input of `sgfp4 encode`) and the value parsers
  * (--shape, numbers, profile, dtype).
  * Input: one selector byte, then the bytes given to the chosen parser (as a NUL-terminated
  * string for the argument parsers).
@@ -16,7 +16,7 @@ static void fuzz_npy(const uint8_t *data, size_t size)
     uint64_t rows = 0, cols = 0;
     size_t offset = 0;
     const char *error = NULL;
-    if (cli_npy_parse(data, size, descr, &rows, &cols, &offset, &error)) {
+    if (fileio_npy_parse(data, size, descr, &rows, &cols, &offset, &error)) {
         FUZZ_ASSERT(memchr(descr, '\0', sizeof descr) != NULL);
         FUZZ_ASSERT(offset >= 10 && offset <= size);
     } else {

@@ -169,7 +169,7 @@ static void bad_input_leaves_no_file(void **state)
     assert_false(exists(out));
     assert_int_equal(run("encode %s --shape 64x65 -o %s", in, out), 1); /* wrong size */
     assert_false(exists(out));
-    assert_int_equal(run("encode %s -o %s", in, out), 1); /* raw needs a shape */
+    assert_int_equal(run("encode %s -o %s", in, out), 2); /* raw needs a shape: usage */
     assert_int_equal(run("encode %s --shape 64x64 -o %s --bpw 3 --policy threshold", in, out),
                      2);
     assert_false(exists(out));

@@ -23,7 +23,7 @@
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>
 #endif
-#include "random_container.h"
+#include "support/generator.h"
 
 enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_COUNT };
 static sgfp4_vk_context *contexts[CTX_COUNT];
@@ -170,16 +170,26 @@ static void test_mnn_fixtures(void **state)
     print_message("mnn: %zu fixtures bit-identical\n", checked);
 }
 
+/* Random container `seed` of a profile, shape and layout mix, with every corner of the
+ * format and edge-case scales and biases (the generator's defaults). */
+static uint8_t *random_container(int profile, uint64_t rows, uint64_t cols, gen_layouts layouts,
+                                 uint64_t seed, size_t *size)
+{
+    gen_params p = gen_shape_params(profile, rows, cols);
+    p.layouts = layouts;
+    return gen_container_bytes(&p, seed, size);
+}
+
 static const uint64_t shapes[][2] = {{1, 1},   {3, 70},   {64, 64},  {65, 129},
                                      {130, 67}, {200, 201}, {17, 300}, {256, 64}};
 
 static void test_random_v1(void **state)
 {
     (void)state;
-    rc_rng rng = {1};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         size_t size;
-        uint8_t *bytes = rc_make_v1(&rng, shapes[i][0], shapes[i][1], &size);
+        uint8_t *bytes = random_container(1, shapes[i][0], shapes[i][1], GEN_LAYOUTS_ALL, 100 + i,
+                                          &size);
         assert_non_null(bytes);
         char what[64];
         snprintf(what, sizeof what, "random v1 %llux%llu", (unsigned long long)shapes[i][0],
@@ -192,11 +202,11 @@ static void test_random_v1(void **state)
 static void test_random_v2(void **state)
 {
     (void)state;
-    rc_rng rng = {2};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         for (int mix = 0; mix < 3; mix++) {
             size_t size;
-            uint8_t *bytes = rc_make_v2(&rng, shapes[i][0], shapes[i][1], (rc_mix)mix, &size);
+            uint8_t *bytes = random_container(2, shapes[i][0], shapes[i][1], (gen_layouts)mix,
+                                              200 + 3 * i + (uint64_t)mix, &size);
             assert_non_null(bytes);
             char what[64];
             snprintf(what, sizeof what, "random v2 mix %d %llux%llu", mix,
@@ -211,14 +221,13 @@ static void test_random_v2(void **state)
 static void test_large_4096(void **state)
 {
     (void)state;
-    rc_rng rng = {3};
     size_t size;
-    uint8_t *bytes = rc_make_v2(&rng, 4096, 4096, RC_MIX_ANY, &size);
+    uint8_t *bytes = random_container(2, 4096, 4096, GEN_LAYOUTS_ALL, 3, &size);
     assert_non_null(bytes);
     check_one("random v2 4096x4096", CTX_TABLE, bytes, size, SGFP4_PROFILE_V2, 4096, 4096,
               SGFP4_DTYPE_F32, 4096);
     free(bytes);
-    bytes = rc_make_v1(&rng, 4096, 4096, &size);
+    bytes = random_container(1, 4096, 4096, GEN_LAYOUTS_ALL, 4, &size);
     assert_non_null(bytes);
     check_one("random v1 4096x4096", CTX_INTEGER, bytes, size, SGFP4_PROFILE_V1, 4096, 4096,
               SGFP4_DTYPE_F32, 4096);
@@ -276,10 +285,9 @@ static void host_buffer_destroy(sgfp4_vk_context *ctx, host_buffer *hb)
 static void test_caller_buffers(void **state)
 {
     (void)state;
-    rc_rng rng = {5};
     const uint64_t rows = 77, cols = 150;
     size_t size;
-    uint8_t *bytes = rc_make_v2(&rng, rows, cols, RC_MIX_ANY, &size);
+    uint8_t *bytes = random_container(2, rows, cols, GEN_LAYOUTS_ALL, 5, &size);
     sgfp4_tensor *t = NULL;
     assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, NULL),
                      SGFP4_OK);
@@ -346,9 +354,8 @@ static void test_bad_arguments(void **state)
     assert_int_equal(sgfp4_vk_decode_to_host(contexts[0], NULL, SGFP4_DTYPE_F32, NULL, 0, 0,
                                              &diag),
                      SGFP4_ERR_ARGUMENT);
-    rc_rng rng = {4};
     size_t size;
-    uint8_t *bytes = rc_make_v1(&rng, 10, 10, &size);
+    uint8_t *bytes = random_container(1, 10, 10, GEN_LAYOUTS_ALL, 6, &size);
     sgfp4_tensor *t = NULL;
     assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V1, 10, 10, &t, NULL, NULL),
                      SGFP4_OK);

@@ -4,23 +4,23 @@
  *                      [--threads N] [--every K] [--min-dim D]
  *                      FILE.safetensors...
  *
- * Takes every 2-D F32 tensor with both dimensions >= D (default 64), encodes it at each setting with the
- * library, opens the container strictly, decodes it, and prints a Markdown table: per tensor
- * relative L2 error ||w - w_hat|| / ||w|| and bits per weight, then the pooled error
- * sqrt(sum of squared errors / sum of squared weights) and the encode speed: weights per
- * CPU-second of the process (the per-core rate, robust on a shared machine) and per
+ * Takes every 2-D F32 tensor with both dimensions >= D (default 64) of the models (read with
+ * the model API), encodes it at each setting with the library, opens the container strictly,
+ * compares its decode with the weights (sgfp4_tensor_compare), and prints a Markdown table:
+ * per tensor relative L2 error ||w - w_hat|| / ||w|| and bits per weight, then the pooled
+ * error sqrt(sum of squared errors / sum of squared weights) and the encode speed: weights
+ * per CPU-second of the process (the per-core rate, robust on a shared machine) and per
  * wall-clock second.
- * The minimal safetensors reader here serves this benchmark only (F32 tensors).
  * SPDX-License-Identifier: MIT */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
-
 #include "sgfp4.h"
+#include "sgfp4_model.h"
 
 #define MAX_TENSORS 256
 #define MAX_SETTINGS 16
@@ -44,57 +44,32 @@ static double clock_seconds(clockid_t id)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Appends the 2-D F32 tensors of a model with both dimensions >= min_dim to out[count..];
+ * returns the new count, or -1 when the file cannot be read. */
 static int load_file(const char *path, tensor *out, int count, uint64_t min_dim)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fprintf(stderr, "cannot open %s\n", path), -1;
-    uint8_t len8[8];
-    if (fread(len8, 1, 8, f) != 8)
-        return fclose(f), -1;
-    uint64_t hlen = 0;
-    for (int k = 7; k >= 0; k--)
-        hlen = hlen << 8 | len8[k];
-    if (hlen > (1u << 26))
-        return fclose(f), -1;
-    char *h = malloc(hlen + 1);
-    if (!h || fread(h, 1, hlen, f) != hlen)
-        return free(h), fclose(f), -1;
-    h[hlen] = 0;
-    json_error_t err;
-    json_t *root = json_loads(h, 0, &err);
-    free(h);
-    if (!root)
-        return fclose(f), -1;
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v)
-    {
-        json_t *shape = json_object_get(v, "shape"), *offs = json_object_get(v, "data_offsets");
-        const char *dtype = json_string_value(json_object_get(v, "dtype"));
-        if (!dtype || strcmp(dtype, "F32") != 0 || json_array_size(shape) != 2 ||
-            json_array_size(offs) != 2 || count >= MAX_TENSORS)
+    sgfp4_model *m = NULL;
+    sgfp4_diag diag;
+    if (sgfp4_model_open(path, &m, NULL, &diag) != SGFP4_OK)
+        return fprintf(stderr, "%s: %s\n", path, diag.message), -1;
+    for (size_t k = 0; k < sgfp4_model_tensor_count(m) && count < MAX_TENSORS; k++) {
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
+        if (t->dtype != SGFP4_ST_F32 || t->rank != 2 || t->shape[0] < min_dim ||
+            t->shape[1] < min_dim)
             continue;
-        const uint64_t rows = (uint64_t)json_integer_value(json_array_get(shape, 0));
-        const uint64_t cols = (uint64_t)json_integer_value(json_array_get(shape, 1));
-        const uint64_t begin = (uint64_t)json_integer_value(json_array_get(offs, 0));
-        const uint64_t end = (uint64_t)json_integer_value(json_array_get(offs, 1));
-        if (rows < min_dim || cols < min_dim || end - begin != rows * cols * 4)
-            continue;
-        tensor *t = &out[count];
-        snprintf(t->name, sizeof t->name, "%s", key);
-        t->rows = rows;
-        t->cols = cols;
-        t->data = malloc(end - begin);
-        if (!t->data || fseek(f, (long)(8 + hlen + begin), SEEK_SET) != 0 ||
-            fread(t->data, 1, end - begin, f) != end - begin) {
-            free(t->data);
+        tensor *d = &out[count];
+        snprintf(d->name, sizeof d->name, "%s", t->name);
+        d->rows = t->shape[0];
+        d->cols = t->shape[1];
+        d->data = malloc((size_t)t->nbytes);
+        if (!d->data ||
+            sgfp4_model_tensor_to_f32(t, 0, d->data, (size_t)t->nbytes, &diag) != SGFP4_OK) {
+            free(d->data);
             continue;
         }
         count++;
     }
-    json_decref(root);
-    fclose(f);
+    sgfp4_model_close(m);
     return count;
 }
 
@@ -110,29 +85,21 @@ static double run_one(const tensor *t, setting *s, double *bpw)
     s->seconds += clock_seconds(CLOCK_MONOTONIC) - t0;
     s->cpu_seconds += clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
     sgfp4_tensor *view = NULL;
-    if (sgfp4_tensor_open(bytes, size, s->o.profile, t->rows, t->cols, &view, NULL, NULL) !=
-        SGFP4_OK)
-        return sgfp4_free(bytes), -1;
-    const uint64_t n = t->rows * t->cols;
-    float *dec = malloc(n * sizeof *dec);
-    sgfp4_decode_options d;
-    sgfp4_decode_options_init(&d);
-    sgfp4_decode(view, SGFP4_DTYPE_F32, dec, 0, n * 4, &d);
-    double sse = 0, ref = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        const double e = (double)t->data[i] - dec[i];
-        sse += e * e;
-        ref += (double)t->data[i] * t->data[i];
-    }
-    free(dec);
+    sgfp4_quality q;
+    const bool ok =
+        sgfp4_tensor_open(bytes, size, s->o.profile, t->rows, t->cols, &view, NULL, NULL) ==
+            SGFP4_OK &&
+        sgfp4_tensor_compare(view, t->data, 0, &q, NULL) == SGFP4_OK;
     sgfp4_tensor_close(view);
     sgfp4_free(bytes);
-    s->sse += sse;
-    s->ref += ref;
+    if (!ok)
+        return -1;
+    s->sse += q.sse;
+    s->ref += q.reference_sq;
     s->bytes += (double)size;
-    s->weights += (double)n;
-    *bpw = size * 8.0 / (double)n;
-    return sqrt(sse / ref);
+    s->weights += (double)q.count;
+    *bpw = size * 8.0 / (double)q.count;
+    return q.rel_l2;
 }
 
 int main(int argc, char **argv)

@@ -1,121 +1,152 @@
-/* Shared pieces of the `sgfp4` command-line tool. The tool uses only the public API.
+/* The `sgfp4` tool: what its commands share. The tool uses only the public API; file formats
+ * are in tools/fileio, the benchmarks and the example model in tools/bench. Contract:
+ * docs/cli.md.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_CLI_H
 #define SGFP4_CLI_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fileio.h"
 #include "sgfp4.h"
 #include "sgfp4_experimental.h"
+#include "sgfp4_model.h"
 
-/* Exit codes (docs/cli.md). */
+/* Exit codes (docs/cli.md): 0 success, 1 failure, 2 usage error. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
 /* ---- messages ---- */
-/* Prints "sgfp4: <command>: <message>" on stderr as one line. Returns CLI_EXIT_FAIL. */
-int cli_error(const char *command, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-/* Like cli_error, then "try 'sgfp4 <command> --help'"; returns CLI_EXIT_USAGE. */
+/* -q: 0 (errors only), default 1, -v: 2. */
+extern int cli_verbosity;
+/* "sgfp4: COMMAND: message" on stderr; returns CLI_EXIT_FAIL. */
+int cli_error(const char *command, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* The same, then "(try 'sgfp4 COMMAND --help')"; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
-/* Quiet mode (-q) suppresses informational output on stderr. */
-extern bool cli_quiet;
+/* An informational line on stderr, shown with -v only. */
+void cli_verbose(const char *command, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
 
-/* ---- argument parsing ---- */
-/* A tiny long-option scanner: argv[*i] is "--name" or "--name=value". If it matches `name`,
- * stores the value (next argument or after '=') in *value, advances *i and returns true.
- * Exits through *error (set to a message) when the value is missing. */
-bool cli_take_option(int argc, char **argv, int *i, const char *name, const char **value,
-                     const char **error);
+/* ---- options ---- */
+/* Every option of every command; short options are their own keys. */
+enum cli_key {
+    KEY_OUTPUT = 'o', KEY_QUIET = 'q', KEY_VERBOSE = 'v', KEY_HELP = 'h',
+    KEY_SHAPE = 256, KEY_PROFILE, KEY_DTYPE, KEY_BACKEND, KEY_THREADS, KEY_STORE,
+    KEY_ZSTD_LEVEL, KEY_TENSOR, KEY_BPW, KEY_POLICY, KEY_THRESHOLD, KEY_DELTA, KEY_FIT,
+    KEY_EMBEDDINGS, KEY_STRICT, KEY_AGAINST, KEY_GOLDEN, KEY_ONLY, KEY_JSON, KEY_MAP,
+    KEY_DEVICES, KEY_CODES, KEY_SEED, KEY_RUNS, KEY_GATHER_ROWS, KEY_OFFSET, KEY_SIZE,
+    KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM,
+    KEY_VOCAB, KEY_END
+};
+
+/* The parsed command line: the values of every option (checked, with their defaults when
+ * not given) and the one positional argument. */
+typedef struct cli_args {
+    const char *command;
+    const char *in;                 /* the input (or NULL) */
+    bool given[KEY_END];            /* which options the command line has */
+    const char *out, *tensor, *policy, *against, *golden, *only, *map;
+    uint64_t rows, cols;            /* --shape, 0 x 0 when not given */
+    sgfp4_profile profile;          /* --profile, AUTO when not given */
+    sgfp4_dtype dtype;              /* default f32 */
+    sgfp4_backend backend;          /* default AUTO */
+    bool vulkan;                    /* --backend vulkan */
+    sgfp4_store store;              /* default AUTO */
+    unsigned threads;               /* --threads N, or (0, the default) every online CPU */
+    double bpw, threshold, delta;
+    sgfp4_fit fit;
+    bool quantize_embeddings;       /* --embeddings quantize|skip */
+    int zstd_level;                 /* default 3 */
+    bool random_codes;              /* bench --codes random */
+    unsigned seed, runs, gather_rows, offset, size, repeat;
+    unsigned layers, dim, ffn, kv_dim, vocab;
+} cli_args;
+
+/* One option a command takes, with its own --help text where the shared one does not fit. */
+typedef struct cli_accept {
+    int key;
+    const char *help;
+} cli_accept;
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary;       /* one line for `sgfp4 --help` */
+    const char *usage;         /* usage lines and description for `sgfp4 CMD --help` */
+    const cli_accept *options; /* ends with key 0; -q, -v and -h are always accepted */
+    int (*run)(const cli_args *args);
+} cli_command;
+
+/* Parses argv (argv[0] = the command name) with getopt_long: "--name value", "--name=value",
+ * "-oFILE", "-o FILE", "--" ending the options. Returns -1 when *args is ready, else the exit
+ * code (0 after --help, 2 after a usage error, which it reports). */
+int cli_parse(const cli_command *command, int argc, char **argv, cli_args *args);
+/* `sgfp4 CMD --help` to `f`. */
+void cli_print_help(const cli_command *command, FILE *f);
+/* A usage error when one of the options in keys (ending with 0) was given: they do not apply
+ * to `what` ("whole models", ...). Returns -1 when none was. */
+int cli_reject(const cli_args *args, const char *what, const int *keys);
+
+/* ---- values (cli_values.c: no messages, also used by the fuzz target) ---- */
 bool cli_parse_shape(const char *text, uint64_t *rows, uint64_t *cols);
 bool cli_parse_profile(const char *text, sgfp4_profile *profile);
 bool cli_parse_dtype(const char *text, sgfp4_dtype *dtype);
-/* The CPU decode backends ("vulkan" is handled by the commands that offer it). */
-#define CLI_CPU_BACKENDS "auto, cpu, scalar, generic, avx2, avx512 or neon"
 bool cli_parse_backend(const char *text, sgfp4_backend *backend);
-/* How decode writes its output: auto, cached, streaming. */
 bool cli_parse_store(const char *text, sgfp4_store *store);
 bool cli_parse_uint(const char *text, unsigned *value);
 bool cli_parse_double(const char *text, double *value);
-/* The thread count of `--threads N`: N, or for 0 (the default) every online CPU. */
-unsigned cli_threads(unsigned requested);
 bool cli_ends_with(const char *text, const char *suffix);
-/* True for .safetensors and .safetensors.zst paths (whole-model commands). */
+/* True for .safetensors and .safetensors.zst paths (the whole-model forms). */
 bool cli_is_model_path(const char *path);
+/* A profile's name, "v1" or "v2". */
+const char *cli_profile_name(sgfp4_profile profile);
+/* The thread count of `--threads N`: N, or for 0 every online CPU (at most the maximum). */
+unsigned cli_threads(unsigned requested);
+/* Decode options with the backend, threads and store of the command line. */
+sgfp4_decode_options cli_decode_options(const cli_args *args);
 
-/* ---- input ---- */
-typedef struct cli_input {
-    const uint8_t *data;
-    size_t size;
-    void *mapping;   /* non-NULL when mmap'ed */
-    uint8_t *owned;  /* non-NULL when read into memory */
-} cli_input;
-/* Reads a whole file ("-" = stdin), mapping it when possible. Prints the error itself. */
-bool cli_read_input(const char *command, const char *path, cli_input *in);
-void cli_input_release(cli_input *in);
+/* ---- the container prologue of decode, verify, info and bench FILE ---- */
+typedef struct cli_container {
+    const char *path;
+    fileio_input in;
+    sgfp4_profile profile; /* resolved: --profile, else the 'SGF4' magic, else the extension */
+    sgfp4_tensor *tensor;  /* opened strictly with the shape of --shape */
+} cli_container;
+/* Reads args->in, resolves its profile and opens it with --shape (required: a usage error
+ * without it). Returns -1 when *c is open, else the exit code (the error is reported). */
+int cli_container_open(const cli_args *args, cli_container *c);
+void cli_container_close(cli_container *c);
 
-/* Chooses the profile of a container: an explicit --profile wins; else the 'SGF4' magic
- * means v2; else the .fp4 extension means v1 and .sgfp4 means v2. Returns false (and
- * prints why) when it cannot tell. */
-bool cli_resolve_profile(const char *command, const char *path, const cli_input *in,
-                         bool explicit_given, sgfp4_profile explicit_profile,
-                         sgfp4_profile *profile);
-/* Opens a container with the CLI's usual error reporting (prints the diag). */
-bool cli_open_tensor(const char *command, const char *path, const cli_input *in,
-                     sgfp4_profile profile, uint64_t rows, uint64_t cols, sgfp4_tensor **t);
-
-/* ---- output ---- */
-/* An output written to a temporary file beside the target and renamed into place only by
- * cli_output_commit(); "-" writes to stdout directly. */
-typedef struct cli_output {
-    FILE *file;
-    char *path;      /* final path */
-    char *tmp_path;  /* temporary path, NULL for stdout */
-    bool failed;
-} cli_output;
-bool cli_output_open(const char *command, const char *path, cli_output *out);
-bool cli_output_write(cli_output *out, const void *data, size_t size);
-/* Flushes, syncs and renames. On failure removes the temporary file. */
-bool cli_output_commit(const char *command, cli_output *out);
-/* Removes the temporary file (no-op after commit). */
-void cli_output_abort(cli_output *out);
-
-/* ---- formats ---- */
-/* Writes a NumPy .npy v1.0 header for a C-order 2-D array of dtype ("<f4", "<f2"). */
-bool cli_npy_write_header(cli_output *out, const char *descr, uint64_t rows, uint64_t cols);
-/* Parses a .npy header: dtype descr into descr[8], shape, offset of the data. 2-D (or 1-D,
- * as 1xN) C-order arrays only. Returns false with *error set. */
-bool cli_npy_parse(const uint8_t *data, size_t size, char descr[8], uint64_t *rows,
-                   uint64_t *cols, size_t *data_offset, const char **error);
-
-/* sha256 of bytes as 64 lowercase hex digits + NUL. */
-void cli_sha256_hex(const void *data, size_t size, char hex[65]);
+/* ---- whole models ---- */
+/* Opens a model; "sgfp4: CMD: PATH: message [STATUS]" on failure. */
+bool cli_model_open(const char *command, const char *path, sgfp4_model **model);
+/* A progress bar on stderr: only on a terminal and without -q, at most 5 redraws a second.
+ * Use progress_bar_update as sgfp4_model_write_options.progress with the bar as user. */
+typedef struct progress_bar {
+    bool enabled;
+    const char *label;
+    double start, last;
+} progress_bar;
+void progress_bar_init(progress_bar *bar, const char *label);
+void progress_bar_update(void *bar, const sgfp4_model_progress *progress);
+void progress_bar_done(progress_bar *bar);
 
 /* ---- commands ---- */
-int cmd_decode(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_encode(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-/* GPU form of bench (cmd_bench_vulkan.c), entered by cmd_bench for --backend vulkan. */
-int cmd_bench_vulkan(int argc, char **argv);
-/* Vulkan helpers (cmd_devices.c): `info --devices`, and a whole-tensor GPU decode into
- * host memory (prints its own error). */
-int cmd_info_devices(bool as_json);
-bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype dtype,
-                       void *dst, size_t dst_capacity);
-/* Whole-model forms (cmd_model.c), entered when the input is a safetensors file. */
-int cmd_model_encode(int argc, char **argv);
-int cmd_model_decode(int argc, char **argv);
-int cmd_model_verify(int argc, char **argv);
-int cmd_model_info(int argc, char **argv);
-/* The built-in synthetic example model (cmd_example.c). */
-int cmd_example(int argc, char **argv);
-/* The first argument after the command that is not an option or an option's value
- * (options listed in `valued` take a value). NULL if none. */
-const char *cli_first_positional(int argc, char **argv, const char *const *valued);
+extern const cli_command cli_encode, cli_decode, cli_verify, cli_info, cli_bench, cli_example;
+int cmd_encode_model(const cli_args *args);
+int cmd_decode_model(const cli_args *args);
+int cmd_verify_model(const cli_args *args);
+int cmd_info_model(const cli_args *args);
+int cmd_verify_golden(const cli_args *args);
+/* `--against REF` of verify and info: error statistics of a container against its weights. */
+int cli_quality_report(const cli_args *args, const sgfp4_tensor *t);
+/* Vulkan (cmd_vulkan.c): `info --devices`, and a whole-tensor decode into host memory. */
+int cmd_info_devices(const cli_args *args);
+bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype dtype, void *dst,
+                       size_t dst_capacity);
+/* The benchmarks (tools/bench). */
+int cmd_bench_cpu(const cli_args *args);
+int cmd_bench_vulkan(const cli_args *args);
 
 #endif

@@ -1,42 +1,31 @@
-/* sgfp4 encode IN -o OUT [--shape OxI] [--profile v1|v2] [--bpw X | --policy threshold]
- *                        [--delta D] [--threads N] [--fit best|reference] [--threshold T]
- * Quantizes one tensor (raw float32, .npy f32/f16, or --tensor NAME of a safetensors
- * file). The container is opened strictly and decoded before it is renamed into place; if
- * that fails it is a bug: exit 1, no file.
- * Whole models (.safetensors) go to cmd_model.c.
+/* sgfp4 encode IN -o OUT: quantizes one float tensor (raw float32, .npy f32/f16, or --tensor
+ * NAME of a safetensors file). The container is opened strictly and decoded before it is
+ * renamed into place; if that fails it is a bug: exit 1, no file. Whole models (.safetensors
+ * without --tensor) go to cmd_model.c.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "cli_encode.h"
+#include "cli.h"
 
-static const char help[] =
-    "usage: sgfp4 encode IN -o OUT [--shape OxI] [options]\n"
-    "       sgfp4 encode MODEL.safetensors -o MODEL.sgfp4.safetensors [options]\n"
-    "\n"
-    "Quantizes a float tensor: IN is raw little-endian float32 (needs --shape), a .npy\n"
-    "file (float32 or float16), or a .safetensors file with --tensor NAME. OUT is a v2\n"
-    "stream (.sgfp4) or, with --profile v1 or an .fp4 name, a v1 container. The result is\n"
-    "checked (strict open + decode) before it is renamed into place.\n"
-    "\n"
-    "  -o, --output OUT        output path (required)\n"
-    "  --tensor NAME           encode tensor NAME of a .safetensors input (F32/F16/BF16)\n"
-    "  --shape OxI             tensor shape (required for raw input)\n"
-    "  --profile v1|v2         container profile (default v2; .fp4 output means v1)\n"
-    "  --bpw X                 v2: rate-controlled quadtree at X bits per weight (default 4.5)\n"
-    "  --policy rate|threshold v2 split policy (threshold: the spec's reference policy)\n"
-    "  --threshold T           threshold policy: scale of the split thresholds (default 1)\n"
-    "  --delta D               reference mode choice: T158 preference (default 0.10)\n"
-    "  --fit best|reference    leaf fitting (default best)\n"
-    "  --threads N             worker threads (default: all cores)\n"
-    "  -q                      quiet\n";
-
-static const char *const valued[] = {"-o",      "--output",    "--shape", "--profile",
-                                     "--bpw",   "--policy",    "--delta", "--threads",
-                                     "--tensor", "--fit",      "--threshold",
-                                     "--embeddings", "--zstd-level", NULL}; /* last two: models */
+static const cli_accept options[] = {
+    {KEY_OUTPUT, NULL},
+    {KEY_TENSOR, NULL},
+    {KEY_SHAPE, "tensor shape (required for raw float32 input)"},
+    {KEY_PROFILE, "container profile (default v2; an .fp4 output means v1)"},
+    {KEY_BPW, NULL},
+    {KEY_POLICY, "v2 split policy: rate (default) or threshold (the spec's); for a whole "
+                 "model also a JSON policy FILE (docs/model.md)"},
+    {KEY_THRESHOLD, NULL},
+    {KEY_DELTA, NULL},
+    {KEY_FIT, NULL},
+    {KEY_THREADS, "encoder threads (default, and 0: every online CPU); same bytes for any"},
+    {KEY_EMBEDDINGS, NULL},
+    {KEY_ZSTD_LEVEL, "whole models: zstd level of a .zst output, 1..22 (default 3)"},
+    {0, NULL},
+};
 
 static double clock_seconds(clockid_t id)
 {
@@ -45,168 +34,153 @@ static double clock_seconds(clockid_t id)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Opens and decodes what was encoded; returns true when it is conformant and finite. */
-static bool check_output(const char *cmd, const void *bytes, size_t size,
-                         const sgfp4_encode_options *o, uint64_t rows, uint64_t cols,
-                         const float *src, cli_quality *q)
+/* Tensor `name` of a safetensors file as float32, in its D6 2-D view. */
+static float *load_tensor(const cli_args *a, uint64_t *rows, uint64_t *cols)
 {
-    sgfp4_tensor *t = NULL;
+    sgfp4_model *model = NULL;
+    if (!cli_model_open(a->command, a->in, &model))
+        return NULL;
+    float *m = NULL;
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_tensor_open(bytes, size, o->profile, rows, cols, &t, NULL, &diag);
-    if (s != SGFP4_OK) {
-        cli_error(cmd, "BUG: the encoded container fails validation: %s", diag.message);
-        return false;
+    const sgfp4_model_tensor *t = sgfp4_model_tensor_find(model, a->tensor);
+    if (!t) {
+        cli_error(a->command, "%s: no tensor named '%s'", a->in, a->tensor);
+    } else if (t->dtype != SGFP4_ST_F32 && t->dtype != SGFP4_ST_F16 && t->dtype != SGFP4_ST_BF16) {
+        cli_error(a->command, "%s: tensor '%s' is %s, not F32, F16 or BF16", a->in, a->tensor,
+                  sgfp4_st_dtype_name(t->dtype));
+    } else if (sgfp4_model_tensor_matrix(t, rows, cols) != SGFP4_OK) {
+        cli_error(a->command, "%s: tensor '%s' is empty", a->in, a->tensor);
+    } else if (a->given[KEY_SHAPE] && (a->rows != *rows || a->cols != *cols)) {
+        cli_error(a->command, "%s: tensor '%s' is %llux%llu, not the --shape given", a->in,
+                  a->tensor, (unsigned long long)*rows, (unsigned long long)*cols);
+    } else if (t->elements > SIZE_MAX / 4 || !(m = malloc((size_t)t->elements * 4 + 1))) {
+        cli_error(a->command, "out of memory for tensor '%s'", a->tensor);
+    } else if (sgfp4_model_tensor_to_f32(t, 1, m, (size_t)t->elements * 4, &diag) != SGFP4_OK) {
+        cli_error(a->command, "%s: %s", a->in, diag.message);
+        free(m);
+        m = NULL;
     }
-    float *dec = cli_decode_f32(t, o->threads);
-    sgfp4_tensor_close(t);
-    if (!dec) {
-        cli_error(cmd, "BUG: the encoded container does not decode");
-        return false;
-    }
-    bool ok = true;
-    for (uint64_t i = 0; i < rows * cols && ok; i++)
-        ok = isfinite(dec[i]);
-    if (ok)
-        cli_quality_measure(src, dec, rows * cols, q);
-    else
-        cli_error(cmd, "BUG: the encoded container decodes to a non-finite value");
-    free(dec);
-    return ok;
+    sgfp4_model_close(model);
+    return m;
 }
 
-int cmd_encode(int argc, char **argv)
+/* Raw float32 or .npy. A raw input without --shape is a usage error (*rc = 2). */
+static float *load_matrix(const cli_args *a, uint64_t *rows, uint64_t *cols, int *rc)
 {
-    const char *cmd = "encode";
-    bool one_tensor = false; /* --tensor NAME: one tensor of a safetensors file, here */
-    for (int i = 1; i < argc; i++)
-        one_tensor |= strncmp(argv[i], "--tensor", 8) == 0;
-    if (!one_tensor && cli_is_model_path(cli_first_positional(argc, argv, valued)))
-        return cmd_model_encode(argc, argv);
+    fileio_input in;
+    char err[FILEIO_ERROR_SIZE];
+    if (!fileio_read(a->in, &in, err))
+        return cli_error(a->command, "%s", err), NULL;
+    float *m = NULL;
+    *rows = a->rows;
+    *cols = a->cols;
+    if (!a->given[KEY_SHAPE] && !fileio_is_npy(in.data, in.size))
+        *rc = cli_usage_error(a->command, "%s: raw float32 input needs --shape OxI", a->in);
+    else if (!(m = fileio_matrix(&in, a->in, rows, cols, err)))
+        cli_error(a->command, "%s", err);
+    fileio_input_release(&in);
+    return m;
+}
 
-    const char *in_path = NULL, *out_path = NULL, *value = NULL, *error = NULL;
-    const char *tensor_name = NULL;
-    uint64_t rows = 0, cols = 0;
-    bool profile_given = false, bpw_given = false, policy_given = false;
-    sgfp4_encode_options o;
-    sgfp4_encode_options_init(&o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(help, stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(a, "-q") == 0) {
-            cli_quiet = true;
-        } else if (cli_take_option(argc, argv, &i, "-o", &value, &error) ||
-                   cli_take_option(argc, argv, &i, "--output", &value, &error)) {
-            if (error)
-                return cli_usage_error(cmd, "%s %s", a, error);
-            out_path = value;
-        } else if (cli_take_option(argc, argv, &i, "--shape", &value, &error)) {
-            if (error || !cli_parse_shape(value, &rows, &cols))
-                return cli_usage_error(cmd, "--shape wants OxI with O, I >= 1");
-        } else if (cli_take_option(argc, argv, &i, "--profile", &value, &error)) {
-            if (error || !cli_parse_profile(value, &o.profile))
-                return cli_usage_error(cmd, "--profile wants v1 or v2");
-            profile_given = true;
-        } else if (cli_take_option(argc, argv, &i, "--bpw", &value, &error)) {
-            if (error || !cli_parse_double(value, &o.target_bpw) || !(o.target_bpw > 0) ||
-                o.target_bpw > 64)
-                return cli_usage_error(cmd, "--bpw wants a number in (0, 64]");
-            bpw_given = true;
-        } else if (cli_take_option(argc, argv, &i, "--policy", &value, &error)) {
-            if (error)
-                return cli_usage_error(cmd, "--policy needs a value");
-            if (strcmp(value, "threshold") == 0)
-                o.policy = SGFP4_POLICY_THRESHOLD;
-            else if (strcmp(value, "rate") == 0)
-                o.policy = SGFP4_POLICY_RATE;
-            else
-                return cli_usage_error(cmd, "--policy wants rate or threshold");
-            policy_given = true;
-        } else if (cli_take_option(argc, argv, &i, "--threshold", &value, &error)) {
-            if (error || !cli_parse_double(value, &o.threshold) || !(o.threshold > 0))
-                return cli_usage_error(cmd, "--threshold wants a positive number");
-        } else if (cli_take_option(argc, argv, &i, "--delta", &value, &error)) {
-            if (error || !cli_parse_double(value, &o.delta) || !(o.delta >= 0))
-                return cli_usage_error(cmd, "--delta wants a number >= 0");
-        } else if (cli_take_option(argc, argv, &i, "--fit", &value, &error)) {
-            if (error)
-                return cli_usage_error(cmd, "--fit needs a value");
-            if (strcmp(value, "best") == 0)
-                o.fit = SGFP4_FIT_BEST;
-            else if (strcmp(value, "reference") == 0)
-                o.fit = SGFP4_FIT_REFERENCE;
-            else
-                return cli_usage_error(cmd, "--fit wants best or reference");
-        } else if (cli_take_option(argc, argv, &i, "--threads", &value, &error)) {
-            if (error || !cli_parse_uint(value, &o.threads))
-                return cli_usage_error(cmd, "--threads wants a number");
-        } else if (cli_take_option(argc, argv, &i, "--tensor", &value, &error)) {
-            if (error)
-                return cli_usage_error(cmd, "--tensor needs a tensor name");
-            tensor_name = value;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error(cmd, "unknown option %s", a);
-        } else if (!in_path) {
-            in_path = a;
-        } else {
-            return cli_usage_error(cmd, "unexpected argument %s", a);
-        }
+/* The encoder options of the command line; -1, or the exit code of a usage error. */
+static int encoder_options(const cli_args *a, sgfp4_encode_options *o)
+{
+    sgfp4_encode_options_init(o);
+    o->profile = a->given[KEY_PROFILE]            ? a->profile
+                 : cli_ends_with(a->out, ".fp4") ? SGFP4_PROFILE_V1
+                                                  : SGFP4_PROFILE_V2;
+    o->target_bpw = a->bpw;
+    o->fit = a->fit;
+    o->threads = a->threads;
+    if (a->given[KEY_THRESHOLD])
+        o->threshold = a->threshold;
+    if (a->given[KEY_DELTA])
+        o->delta = a->delta;
+    if (a->policy && strcmp(a->policy, "threshold") != 0 && strcmp(a->policy, "rate") != 0)
+        return cli_usage_error(a->command, "--policy wants rate or threshold");
+    if (a->policy && strcmp(a->policy, "threshold") == 0) {
+        if (a->given[KEY_BPW])
+            return cli_usage_error(a->command, "--bpw and --policy threshold exclude each other");
+        o->policy = SGFP4_POLICY_THRESHOLD;
     }
-    o.threads = cli_threads(o.threads);
-    if (!in_path)
-        return cli_usage_error(cmd, "no input given");
-    if (!out_path)
-        return cli_usage_error(cmd, "no output given (-o OUT)");
-    if (bpw_given && policy_given && o.policy == SGFP4_POLICY_THRESHOLD)
-        return cli_usage_error(cmd, "--bpw and --policy threshold exclude each other");
-    if (!profile_given)
-        o.profile = cli_ends_with(out_path, ".fp4") ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
-    if (o.profile == SGFP4_PROFILE_AUTO)
-        o.profile = SGFP4_PROFILE_V2;
-    if (o.profile == SGFP4_PROFILE_V1 && (bpw_given || policy_given))
-        return cli_usage_error(cmd, "--bpw and --policy apply to v2 only (v1 is fixed-rate)");
+    if (o->profile == SGFP4_PROFILE_V1 && (a->given[KEY_BPW] || a->policy))
+        return cli_usage_error(a->command, "--bpw and --policy apply to v2 only (v1 is fixed-rate)");
+    return -1;
+}
 
-    float *src = tensor_name ? cli_load_safetensor(cmd, in_path, tensor_name, &rows, &cols)
-                             : cli_load_matrix(cmd, in_path, &rows, &cols);
+static int run(const cli_args *a)
+{
+    if (!a->tensor && cli_is_model_path(a->in))
+        return cmd_encode_model(a);
+    static const int model_only[] = {KEY_EMBEDDINGS, KEY_ZSTD_LEVEL, 0};
+    int rc = cli_reject(a, "a single tensor", model_only);
+    if (rc >= 0)
+        return rc;
+    if (!a->in)
+        return cli_usage_error(a->command, "no input given");
+    if (!a->out)
+        return cli_usage_error(a->command, "no output given (-o OUT)");
+    sgfp4_encode_options o;
+    if ((rc = encoder_options(a, &o)) >= 0)
+        return rc;
+    uint64_t rows, cols;
+    rc = CLI_EXIT_FAIL;
+    float *src = a->tensor ? load_tensor(a, &rows, &cols) : load_matrix(a, &rows, &cols, &rc);
     if (!src)
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_FAIL;
+        return rc;
     void *bytes = NULL;
     size_t size = 0;
     const double t0 = clock_seconds(CLOCK_MONOTONIC);
     const double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
-    const sgfp4_status s = sgfp4_encode_alloc(src, rows, cols, 0, &bytes, &size, &o);
+    sgfp4_status s = sgfp4_encode_alloc(src, rows, cols, 0, &bytes, &size, &o);
     const double seconds = clock_seconds(CLOCK_MONOTONIC) - t0;
     const double cpu_seconds = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
-    cli_quality q;
-    cli_output out = {0};
+    sgfp4_tensor *t = NULL;
+    sgfp4_quality q;
+    sgfp4_diag diag;
+    char err[FILEIO_ERROR_SIZE];
+    fileio_output out;
+    const sgfp4_decode_options d = cli_decode_options(a);
     if (s != SGFP4_OK) {
-        cli_error(cmd, "%s: %s", in_path,
+        cli_error(a->command, "%s: %s", a->in,
                   s == SGFP4_ERR_ARGUMENT ? "input has a non-finite value or bad options"
                                           : sgfp4_status_str(s));
-        goto done;
-    }
-    if (!check_output(cmd, bytes, size, &o, rows, cols, src, &q))
-        goto done;
-    if (!cli_output_open(cmd, out_path, &out))
-        goto done;
-    cli_output_write(&out, bytes, size);
-    if (!cli_output_commit(cmd, &out))
-        goto done;
-    if (!cli_quiet) {
+    } else if ((s = sgfp4_tensor_open(bytes, size, o.profile, rows, cols, &t, NULL, &diag))) {
+        cli_error(a->command, "BUG: the encoded container fails validation: %s", diag.message);
+    } else if (sgfp4_tensor_compare(t, src, 0, &q, &d) != SGFP4_OK || q.nonfinite) {
+        cli_error(a->command, "BUG: the encoded container does not decode to finite values");
+    } else if (!fileio_output_open(a->out, &out, err) || !fileio_output_write(&out, bytes, size) ||
+               !fileio_output_commit(&out, err)) {
+        cli_error(a->command, "%s", err);
+    } else {
+        rc = CLI_EXIT_OK;
         const double n = (double)rows * (double)cols;
-        fprintf(stderr,
-                "%s: %s %llux%llu, %zu bytes, %.4f bits/weight, rel-L2 %.5f, %.3f s "
-                "(%.2f M weights/s; %.2f M per CPU-second, i.e. per core)\n",
-                out_path, o.profile == SGFP4_PROFILE_V1 ? "v1" : "v2",
-                (unsigned long long)rows, (unsigned long long)cols, size, size * 8.0 / n,
-                q.ref_sq > 0 ? sqrt(q.sse / q.ref_sq) : sqrt(q.sse), seconds,
-                n / seconds / 1e6, cpu_seconds > 0 ? n / cpu_seconds / 1e6 : 0.0);
+        if (cli_verbosity > 0)
+            fprintf(stderr,
+                    "%s: %s %llux%llu, %zu bytes, %.4f bits/weight, rel-L2 %.5f, %.3f s "
+                    "(%.2f M weights/s; %.2f M per CPU-second, i.e. per core)\n",
+                    a->out, cli_profile_name(o.profile), (unsigned long long)rows,
+                    (unsigned long long)cols, size, size * 8.0 / n, q.rel_l2, seconds,
+                    n / seconds / 1e6, cpu_seconds > 0 ? n / cpu_seconds / 1e6 : 0.0);
     }
-    rc = CLI_EXIT_OK;
-done:
+    sgfp4_tensor_close(t);
     sgfp4_free(bytes);
     free(src);
     return rc;
 }
+
+const cli_command cli_encode = {
+    "encode", "quantize a tensor (raw f32, .npy, safetensors) or a whole model",
+    "usage: sgfp4 encode IN -o OUT [--shape OxI] [options]\n"
+    "       sgfp4 encode MODEL.safetensors[.zst] -o OUT.sgfp4.safetensors[.zst] [options]\n"
+    "\n"
+    "Quantizes a float tensor: IN is raw little-endian float32 (needs --shape), a .npy file\n"
+    "(float32 or float16), or a .safetensors file with --tensor NAME. OUT is a v2 stream\n"
+    "(.sgfp4) or, with --profile v1 or an .fp4 name, a v1 container. The result is checked\n"
+    "(strict open + decode) before it is renamed into place.\n"
+    "A .safetensors input without --tensor is a whole model: each matrix the policy picks\n"
+    "becomes an SGFP4 container described by the sgfp4 manifest, the rest passes through\n"
+    "(docs/model.md); --bpw (at most 32 here), --profile, --policy, --threshold, --delta and\n"
+    "--fit set every quantized tensor's options, a policy file's rules override them. OUT\n"
+    "ending in .zst is zstd-compressed. The output is verified before it replaces OUT.\n",
+    options, run};

@@ -1,24 +1,23 @@
-/* sgfp4 info IN --shape OxI [--profile v1|v2] [--json]
- * Describes a container: profile, layouts, modes, leaf sizes, bits per weight, sha256.
+/* sgfp4 info IN --shape OxI: what a container holds (profile, layouts, modes, leaf sizes, bits
+ * per weight, sha256), as text or JSON; --against REF, --map OUT.png; --devices lists the
+ * Vulkan devices (cmd_vulkan.c); a model goes to cmd_model_info.c.
  * SPDX-License-Identifier: MIT */
-#include <string.h>
-
 #include <jansson.h>
 
-#include "cli_encode.h"
+#include "cli.h"
 
-static const char help[] =
-    "usage: sgfp4 info IN --shape OxI [--profile v1|v2] [--json]\n"
-    "       sgfp4 info MODEL.sgfp4.safetensors [--json]\n"
-    "       sgfp4 info --devices [--json]   (Vulkan devices and their exactness features)\n"
-    "\n"
-    "  --shape OxI       logical tensor shape (required)\n"
-    "  --profile v1|v2   container profile (default: 'SGF4' magic, else extension)\n"
-    "  --json            machine-readable output\n"
-    "  --against REF     error statistics against the original weights REF (.npy or raw f32)\n"
-    "  --map OUT.png     draw the leaf map (one pixel per 4x4 cell; docs/cli.md)\n";
+static const cli_accept options[] = {
+    {KEY_SHAPE, NULL},
+    {KEY_PROFILE, NULL},
+    {KEY_JSON, NULL},
+    {KEY_AGAINST, "error statistics against the original weights REF (.npy or raw f32; for "
+                  "a model: the source model)"},
+    {KEY_MAP, NULL},
+    {KEY_DEVICES, NULL},
+    {KEY_THREADS, NULL},
+    {0, NULL},
+};
 
-static const char *const valued[] = {"--shape", "--profile", "--against", "--map", NULL};
 static const char *const layout_names[6] = {"UNIFORM_64", "UNIFORM_32", "UNIFORM_16",
                                             "UNIFORM_8",  "MIXED",      "FULL_4X4"};
 static const unsigned leaf_edges[SGFP4_LEAF_SIZES] = {64, 32, 16, 8, 4};
@@ -27,7 +26,7 @@ static void print_text(const char *path, const sgfp4_tensor_info *info, const ch
 {
     const double padded = (double)info->blocks * 4096.0;
     printf("file: %s\n", path);
-    printf("profile: %s\n", info->profile == SGFP4_PROFILE_V1 ? "v1" : "v2");
+    printf("profile: %s\n", cli_profile_name(info->profile));
     printf("shape: %llux%llu (%llux%llu macroblocks, %llu in all)\n",
            (unsigned long long)info->rows, (unsigned long long)info->cols,
            (unsigned long long)info->tiles_y, (unsigned long long)info->tiles_x,
@@ -58,15 +57,11 @@ static void print_text(const char *path, const sgfp4_tensor_info *info, const ch
 
 static void print_json(const char *path, const sgfp4_tensor_info *info, const char *sha)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "file", json_string(path));
-    json_object_set_new(root, "profile", json_string(info->profile == SGFP4_PROFILE_V1 ? "v1" : "v2"));
-    json_object_set_new(root, "shape", json_pack("[I,I]", (json_int_t)info->rows,
-                                                 (json_int_t)info->cols));
-    json_object_set_new(root, "blocks", json_integer((json_int_t)info->blocks));
-    json_object_set_new(root, "container_bytes", json_integer((json_int_t)info->container_bytes));
-    json_object_set_new(root, "bits_per_weight", json_real(info->bits_per_weight));
-    json_object_set_new(root, "sha256", json_string(sha));
+    json_t *root = json_pack("{s:s,s:s,s:[I,I],s:I,s:I,s:f,s:s}", "file", path, "profile",
+                             cli_profile_name(info->profile), "shape", (json_int_t)info->rows,
+                             (json_int_t)info->cols, "blocks", (json_int_t)info->blocks,
+                             "container_bytes", (json_int_t)info->container_bytes,
+                             "bits_per_weight", info->bits_per_weight, "sha256", sha);
     json_t *layouts = json_object();
     for (int l = 0; l < 6 && info->profile == SGFP4_PROFILE_V2; l++)
         json_object_set_new(layouts, layout_names[l],
@@ -85,78 +80,36 @@ static void print_json(const char *path, const sgfp4_tensor_info *info, const ch
                                                "fp4", (json_int_t)info->leaves_by_size_mode[s][0],
                                                "t158", (json_int_t)info->leaves_by_size_mode[s][1]));
     json_object_set_new(root, "leaf_sizes", sizes);
-    json_dumpf(root, stdout, JSON_INDENT(2));
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(root);
 }
 
-int cmd_info(int argc, char **argv)
+static int run(const cli_args *a)
 {
-    const char *cmd = "info";
-    if (cli_is_model_path(cli_first_positional(argc, argv, valued)))
-        return cmd_model_info(argc, argv);
-
-    const char *in_path = NULL, *value = NULL, *error = NULL, *against = NULL, *map = NULL;
-    uint64_t rows = 0, cols = 0;
-    bool profile_given = false, as_json = false, devices = false;
-    sgfp4_profile profile = SGFP4_PROFILE_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(help, stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(a, "--json") == 0) {
-            as_json = true;
-        } else if (strcmp(a, "--devices") == 0) {
-            devices = true;
-        } else if (cli_take_option(argc, argv, &i, "--shape", &value, &error)) {
-            if (error || !cli_parse_shape(value, &rows, &cols))
-                return cli_usage_error(cmd, "--shape wants OxI with O, I >= 1");
-        } else if (cli_take_option(argc, argv, &i, "--profile", &value, &error)) {
-            if (error || !cli_parse_profile(value, &profile))
-                return cli_usage_error(cmd, "--profile wants v1 or v2");
-            profile_given = true;
-        } else if (cli_take_option(argc, argv, &i, "--against", &against, &error) ||
-                   cli_take_option(argc, argv, &i, "--map", &map, &error)) {
-            if (error)
-                return cli_usage_error(cmd, "%s %s", a, error);
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error(cmd, "unknown option %s", a);
-        } else if (!in_path) {
-            in_path = a;
-        } else {
-            return cli_usage_error(cmd, "unexpected argument %s", a);
-        }
-    }
-    if (devices)
-        return cmd_info_devices(as_json);
-    if (!in_path)
-        return cli_usage_error(cmd, "no input given");
-    if (rows == 0)
-        return cli_usage_error(cmd, "--shape OxI is required: a bare container carries no "
-                                    "shape");
-    cli_input in;
-    if (!cli_read_input(cmd, in_path, &in))
-        return CLI_EXIT_FAIL;
-    int rc = CLI_EXIT_FAIL;
-    sgfp4_tensor *t = NULL;
-    if (cli_resolve_profile(cmd, in_path, &in, profile_given, profile, &profile) &&
-        cli_open_tensor(cmd, in_path, &in, profile, rows, cols, &t)) {
-        sgfp4_tensor_info info;
-        sgfp4_tensor_get_info(t, &info);
-        char sha[65];
-        cli_sha256_hex(in.data, in.size, sha);
-        if (as_json)
-            print_json(in_path, &info, sha);
-        else
-            print_text(in_path, &info, sha);
-        rc = CLI_EXIT_OK;
-        if (against && rc == CLI_EXIT_OK)
-            rc = cli_quality_report(cmd, t, against);
-        if (map && rc == CLI_EXIT_OK)
-            rc = cli_leaf_map(cmd, t, map);
-    }
-    sgfp4_tensor_close(t);
-    cli_input_release(&in);
+    if (a->given[KEY_DEVICES])
+        return cmd_info_devices(a);
+    if (cli_is_model_path(a->in))
+        return cmd_info_model(a);
+    cli_container c;
+    int rc = cli_container_open(a, &c);
+    if (rc >= 0)
+        return rc;
+    sgfp4_tensor_info info;
+    sgfp4_tensor_get_info(c.tensor, &info);
+    char sha[65], err[FILEIO_ERROR_SIZE];
+    sgfp4_tensor_container_sha256(c.tensor, sha);
+    (a->given[KEY_JSON] ? print_json : print_text)(a->in, &info, sha);
+    rc = a->against ? cli_quality_report(a, c.tensor) : CLI_EXIT_OK;
+    if (rc == CLI_EXIT_OK && a->map && !fileio_leaf_map(c.tensor, a->map, err))
+        rc = cli_error(a->command, "%s", err);
+    cli_container_close(&c);
     return rc;
 }
+
+const cli_command cli_info = {
+    "info", "describe a container: layouts, modes, leaf sizes, bits per weight",
+    "usage: sgfp4 info IN --shape OxI [--profile v1|v2] [--json] [--against REF] [--map PNG]\n"
+    "       sgfp4 info MODEL.safetensors[.zst] [--json] [--against SOURCE.safetensors]\n"
+    "       sgfp4 info --devices [--json]   (Vulkan devices and their exactness features)\n",
+    options, run};

@@ -1,46 +1,63 @@
 /* sgfp4: encode, decode, verify and inspect SGFP4 containers and quantized models.
- * Dispatches to one cmd_*.c file per command. Contract: docs/cli.md.
+ * Dispatches to one command (cmd_*.c, tools/bench). Contract: docs/cli.md.
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
 #include "cli.h"
 
-static const char usage[] =
-    "usage: sgfp4 COMMAND [options]\n"
-    "\n"
-    "commands:\n"
-    "  encode IN -o OUT    quantize a tensor (raw f32, .npy, safetensors) or a whole model\n"
-    "  decode IN -o OUT    decode a container (or a quantized model) back to floats\n"
-    "  verify IN           check a container strictly and print its hashes\n"
-    "  verify --golden DIR run a golden vector set\n"
-    "  info IN             describe a container: layouts, modes, leaf sizes, bits per weight\n"
-    "  bench               measure decode speed against memset/memcpy\n"
-    "  example -o OUT      write the built-in synthetic transformer-like model\n"
-    "\n"
-    "'sgfp4 COMMAND --help' describes a command's options. Docs: docs/cli.md\n";
+static const cli_command *const commands[] = {&cli_encode, &cli_decode, &cli_verify,
+                                              &cli_info,   &cli_bench,  &cli_example};
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+static const cli_command *find(const char *name)
+{
+    for (size_t k = 0; name && k < COMMAND_COUNT; k++)
+        if (strcmp(name, commands[k]->name) == 0)
+            return commands[k];
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: sgfp4 COMMAND [options]\n\ncommands:\n", f);
+    for (size_t k = 0; k < COMMAND_COUNT; k++)
+        fprintf(f, "  %-8s %s\n", commands[k]->name, commands[k]->summary);
+    fputs("\n'sgfp4 help COMMAND' or 'sgfp4 COMMAND --help' describes a command's options.\n"
+          "Exit status: 0 success, 1 failure, 2 usage error. Docs: docs/cli.md\n",
+          f);
+}
 
 int main(int argc, char **argv)
 {
-    static const struct { const char *name; int (*run)(int, char **); } commands[] = {
-        {"encode", cmd_encode}, {"decode", cmd_decode}, {"verify", cmd_verify},
-        {"info", cmd_info},     {"bench", cmd_bench},   {"example", cmd_example},
-    };
     if (argc < 2) {
-        fputs(usage, stderr);
+        usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        fputs(usage, stdout);
+    const char *first = argv[1];
+    if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||
+        (strcmp(first, "help") == 0 && argc == 2)) {
+        usage(stdout);
         return CLI_EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-        printf("sgfp4 %s (libsgfp4 %s)\n", "0.1.0", sgfp4_version_string());
+    if (strcmp(first, "help") == 0) {
+        const cli_command *c = find(argv[2]);
+        if (!c || argc > 3)
+            return cli_usage_error("help", "no command '%s'", argv[2]);
+        cli_print_help(c, stdout);
         return CLI_EXIT_OK;
     }
-    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
-        if (strcmp(argv[1], commands[k].name) == 0)
-            return commands[k].run(argc - 1, argv + 1);
-    fprintf(stderr, "sgfp4: unknown command '%s'\n\n%s", argv[1], usage);
-    return CLI_EXIT_USAGE;
+    if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
+        printf("sgfp4 %d.%d.%d (libsgfp4 %s)\n", SGFP4_VERSION_MAJOR, SGFP4_VERSION_MINOR,
+               SGFP4_VERSION_PATCH, sgfp4_version_string());
+        return CLI_EXIT_OK;
+    }
+    const cli_command *c = find(first);
+    if (!c) {
+        fprintf(stderr, "sgfp4: unknown command '%s'\n\n", first);
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    cli_args args;
+    const int parsed = cli_parse(c, argc - 1, argv + 1, &args);
+    return parsed >= 0 ? parsed : c->run(&args);
 }

@@ -1,59 +1,36 @@
-/* sgfp4 bench: CPU decode speed against the memory ceilings measured in the same run
- * (issue 6). The GPU form lives in cmd_bench_vulkan.c.
+/* sgfp4 bench: CPU decode speed against the memory ceilings measured in the same run; with
+ * --backend vulkan the GPU benchmark (cmd_bench_vulkan.c).
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
-#include "bench_timing.h"
 #include "cli.h"
-#include "synth_container.h"
+#include "support/generator.h"
+#include "timing.h"
 
-static const char help[] =
-    "usage: sgfp4 bench [FILE] [options]\n"
-    "\n"
-    "Times CPU decode of one tensor and, in the same run and for the same output bytes, the\n"
-    "two memory ceilings: memset (write-only, what decode really competes with) and memcpy,\n"
-    "and for reference a fill with non-temporal vector stores (x86-64).\n"
-    "Without FILE it encodes a synthetic LLM-like tensor (heavy-tailed values, per-row\n"
-    "scales, outlier columns; deterministic for --seed) with sgfp4_encode, or with\n"
-    "--codes random builds a container of random codes directly (no encoder). Each timing is\n"
-    "the median of --runs rounds after two warm-up rounds; a round writes a ring of output\n"
-    "buffers at least 4x the last-level cache. Runs with 1 thread and with --threads.\n"
-    "\n"
-    "  --shape OxI           tensor shape (default 4096x4096; required with FILE)\n"
-    "  --profile v1|v2       synthetic container profile (default v2), or FILE's profile\n"
-    "  --bpw X               v2 synthetic rate in bits per weight (default 4.5)\n"
-    "  --codes llm|random    synthetic source: encoded LLM-like tensor (default) or random\n"
-    "                        codes in mixed layouts near --bpw\n"
-    "  --seed N              synthetic container seed (default 1)\n"
-    "  --threads N           the multi-threaded run (default: online CPUs)\n"
-    "  --backend B           auto (default), cpu, scalar (the reference), one CPU kernel set\n"
-    "                        (generic, avx2, avx512, neon), vulkan (GPU bench)\n"
-    "  --offset N            start each output buffer N bytes (0..63, default 0) past a\n"
-    "                        64-byte boundary (large malloc() blocks start 16 past one)\n"
-    "  --store S             decode stores: auto (default: streaming from\n"
-    "                        sgfp4_decode_stream_bytes()), cached, streaming\n"
-    "  --dtype f32|f16|bf16  output type (default f32)\n"
-    "  --runs N              timed rounds (default 7)\n"
-    "  --gather-rows N       rows per row-gather call (default 1024)\n"
-    "  --json                print one JSON object instead of the table\n";
-
-typedef struct bench_args {
-    const char *path;
-    uint64_t rows, cols;
-    bool profile_given;
-    sgfp4_profile profile;
-    double bpw;
-    unsigned seed, threads, runs, gather_rows, offset;
-    sgfp4_backend backend;
-    sgfp4_store store;
-    sgfp4_dtype dtype;
-    bool json;
-    bool random_codes;
-} bench_args;
+static const cli_accept options[] = {
+    {KEY_SHAPE, "tensor shape (default 4096x4096; required with FILE)"},
+    {KEY_PROFILE, "synthetic container profile (default v2), or FILE's profile"},
+    {KEY_BPW, "v2 synthetic rate, 2..10 bits per weight (default 4.5)"},
+    {KEY_CODES, NULL},
+    {KEY_SEED, "synthetic container seed (default 1)"},
+    {KEY_THREADS, "the multi-threaded run (default, and 0: every online CPU)"},
+    {KEY_BACKEND, NULL},
+    {KEY_OFFSET, NULL},
+    {KEY_STORE, "decode stores: auto (default: streaming from sgfp4_decode_stream_bytes()), "
+                "cached, streaming"},
+    {KEY_DTYPE, "output type (default f32)"},
+    {KEY_RUNS, NULL},
+    {KEY_GATHER_ROWS, NULL},
+    {KEY_JSON, "print one JSON object instead of the table"},
+    {KEY_SIZE, NULL},
+    {KEY_REPEAT, NULL},
+    {KEY_NO_CHECK, NULL},
+    {KEY_INTEGER, NULL},
+    {0, NULL},
+};
 
 /* One thread count's results (seconds per tensor, medians). */
 typedef struct bench_result {
@@ -62,83 +39,6 @@ typedef struct bench_result {
     double best_decode_s, best_memset_s; /* fastest rounds: the figures least disturbed by
                                             other load on a shared machine */
 } bench_result;
-
-static bool wants_vulkan(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--backend=vulkan") == 0)
-            return true;
-        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc && strcmp(argv[i + 1], "vulkan") == 0)
-            return true;
-    }
-    return false;
-}
-
-/* Returns -1 when parsing succeeded, else the exit code. */
-static int parse_args(int argc, char **argv, bench_args *a)
-{
-    const char *cmd = "bench", *value = NULL, *error = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
-            fputs(help, stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(s, "--json") == 0) {
-            a->json = true;
-        } else if (strcmp(s, "-q") == 0) {
-            cli_quiet = true;
-        } else if (cli_take_option(argc, argv, &i, "--shape", &value, &error)) {
-            if (error || !cli_parse_shape(value, &a->rows, &a->cols))
-                return cli_usage_error(cmd, "--shape wants OxI with O, I >= 1");
-        } else if (cli_take_option(argc, argv, &i, "--profile", &value, &error)) {
-            if (error || !cli_parse_profile(value, &a->profile))
-                return cli_usage_error(cmd, "--profile wants v1 or v2");
-            a->profile_given = true;
-        } else if (cli_take_option(argc, argv, &i, "--bpw", &value, &error)) {
-            if (error || !cli_parse_double(value, &a->bpw) || !(a->bpw >= 2.0 && a->bpw <= 10.0))
-                return cli_usage_error(cmd, "--bpw wants a rate from 2 to 10");
-        } else if (cli_take_option(argc, argv, &i, "--codes", &value, &error)) {
-            if (error || (strcmp(value, "llm") != 0 && strcmp(value, "random") != 0))
-                return cli_usage_error(cmd, "--codes wants llm or random");
-            a->random_codes = strcmp(value, "random") == 0;
-        } else if (cli_take_option(argc, argv, &i, "--seed", &value, &error)) {
-            if (error || !cli_parse_uint(value, &a->seed))
-                return cli_usage_error(cmd, "--seed wants a number");
-        } else if (cli_take_option(argc, argv, &i, "--threads", &value, &error)) {
-            if (error || !cli_parse_uint(value, &a->threads) || a->threads == 0)
-                return cli_usage_error(cmd, "--threads wants a number >= 1");
-        } else if (cli_take_option(argc, argv, &i, "--runs", &value, &error)) {
-            if (error || !cli_parse_uint(value, &a->runs) || a->runs == 0 || a->runs > 1000)
-                return cli_usage_error(cmd, "--runs wants 1..1000");
-        } else if (cli_take_option(argc, argv, &i, "--gather-rows", &value, &error)) {
-            if (error || !cli_parse_uint(value, &a->gather_rows) || a->gather_rows == 0)
-                return cli_usage_error(cmd, "--gather-rows wants a number >= 1");
-        } else if (cli_take_option(argc, argv, &i, "--dtype", &value, &error)) {
-            if (error || !cli_parse_dtype(value, &a->dtype))
-                return cli_usage_error(cmd, "--dtype wants f32, f16 or bf16");
-        } else if (cli_take_option(argc, argv, &i, "--offset", &value, &error)) {
-            if (error || !cli_parse_uint(value, &a->offset) || a->offset > 63)
-                return cli_usage_error(cmd, "--offset wants 0..63 bytes");
-        } else if (cli_take_option(argc, argv, &i, "--store", &value, &error)) {
-            if (error || !cli_parse_store(value, &a->store))
-                return cli_usage_error(cmd, "--store wants auto, cached or streaming");
-        } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
-            if (error || !cli_parse_backend(value, &a->backend))
-                return cli_usage_error(cmd, "--backend wants " CLI_CPU_BACKENDS " (or vulkan)");
-        } else if (s[0] == '-' && s[1] != '\0') {
-            return cli_usage_error(cmd, "unknown option %s", s);
-        } else if (a->path) {
-            return cli_usage_error(cmd, "one input file at most");
-        } else {
-            a->path = s;
-        }
-    }
-    if (a->path && a->rows == 0)
-        return cli_usage_error(cmd, "--shape is required with a file");
-    if (a->rows == 0)
-        a->rows = a->cols = 4096;
-    return -1;
-}
 
 /* The ring of output buffers: at least 4x the LLC in all, at least 2 buffers, each starting
  * `offset` bytes past a 64-byte boundary (allocs holds what to free). */
@@ -177,7 +77,7 @@ static void ring_free(ring *r)
 }
 
 typedef struct bench_ctx {
-    const bench_args *a;
+    const cli_args *a;
     const sgfp4_tensor *t;
     ring *out;
     const uint8_t *copy_src;
@@ -247,7 +147,7 @@ static bool bench_threads(const bench_ctx *c, unsigned threads, bench_result *r)
 }
 
 /* The stores decode used for `bytes` on `threads` threads (the library's AUTO rule). */
-static const char *stores_used(const bench_args *a, size_t bytes, unsigned threads)
+static const char *stores_used(const cli_args *a, size_t bytes, unsigned threads)
 {
     if (a->backend == SGFP4_BACKEND_SCALAR)
         return "cached";
@@ -261,14 +161,14 @@ static const char *dtype_name(sgfp4_dtype d)
     return d == SGFP4_DTYPE_F16 ? "f16" : d == SGFP4_DTYPE_BF16 ? "bf16" : "f32";
 }
 
-static void report(const bench_args *a, const sgfp4_tensor *t, const char *source,
+static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
                    const ring *out, size_t gather_count, const bench_result *res, int nres)
 {
     sgfp4_tensor_info info;
     sgfp4_tensor_get_info(t, &info);
     const double gb = (double)out->bytes / 1e9;
     const char *kernels = sgfp4_decode_backend_name(a->backend);
-    if (a->json) {
+    if (a->given[KEY_JSON]) {
         json_t *runs = json_array();
         for (int i = 0; i < nres; i++)
             json_array_append_new(
@@ -326,105 +226,90 @@ static void report(const bench_args *a, const sgfp4_tensor *t, const char *sourc
            gather_count);
 }
 
-/* The container: FILE's bytes, or a synthetic one. *owned is set when it must be freed. */
-static bool load_container(const bench_args *a, cli_input *in, uint8_t **owned,
-                           const uint8_t **data, size_t *size, sgfp4_profile *profile,
-                           char *source, size_t source_size)
+/* A synthetic container (malloc'ed) of shape rows x cols: random codes near --bpw, or an
+ * LLM-like tensor encoded at --bpw. */
+static uint8_t *synthetic(const cli_args *a, uint64_t rows, uint64_t cols, sgfp4_profile profile,
+                          size_t *size, char *source, size_t source_size)
 {
-    if (a->path) {
-        if (!cli_read_input("bench", a->path, in) ||
-            !cli_resolve_profile("bench", a->path, in, a->profile_given, a->profile, profile))
-            return false;
-        *data = in->data;
-        *size = in->size;
-        snprintf(source, source_size, "file %s", a->path);
-        return true;
-    }
-    *profile = a->profile_given ? a->profile : SGFP4_PROFILE_V2;
     if (a->random_codes) {
-        const synth_params p = {*profile, a->rows, a->cols, a->seed,
-                                *profile == SGFP4_PROFILE_V2 ? a->bpw : 0, 0};
-        *owned = synth_container(&p, size);
-        if (!*owned) {
-            cli_error("bench", "cannot build a %llux%llu synthetic container",
-                      (unsigned long long)a->rows, (unsigned long long)a->cols);
-            return false;
-        }
-        *data = *owned;
+        gen_params p = gen_shape_params(profile, rows, cols);
+        p.halves = GEN_HALVES_LLM;
+        p.target_bpw = profile == SGFP4_PROFILE_V2 ? a->bpw : 0;
+        p.corners = 0;
+        uint8_t *bytes = gen_container_bytes(&p, a->seed, size);
+        if (!bytes)
+            cli_error(a->command, "cannot build a %llux%llu synthetic container",
+                      (unsigned long long)rows, (unsigned long long)cols);
         snprintf(source, source_size, "random codes in mixed layouts, seed %u", a->seed);
-        return true;
+        return bytes;
     }
-    float *weights = synth_llm_weights(a->rows, a->cols, a->seed);
-    if (!weights) {
-        cli_error("bench", "out of memory");
-        return false;
-    }
+    float *weights = gen_llm_weights(rows, cols, a->seed);
+    if (!weights)
+        return cli_error(a->command, "out of memory"), NULL;
     sgfp4_encode_options eo;
     sgfp4_encode_options_init(&eo);
-    eo.profile = *profile;
+    eo.profile = profile;
     eo.target_bpw = a->bpw;
-    eo.threads = cli_threads(0);
-    if (!cli_quiet && !a->json)
+    eo.threads = a->threads;
+    if (cli_verbosity > 0 && !a->given[KEY_JSON])
         fprintf(stderr, "sgfp4: bench: encoding a %llux%llu LLM-like tensor...\n",
-                (unsigned long long)a->rows, (unsigned long long)a->cols);
+                (unsigned long long)rows, (unsigned long long)cols);
     void *encoded = NULL;
-    const sgfp4_status st =
-        sgfp4_encode_alloc(weights, a->rows, a->cols, 0, &encoded, size, &eo);
+    const sgfp4_status st = sgfp4_encode_alloc(weights, rows, cols, 0, &encoded, size, &eo);
     free(weights);
-    if (st != SGFP4_OK) {
-        cli_error("bench", "encoding the synthetic tensor failed: %s", sgfp4_status_str(st));
-        return false;
-    }
+    if (st != SGFP4_OK)
+        return cli_error(a->command, "encoding the synthetic tensor failed: %s",
+                         sgfp4_status_str(st)),
+               NULL;
     /* a copy the bench owns (sgfp4_free releases library memory; free() the copy) */
-    *owned = malloc(*size);
-    if (*owned)
-        memcpy(*owned, encoded, *size);
+    uint8_t *owned = malloc(*size);
+    if (owned)
+        memcpy(owned, encoded, *size);
+    else
+        cli_error(a->command, "out of memory");
     sgfp4_free(encoded);
-    if (!*owned) {
-        cli_error("bench", "out of memory");
-        return false;
-    }
-    *data = *owned;
     snprintf(source, source_size, "LLM-like tensor encoded at %s, seed %u",
-             *profile == SGFP4_PROFILE_V1 ? "v1" : "the requested rate", a->seed);
-    return true;
+             profile == SGFP4_PROFILE_V1 ? "v1" : "the requested rate", a->seed);
+    return owned;
 }
 
-int cmd_bench(int argc, char **argv)
+int cmd_bench_cpu(const cli_args *args)
 {
-    if (wants_vulkan(argc, argv))
-        return cmd_bench_vulkan(argc, argv);
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    bench_args a = {.profile = SGFP4_PROFILE_V2,
-                    .bpw = 4.5,
-                    .seed = 1,
-                    .threads = cpus > 0 ? (unsigned)cpus : 1,
-                    .runs = 7,
-                    .gather_rows = 1024,
-                    .backend = SGFP4_BACKEND_AUTO,
-                    .store = SGFP4_STORE_AUTO,
-                    .dtype = SGFP4_DTYPE_F32};
-    const int parsed = parse_args(argc, argv, &a);
-    if (parsed >= 0)
-        return parsed;
-
-    cli_input in = {0};
+    static const int vulkan_only[] = {KEY_SIZE, KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, 0};
+    int rc = cli_reject(args, "the CPU benchmark", vulkan_only);
+    if (rc >= 0)
+        return rc;
+    if (args->in && !args->given[KEY_SHAPE])
+        return cli_usage_error(args->command, "--shape is required with a file");
+    if (args->given[KEY_BPW] && (args->bpw < 2.0 || args->bpw > 10.0))
+        return cli_usage_error(args->command, "--bpw wants a rate from 2 to 10");
+    cli_args a = *args;
+    if (!a.given[KEY_SHAPE])
+        a.rows = a.cols = 4096;
+    cli_container c = {0};
     uint8_t *owned = NULL;
-    const uint8_t *data = NULL;
-    size_t size = 0;
-    sgfp4_profile profile;
     char source[300];
-    int rc = CLI_EXIT_FAIL;
-    sgfp4_tensor *t = NULL;
+    rc = CLI_EXIT_FAIL;
     ring out = {0};
     uint8_t *copy_src = NULL, *gather_dst = NULL;
     uint64_t *gather_rows = NULL;
-    if (!load_container(&a, &in, &owned, &data, &size, &profile, source, sizeof source))
-        goto done;
-    const cli_input view = {data, size, NULL, NULL};
-    if (!cli_open_tensor("bench", a.path ? a.path : "synthetic container", &view, profile, a.rows,
-                         a.cols, &t))
-        goto done;
+    if (a.in) {
+        if ((rc = cli_container_open(&a, &c)) >= 0)
+            return rc;
+        rc = CLI_EXIT_FAIL;
+        snprintf(source, sizeof source, "file %s", a.in);
+    } else {
+        const sgfp4_profile profile = a.given[KEY_PROFILE] ? a.profile : SGFP4_PROFILE_V2;
+        size_t size = 0;
+        sgfp4_diag diag;
+        if (!(owned = synthetic(&a, a.rows, a.cols, profile, &size, source, sizeof source)))
+            goto done;
+        if (sgfp4_tensor_open(owned, size, profile, a.rows, a.cols, &c.tensor, NULL, &diag)) {
+            cli_error(a.command, "synthetic container: %s", diag.message);
+            goto done;
+        }
+    }
+    const sgfp4_tensor *t = c.tensor;
     const size_t elem = sgfp4_dtype_size(a.dtype);
     const size_t bytes = (size_t)(a.rows * a.cols) * elem;
     const size_t gather_count = a.gather_rows;
@@ -432,7 +317,7 @@ int cmd_bench(int argc, char **argv)
     gather_dst = malloc(gather_count * (size_t)a.cols * elem);
     gather_rows = malloc(gather_count * sizeof *gather_rows);
     if (!copy_src || !gather_dst || !gather_rows || !ring_make(&out, bytes, a.offset)) {
-        cli_error("bench", "out of memory");
+        cli_error(a.command, "out of memory");
         goto done;
     }
     memset(copy_src, 0x3c, bytes);
@@ -449,7 +334,7 @@ int cmd_bench(int argc, char **argv)
         if (i == 1 && a.threads == 1)
             break;
         if (!bench_threads(&ctx, counts[i], &res[nres++])) {
-            cli_error("bench", "decode failed");
+            cli_error(a.command, "decode failed");
             goto done;
         }
     }
@@ -460,8 +345,29 @@ done:
     free(copy_src);
     free(gather_dst);
     free(gather_rows);
-    sgfp4_tensor_close(t);
+    cli_container_close(&c);
     free(owned);
-    cli_input_release(&in);
     return rc;
 }
+
+static int run(const cli_args *a)
+{
+    return a->vulkan ? cmd_bench_vulkan(a) : cmd_bench_cpu(a);
+}
+
+const cli_command cli_bench = {
+    "bench", "measure decode speed against memset/memcpy",
+    "usage: sgfp4 bench [FILE] [options]\n"
+    "       sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check] [--integer]\n"
+    "\n"
+    "Times CPU decode of one tensor and, in the same run and for the same output bytes, the\n"
+    "two memory ceilings: memset (write-only, what decode really competes with) and memcpy,\n"
+    "and for reference a fill with non-temporal vector stores (x86-64).\n"
+    "Without FILE it encodes a synthetic LLM-like tensor (heavy-tailed values, per-row\n"
+    "scales, outlier columns; deterministic for --seed) with sgfp4_encode, or with\n"
+    "--codes random builds a container of random codes directly (no encoder). Each timing is\n"
+    "the median of --runs rounds after two warm-up rounds; a round writes a ring of output\n"
+    "buffers at least 4x the last-level cache. Runs with 1 thread and with --threads.\n"
+    "--backend vulkan decodes random NxN containers on the Vulkan device instead and measures\n"
+    "a device-to-device copy of the same traffic as the ceiling.\n",
+    options, run};

@@ -1,8 +1,8 @@
-/* sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check]
+/* sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check] [--integer]
  * GPU decode speed against a device-to-device copy of the same number of bytes, measured in
- * the same run (issue 4). Containers are random (tools/sgfp4/random_container.c): v1, v2
- * uniform-64, v2 MIXED-heavy (4x4/8x8 leaves) and v2 with every layout; v2 runs both
- * kernels (CPU-built leaf table, record walk in the shader). Each decode is also checked
+ * the same run. Containers are random (tests/support/generator.c): v1, v2 uniform-64, v2
+ * MIXED-heavy (4x4/8x8 leaves) and v2 with every layout; v2 runs both kernels (CPU-built
+ * leaf table, record walk in the shader). Each decode is also checked
  * bit for bit against the scalar decoder unless --no-check.
  * Decode GB/s counts container bytes read + output bytes written; the copy moves half that
  * many bytes (read once, written once), so both count the same traffic.
@@ -14,19 +14,11 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "random_container.h"
 #include "sgfp4_config.h"
 #include "sgfp4_vulkan.h"
+#include "support/generator.h"
 
 #if SGFP4_HAVE_VULKAN
-
-static const char help[] =
-    "usage: sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check]\n"
-    "                   [--integer]\n"
-    "\n"
-    "Decodes random NxN containers (default N = 8192) on the Vulkan device and measures a\n"
-    "device-to-device copy of the same traffic as the ceiling. --integer forces the\n"
-    "integer-exact pipeline (the one used where RoundingModeRTE is unavailable).\n";
 
 static double now_seconds(void)
 {
@@ -194,7 +186,7 @@ static bool decode_step(void *arg)
 typedef struct bench_case {
     const char *name;
     sgfp4_profile profile;
-    rc_mix mix;
+    gen_layouts layouts;
     sgfp4_dtype dtype;
 } bench_case;
 
@@ -208,7 +200,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
     if (sgfp4_tensor_open(bytes, size, bc->profile, n, n, &t, NULL, &diag) != SGFP4_OK)
-        return cli_error("bench", "%s: %s", bc->name, diag.message) == 0;
+        return cli_error("bench", "%s: %s", bc->name, diag.message) == 0; /* false */
     const size_t elem = sgfp4_dtype_size(bc->dtype);
     const uint64_t out_bytes = n * n * elem;
     bool ok = false;
@@ -303,37 +295,20 @@ done:
     return ok;
 }
 
-int cmd_bench_vulkan(int argc, char **argv)
+int cmd_bench_vulkan(const cli_args *a)
 {
-    const char *cmd = "bench";
-    bool as_json = false, check = true;
-    unsigned extra_flags = 0;
-    unsigned size = 8192, repeat = 20;
-    const char *value, *error = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(help, stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(a, "--json") == 0) {
-            as_json = true;
-        } else if (strcmp(a, "--no-check") == 0) {
-            check = false;
-        } else if (strcmp(a, "--integer") == 0) {
-            extra_flags |= SGFP4_VK_FORCE_INTEGER_PATH;
-        } else if (cli_take_option(argc, argv, &i, "--backend", &value, &error)) {
-            if (error || strcmp(value, "vulkan") != 0)
-                return cli_usage_error(cmd, "--backend vulkan expected");
-        } else if (cli_take_option(argc, argv, &i, "--size", &value, &error)) {
-            if (error || !cli_parse_uint(value, &size) || size < 1 || size > 65536)
-                return cli_usage_error(cmd, "--size wants 1..65536");
-        } else if (cli_take_option(argc, argv, &i, "--repeat", &value, &error)) {
-            if (error || !cli_parse_uint(value, &repeat) || repeat < 1 || repeat > 62)
-                return cli_usage_error(cmd, "--repeat wants 1..62");
-        } else {
-            return cli_usage_error(cmd, "unknown argument %s", a);
-        }
-    }
+    static const int cpu_only[] = {KEY_SHAPE,  KEY_PROFILE, KEY_BPW,  KEY_CODES,
+                                   KEY_SEED,   KEY_THREADS, KEY_OFFSET, KEY_STORE,
+                                   KEY_DTYPE,  KEY_RUNS,    KEY_GATHER_ROWS, 0};
+    const char *cmd = a->command;
+    const int rc = cli_reject(a, "--backend vulkan", cpu_only);
+    if (rc >= 0)
+        return rc;
+    if (a->in)
+        return cli_usage_error(cmd, "--backend vulkan takes no input file");
+    const bool as_json = a->given[KEY_JSON], check = !a->given[KEY_NO_CHECK];
+    const unsigned extra_flags = a->given[KEY_INTEGER] ? SGFP4_VK_FORCE_INTEGER_PATH : 0;
+    const unsigned size = a->size, repeat = a->repeat;
     sgfp4_vk_context *table = NULL, *walk = NULL;
     sgfp4_diag diag;
     sgfp4_vk_context_options table_options, walk_options;
@@ -353,22 +328,22 @@ int cmd_bench_vulkan(int argc, char **argv)
                info.exact_path ? "integer-exact" : "RTE float", size, size, repeat);
 
     static const bench_case cases[] = {
-        {"v1", SGFP4_PROFILE_V1, RC_MIX_ANY, SGFP4_DTYPE_F32},
-        {"v1", SGFP4_PROFILE_V1, RC_MIX_ANY, SGFP4_DTYPE_F16},
-        {"v1", SGFP4_PROFILE_V1, RC_MIX_ANY, SGFP4_DTYPE_BF16},
-        {"v2-uniform64", SGFP4_PROFILE_V2, RC_MIX_U64, SGFP4_DTYPE_F32},
-        {"v2-mixed-heavy", SGFP4_PROFILE_V2, RC_MIX_MIXED, SGFP4_DTYPE_F32},
-        {"v2-all-layouts", SGFP4_PROFILE_V2, RC_MIX_ANY, SGFP4_DTYPE_F32},
-        {"v2-mixed-heavy", SGFP4_PROFILE_V2, RC_MIX_MIXED, SGFP4_DTYPE_BF16},
+        {"v1", SGFP4_PROFILE_V1, GEN_LAYOUTS_ALL, SGFP4_DTYPE_F32},
+        {"v1", SGFP4_PROFILE_V1, GEN_LAYOUTS_ALL, SGFP4_DTYPE_F16},
+        {"v1", SGFP4_PROFILE_V1, GEN_LAYOUTS_ALL, SGFP4_DTYPE_BF16},
+        {"v2-uniform64", SGFP4_PROFILE_V2, GEN_LAYOUTS_UNIFORM_64, SGFP4_DTYPE_F32},
+        {"v2-mixed-heavy", SGFP4_PROFILE_V2, GEN_LAYOUTS_MIXED_DEEP, SGFP4_DTYPE_F32},
+        {"v2-all-layouts", SGFP4_PROFILE_V2, GEN_LAYOUTS_ALL, SGFP4_DTYPE_F32},
+        {"v2-mixed-heavy", SGFP4_PROFILE_V2, GEN_LAYOUTS_MIXED_DEEP, SGFP4_DTYPE_BF16},
     };
     json_t *results = json_array();
     bool ok = true;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0] && ok; c++) {
-        rc_rng rng = {100 + c};
+        gen_params p = gen_shape_params(cases[c].profile, size, size);
+        p.layouts = cases[c].layouts;
+        p.corners = 0; /* no gaps, no shared payloads: containers like an encoder's */
         size_t bytes_size = 0;
-        uint8_t *bytes = cases[c].profile == SGFP4_PROFILE_V1
-                             ? rc_make_v1(&rng, size, size, &bytes_size)
-                             : rc_make_v2(&rng, size, size, cases[c].mix, &bytes_size);
+        uint8_t *bytes = gen_container_bytes(&p, 100 + c, &bytes_size);
         if (!bytes) {
             ok = false;
             cli_error(cmd, "out of memory");
@@ -403,11 +378,9 @@ int cmd_bench_vulkan(int argc, char **argv)
 
 #else /* !SGFP4_HAVE_VULKAN */
 
-int cmd_bench_vulkan(int argc, char **argv)
+int cmd_bench_vulkan(const cli_args *a)
 {
-    (void)argc;
-    (void)argv;
-    return cli_error("bench", "--backend vulkan: %s", sgfp4_status_str(SGFP4_ERR_UNAVAILABLE));
+    return cli_error(a->command, "--backend vulkan: %s", sgfp4_status_str(SGFP4_ERR_UNAVAILABLE));
 }
 
 #endif

@@ -1,5 +1,5 @@
-/* `info IN --shape OxI --map out.png`: the leaf map of a container, one pixel per 4x4 cell
- * of the tensor (cropped to ceil(O/4) x ceil(I/4)). Colour by leaf size, hue by mode:
+/* The leaf map of `sgfp4 info --map out.png`: one pixel per 4x4 cell of the tensor (cropped
+ * to ceil(O/4) x ceil(I/4)). Colour by leaf size, hue by mode:
  * FP4 leaves in oranges, T158 leaves in blues, lighter for larger leaves (legend in
  * docs/cli.md, "Leaf map"). Written through the crash-safe output (temporary + rename).
  * SPDX-License-Identifier: MIT */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_encode.h"
+#include "fileio.h"
 
 /* [mode][size index 0=64 .. 4=4] -> RGB */
 static const uint8_t palette[2][SGFP4_LEAF_SIZES][3] = {
@@ -43,17 +43,18 @@ static bool write_png(FILE *f, const uint8_t *rgb, uint32_t width, uint32_t heig
     return true;
 }
 
-int cli_leaf_map(const char *command, const sgfp4_tensor *t, const char *png_path)
+bool fileio_leaf_map(const sgfp4_tensor *t, const char *png_path, char *err)
 {
     sgfp4_tensor_info info;
     sgfp4_tensor_get_info(t, &info);
     const uint64_t width = (info.cols + 3) / 4, height = (info.rows + 3) / 4;
     if (width > PNG_UINT_31_MAX || height > PNG_UINT_31_MAX || width * height > (1u << 30))
-        return cli_error(command, "--map: a %llux%llu picture is too large",
-                         (unsigned long long)width, (unsigned long long)height);
+        return snprintf(err, FILEIO_ERROR_SIZE, "--map: a %llux%llu picture is too large",
+                        (unsigned long long)width, (unsigned long long)height),
+               false;
     uint8_t *rgb = malloc((size_t)(width * height * 3));
     if (!rgb)
-        return cli_error(command, "--map: out of memory");
+        return snprintf(err, FILEIO_ERROR_SIZE, "--map: out of memory"), false;
     sgfp4_leaf leaves[256];
     for (uint64_t b = 0; b < info.blocks; b++) {
         const uint64_t by = b / info.tiles_x, bx = b % info.tiles_x;
@@ -69,15 +70,15 @@ int cli_leaf_map(const char *command, const sgfp4_tensor *t, const char *png_pat
                 }
         }
     }
-    cli_output out;
-    bool ok = cli_output_open(command, png_path, &out);
+    fileio_output out;
+    bool ok = fileio_output_open(png_path, &out, err);
     if (ok && !write_png(out.file, rgb, (uint32_t)width, (uint32_t)height)) {
-        cli_output_abort(&out);
-        cli_error(command, "%s: cannot write the PNG", png_path);
+        fileio_output_abort(&out);
+        snprintf(err, FILEIO_ERROR_SIZE, "%s: cannot write the PNG", png_path);
         ok = false;
     } else if (ok) {
-        ok = cli_output_commit(command, &out);
+        ok = fileio_output_commit(&out, err);
     }
     free(rgb);
-    return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    return ok;
 }

@@ -1,4 +1,4 @@
-/* NumPy .npy v1.0 files: writing decoded tensors, reading tensors to encode.
+/* NumPy .npy files: writing decoded tensors (v1.0), reading tensors to encode.
  * Format: "\x93NUMPY", version 1.0, uint16 header length, a Python dict literal padded with
  * spaces and ended by '\n' so that the data starts on a 64-byte boundary.
  * SPDX-License-Identifier: MIT */
@@ -6,9 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "fileio.h"
 
-bool cli_npy_write_header(cli_output *out, const char *descr, uint64_t rows, uint64_t cols)
+bool fileio_is_npy(const uint8_t *data, size_t size)
+{
+    return size >= 6 && memcmp(data, "\x93NUMPY", 6) == 0;
+}
+
+bool fileio_npy_write_header(fileio_output *out, const char *descr, uint64_t rows,
+                             uint64_t cols)
 {
     char dict[128];
     int n = snprintf(dict, sizeof dict,
@@ -28,7 +34,7 @@ bool cli_npy_write_header(cli_output *out, const char *descr, uint64_t rows, uin
     memcpy(header + prefix, dict, (size_t)n);
     memset(header + prefix + n, ' ', dict_len - (size_t)n - 1);
     header[total - 1] = '\n';
-    return cli_output_write(out, header, total);
+    return fileio_output_write(out, header, total);
 }
 
 /* Finds `key` in the header dict and returns a pointer just after "'key':" and spaces. */
@@ -45,8 +51,8 @@ static const char *dict_value(const char *dict, const char *key)
     return p;
 }
 
-bool cli_npy_parse(const uint8_t *data, size_t size, char descr[8], uint64_t *rows,
-                   uint64_t *cols, size_t *data_offset, const char **error)
+bool fileio_npy_parse(const uint8_t *data, size_t size, char descr[8], uint64_t *rows,
+                      uint64_t *cols, size_t *data_offset, const char **error)
 {
     if (size < 10 || memcmp(data, "\x93NUMPY", 6) != 0)
         return *error = "not a .npy file (bad magic)", false;

@@ -6,26 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_cli.h"
+#include "cli.h"
 
-static const char help[] =
-    "usage: sgfp4 example -o MODEL.safetensors[.zst] [options]\n"
-    "\n"
-    "Writes a synthetic transformer-like model, identical for identical options on every\n"
-    "platform: token embeddings, per layer q/k/v/o projections, gate/up/down MLP matrices\n"
-    "and RMS-norm vectors, a final norm and an lm_head. Weights are Gaussian-like with rare\n"
-    "large outliers and per-row scale variation, as in trained checkpoints.\n"
-    "Default size: about 16 M parameters (32 MB as BF16).\n"
-    "\n"
-    "  -o, --output OUT      output path (required)\n"
-    "  --layers N            decoder layers (default 4)\n"
-    "  --dim D               model width (default 512)\n"
-    "  --ffn F               MLP width (default 1408)\n"
-    "  --kv-dim K            width of the k and v projections (default dim/2)\n"
-    "  --vocab V             vocabulary (default 4096)\n"
-    "  --dtype bf16|f16|f32  weight dtype (default bf16)\n"
-    "  --seed S              generator seed (default 1)\n"
-    "  -q                    no progress bar\n";
+static const cli_accept options[] = {
+    {KEY_OUTPUT, NULL},
+    {KEY_LAYERS, NULL},
+    {KEY_DIM, NULL},
+    {KEY_FFN, NULL},
+    {KEY_KV_DIM, NULL},
+    {KEY_VOCAB, NULL},
+    {KEY_DTYPE, "weight dtype: bf16 (default), f16, f32"},
+    {KEY_SEED, "generator seed, 0..1048576 (default 1)"},
+    {0, NULL},
+};
 
 /* splitmix64: a counter-based generator, so every element is a pure function of its index. */
 static uint64_t mix(uint64_t x)
@@ -108,47 +101,20 @@ static void store(uint8_t *p, float v, sgfp4_st_dtype dt)
     p[1] = (uint8_t)(h >> 8);
 }
 
-int cmd_example(int argc, char **argv)
+static int run(const cli_args *a)
 {
-    const char *cmd = "example", *out_path = NULL, *v = NULL, *error = NULL;
-    unsigned layers = 4, dim = 512, ffn = 1408, kv = 0, vocab = 4096, seed = 1;
-    sgfp4_st_dtype dt = SGFP4_ST_BF16;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        unsigned *target = NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(help, stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(a, "-q") == 0) {
-            cli_quiet = true;
-        } else if (cli_take_option(argc, argv, &i, "-o", &v, &error) ||
-                   cli_take_option(argc, argv, &i, "--output", &v, &error)) {
-            if (error)
-                return cli_usage_error(cmd, "%s %s", a, error);
-            out_path = v;
-        } else if (cli_take_option(argc, argv, &i, "--dtype", &v, &error)) {
-            if (error || (strcmp(v, "bf16") && strcmp(v, "f16") && strcmp(v, "f32")))
-                return cli_usage_error(cmd, "--dtype wants bf16, f16 or f32");
-            dt = v[0] == 'b' ? SGFP4_ST_BF16 : v[1] == '1' ? SGFP4_ST_F16 : SGFP4_ST_F32;
-        } else if ((cli_take_option(argc, argv, &i, "--layers", &v, &error) && (target = &layers)) ||
-                   (cli_take_option(argc, argv, &i, "--dim", &v, &error) && (target = &dim)) ||
-                   (cli_take_option(argc, argv, &i, "--ffn", &v, &error) && (target = &ffn)) ||
-                   (cli_take_option(argc, argv, &i, "--kv-dim", &v, &error) && (target = &kv)) ||
-                   (cli_take_option(argc, argv, &i, "--vocab", &v, &error) && (target = &vocab)) ||
-                   (cli_take_option(argc, argv, &i, "--seed", &v, &error) && (target = &seed))) {
-            if (error || !cli_parse_uint(v, target) || (target != &seed && *target == 0) ||
-                *target > (1u << 20))
-                return cli_usage_error(cmd, "%s wants a number in 1..%u", a, 1u << 20);
-        } else {
-            return cli_usage_error(cmd, "unknown argument '%s'", a);
-        }
-    }
+    const char *cmd = a->command, *out_path = a->out;
+    const unsigned layers = a->layers, dim = a->dim, ffn = a->ffn, vocab = a->vocab;
+    const unsigned seed = a->seed, kv = a->kv_dim ? a->kv_dim : dim / 2 ? dim / 2 : 1;
+    const sgfp4_st_dtype dt = !a->given[KEY_DTYPE] || a->dtype == SGFP4_DTYPE_BF16 ? SGFP4_ST_BF16
+                              : a->dtype == SGFP4_DTYPE_F16                         ? SGFP4_ST_F16
+                                                                                    : SGFP4_ST_F32;
+    if (a->in)
+        return cli_usage_error(cmd, "unknown argument '%s'", a->in);
     if (!out_path)
         return cli_usage_error(cmd, "no output (-o OUT)");
-    if (layers > 1024)
-        return cli_usage_error(cmd, "--layers is at most 1024");
-    if (kv == 0)
-        kv = dim / 2 ? dim / 2 : 1;
+    if (seed > (1u << 20))
+        return cli_usage_error(cmd, "--seed wants a number in 0..%u", 1u << 20);
     const size_t max_tensors = 3 + 9 * (size_t)layers;
     gen_tensor *ts = calloc(max_tensors, sizeof *ts);
     sgfp4_st_entry *entries = calloc(max_tensors, sizeof *entries);
@@ -169,13 +135,16 @@ int cmd_example(int argc, char **argv)
              "\"seed\": %u}", layers, dim, ffn, kv, vocab, seed);
     const char *keys[] = {"generator", "config"};
     const char *values[] = {"sgfp4 example (synthetic, deterministic)", config};
-    model_output mo;
+    fileio_model_output mo;
+    char err[FILEIO_ERROR_SIZE];
     int rc = CLI_EXIT_FAIL;
     const size_t chunk = 1 << 20; /* elements per write */
     uint8_t *buf = malloc(chunk * 4);
     sgfp4_st_writer *w = NULL;
     sgfp4_diag diag;
-    if (buf && model_output_open(cmd, out_path, 3, 1, &mo)) {
+    if (buf && !fileio_model_output_open(out_path, 3, &mo, err)) {
+        cli_error(cmd, "%s", err);
+    } else if (buf) {
         sgfp4_status s = sgfp4_st_writer_begin(entries, n, keys, values, 2, &mo.sink, &w, &diag);
         progress_bar bar;
         progress_bar_init(&bar, "example");
@@ -197,11 +166,14 @@ int cmd_example(int argc, char **argv)
             s = sgfp4_st_writer_finish(w, &diag);
         if (s != SGFP4_OK)
             cli_error(cmd, "%s: cannot write: %s", out_path, sgfp4_status_str(s));
-        if (s == SGFP4_OK && model_output_finish(cmd, &mo) && model_output_commit(cmd, &mo))
+        if (s == SGFP4_OK && fileio_model_output_finish(&mo, err) &&
+            fileio_model_output_commit(&mo, err))
             rc = CLI_EXIT_OK;
-        else
-            model_output_abort(&mo);
-    } else if (!buf) {
+        else if (s == SGFP4_OK)
+            cli_error(cmd, "%s", err);
+        if (rc != CLI_EXIT_OK)
+            fileio_model_output_abort(&mo);
+    } else {
         cli_error(cmd, "out of memory");
     }
     sgfp4_st_writer_free(w);
@@ -210,3 +182,14 @@ int cmd_example(int argc, char **argv)
     free(entries);
     return rc;
 }
+
+const cli_command cli_example = {
+    "example", "write the built-in synthetic transformer-like model",
+    "usage: sgfp4 example -o MODEL.safetensors[.zst] [options]\n"
+    "\n"
+    "Writes a synthetic transformer-like model, identical for identical options on every\n"
+    "platform: token embeddings, per layer q/k/v/o projections, gate/up/down MLP matrices\n"
+    "and RMS-norm vectors, a final norm and an lm_head. Weights are Gaussian-like with rare\n"
+    "large outliers and per-row scale variation, as in trained checkpoints.\n"
+    "Default size: about 16 M parameters (32 MB as BF16).\n",
+    options, run};

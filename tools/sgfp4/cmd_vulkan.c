@@ -14,8 +14,14 @@ static void version_text(uint32_t v, char out[32])
     snprintf(out, 32, "%u.%u.%u", (v >> 22) & 0x7Fu, (v >> 12) & 0x3FFu, v & 0xFFFu);
 }
 
-int cmd_info_devices(bool as_json)
+int cmd_info_devices(const cli_args *a)
 {
+    static const int tensor_only[] = {KEY_SHAPE, KEY_PROFILE, KEY_AGAINST, KEY_MAP, 0};
+    const int rc = cli_reject(a, "--devices", tensor_only);
+    if (rc >= 0)
+        return rc;
+    if (a->in)
+        return cli_usage_error(a->command, "--devices takes no input file");
     sgfp4_vk_device_info devices[16];
     size_t count = 0;
     sgfp4_diag diag;
@@ -24,7 +30,7 @@ int cmd_info_devices(bool as_json)
         return cli_error("info", "--devices: %s", diag.message);
     if (count > 16)
         count = 16;
-    if (as_json) {
+    if (a->given[KEY_JSON]) {
         json_t *list = json_array();
         for (size_t i = 0; i < count; i++) {
             char api[32];

@@ -1,4 +1,5 @@
-/* SPDX-License-Identifier: MIT */
+/* The timing helpers of `sgfp4 bench` (timing.h).
+ * SPDX-License-Identifier: MIT */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,10 +13,10 @@
 #include <emmintrin.h>
 #endif
 
-#include "bench_timing.h"
+#include "timing.h"
 #include "sgfp4_experimental.h"
 
-#define MAX_THREADS 256
+#define MAX_THREADS SGFP4_MAX_THREADS
 
 double bench_now(void)
 {

@@ -1,0 +1,162 @@
+/* Messages, the container prologue of decode / verify / info / bench FILE, opening models,
+ * and the progress bar of the whole-model commands.
+ * SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_verbosity = 1;
+
+/* One line on stderr; a usage error adds where to find the command's options. */
+static void report(const char *command, const char *format, va_list args, bool usage)
+{
+    fprintf(stderr, "sgfp4: %s%s", command ? command : "", command ? ": " : "");
+    vfprintf(stderr, format, args);
+    if (usage)
+        fprintf(stderr, " (try 'sgfp4 %s --help')", command ? command : "");
+    fputc('\n', stderr);
+}
+
+int cli_error(const char *command, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    report(command, format, args, false);
+    va_end(args);
+    return CLI_EXIT_FAIL;
+}
+
+int cli_usage_error(const char *command, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    report(command, format, args, true);
+    va_end(args);
+    return CLI_EXIT_USAGE;
+}
+
+void cli_verbose(const char *command, const char *format, ...)
+{
+    if (cli_verbosity < 2)
+        return;
+    va_list args;
+    va_start(args, format);
+    report(command, format, args, false);
+    va_end(args);
+}
+
+/* An explicit --profile wins (a v1 file may begin with "SGF4" by chance); else the 'SGF4'
+ * magic means v2; else the extension. */
+static bool resolve_profile(const cli_args *a, cli_container *c)
+{
+    if (a->given[KEY_PROFILE])
+        c->profile = a->profile;
+    else if (c->in.size >= 4 && memcmp(c->in.data, "SGF4", 4) == 0)
+        c->profile = SGFP4_PROFILE_V2;
+    else if (cli_ends_with(c->path, ".fp4"))
+        c->profile = SGFP4_PROFILE_V1;
+    else if (cli_ends_with(c->path, ".sgfp4"))
+        c->profile = SGFP4_PROFILE_V2; /* no magic: the open reports what is wrong */
+    else
+        return false;
+    return true;
+}
+
+int cli_container_open(const cli_args *a, cli_container *c)
+{
+    memset(c, 0, sizeof *c);
+    c->path = a->in;
+    if (!a->in)
+        return cli_usage_error(a->command, "no input given");
+    if (!a->given[KEY_SHAPE])
+        return cli_usage_error(a->command,
+                               "--shape OxI is required: a bare container carries no shape");
+    char err[FILEIO_ERROR_SIZE];
+    if (!fileio_read(a->in, &c->in, err))
+        return cli_error(a->command, "%s", err);
+    if (!resolve_profile(a, c)) {
+        cli_container_close(c);
+        return cli_error(a->command, "%s: cannot tell the profile (no 'SGF4' magic, no .fp4 "
+                                     "extension); pass --profile v1 or --profile v2", a->in);
+    }
+    sgfp4_diag diag;
+    const sgfp4_status s = sgfp4_tensor_open(c->in.data, c->in.size, c->profile, a->rows, a->cols,
+                                             &c->tensor, NULL, &diag);
+    if (s != SGFP4_OK) {
+        cli_container_close(c);
+        return cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
+    }
+    return -1;
+}
+
+void cli_container_close(cli_container *c)
+{
+    sgfp4_tensor_close(c->tensor);
+    fileio_input_release(&c->in);
+    c->tensor = NULL;
+}
+
+bool cli_model_open(const char *command, const char *path, sgfp4_model **model)
+{
+    sgfp4_diag diag;
+    const sgfp4_status s = sgfp4_model_open(path, model, NULL, &diag);
+    if (s != SGFP4_OK) {
+        /* File-level messages of the library already start with the path. */
+        const size_t n = strlen(path);
+        const bool named = strncmp(diag.message, path, n) == 0 && diag.message[n] == ':';
+        cli_error(command, "%s%s%s [%s]", named ? "" : path, named ? "" : ": ", diag.message,
+                  sgfp4_status_name(s));
+        return false;
+    }
+    return true;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void progress_bar_init(progress_bar *bar, const char *label)
+{
+    memset(bar, 0, sizeof *bar);
+    bar->enabled = cli_verbosity > 0 && isatty(STDERR_FILENO);
+    bar->label = label;
+    bar->start = now_seconds();
+    bar->last = -1;
+}
+
+void progress_bar_update(void *user, const sgfp4_model_progress *p)
+{
+    progress_bar *bar = user;
+    const double t = now_seconds();
+    const bool final = p->tensors_done == p->tensors_total;
+    if (!bar->enabled || (!final && bar->last >= 0 && t - bar->last < 0.2))
+        return;
+    bar->last = t;
+    const double frac = p->bytes_total ? (double)p->bytes_done / (double)p->bytes_total : 1.0;
+    char cells[31];
+    const int full = (int)(frac * 30.0);
+    for (int k = 0; k < 30; k++)
+        cells[k] = k < full ? '=' : k == full ? '>' : ' ';
+    cells[30] = '\0';
+    const double elapsed = t - bar->start;
+    const double rate = elapsed > 0 ? (double)p->bytes_done / elapsed : 0;
+    const double eta = rate > 0 ? (double)(p->bytes_total - p->bytes_done) / rate : 0;
+    fprintf(stderr, "\r%s [%s] %zu/%zu tensors  %.1f/%.1f MB  %.1f MB/s  ETA %d:%02d \033[K",
+            bar->label, cells, p->tensors_done, p->tensors_total, (double)p->bytes_done / 1e6,
+            (double)p->bytes_total / 1e6, rate / 1e6, (int)eta / 60, (int)eta % 60);
+    fflush(stderr);
+}
+
+void progress_bar_done(progress_bar *bar)
+{
+    if (bar->enabled && bar->last >= 0) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+}

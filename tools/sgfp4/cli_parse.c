@@ -1,0 +1,254 @@
+/* The options of every command, in one table: getopt_long parses them, and `--help` is
+ * printed from the same entries, so the two cannot drift apart.
+ * SPDX-License-Identifier: MIT */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct option_spec {
+    int key;
+    const char *name;
+    const char *arg; /* metavariable; NULL: a flag */
+    const char *help;
+} option_spec;
+
+static const option_spec specs[] = {
+    {KEY_OUTPUT, "output", "OUT", "output path ('-': standard output)"},
+    {KEY_SHAPE, "shape", "OxI", "logical tensor shape (a bare container carries none)"},
+    {KEY_PROFILE, "profile", "v1|v2", "container profile (default: 'SGF4' magic, else extension)"},
+    {KEY_DTYPE, "dtype", "f32|f16|bf16", "output type (default f32; f16/bf16 round to nearest even)"},
+    {KEY_BACKEND, "backend", "B", "auto (default), cpu, scalar (the reference), generic, avx2, "
+                                  "avx512, neon (one CPU kernel set), vulkan"},
+    {KEY_THREADS, "threads", "N", "threads (default, and 0: every online CPU)"},
+    {KEY_STORE, "store", "S", "CPU output stores: auto (default), cached, streaming"},
+    {KEY_ZSTD_LEVEL, "zstd-level", "N", "zstd level of .zst outputs, 1..22 (default 3)"},
+    {KEY_TENSOR, "tensor", "NAME", "encode tensor NAME of a .safetensors input (F32/F16/BF16)"},
+    {KEY_BPW, "bpw", "X", "v2: rate-controlled quadtree at X bits per weight (default 4.5)"},
+    {KEY_POLICY, "policy", "P", "v2 split policy: rate (default) or threshold (the spec's)"},
+    {KEY_THRESHOLD, "threshold", "T", "threshold policy: scale of the split thresholds (default 1)"},
+    {KEY_DELTA, "delta", "D", "reference mode choice: T158 preference (default 0.10)"},
+    {KEY_FIT, "fit", "best|reference", "leaf fitting (default best)"},
+    {KEY_EMBEDDINGS, "embeddings", "quantize|skip", "whole models: embeddings and lm_head "
+                                                    "(default quantize)"},
+    {KEY_STRICT, "strict", NULL, "also fail on reserved T158 symbols (0b11, decoded as 0)"},
+    {KEY_AGAINST, "against", "REF", "error statistics against the original weights REF"},
+    {KEY_GOLDEN, "golden", "DIR", "run the golden set DIR/manifest.json, one line per vector"},
+    {KEY_ONLY, "only", "NAME", "with --golden: run only the vector NAME"},
+    {KEY_JSON, "json", NULL, "machine-readable output (one JSON object)"},
+    {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; docs/cli.md)"},
+    {KEY_DEVICES, "devices", NULL, "list the Vulkan devices and their exactness features"},
+    {KEY_CODES, "codes", "llm|random", "synthetic source: an encoded LLM-like tensor (default) "
+                                       "or random codes in mixed layouts near --bpw"},
+    {KEY_SEED, "seed", "N", "generator seed (default 1)"},
+    {KEY_RUNS, "runs", "N", "timed rounds, 1..1000 (default 7)"},
+    {KEY_GATHER_ROWS, "gather-rows", "N", "rows per row-gather call (default 1024)"},
+    {KEY_OFFSET, "offset", "N", "start each output buffer N bytes (0..63, default 0) past a "
+                                "64-byte boundary (large malloc() blocks start 16 past one)"},
+    {KEY_SIZE, "size", "N", "--backend vulkan: N x N containers, 1..65536 (default 8192)"},
+    {KEY_REPEAT, "repeat", "R", "--backend vulkan: timed rounds, 1..62 (default 20)"},
+    {KEY_NO_CHECK, "no-check", NULL, "--backend vulkan: skip the bit-exactness check"},
+    {KEY_INTEGER, "integer", NULL, "--backend vulkan: force the integer-exact pipeline"},
+    {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
+    {KEY_DIM, "dim", "D", "model width (default 512)"},
+    {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
+    {KEY_KV_DIM, "kv-dim", "K", "width of the k and v projections (default dim/2)"},
+    {KEY_VOCAB, "vocab", "V", "vocabulary (default 4096)"},
+    {KEY_QUIET, "quiet", NULL, "quiet: errors only (no summary, no progress bar)"},
+    {KEY_VERBOSE, "verbose", NULL, "verbose: also say what was decided and how long it took"},
+    {KEY_HELP, "help", NULL, "this help"},
+};
+#define SPEC_COUNT (sizeof specs / sizeof specs[0])
+static const int always[] = {KEY_QUIET, KEY_VERBOSE, KEY_HELP};
+
+static const option_spec *spec_of(int key)
+{
+    for (size_t k = 0; k < SPEC_COUNT; k++)
+        if (specs[k].key == key)
+            return &specs[k];
+    return NULL;
+}
+
+static bool accepts(const cli_command *c, int key)
+{
+    for (const cli_accept *a = c->options; a->key; a++)
+        if (a->key == key)
+            return true;
+    return key == KEY_QUIET || key == KEY_VERBOSE || key == KEY_HELP;
+}
+
+static void print_option(FILE *f, const option_spec *s, const char *help)
+{
+    char left[48];
+    snprintf(left, sizeof left, "%s%c%s--%s%s%s", s->key < 256 ? "-" : " ",
+             s->key < 256 ? s->key : ' ', s->key < 256 ? ", " : "  ", s->name,
+             s->arg ? " " : "", s->arg ? s->arg : "");
+    fprintf(f, "  %-28s %s\n", left, help ? help : s->help);
+}
+
+void cli_print_help(const cli_command *c, FILE *f)
+{
+    fputs(c->usage, f);
+    fputc('\n', f);
+    for (const cli_accept *a = c->options; a->key; a++)
+        print_option(f, spec_of(a->key), a->help);
+    for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
+        print_option(f, spec_of(always[k]), NULL);
+}
+
+/* Range-checked unsigned value of an option: false if it is not a number in [lo, hi]. */
+static bool in_range(const char *text, unsigned lo, unsigned hi, unsigned *value)
+{
+    return cli_parse_uint(text, value) && *value >= lo && *value <= hi;
+}
+
+/* Stores the value of option `key`; returns NULL, or what is wrong with the value. */
+static const char *take(cli_args *a, int key, const char *v)
+{
+    double *real = key == KEY_BPW ? &a->bpw : key == KEY_THRESHOLD ? &a->threshold : &a->delta;
+    switch (key) {
+    case KEY_OUTPUT: a->out = v; return NULL;
+    case KEY_TENSOR: a->tensor = v; return NULL;
+    case KEY_POLICY: a->policy = v; return NULL;
+    case KEY_AGAINST: a->against = v; return NULL;
+    case KEY_GOLDEN: a->golden = v; return NULL;
+    case KEY_ONLY: a->only = v; return NULL;
+    case KEY_MAP: a->map = v; return NULL;
+    case KEY_QUIET: cli_verbosity = 0; return NULL;
+    case KEY_VERBOSE: cli_verbosity = 2; return NULL;
+    case KEY_SHAPE:
+        return cli_parse_shape(v, &a->rows, &a->cols) ? NULL : "wants OxI with O, I >= 1";
+    case KEY_PROFILE: return cli_parse_profile(v, &a->profile) ? NULL : "wants v1 or v2";
+    case KEY_DTYPE: return cli_parse_dtype(v, &a->dtype) ? NULL : "wants f32, f16 or bf16";
+    case KEY_BACKEND:
+        a->vulkan = strcmp(v, "vulkan") == 0;
+        return a->vulkan || cli_parse_backend(v, &a->backend)
+                   ? NULL
+                   : "wants auto, cpu, scalar, generic, avx2, avx512, neon or vulkan";
+    case KEY_STORE:
+        return cli_parse_store(v, &a->store) ? NULL : "wants auto, cached or streaming";
+    case KEY_THREADS:
+        if (!in_range(v, 0, SGFP4_MAX_THREADS, &a->threads))
+            return "wants 0..256 (0: every online CPU)";
+        a->threads = cli_threads(a->threads);
+        return NULL;
+    case KEY_ZSTD_LEVEL: {
+        unsigned level;
+        if (!in_range(v, 1, 22, &level))
+            return "wants 1..22";
+        a->zstd_level = (int)level;
+        return NULL;
+    }
+    case KEY_BPW:
+        return cli_parse_double(v, real) && *real > 0 && *real <= 64 ? NULL
+                                                                      : "wants a number in (0, 64]";
+    case KEY_THRESHOLD:
+        return cli_parse_double(v, real) && *real > 0 ? NULL : "wants a positive number";
+    case KEY_DELTA:
+        return cli_parse_double(v, real) && *real >= 0 ? NULL : "wants a number >= 0";
+    case KEY_FIT:
+        a->fit = strcmp(v, "reference") == 0 ? SGFP4_FIT_REFERENCE : SGFP4_FIT_BEST;
+        return strcmp(v, "best") == 0 || a->fit == SGFP4_FIT_REFERENCE ? NULL
+                                                                       : "wants best or reference";
+    case KEY_EMBEDDINGS:
+        a->quantize_embeddings = strcmp(v, "quantize") == 0;
+        return a->quantize_embeddings || strcmp(v, "skip") == 0 ? NULL : "wants quantize or skip";
+    case KEY_CODES:
+        a->random_codes = strcmp(v, "random") == 0;
+        return a->random_codes || strcmp(v, "llm") == 0 ? NULL : "wants llm or random";
+    case KEY_SEED: return cli_parse_uint(v, &a->seed) ? NULL : "wants a number";
+    case KEY_RUNS: return in_range(v, 1, 1000, &a->runs) ? NULL : "wants 1..1000";
+    case KEY_GATHER_ROWS:
+        return in_range(v, 1, UINT32_MAX, &a->gather_rows) ? NULL : "wants a number >= 1";
+    case KEY_OFFSET: return in_range(v, 0, 63, &a->offset) ? NULL : "wants 0..63 bytes";
+    case KEY_SIZE: return in_range(v, 1, 65536, &a->size) ? NULL : "wants 1..65536";
+    case KEY_REPEAT: return in_range(v, 1, 62, &a->repeat) ? NULL : "wants 1..62";
+    case KEY_LAYERS: return in_range(v, 1, 1024, &a->layers) ? NULL : "wants 1..1024";
+    case KEY_DIM: return in_range(v, 1, 1u << 20, &a->dim) ? NULL : "wants 1..1048576";
+    case KEY_FFN: return in_range(v, 1, 1u << 20, &a->ffn) ? NULL : "wants 1..1048576";
+    case KEY_KV_DIM: return in_range(v, 1, 1u << 20, &a->kv_dim) ? NULL : "wants 1..1048576";
+    case KEY_VOCAB: return in_range(v, 1, 1u << 20, &a->vocab) ? NULL : "wants 1..1048576";
+    default: return NULL; /* the flags: args->given says they were there */
+    }
+}
+
+static void defaults(cli_args *a, const char *command)
+{
+    memset(a, 0, sizeof *a);
+    a->command = command;
+    a->profile = SGFP4_PROFILE_AUTO;
+    a->dtype = SGFP4_DTYPE_F32;
+    a->backend = SGFP4_BACKEND_AUTO;
+    a->store = SGFP4_STORE_AUTO;
+    a->threads = cli_threads(0);
+    a->bpw = 4.5;
+    a->fit = SGFP4_FIT_BEST;
+    a->quantize_embeddings = true;
+    a->zstd_level = 3;
+    a->seed = 1;
+    a->runs = 7;
+    a->gather_rows = 1024;
+    a->size = 8192;
+    a->repeat = 20;
+    a->layers = 4;
+    a->dim = 512;
+    a->ffn = 1408;
+    a->vocab = 4096;
+}
+
+int cli_parse(const cli_command *c, int argc, char **argv, cli_args *a)
+{
+    defaults(a, c->name);
+    struct option longs[SPEC_COUNT + 1];
+    /* ':' first: getopt reports a missing value as ':' and prints nothing itself. Options may
+     * come before or after the input (GNU getopt permutes); "-" is an input (a stream). */
+    char shorts[3 * SPEC_COUNT + 2] = ":";
+    size_t n = 0;
+    for (size_t k = 0; k < SPEC_COUNT; k++) {
+        if (!accepts(c, specs[k].key))
+            continue;
+        longs[n++] = (struct option){specs[k].name, specs[k].arg ? required_argument : no_argument,
+                                     NULL, specs[k].key};
+        if (specs[k].key < 256) {
+            const size_t at = strlen(shorts);
+            shorts[at] = (char)specs[k].key;
+            strcpy(shorts + at + 1, specs[k].arg ? ":" : "");
+        }
+    }
+    longs[n] = (struct option){NULL, 0, NULL, 0};
+    opterr = 0;
+    optind = 1;
+    int key;
+    while ((key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        char name[8];
+        snprintf(name, sizeof name, "-%c", optopt);
+        const char *arg = optopt ? name : argv[optind - 1];
+        if (key == '?')
+            return cli_usage_error(c->name, "unknown option %s", arg);
+        if (key == ':')
+            return cli_usage_error(c->name, "%s needs a value", arg);
+        if (key == KEY_HELP) {
+            cli_print_help(c, stdout);
+            return CLI_EXIT_OK;
+        }
+        const option_spec *s = spec_of(key);
+        const char *why = take(a, key, optarg);
+        if (why)
+            return cli_usage_error(c->name, "--%s %s", s->name, why);
+        a->given[key] = true;
+    }
+    if (optind < argc)
+        a->in = argv[optind++];
+    if (optind < argc)
+        return cli_usage_error(c->name, "unexpected argument %s", argv[optind]);
+    return -1;
+}
+
+int cli_reject(const cli_args *a, const char *what, const int *keys)
+{
+    for (const int *k = keys; *k; k++)
+        if (a->given[*k])
+            return cli_usage_error(a->command, "--%s does not apply to %s", spec_of(*k)->name,
+                                   what);
+    return -1;
+}

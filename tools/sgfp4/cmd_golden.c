@@ -1,0 +1,99 @@
+/* sgfp4 verify --golden DIR [--only NAME]: runs the vector set described by
+ * DIR/manifest.json (docs/cli.md, "verify"): each vector must decode to its sha256 or be
+ * rejected with its status.
+ * SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+/* Runs one vector; true when it passes, else why[] says what happened. */
+static bool run_vector(const cli_args *a, json_t *v, char *why, size_t why_size)
+{
+    const char *file = json_string_value(json_object_get(v, "file"));
+    const char *expect = json_string_value(json_object_get(v, "expect"));
+    json_t *shape = json_object_get(v, "shape");
+    sgfp4_profile profile;
+    if (!file || !expect || !json_is_array(shape) || json_array_size(shape) != 2 ||
+        !cli_parse_profile(json_string_value(json_object_get(v, "profile")), &profile))
+        return snprintf(why, why_size, "malformed vector entry in manifest.json"), false;
+    const uint64_t rows = (uint64_t)json_integer_value(json_array_get(shape, 0));
+    const uint64_t cols = (uint64_t)json_integer_value(json_array_get(shape, 1));
+    char path[4096], err[FILEIO_ERROR_SIZE];
+    snprintf(path, sizeof path, "%s/%s", a->golden, file);
+    fileio_input in;
+    if (!fileio_read(path, &in, err))
+        return snprintf(why, why_size, "%s", err), false;
+    sgfp4_tensor *t = NULL;
+    sgfp4_diag diag;
+    const sgfp4_status s =
+        sgfp4_tensor_open(in.data, in.size, profile, rows, cols, &t, NULL, &diag);
+    bool pass = false;
+    if (strcmp(expect, "reject") == 0) {
+        const char *want = json_string_value(json_object_get(v, "status"));
+        if (s == SGFP4_OK)
+            snprintf(why, why_size, "accepted, but must be rejected with %s",
+                     want ? want : "an error");
+        else if (want && strcmp(want, sgfp4_status_name(s)) != 0)
+            snprintf(why, why_size, "rejected with %s, expected %s (%s)", sgfp4_status_name(s),
+                     want, diag.message);
+        else
+            pass = true;
+    } else if (s != SGFP4_OK) {
+        snprintf(why, why_size, "rejected: %s [%s]", diag.message, sgfp4_status_name(s));
+    } else {
+        const char *want = json_string_value(json_object_get(v, "sha256"));
+        const sgfp4_decode_options d = cli_decode_options(a);
+        char hex[65];
+        if (sgfp4_tensor_decoded_sha256(t, hex, &d) != SGFP4_OK)
+            snprintf(why, why_size, "decode failed");
+        else if (!want || strcmp(hex, want) != 0)
+            snprintf(why, why_size, "decoded sha256 %s, expected %s", hex, want ? want : "(none)");
+        else
+            pass = true;
+    }
+    sgfp4_tensor_close(t);
+    fileio_input_release(&in);
+    return pass;
+}
+
+int cmd_verify_golden(const cli_args *a)
+{
+    static const int tensor_only[] = {KEY_SHAPE, KEY_PROFILE, KEY_STRICT, KEY_AGAINST, 0};
+    int rc = cli_reject(a, "--golden", tensor_only);
+    if (rc >= 0)
+        return rc;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", a->golden);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return cli_error(a->command, "%s: line %d: %s", path, jerr.line, jerr.text);
+    json_t *vectors = json_object_get(root, "vectors");
+    if (!json_is_array(vectors)) {
+        json_decref(root);
+        return cli_error(a->command, "%s: no \"vectors\" array", path);
+    }
+    size_t passed = 0, failed = 0, index;
+    json_t *v;
+    json_array_foreach(vectors, index, v) {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        if (a->only && (!name || strcmp(name, a->only) != 0))
+            continue;
+        char why[1024] = "";
+        if (run_vector(a, v, why, sizeof why)) {
+            passed++;
+            if (cli_verbosity > 0)
+                printf("PASS %s\n", name ? name : "?");
+        } else {
+            failed++;
+            printf("FAIL %s: %s\n", name ? name : "?", why);
+        }
+    }
+    json_decref(root);
+    if (a->only && passed + failed == 0)
+        return cli_error(a->command, "%s: no vector named '%s'", path, a->only);
+    printf("golden: %zu passed, %zu failed\n", passed, failed);
+    return failed || passed == 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
