@@ -91,6 +91,57 @@ expect_no_output "usage errors"
 expect_failure nonzero verify "$golden/reject/v2_layout_6.sgfp4" --shape 64x64
 grep -q 'V2_LAYOUT' "$err" && ok || fail "verify of a bad layout does not name V2_LAYOUT"
 
+# ---- the option parser's conventions (getopt_long), the same for every command ---------
+# help CMD is CMD --help; encode --help lists the whole-model options too.
+for cmd in encode decode verify info bench example; do
+    run help "$cmd"
+    cp "$scratch/stdout.txt" "$scratch/help.txt"
+    run "$cmd" --help
+    [ "$rc" -eq 0 ] && cmp -s "$scratch/stdout.txt" "$scratch/help.txt" &&
+        grep -q -- '--quiet' "$scratch/help.txt" && grep -q -- '--verbose' "$scratch/help.txt" &&
+        ok || fail "help $cmd differs from $cmd --help, or lacks -q/-v"
+done
+run encode --help
+grep -q -- '--embeddings' "$scratch/stdout.txt" && grep -q -- '--zstd-level' "$scratch/stdout.txt" &&
+    ok || fail "encode --help does not list the whole-model options"
+expect_failure 2 help no-such-command
+# Usage errors exit 2 with one line, whatever the command and the mistake.
+for cmd in encode decode verify info bench example; do
+    expect_failure 2 "$cmd" --no-such-option
+    expect_failure 2 "$cmd" -Z
+done
+expect_failure 2 encode "$v2"                                     # no -o
+expect_failure 2 decode "$v2" -o "$scratch/out/x.f32" --shape     # a value missing
+expect_failure 2 verify "$v2"                                     # no --shape
+expect_failure 2 info "$v2"                                       # no --shape
+expect_failure 2 info "$v2" --shape 3x130 --threads 257           # above the maximum
+expect_failure 2 decode "$v2" -o "$scratch/out/x.f32" --shape 3x130 --threads many
+expect_failure 2 example                                          # no -o
+expect_failure 2 verify "$v2" "$v1" --shape 3x130                 # two inputs
+expect_failure 2 decode m.safetensors -o "$scratch/out/m.safetensors" --shape 3x130
+expect_failure 2 encode "$v2" -o "$scratch/out/x.sgfp4" --zstd-level 3 --shape 3x130
+expect_no_output "usage errors of every command"
+# -oFILE, --output=FILE and "--" before an input all reach the same decode; --threads 0 (every
+# CPU) and --threads 1 give the same bytes.
+run decode "$v2" --shape 3x130 -o "$scratch/ref0.f32"
+run decode "$v2" --shape=3x130 -o"$scratch/out/a.f32" --threads 0
+[ "$rc" -eq 0 ] && cmp -s "$scratch/out/a.f32" "$scratch/ref0.f32" && ok || fail "-oFILE, --threads 0"
+run decode --shape 3x130 --output="$scratch/out/b.f32" --threads 1 -- "$v2"
+[ "$rc" -eq 0 ] && cmp -s "$scratch/out/b.f32" "$scratch/ref0.f32" && ok || fail "--output=, --"
+rm -f "$scratch/out/a.f32" "$scratch/out/b.f32"
+# -q silences the summary and progress, -v adds what was decided; neither changes stdout.
+printf '\000\000\200\077%.0s' $(seq 1 64) >"$scratch/w.f32"
+run encode "$scratch/w.f32" --shape 8x8 -o "$scratch/out/w.sgfp4" --quiet
+[ "$rc" -eq 0 ] && [ ! -s "$err" ] && ok || fail "encode --quiet wrote to stderr: $(cat "$err")"
+run encode "$scratch/w.f32" --shape 8x8 -o "$scratch/out/w.sgfp4"
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$err")" -eq 1 ] && ok || fail "encode: no one-line summary"
+run decode "$scratch/out/w.sgfp4" --shape 8x8 -o "$scratch/out/w.f32" -v
+[ "$rc" -eq 0 ] && grep -q 'decoded by' "$err" && ok || fail "decode -v says nothing"
+run verify "$scratch/out/w.sgfp4" --shape 8x8 -q
+[ "$rc" -eq 0 ] && grep -q '^container sha256' "$scratch/stdout.txt" && [ ! -s "$err" ] && ok ||
+    fail "verify -q: exit $rc"
+rm -f "$scratch/out/w.sgfp4" "$scratch/out/w.f32"
+
 # ---- verify and info ---------------------------------------------------------------------
 # verify prints the two hashes an execution contract pins: the container's bytes (checked
 # with sha256sum) and the decoded float32 tensor (checked against golden/manifest.json).

@@ -77,13 +77,29 @@ static bool accepts(const cli_command *c, int key)
     return key == KEY_QUIET || key == KEY_VERBOSE || key == KEY_HELP;
 }
 
+/* "  -o, --output OUT    help text", the help wrapped at word boundaries to 100 columns. */
 static void print_option(FILE *f, const option_spec *s, const char *help)
 {
+    enum { LEFT = 30, WIDTH = 100 };
     char left[48];
     snprintf(left, sizeof left, "%s%c%s--%s%s%s", s->key < 256 ? "-" : " ",
              s->key < 256 ? s->key : ' ', s->key < 256 ? ", " : "  ", s->name,
              s->arg ? " " : "", s->arg ? s->arg : "");
-    fprintf(f, "  %-28s %s\n", left, help ? help : s->help);
+    fprintf(f, "  %-*s", LEFT - 2, left);
+    const char *text = help ? help : s->help;
+    int column = LEFT;
+    while (*text) {
+        const size_t word = strcspn(text, " ");
+        if (column > LEFT && column + 1 + (int)word > WIDTH) {
+            fprintf(f, "\n%*s", LEFT, "");
+            column = LEFT;
+        }
+        fprintf(f, " %.*s", (int)word, text);
+        column += 1 + (int)word;
+        text += word;
+        text += strspn(text, " ");
+    }
+    fputc('\n', f);
 }
 
 void cli_print_help(const cli_command *c, FILE *f)
@@ -220,9 +236,15 @@ int cli_parse(const cli_command *c, int argc, char **argv, cli_args *a)
     optind = 1;
     int key;
     while ((key = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-        char name[8];
-        snprintf(name, sizeof name, "-%c", optopt);
-        const char *arg = optopt ? name : argv[optind - 1];
+        /* the option at fault: a short one by its letter, a long one by its name */
+        char name[64];
+        if (optopt > 0 && optopt < 256)
+            snprintf(name, sizeof name, "-%c", optopt);
+        else if (optopt >= 256 && spec_of(optopt))
+            snprintf(name, sizeof name, "--%s", spec_of(optopt)->name);
+        else
+            snprintf(name, sizeof name, "%s", argv[optind - 1]);
+        const char *arg = name;
         if (key == '?')
             return cli_usage_error(c->name, "unknown option %s", arg);
         if (key == ':')

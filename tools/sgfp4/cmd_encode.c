@@ -21,7 +21,8 @@ static const cli_accept options[] = {
     {KEY_THRESHOLD, NULL},
     {KEY_DELTA, NULL},
     {KEY_FIT, NULL},
-    {KEY_THREADS, "encoder threads (default, and 0: every online CPU); same bytes for any"},
+    {KEY_THREADS, "encoder threads (default, and 0: every online CPU); the bytes do not depend "
+                  "on it"},
     {KEY_EMBEDDINGS, NULL},
     {KEY_ZSTD_LEVEL, "whole models: zstd level of a .zst output, 1..22 (default 3)"},
     {0, NULL},
