@@ -51,11 +51,17 @@ SGFP4_API uint64_t sgfp4_llc_bytes(void);
 #define SGFP4_VK_V2_WALK (1u << 1)
 /** v2: read the CPU-built leaf table (the default; wins if both flags are set). */
 #define SGFP4_VK_V2_TABLE (1u << 2)
+/** f16 outputs by the f32 add (SGFP4_VK_F16_FLOAT_ADD) even where the device's conversion
+ *  could be used (to test the path of adopted devices). */
+#define SGFP4_VK_F16_NO_DEVICE_CONVERSION (1u << 3)
+/** With the device's f16 conversion: check every chunk for f16-subnormal results even where
+ *  the device preserves f16 denormals (to test the path of devices that do not). */
+#define SGFP4_VK_F16_GUARD (1u << 4)
 
 /* ---- Vulkan: timing and the bandwidth reference ---------------------------------------------- */
 
-/** Times of the last GPU call of a context (decode or copy), for benchmarks (0 where
- *  unknown). */
+/** Times of the last GPU call of a context (decode, copy or GEMV), for benchmarks (0 where
+ *  unknown; a burst leaves none). */
 typedef struct sgfp4_vk_timing {
     double gpu_seconds;    /**< the decode (or copy) dispatch, from timestamp queries */
     double submit_seconds; /**< wall clock from recording to the fence signalling */
@@ -75,6 +81,61 @@ SGFP4_API sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src,
                                             VkDeviceSize src_offset, VkBuffer dst,
                                             VkDeviceSize dst_offset, uint64_t size,
                                             sgfp4_diag *diag);
+
+/* ---- Vulkan: benchmark operations ------------------------------------------------------- */
+
+/** Copies `size` bytes from host memory into `buffer` at `offset` (a buffer with
+ *  TRANSFER_DST usage, as the library's are) through a staging buffer; synchronous. */
+SGFP4_API sgfp4_status sgfp4_vk_buffer_write(sgfp4_vk_context *ctx, VkBuffer buffer,
+                                             VkDeviceSize offset, const void *data,
+                                             size_t size, sgfp4_diag *diag);
+/** The reverse copy: `size` bytes of `buffer` at `offset` into `data`. */
+SGFP4_API sgfp4_status sgfp4_vk_buffer_read(sgfp4_vk_context *ctx, VkBuffer buffer,
+                                            VkDeviceSize offset, void *data, size_t size,
+                                            sgfp4_diag *diag);
+
+/** The largest batch of sgfp4_vk_gemv_f16(). */
+#define SGFP4_VK_GEMV_MAX_BATCH 16
+
+/**
+ * The dense product y = W x that the SGFP4 matrix-vector product is measured against. W is
+ * rows x cols f16 (row-major, at w_offset), x is batch x cols f32 (at x_offset), y is
+ * batch x rows f32 (at y_offset); offsets are multiples of 16, cols a multiple of 8, batch
+ * 1..SGFP4_VK_GEMV_MAX_BATCH. A plain f32 sum, not bit-exact (subgroup reductions); needs
+ * subgroup arithmetic in compute shaders (else SGFP4_ERR_UNSUPPORTED). Synchronous; its time
+ * is the context's last timing.
+ */
+SGFP4_API sgfp4_status sgfp4_vk_gemv_f16(sgfp4_vk_context *ctx, VkBuffer w,
+                                         VkDeviceSize w_offset, VkBuffer x,
+                                         VkDeviceSize x_offset, VkBuffer y,
+                                         VkDeviceSize y_offset, uint64_t rows, uint64_t cols,
+                                         unsigned batch, sgfp4_diag *diag);
+
+/**
+ * `rounds` rounds (1..1024) in one submission, each a decode of `tensor` into `dst` at
+ * offset 0, packed rows (as sgfp4_vk_decode_to_buffer), then, if copy_bytes > 0, a copy of
+ * copy_bytes from copy_src to copy_dst (as sgfp4_vk_copy_buffer). Each dispatch follows a
+ * full barrier and lies between GPU timestamps: decode_seconds[r], copy_seconds[r]. The GPU
+ * runs them back to back, busy as under a runtime's submissions, and a decode and its
+ * ceiling see the same clock (docs/benchmarks.md says why that matters).
+ */
+SGFP4_API sgfp4_status sgfp4_vk_bench_decode_burst(sgfp4_vk_context *ctx,
+                                                   const sgfp4_vk_tensor *tensor,
+                                                   sgfp4_dtype dtype, VkBuffer dst,
+                                                   VkBuffer copy_src, VkBuffer copy_dst,
+                                                   uint64_t copy_bytes, unsigned rounds,
+                                                   double *decode_seconds,
+                                                   double *copy_seconds, sgfp4_diag *diag);
+
+/** The same for sgfp4_vk_gemv_f16 (offsets 0), round r reading the weights w[r % n_weights]
+ *  (1..16 buffers, so that the weights need not come from the cache). */
+SGFP4_API sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const VkBuffer *w,
+                                                 unsigned n_weights, VkBuffer x, VkBuffer y,
+                                                 uint64_t rows, uint64_t cols, unsigned batch,
+                                                 VkBuffer copy_src, VkBuffer copy_dst,
+                                                 uint64_t copy_bytes, unsigned rounds,
+                                                 double *gemv_seconds, double *copy_seconds,
+                                                 sgfp4_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -77,7 +77,28 @@ typedef struct sgfp4_vk_device_info {
     uint64_t max_storage_buffer_range;
     uint32_t max_shared_memory;   /**< maxComputeSharedMemorySize */
     uint32_t subgroup_size;
+    int rte_float16;              /**< shaderRoundingModeRTEFloat16 */
+    int signed_zero_preserve_float32; /**< shaderSignedZeroInfNanPreserveFloat32 */
+    int signed_zero_preserve_float16; /**< shaderSignedZeroInfNanPreserveFloat16 */
+    int shader_float16;           /**< the shaderFloat16 feature */
+    /** Of a context: how f16 outputs are rounded from the f32 weight (all to nearest even,
+     *  all the same bits): SGFP4_VK_F16_INTEGER_CODE, SGFP4_VK_F16_FLOAT_ADD or
+     *  SGFP4_VK_F16_DEVICE_CONVERSION. */
+    int f16_conversion;
 } sgfp4_vk_device_info;
+
+/** Values of sgfp4_vk_device_info.f16_conversion. */
+enum {
+    /** Integer code only (the integer pipeline). */
+    SGFP4_VK_F16_INTEGER_CODE = 0,
+    /** One f32 add rounded to nearest even (RoundingModeRTE declared for 32-bit floats): an
+     *  adopted device, or one without the features below. */
+    SGFP4_VK_F16_FLOAT_ADD = 1,
+    /** The device's f32 -> f16 conversion, with RoundingModeRTE and SignedZeroInfNanPreserve
+     *  declared for 16-bit results: a context's own device with shaderFloat16,
+     *  shaderRoundingModeRTEFloat16 and shaderSignedZeroInfNanPreserveFloat16. */
+    SGFP4_VK_F16_DEVICE_CONVERSION = 2
+};
 
 /** Lists the Vulkan devices of this machine into out[0..capacity); *count gets the total.
  *  SGFP4_ERR_VK_NO_DEVICE when there is no loader or no device. */

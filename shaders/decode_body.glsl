@@ -1,12 +1,17 @@
 // The SGFP4 decode kernel, shared by decode_rte.comp (float reconstruction, RoundingModeRTE
-// declared) and decode_int.comp (integer-only reconstruction, for devices that cannot
-// declare RTE). Both produce the bits of DECISIONS D1:
+// declared), decode_rte16.comp (the same plus f16 outputs through the device's own f32 -> f16
+// conversion, RoundingModeRTE declared for 16-bit results too) and decode_int.comp
+// (integer-only reconstruction, for devices that cannot declare RTE). All produce the bits
+// of DECISIONS D1:
 //     w = fl32( fl32(S) * fl32(code) + fl32(Bias) ), round to nearest even.
 //
-// One workgroup of 256 invocations decodes one 64x64 macroblock. Invocation i handles the
-// four consecutive weights (row, col..col+3) for chunks c = i + 256k, k = 0..3, with
-// row = c / 16 and col = 4 * (c % 16): a subgroup's stores cover whole 256-byte rows
-// (16-byte stores, coalesced) and its payload loads are consecutive words.
+// One workgroup of 256 invocations decodes one 64x64 macroblock. v2: invocation i handles
+// the four consecutive weights (row, col..col+3) of chunks c = i + 256k, k = 0..3, with
+// row = c / 16 and col = 4 * (c % 16) (a chunk lies in one leaf, even a 4x4 one). v1 (one
+// leaf per block) with 16-bit outputs: eight consecutive weights, chunks c = i + 256k,
+// k = 0..1, row = c / 8, col = 8 * (c % 8), so that an FP4 chunk is one whole payload word
+// and its output one 16-byte store; with f32 outputs four, as in v2. Either way a subgroup's
+// stores cover whole rows and its payload loads are consecutive words.
 //
 // The container was validated on the CPU (sgfp4_tensor_open); this shader trusts it.
 // SPDX-License-Identifier: MIT
@@ -17,6 +22,13 @@ layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint PROFILE = 0;
 // 0 = f32, 1 = f16, 2 = bf16 (sgfp4_dtype).
 layout(constant_id = 1) const uint DTYPE = 0;
+// How f32 weights become f16 (all exact, round to nearest even): 0 = integer code, 1 = one
+// float add under RoundingModeRTE (f32_to_f16_add), 2 = the device's conversion (only in
+// decode_rte16.comp, whose module declares RoundingModeRTE for 16-bit results).
+layout(constant_id = 2) const uint F16_CONVERSION = 0;
+// With F16_CONVERSION 2: 1 where the device does not preserve f16 denormals (no DenormPreserve
+// 16 declared): chunks with a weight in the f16 subnormal range take conversion 1 instead.
+layout(constant_id = 3) const uint F16_GUARD = 1;
 
 layout(std430, set = 0, binding = 0) readonly buffer Container { uint src[]; };
 layout(std430, set = 0, binding = 1) readonly buffer LeafTable { uint tbl[]; };
@@ -100,13 +112,32 @@ uint float_bits_to_half(uint bits)
     return sign | round_shift_rne(m | 0x800000u, uint(-14 - e) + 13u);
 }
 
-// binary32 bits -> bfloat16, round to nearest even (as sgfp4_float_to_bf16).
-uint float_bits_to_bf16(uint bits)
+// binary32 bits -> bfloat16 (as sgfp4_float_to_bf16) for finite values (decode never
+// produces NaN or Inf): round to nearest even in one add whose carry reaches the upper half
+// exactly when the lower half is above half an ulp, or at half with the kept part odd. The
+// result is in bits 16-31.
+uint f32_to_bf16_bias(uint bits)
 {
-    if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x7FFFFFu) != 0u)
-        return (bits >> 16) | 0x40u;
-    return round_shift_rne(bits, 16u);
+    return bits + 0x7FFFu + ((bits >> 16) & 1u);
 }
+
+#ifndef SGFP4_INTEGER_RECONSTRUCTION
+// binary32 bits -> binary16, round to nearest even, with one float add (only where
+// RoundingModeRTE is declared for 32-bit floats). For |x| in the binade of 2^E, the f16
+// quantum is q = 2^(max(E, -14) - 10); M = 2^23 q is a power of two above |x|, so
+// fl(|x| + M) rounds |x| to a multiple of q, ties to even (M / q is even), and the sum's
+// mantissa field is |x| / q rounded: the f16 significand, hidden bit included, or the
+// subnormal count of 2^-24. Exact for finite |x| < 2^74 (checked against sgfp4_float_to_half
+// on every such value); weights are below 2^20.
+uint f32_to_f16_add(uint bits)
+{
+    uint e8 = max((bits >> 23) & 0xFFu, 113u); // 113: E = -14, the subnormal quantum
+    uint m_bits = (e8 + 13u) << 23;
+    precise float s = abs(uintBitsToFloat(bits)) + uintBitsToFloat(m_bits);
+    uint h = floatBitsToUint(s) - m_bits + ((e8 - 113u) << 10);
+    return min(h, 0x7C00u) | ((bits >> 16) & 0x8000u); // overflow rounds to infinity
+}
+#endif
 
 #ifdef SGFP4_INTEGER_RECONSTRUCTION
 // ---- integer-exact reconstruction --------------------------------------------------------
@@ -204,9 +235,11 @@ Affine prepare(uint hs, uint hb)
     return a;
 }
 
-uint reconstruct_bits(Affine a, int q)
+// The product is exact (an 11-bit significand times |q| <= 8), so the fma rounds once, to
+// nearest even (RTE), exactly as a multiply and then an add would.
+uint reconstruct_float(Affine a, float q)
 {
-    precise float w = a.s * float(q) + a.b; // product exact; the add rounds once (RTE)
+    precise float w = fma(a.s, q, a.b);
     return floatBitsToUint(w);
 }
 #endif
@@ -236,47 +269,109 @@ Affine staged_affine(uint slot)
 #endif
 }
 
-// ---- output ---------------------------------------------------------------------------
-
-uint to_dtype(uint f32_bits)
+// The f32 bits of weight S * q + B.
+uint reconstruct(Affine a, int q)
 {
-    if (DTYPE == 1u)
-        return float_bits_to_half(f32_bits);
-    if (DTYPE == 2u)
-        return float_bits_to_bf16(f32_bits);
-    return f32_bits;
+#ifdef SGFP4_INTEGER_RECONSTRUCTION
+    return reconstruct_bits(a, q);
+#else
+    return reconstruct_float(a, float(q));
+#endif
 }
 
-// Stores the four weights of (grow, gcol..gcol+3), cropping at cols.
-void store4(uint grow, uint gcol, uvec4 w)
+// T158 symbol (2 bits) -> code: 01 -> +1, 10 -> -1, 00 and 11 -> 0 (D4).
+int t158_code(uint sym)
+{
+    return int(sym & 1u) - int((sym >> 1) & 1u);
+}
+
+// ---- output ---------------------------------------------------------------------------
+
+// Two f32 weights as one word of two rounded 16-bit values (DTYPE 1 or 2), low one first.
+uint pack16_integer(uint lo, uint hi)
+{
+    if (DTYPE == 2u)
+        return (f32_to_bf16_bias(lo) >> 16) | (f32_to_bf16_bias(hi) & 0xFFFF0000u);
+#ifndef SGFP4_INTEGER_RECONSTRUCTION
+    if (F16_CONVERSION != 0u)
+        return f32_to_f16_add(lo) | (f32_to_f16_add(hi) << 16);
+#endif
+    return float_bits_to_half(lo) | (float_bits_to_half(hi) << 16);
+}
+
+// The four 16-bit outputs of a chunk of weights w (f32 bits) of the leaf with S and B `a`.
+uvec2 pack16(uvec4 w, Affine a)
+{
+#ifdef SGFP4_F16_HARDWARE
+    if (DTYPE == 1u && F16_CONVERSION == 2u) {
+        // The conversion is exact (RoundingModeRTE 16, signed zeros preserved) where its
+        // result is a normal f16 or zero. A leaf whose weights stay below 65504 in magnitude
+        // never overflows (Vulkan allows either infinity or the largest finite value there);
+        // without DenormPreserve 16, a chunk with a weight in the f16 subnormal range
+        // (0 < |w| < 2^-14: 2|w| - 1 below 0x70FFFFFE as an unsigned word; zero wraps to the
+        // top) takes the add conversion.
+        bool exact = fma(8.0, abs(a.s), abs(a.b)) < 65504.0;
+        if (F16_GUARD == 1u) {
+            uvec4 t = (w << 1) - 1u;
+            exact = exact && min(min(t.x, t.y), min(t.z, t.w)) >= 0x70FFFFFEu;
+        }
+        if (exact)
+            return uvec2(packFloat2x16(f16vec2(uintBitsToFloat(w.xy))),
+                         packFloat2x16(f16vec2(uintBitsToFloat(w.zw))));
+    }
+#endif
+    return uvec2(pack16_integer(w.x, w.y), pack16_integer(w.z, w.w));
+}
+
+// Stores the four f32 weights of (grow, gcol..gcol+3), cropping at cols.
+void store_f32(uint grow, uint gcol, uvec4 w)
+{
+    uint e0 = pc.dst_base + grow * pc.row_stride + gcol;
+    if (gcol + 3u < pc.cols && (e0 & 3u) == 0u) {
+        dstv[e0 >> 2] = w;
+    } else {
+        for (uint j = 0u; j < 4u; j++)
+            if (gcol + j < pc.cols)
+                dst[e0 + j] = w[j];
+    }
+}
+
+// Stores the four 16-bit outputs (two per word, low first) of (grow, gcol..gcol+3).
+void store_16(uint grow, uint gcol, uvec2 p)
 {
     uint e0 = pc.dst_base + grow * pc.row_stride + gcol;
     bool whole = gcol + 3u < pc.cols;
-    if (DTYPE == 0u) {
-        if (whole && (e0 & 3u) == 0u) {
-            dstv[e0 >> 2] = w;
-        } else {
-            for (uint j = 0u; j < 4u; j++)
-                if (gcol + j < pc.cols)
-                    dst[e0 + j] = w[j];
-        }
+    if (whole && (e0 & 3u) == 0u) {
+        dstv2[e0 >> 2] = p;
+    } else if (whole && (e0 & 1u) == 0u) {
+        dst[e0 >> 1] = p.x;
+        dst[(e0 >> 1) + 1u] = p.y;
     } else {
-        if (whole && (e0 & 3u) == 0u) {
-            dstv2[e0 >> 2] = uvec2(w.x | (w.y << 16), w.z | (w.w << 16));
-        } else if (whole && (e0 & 1u) == 0u) {
-            dst[e0 >> 1] = w.x | (w.y << 16);
-            dst[(e0 >> 1) + 1u] = w.z | (w.w << 16);
-        } else {
-            // A word shared with a neighbour's element: change only our half, atomically.
-            for (uint j = 0u; j < 4u; j++) {
-                if (gcol + j < pc.cols) {
-                    uint e = e0 + j;
-                    uint sh = (e & 1u) * 16u;
-                    atomicAnd(dst[e >> 1], ~(0xFFFFu << sh));
-                    atomicOr(dst[e >> 1], w[j] << sh);
-                }
+        // A word shared with a neighbour's element: change only our half, atomically.
+        for (uint j = 0u; j < 4u; j++) {
+            if (gcol + j < pc.cols) {
+                uint e = e0 + j;
+                uint sh = (e & 1u) * 16u;
+                uint v = (p[j >> 1] >> ((j & 1u) * 16u)) & 0xFFFFu;
+                atomicAnd(dst[e >> 1], ~(0xFFFFu << sh));
+                atomicOr(dst[e >> 1], v << sh);
             }
         }
+    }
+}
+
+// Stores the eight weights lo, hi (f32 bits) of (grow, gcol..gcol+7) as 16-bit outputs,
+// cropping at cols: one 16-byte store where the chunk is whole and aligned.
+void store8(uint grow, uint gcol, uvec4 lo, uvec4 hi, Affine a)
+{
+    uint e0 = pc.dst_base + grow * pc.row_stride + gcol;
+    uvec2 p = pack16(lo, a), q = pack16(hi, a);
+    if (gcol + 7u < pc.cols && (e0 & 7u) == 0u) {
+        dstv[e0 >> 3] = uvec4(p, q);
+    } else {
+        store_16(grow, gcol, p);
+        if (gcol + 4u < pc.cols)
+            store_16(grow, gcol + 4u, q);
     }
 }
 
@@ -408,10 +503,55 @@ Record load_table(uint b, uint lid)
 
 // ---- the kernel ------------------------------------------------------------------------
 
-// Decodes macroblock (bx, by). v2: its leaves are in s_leaf, s_aff/s_hdr and s_cell; v1:
-// its header and payload are given.
-void decode_block(uint bx, uint by, uint lid, Record r, uint v1_header,
-                  uint v1_payload, uint v1_mode)
+// v1: decodes macroblock (bx, by) with the given header, payload (first word) and mode.
+// Chunks of W consecutive weights: 8 for 16-bit outputs (an FP4 chunk is one payload word, a
+// T158 chunk half of one; one 16-byte store), 4 for f32 (16-byte stores of a subgroup then
+// cover whole rows; two 16-byte stores per invocation 32 bytes apart measured half as fast).
+// Invocation i takes chunks c = i + 256k. One mode per block: a workgroup-uniform branch.
+void decode_block_v1(uint bx, uint by, uint lid, uint header, uint payload, uint mode)
+{
+    const uint W = DTYPE == 0u ? 4u : 8u;
+    const uint CHUNKS = 16u / W;  // per invocation
+    const uint PER_ROW = 64u / W; // chunks per row
+    uint word[4];
+    for (uint k = 0u; k < CHUNKS; k++) {
+        uint c = lid + 256u * k;
+        uint row = c / PER_ROW, col = (c % PER_ROW) * W, kk = row * 64u + col;
+        bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
+        word[k] = live ? src[payload + (mode == 0u ? kk >> 3 : kk >> 4)] : 0u;
+    }
+    Affine a = prepare(header >> 16, header & 0xFFFFu);
+    for (uint k = 0u; k < CHUNKS; k++) {
+        uint c = lid + 256u * k;
+        uint row = c / PER_ROW, col = (c % PER_ROW) * W, kk = row * 64u + col;
+        uint grow = by * 64u + row, gcol = bx * 64u + col;
+        if (grow >= pc.rows || gcol >= pc.cols)
+            continue;
+        uvec4 lo, hi = uvec4(0u);
+        if (mode == 0u) {
+            int codes = int(word[k] >> ((kk & 7u) * 4u));
+            for (uint j = 0u; j < 4u; j++) {
+                lo[j] = reconstruct(a, bitfieldExtract(codes, int(4u * j), 4));
+                if (W == 8u)
+                    hi[j] = reconstruct(a, bitfieldExtract(codes, int(4u * j + 16u), 4));
+            }
+        } else {
+            uint symbols = word[k] >> ((kk & 15u) * 2u);
+            for (uint j = 0u; j < 4u; j++) {
+                lo[j] = reconstruct(a, t158_code(symbols >> (2u * j)));
+                if (W == 8u)
+                    hi[j] = reconstruct(a, t158_code(symbols >> (2u * j + 8u)));
+            }
+        }
+        if (W == 4u)
+            store_f32(grow, gcol, lo);
+        else
+            store8(grow, gcol, lo, hi, a);
+    }
+}
+
+// v2: decodes macroblock (bx, by) whose leaves are in s_leaf, s_aff/s_hdr and s_cell.
+void decode_block_v2(uint bx, uint by, uint lid, Record r)
 {
     // Phase 1: locate the four chunks and issue their payload loads (independent of each
     // other, so they are in flight together).
@@ -420,31 +560,24 @@ void decode_block(uint bx, uint by, uint lid, Record r, uint v1_header,
         uint c = lid + 256u * k;
         uint row = c >> 4, col = (c & 15u) << 2;
         uint payload, kk; // kk: the first of 4 consecutive codes in the leaf
-        if (PROFILE == 0u) {
-            slot[k] = 0u;
-            payload = v1_payload;
-            mode[k] = v1_mode;
-            kk = row * 64u + col;
+        if (r.lay == LAYOUT_MIXED) {
+            // One shared-memory read gives the payload load all it needs.
+            uint info = s_cell[((row >> 2) << 4) + (col >> 2)];
+            slot[k] = info & 0xFFu;
+            uint level = (info >> 8) & 7u; // log2(size) - 2
+            kk = ((row - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
+                 (col - ((info >> 15) & 15u) * 4u);
+            mode[k] = (info >> 19) & 1u;
+            payload = r.rec + (info >> 20);
         } else {
-            if (r.lay == LAYOUT_MIXED) {
-                // One shared-memory read gives the payload load all it needs.
-                uint info = s_cell[((row >> 2) << 4) + (col >> 2)];
-                slot[k] = info & 0xFFu;
-                uint level = (info >> 8) & 7u; // log2(size) - 2
-                kk = ((row - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
-                     (col - ((info >> 15) & 15u) * 4u);
-                mode[k] = (info >> 19) & 1u;
-                payload = r.rec + (info >> 20);
-            } else {
-                uint l = r.lay == 5u ? 2u : 6u - r.lay; // log2(size): no division
-                uint m = (1u << l) - 1u;
-                uint li = ((row >> l) << (6u - l)) + (col >> l);
-                kk = ((row & m) << l) + (col & m);
-                uint e = s_leaf[li];
-                slot[k] = li;
-                mode[k] = (e >> 27) & 1u;
-                payload = r.rec + (e & 0xFFFFu);
-            }
+            uint l = r.lay == 5u ? 2u : 6u - r.lay; // log2(size): no division
+            uint m = (1u << l) - 1u;
+            uint li = ((row >> l) << (6u - l)) + (col >> l);
+            kk = ((row & m) << l) + (col & m);
+            uint e = s_leaf[li];
+            slot[k] = li;
+            mode[k] = (e >> 27) & 1u;
+            payload = r.rec + (e & 0xFFFFu);
         }
         bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
         shift[k] = mode[k] == 0u ? (kk & 7u) * 4u : (kk & 15u) * 2u;
@@ -458,25 +591,22 @@ void decode_block(uint bx, uint by, uint lid, Record r, uint v1_header,
         uint grow = by * 64u + row, gcol = bx * 64u + col;
         if (grow >= pc.rows || gcol >= pc.cols)
             continue;
-        Affine a = PROFILE == 0u ? prepare(v1_header >> 16, v1_header & 0xFFFFu)
-                                 : staged_affine(slot[k]);
+        Affine a = staged_affine(slot[k]);
         uvec4 w;
         uint bits = word[k] >> shift[k];
-        for (uint j = 0u; j < 4u; j++) {
-            int q4 = bitfieldExtract(int(bits), int(4u * j), 4);
-            uint sym = (bits >> (2u * j)) & 3u;
-            int q2 = int(sym & 1u) - int(sym >> 1); // 01 -> +1, 10 -> -1, 00 and 11 -> 0 (D4)
-            int q;
-            if (PROFILE == 0u) {
-                q = mode[k] == 0u ? q4 : q2; // one mode per workgroup: a uniform branch
-            } else {
-                // v2 warps mix FP4 and T158 leaves: both decodings, then a select, so that
-                // reconstruction runs once instead of once per path.
-                q = mix(q2, q4, mode[k] == 0u);
-            }
-            w[j] = to_dtype(reconstruct_bits(a, q));
+        // A chunk lies in one leaf: one mode. Warps of MIXED records mix both modes and run
+        // both branches; blocks of one mode run one.
+        if (mode[k] == 0u) {
+            for (uint j = 0u; j < 4u; j++)
+                w[j] = reconstruct(a, bitfieldExtract(int(bits), int(4u * j), 4));
+        } else {
+            for (uint j = 0u; j < 4u; j++)
+                w[j] = reconstruct(a, t158_code(bits >> (2u * j)));
         }
-        store4(grow, gcol, w);
+        if (DTYPE == 0u)
+            store_f32(grow, gcol, w);
+        else
+            store_16(grow, gcol, pack16(w, a));
     }
 }
 
@@ -486,17 +616,12 @@ void main()
     uint bx = gl_WorkGroupID.x, by = gl_WorkGroupID.y;
     uint b = by * pc.tiles_x + bx;
 
-    Record r;
-    uint v1_header = 0u, v1_payload = 0u, v1_mode = 0u;
     if (PROFILE == 0u) {
-        v1_header = src[pc.src_base + b];
+        uint header = src[pc.src_base + b];
         uint off = src[pc.src_base + pc.blocks + b];
-        v1_payload = pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2);
-        v1_mode = off & 1u;
-    } else if (PROFILE == 1u) {
-        r = load_table(b, lid);
+        decode_block_v1(bx, by, lid, header, pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2),
+                        off & 1u);
     } else {
-        r = walk_record(b, lid);
+        decode_block_v2(bx, by, lid, PROFILE == 1u ? load_table(b, lid) : walk_record(b, lid));
     }
-    decode_block(bx, by, lid, r, v1_header, v1_payload, v1_mode);
 }

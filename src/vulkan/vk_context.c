@@ -55,6 +55,19 @@ static int float_controls_usable(VkPhysicalDevice pd, const VkPhysicalDeviceProp
            device_has_extension(pd, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
 }
 
+/* The shaderFloat16 feature (queried on Vulkan 1.2 devices only, where it is core). */
+static int device_has_float16(VkPhysicalDevice pd, const VkPhysicalDeviceProperties *p)
+{
+    if (effective_api(p) < VK_API_VERSION_1_2)
+        return 0;
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &f16};
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    return f16.shaderFloat16 == VK_TRUE;
+}
+
 static void describe_device(VkPhysicalDevice pd, uint32_t index, sgfp4_vk_device_info *info)
 {
     VkPhysicalDeviceProperties p;
@@ -81,7 +94,23 @@ static void describe_device(VkPhysicalDevice pd, uint32_t index, sgfp4_vk_device
     vkGetPhysicalDeviceProperties2(pd, &p2);
     info->subgroup_size = sub.subgroupSize;
     info->rte_float32 = fc.shaderRoundingModeRTEFloat32 == VK_TRUE;
+    info->rte_float16 = fc.shaderRoundingModeRTEFloat16 == VK_TRUE;
     info->denorm_preserve_float16 = fc.shaderDenormPreserveFloat16 == VK_TRUE;
+    info->signed_zero_preserve_float32 = fc.shaderSignedZeroInfNanPreserveFloat32 == VK_TRUE;
+    info->signed_zero_preserve_float16 = fc.shaderSignedZeroInfNanPreserveFloat16 == VK_TRUE;
+    info->shader_float16 = device_has_float16(pd, &p);
+}
+
+/* Whether DenormPreserve may be declared for 16-bit floats alone (32-bit left as is). */
+static int denorm_preserve_16_alone(VkPhysicalDevice pd)
+{
+    VkPhysicalDeviceFloatControlsProperties fc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &fc};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    return fc.shaderDenormPreserveFloat16 == VK_TRUE &&
+           fc.denormBehaviorIndependence != VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_NONE;
 }
 
 static VkResult create_instance(VkInstance *out)
@@ -201,10 +230,26 @@ static sgfp4_status finish_context(sgfp4_vk_context *ctx, uint32_t index, sgfp4_
     ctx->limits = p.limits;
     vkGetPhysicalDeviceMemoryProperties(ctx->physical_device, &ctx->memory);
     /* RTE is declared only where the device reports it and the SPIR-V extension may be used:
-     * our own device is created for it; an adopted one must run Vulkan 1.2 or later. */
-    const int rte = ctx->info.rte_float32 &&
+     * our own device is created for it; an adopted one must run Vulkan 1.2 or later. The
+     * sign of a -0.0 weight is kept by SignedZeroInfNanPreserve 32, declared with it. */
+    const unsigned flags = ctx->flags;
+    const int rte = ctx->info.rte_float32 && ctx->info.signed_zero_preserve_float32 &&
                     (ctx->owns_device || effective_api(&p) >= VK_API_VERSION_1_2);
-    ctx->info.exact_path = (ctx->flags & SGFP4_VK_FORCE_INTEGER_PATH) || !rte ? 1 : 0;
+    ctx->info.exact_path = (flags & SGFP4_VK_FORCE_INTEGER_PATH) || !rte ? 1 : 0;
+    /* f16 outputs: the device's conversion where RTE (and signed zeros) can be declared for
+     * 16-bit results and our device has shaderFloat16 (an adopted device may not have it
+     * enabled: the f32 add, which needs nothing more than the f32 path); else the add; the
+     * integer code in the integer pipeline. */
+    const int f16_device = !ctx->info.exact_path && ctx->float16_enabled &&
+                           ctx->info.rte_float16 && ctx->info.signed_zero_preserve_float16 &&
+                           !(flags & SGFP4_VK_F16_NO_DEVICE_CONVERSION);
+    ctx->info.f16_conversion = ctx->info.exact_path ? SGFP4_VK_F16_INTEGER_CODE
+                               : f16_device         ? SGFP4_VK_F16_DEVICE_CONVERSION
+                                                    : SGFP4_VK_F16_FLOAT_ADD;
+    ctx->variant[0] = (uint32_t)ctx->info.f16_conversion;
+    ctx->variant[1] = !f16_device || (flags & SGFP4_VK_F16_GUARD) ||
+                      !denorm_preserve_16_alone(ctx->physical_device);
+
 
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nq, NULL);
@@ -347,12 +392,18 @@ sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,
     if (effective_api(&p) < VK_API_VERSION_1_2 &&
         device_has_extension(ctx->physical_device, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME))
         extensions[count++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+    /* shaderFloat16, for f16 outputs through the device's conversion (decode_rte16). */
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+        .shaderFloat16 = VK_TRUE};
+    ctx->float16_enabled = device_has_float16(ctx->physical_device, &p);
     const float priority = 1.0f;
     const VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                            .queueFamilyIndex = ctx->queue_family,
                                            .queueCount = 1,
                                            .pQueuePriorities = &priority};
     const VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                                    .pNext = ctx->float16_enabled ? &f16 : NULL,
                                     .queueCreateInfoCount = 1,
                                     .pQueueCreateInfos = &queue,
                                     .enabledExtensionCount = count,
@@ -409,6 +460,7 @@ void sgfp4_vk_context_free(sgfp4_vk_context *ctx)
         vkDeviceWaitIdle(ctx->device);
         sgfp4_vk_pipelines_release(ctx);
         sgfp4_vk_copy_release(ctx);
+        sgfp4_vk_gemv_release(ctx);
         if (ctx->queries)
             vkDestroyQueryPool(ctx->device, ctx->queries, NULL);
         if (ctx->fence)

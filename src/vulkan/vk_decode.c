@@ -14,10 +14,10 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Records the decode dispatch into ctx->cmd, writing to dst at byte dst_offset. */
-static sgfp4_status record_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
-                                  sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
-                                  uint64_t row_stride, sgfp4_diag *diag)
+sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                     sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                     uint64_t row_stride, sgfp4_vk_dispatch *d,
+                                     sgfp4_diag *diag)
 {
     const uint64_t elem = sgfp4_dtype_size(dtype);
     const uint64_t align = ctx->limits.minStorageBufferOffsetAlignment
@@ -38,38 +38,20 @@ static sgfp4_status record_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *
     const unsigned kernel = vt->profile == SGFP4_PROFILE_V1 ? SGFP4_VK_KERNEL_V1
                             : vt->walk                     ? SGFP4_VK_KERNEL_V2_WALK
                                                            : SGFP4_VK_KERNEL_V2_TABLE;
-    VkPipeline pipeline;
-    sgfp4_status s = sgfp4_vk_pipeline(ctx, kernel, dtype, &pipeline, diag);
+    *d = (sgfp4_vk_dispatch){.layout = ctx->pipeline_layout,
+                             .groups_x = (uint32_t)vt->tiles_x,
+                             .groups_y = (uint32_t)vt->tiles_y};
+    sgfp4_status s = sgfp4_vk_pipeline(ctx, kernel, dtype, &d->pipeline, diag);
     if (s != SGFP4_OK)
         return s;
-
-    VkResult r = vkResetDescriptorPool(ctx->device, ctx->descriptor_pool, 0);
-    if (r != VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkResetDescriptorPool");
-    VkDescriptorSet set;
-    const VkDescriptorSetAllocateInfo dsai = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = ctx->descriptor_pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &ctx->set_layout};
-    if ((r = vkAllocateDescriptorSets(ctx->device, &dsai, &set)) != VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkAllocateDescriptorSets");
     const VkDescriptorBufferInfo infos[SGFP4_VK_BINDINGS] = {
         {vt->src, src_at, (vt->src_offset - src_at) + vt->container_bytes},
         {vt->table_src, vt->table_offset, VK_WHOLE_SIZE},
         {dst, dst_at, dst_bytes},
         {dst, dst_at, dst_bytes},
         {dst, dst_at, dst_bytes}};
-    VkWriteDescriptorSet writes[SGFP4_VK_BINDINGS];
-    for (uint32_t i = 0; i < SGFP4_VK_BINDINGS; i++)
-        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           .dstSet = set,
-                                           .dstBinding = i,
-                                           .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &infos[i]};
-    vkUpdateDescriptorSets(ctx->device, SGFP4_VK_BINDINGS, writes, 0, NULL);
-
+    s = sgfp4_vk_bind_buffers(ctx, ctx->descriptor_pool, ctx->set_layout, infos,
+                              SGFP4_VK_BINDINGS, 1, &d->set, diag);
     const sgfp4_vk_params params = {.tiles_x = (uint32_t)vt->tiles_x,
                                     .rows = (uint32_t)vt->rows,
                                     .cols = (uint32_t)vt->cols,
@@ -79,13 +61,9 @@ static sgfp4_status record_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *
                                     .dst_base = (uint32_t)dst_base,
                                     .row_stride = (uint32_t)row_stride,
                                     .record_base = (uint32_t)(vt->record_base / 4)};
-    vkCmdBindPipeline(ctx->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    vkCmdBindDescriptorSets(ctx->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->pipeline_layout, 0, 1,
-                            &set, 0, NULL);
-    vkCmdPushConstants(ctx->cmd, ctx->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                       sizeof params, &params);
-    vkCmdDispatch(ctx->cmd, (uint32_t)vt->tiles_x, (uint32_t)vt->tiles_y, 1);
-    return SGFP4_OK;
+    memcpy(d->push, &params, sizeof params);
+    d->push_bytes = sizeof params;
+    return s;
 }
 
 static sgfp4_status check_args(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
@@ -128,6 +106,7 @@ void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *
         timing->copy_seconds = sgfp4_vk_timestamp_seconds(ctx, 2);
     else if (ctx->last_call == SGFP4_VK_LAST_COPY)
         timing->copy_seconds = timing->gpu_seconds;
+    /* SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_GEMV: gpu_seconds alone */
 }
 
 sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
@@ -145,26 +124,11 @@ sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "row stride below cols, or an offset that is not a multiple of the "
                           "element size");
-    const double t0 = now_seconds();
-    ctx->last_call = SGFP4_VK_LAST_NONE;
-    if ((s = sgfp4_vk_begin(ctx, diag)) != SGFP4_OK)
+    sgfp4_vk_dispatch d;
+    if ((s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, dst, dst_offset, row_stride, &d,
+                                     diag)) != SGFP4_OK)
         return s;
-    if (ctx->timestamps)
-        vkCmdResetQueryPool(ctx->cmd, ctx->queries, 0, 4);
-    sgfp4_vk_barrier_all(ctx); /* earlier work of this queue (uploads) is visible */
-    stamp(ctx, 0);
-    s = record_decode(ctx, tensor, dtype, dst, dst_offset, row_stride, diag);
-    if (s != SGFP4_OK) {
-        vkEndCommandBuffer(ctx->cmd);
-        return s;
-    }
-    stamp(ctx, 1);
-    sgfp4_vk_barrier_all(ctx); /* the results are visible to later work of this queue */
-    if ((s = sgfp4_vk_submit_wait(ctx, diag)) != SGFP4_OK)
-        return s;
-    ctx->last_call = SGFP4_VK_LAST_DECODE;
-    ctx->last_submit_seconds = now_seconds() - t0;
-    return SGFP4_OK;
+    return sgfp4_vk_run_dispatch(ctx, &d, SGFP4_VK_LAST_DECODE, diag);
 }
 
 sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
@@ -190,6 +154,10 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
         s = sgfp4_vk_buffer_init(ctx, packed, 1, &readback, diag);
     const double t0 = now_seconds();
     ctx->last_call = SGFP4_VK_LAST_NONE;
+    sgfp4_vk_dispatch d;
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, device.buffer, 0, tensor->cols, &d,
+                                    diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_begin(ctx, diag);
     if (s == SGFP4_OK) {
@@ -197,11 +165,7 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
             vkCmdResetQueryPool(ctx->cmd, ctx->queries, 0, 4);
         sgfp4_vk_barrier_all(ctx);
         stamp(ctx, 0);
-        s = record_decode(ctx, tensor, dtype, device.buffer, 0, tensor->cols, diag);
-        if (s != SGFP4_OK)
-            vkEndCommandBuffer(ctx->cmd);
-    }
-    if (s == SGFP4_OK) {
+        sgfp4_vk_record_dispatch(ctx, &d);
         stamp(ctx, 1);
         sgfp4_vk_barrier_all(ctx);
         stamp(ctx, 2);

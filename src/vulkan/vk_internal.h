@@ -13,6 +13,13 @@
 enum { SGFP4_VK_KERNEL_V1 = 0, SGFP4_VK_KERNEL_V2_TABLE = 1, SGFP4_VK_KERNEL_V2_WALK = 2,
        SGFP4_VK_KERNELS = 3 };
 #define SGFP4_VK_DTYPES 3
+/* How f16 outputs are rounded (specialization constant F16_CONVERSION of
+ * shaders/decode_body.glsl): integer code, one f32 add under RoundingModeRTE, or the
+ * device's own f32 -> f16 conversion (module decode_rte16). */
+enum { SGFP4_VK_F16_BY_INTEGER = 0, SGFP4_VK_F16_BY_ADD = 1, SGFP4_VK_F16_BY_DEVICE = 2 };
+/* The decode shaders' specialization constants after PROFILE and DTYPE (constant_id 2, 3):
+ * F16_CONVERSION, F16_GUARD. */
+#define SGFP4_VK_VARIANT_CONSTANTS 2
 /* Storage buffers of the decode shader: container, leaf table, destination as words, as
  * 16-byte vectors and as 8-byte vectors. */
 #define SGFP4_VK_BINDINGS 5
@@ -39,6 +46,9 @@ struct sgfp4_vk_context {
     double timestamp_ns;       /* nanoseconds per timestamp tick */
 
     VkShaderModule module;     /* decode_rte or decode_int */
+    VkShaderModule module_f16; /* decode_rte16, for f16 outputs by the device's conversion */
+    uint32_t variant[SGFP4_VK_VARIANT_CONSTANTS]; /* the context's choice, fixed at creation */
+    int float16_enabled;       /* our device was created with shaderFloat16 */
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;
     VkDescriptorPool descriptor_pool;
@@ -50,7 +60,7 @@ struct sgfp4_vk_context {
     /* What the last GPU call was, for sgfp4_vk_context_last_timing(): the timestamps stay
      * in `queries` until the next call resets them. */
     enum { SGFP4_VK_LAST_NONE, SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_DECODE_TO_HOST,
-           SGFP4_VK_LAST_COPY } last_call;
+           SGFP4_VK_LAST_COPY, SGFP4_VK_LAST_GEMV } last_call;
     double last_submit_seconds;
 
     /* The copy pipeline (vk_copy.c), created on first use. */
@@ -59,6 +69,14 @@ struct sgfp4_vk_context {
     VkPipelineLayout copy_pipeline_layout;
     VkDescriptorPool copy_descriptor_pool;
     VkPipeline copy_pipeline;
+
+    /* The dense f16 GEMV of the benchmarks (vk_gemv.c), created on first use: one pipeline
+     * per batch size. */
+    VkShaderModule gemv_module;
+    VkDescriptorSetLayout gemv_set_layout;
+    VkPipelineLayout gemv_pipeline_layout;
+    VkDescriptorPool gemv_descriptor_pool;
+    VkPipeline gemv_pipelines[SGFP4_VK_GEMV_MAX_BATCH];
 };
 
 struct sgfp4_vk_tensor {
@@ -94,14 +112,65 @@ sgfp4_status sgfp4_vk_begin(sgfp4_vk_context *ctx, sgfp4_diag *diag);
 sgfp4_status sgfp4_vk_submit_wait(sgfp4_vk_context *ctx, sgfp4_diag *diag);
 /* A full memory barrier: earlier writes of any stage visible to later commands. */
 void sgfp4_vk_barrier_all(sgfp4_vk_context *ctx);
+/* Allocates a set of `layout` from `pool` (reset first if `reset`: the sets allocated from it
+ * before become invalid) and points bindings 0..count-1 at `infos` (storage buffers; count
+ * <= SGFP4_VK_BINDINGS). */
+sgfp4_status sgfp4_vk_bind_buffers(sgfp4_vk_context *ctx, VkDescriptorPool pool,
+                                   VkDescriptorSetLayout layout,
+                                   const VkDescriptorBufferInfo *infos, uint32_t count,
+                                   int reset, VkDescriptorSet *set, sgfp4_diag *diag);
+
+/* One compute dispatch, ready to record: everything it binds. */
+typedef struct sgfp4_vk_dispatch {
+    VkPipeline pipeline;
+    VkPipelineLayout layout;
+    VkDescriptorSet set;
+    uint32_t push[16]; /* push constants */
+    uint32_t push_bytes;
+    uint32_t groups_x, groups_y;
+} sgfp4_vk_dispatch;
+
+/* Records the dispatch into ctx->cmd (bind, push, dispatch). */
+void sgfp4_vk_record_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d);
+/* Records, submits and waits for one dispatch between timestamps 0 and 1 of ctx->queries
+ * (with barriers before and after); on success the context's last call is `last_call`, for
+ * sgfp4_vk_context_last_timing(). */
+sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d,
+                                   int last_call, sgfp4_diag *diag);
+/* One submission of `rounds` rounds of the n dispatches (n * rounds <= SGFP4_VK_BURST_MAX),
+ * each after a full barrier and between two timestamps: seconds[r * n + k] is dispatch k of
+ * round r. */
+#define SGFP4_VK_BURST_MAX 2048
+sgfp4_status sgfp4_vk_run_burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
+                                unsigned rounds, double *seconds, sgfp4_diag *diag);
+
+/* The dispatches of the operations (their pipelines created on first use; the descriptor
+ * set comes from the operation's pool and stays valid until the pool's next reset). */
+sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                     sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                     uint64_t row_stride, sgfp4_vk_dispatch *d,
+                                     sgfp4_diag *diag);
+sgfp4_status sgfp4_vk_prepare_copy(sgfp4_vk_context *ctx, VkBuffer src,
+                                   VkDeviceSize src_offset, VkBuffer dst,
+                                   VkDeviceSize dst_offset, uint64_t size, sgfp4_vk_dispatch *d,
+                                   sgfp4_diag *diag);
+/* reset: 1 for the first of several GEMV dispatches recorded together (at most
+ * SGFP4_VK_GEMV_SETS sets between resets). */
+#define SGFP4_VK_GEMV_SETS 16
+sgfp4_status sgfp4_vk_prepare_gemv(sgfp4_vk_context *ctx, VkBuffer w, VkDeviceSize w_offset,
+                                   VkBuffer x, VkDeviceSize x_offset, VkBuffer y,
+                                   VkDeviceSize y_offset, uint64_t rows, uint64_t cols,
+                                   unsigned batch, int reset, sgfp4_vk_dispatch *d,
+                                   sgfp4_diag *diag);
 
 /* Pipelines (vk_pipeline.c). */
 sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag);
 /* Creates the descriptor-set layout (`buffers` storage buffers, bindings 0..buffers-1,
  * buffers <= SGFP4_VK_BINDINGS), the pipeline layout with `push_bytes` of push constants,
- * and a one-set descriptor pool. Handles already created stay set on failure, for the
+ * and a descriptor pool of `sets` sets. Handles already created stay set on failure, for the
  * caller's release function. */
 sgfp4_status sgfp4_vk_layouts_create(VkDevice device, uint32_t buffers, uint32_t push_bytes,
+                                     uint32_t sets,
                                      VkDescriptorSetLayout *set_layout,
                                      VkPipelineLayout *pipeline_layout, VkDescriptorPool *pool,
                                      sgfp4_diag *diag);
@@ -114,11 +183,24 @@ extern const uint32_t *const sgfp4_vk_spv_rte;
 extern const size_t sgfp4_vk_spv_rte_size;
 extern const uint32_t *const sgfp4_vk_spv_int;
 extern const size_t sgfp4_vk_spv_int_size;
+extern const uint32_t *const sgfp4_vk_spv_rte16;
+extern const size_t sgfp4_vk_spv_rte16_size;
+extern const uint32_t *const sgfp4_vk_spv_gemv;
+extern const size_t sgfp4_vk_spv_gemv_size;
 extern const uint32_t *const sgfp4_vk_spv_copy;
 extern const size_t sgfp4_vk_spv_copy_size;
 
-/* Releases the copy pipeline's objects (vk_copy.c). */
+/* A malloc'ed copy of the SPIR-V module `words` (count words) with the capabilities and the
+ * execution modes (mode, operand) of its entry point added; NULL if the module cannot be
+ * parsed or memory runs out (vk_spirv.c). */
+uint32_t *sgfp4_vk_spirv_add_modes(const uint32_t *words, size_t count,
+                                   const uint32_t *capabilities, unsigned n_capabilities,
+                                   const uint32_t (*modes)[2], unsigned n_modes,
+                                   size_t *out_count);
+
+/* Releases the copy pipeline's objects (vk_copy.c), and the GEMV's (vk_gemv.c). */
 void sgfp4_vk_copy_release(sgfp4_vk_context *ctx);
+void sgfp4_vk_gemv_release(sgfp4_vk_context *ctx);
 /* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable (vk_decode.c). */
 double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);
 

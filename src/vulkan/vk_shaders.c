@@ -8,7 +8,9 @@
 
 #include "decode_rte.spv.h"
 #include "decode_int.spv.h"
+#include "decode_rte16.spv.h"
 #include "copy.spv.h"
+#include "gemv_f16.spv.h"
 
 const uint32_t *const sgfp4_vk_spv_rte = sgfp4_spv_decode_rte;
 const size_t sgfp4_vk_spv_rte_size = sizeof sgfp4_spv_decode_rte;
@@ -16,3 +18,7 @@ const uint32_t *const sgfp4_vk_spv_int = sgfp4_spv_decode_int;
 const size_t sgfp4_vk_spv_int_size = sizeof sgfp4_spv_decode_int;
 const uint32_t *const sgfp4_vk_spv_copy = sgfp4_spv_copy;
 const size_t sgfp4_vk_spv_copy_size = sizeof sgfp4_spv_copy;
+const uint32_t *const sgfp4_vk_spv_rte16 = sgfp4_spv_decode_rte16;
+const size_t sgfp4_vk_spv_rte16_size = sizeof sgfp4_spv_decode_rte16;
+const uint32_t *const sgfp4_vk_spv_gemv = sgfp4_spv_gemv_f16;
+const size_t sgfp4_vk_spv_gemv_size = sizeof sgfp4_spv_gemv_f16;

@@ -1,5 +1,9 @@
-/* Recording and submitting the context's one command buffer, synchronously.
+/* Recording and submitting the context's one command buffer, synchronously; descriptor sets;
+ * one timed dispatch, or a timed burst of them in one submission.
  * SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <time.h>
+
 #include "vulkan/vk_internal.h"
 #include "container/diag.h"
 
@@ -46,4 +50,119 @@ sgfp4_status sgfp4_vk_submit_wait(sgfp4_vk_context *ctx, sgfp4_diag *diag)
     if (r != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkWaitForFences");
     return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_bind_buffers(sgfp4_vk_context *ctx, VkDescriptorPool pool,
+                                   VkDescriptorSetLayout layout,
+                                   const VkDescriptorBufferInfo *infos, uint32_t count,
+                                   int reset, VkDescriptorSet *set, sgfp4_diag *diag)
+{
+    VkResult r;
+    if (reset && (r = vkResetDescriptorPool(ctx->device, pool, 0)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkResetDescriptorPool");
+    const VkDescriptorSetAllocateInfo dsai = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &layout};
+    if ((r = vkAllocateDescriptorSets(ctx->device, &dsai, set)) != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkAllocateDescriptorSets");
+    VkWriteDescriptorSet writes[SGFP4_VK_BINDINGS];
+    for (uint32_t i = 0; i < count; i++)
+        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                           .dstSet = *set,
+                                           .dstBinding = i,
+                                           .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &infos[i]};
+    vkUpdateDescriptorSets(ctx->device, count, writes, 0, NULL);
+    return SGFP4_OK;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void sgfp4_vk_record_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d)
+{
+    vkCmdBindPipeline(ctx->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline);
+    vkCmdBindDescriptorSets(ctx->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->layout, 0, 1, &d->set,
+                            0, NULL);
+    vkCmdPushConstants(ctx->cmd, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_bytes,
+                       d->push);
+    vkCmdDispatch(ctx->cmd, d->groups_x, d->groups_y, 1);
+}
+
+sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d,
+                                   int last_call, sgfp4_diag *diag)
+{
+    const double t0 = now_seconds();
+    ctx->last_call = SGFP4_VK_LAST_NONE;
+    sgfp4_status s = sgfp4_vk_begin(ctx, diag);
+    if (s != SGFP4_OK)
+        return s;
+    if (ctx->timestamps)
+        vkCmdResetQueryPool(ctx->cmd, ctx->queries, 0, 4);
+    sgfp4_vk_barrier_all(ctx); /* earlier work of this queue is visible */
+    if (ctx->timestamps)
+        vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->queries, 0);
+    sgfp4_vk_record_dispatch(ctx, d);
+    if (ctx->timestamps)
+        vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->queries, 1);
+    sgfp4_vk_barrier_all(ctx); /* the results are visible to later work of this queue */
+    if ((s = sgfp4_vk_submit_wait(ctx, diag)) != SGFP4_OK)
+        return s;
+    ctx->last_call = last_call;
+    ctx->last_submit_seconds = now_seconds() - t0;
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_run_burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
+                                unsigned rounds, double *seconds, sgfp4_diag *diag)
+{
+    const unsigned count = n * rounds;
+    if (!ctx->timestamps)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: the queue has no timestamps");
+    if (n == 0 || rounds == 0 || count > SGFP4_VK_BURST_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "a burst of %u x %u dispatches (1..%d)", rounds, n,
+                          SGFP4_VK_BURST_MAX);
+    VkQueryPool queries;
+    const VkQueryPoolCreateInfo qp = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                      .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                      .queryCount = 2 * count};
+    VkResult r = vkCreateQueryPool(ctx->device, &qp, NULL, &queries);
+    if (r != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateQueryPool");
+    uint64_t *ticks = malloc(sizeof *ticks * 2 * count);
+    ctx->last_call = SGFP4_VK_LAST_NONE; /* a burst leaves no single timing */
+    sgfp4_status s = ticks ? sgfp4_vk_begin(ctx, diag)
+                           : sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    if (s == SGFP4_OK) {
+        vkCmdResetQueryPool(ctx->cmd, queries, 0, 2 * count);
+        for (unsigned i = 0; i < count; i++) {
+            sgfp4_vk_barrier_all(ctx); /* the previous dispatch is done: no overlap */
+            vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 2 * i);
+            sgfp4_vk_record_dispatch(ctx, &d[i % n]);
+            vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries,
+                                2 * i + 1);
+        }
+        sgfp4_vk_barrier_all(ctx);
+        s = sgfp4_vk_submit_wait(ctx, diag);
+    }
+    if (s == SGFP4_OK &&
+        (r = vkGetQueryPoolResults(ctx->device, queries, 0, 2 * count,
+                                   sizeof *ticks * 2 * count, ticks, sizeof *ticks,
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT)) !=
+            VK_SUCCESS)
+        s = sgfp4_vk_fail(diag, r, "vkGetQueryPoolResults");
+    for (unsigned i = 0; s == SGFP4_OK && i < count; i++)
+        seconds[i] = (double)(ticks[2 * i + 1] - ticks[2 * i]) * ctx->timestamp_ns * 1e-9;
+    free(ticks);
+    vkDestroyQueryPool(ctx->device, queries, NULL);
+    return s;
 }

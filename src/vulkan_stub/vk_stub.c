@@ -164,3 +164,86 @@ sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src, VkDeviceS
     (void)size;
     return unavailable(diag);
 }
+
+sgfp4_status sgfp4_vk_gemv_f16(sgfp4_vk_context *ctx, VkBuffer w, VkDeviceSize w_offset,
+                               VkBuffer x, VkDeviceSize x_offset, VkBuffer y,
+                               VkDeviceSize y_offset, uint64_t rows, uint64_t cols,
+                               unsigned batch, sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)w;
+    (void)w_offset;
+    (void)x;
+    (void)x_offset;
+    (void)y;
+    (void)y_offset;
+    (void)rows;
+    (void)cols;
+    (void)batch;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_buffer_write(sgfp4_vk_context *ctx, VkBuffer buffer, VkDeviceSize offset,
+                                   const void *data, size_t size, sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)buffer;
+    (void)offset;
+    (void)data;
+    (void)size;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_buffer_read(sgfp4_vk_context *ctx, VkBuffer buffer, VkDeviceSize offset,
+                                  void *data, size_t size, sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)buffer;
+    (void)offset;
+    (void)data;
+    (void)size;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_bench_decode_burst(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                         sgfp4_dtype dtype, VkBuffer dst, VkBuffer copy_src,
+                                         VkBuffer copy_dst, uint64_t copy_bytes,
+                                         unsigned rounds, double *decode_seconds,
+                                         double *copy_seconds, sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)tensor;
+    (void)dtype;
+    (void)dst;
+    (void)copy_src;
+    (void)copy_dst;
+    (void)copy_bytes;
+    (void)rounds;
+    (void)decode_seconds;
+    (void)copy_seconds;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const VkBuffer *w,
+                                       unsigned n_weights, VkBuffer x, VkBuffer y,
+                                       uint64_t rows, uint64_t cols, unsigned batch,
+                                       VkBuffer copy_src, VkBuffer copy_dst, uint64_t copy_bytes,
+                                       unsigned rounds, double *gemv_seconds,
+                                       double *copy_seconds, sgfp4_diag *diag)
+{
+    (void)ctx;
+    (void)w;
+    (void)n_weights;
+    (void)x;
+    (void)y;
+    (void)rows;
+    (void)cols;
+    (void)batch;
+    (void)copy_src;
+    (void)copy_dst;
+    (void)copy_bytes;
+    (void)rounds;
+    (void)gemv_seconds;
+    (void)copy_seconds;
+    return unavailable(diag);
+}

@@ -25,3 +25,9 @@ add_test(NAME cli_vulkan COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../vulkan/cli_vulk
          $<TARGET_FILE:sgfp4> ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli_vulkan)
 set_tests_properties(cli_vulkan PROPERTIES SKIP_RETURN_CODE 77 LABELS vulkan
                      ENVIRONMENT "LSAN_OPTIONS=detect_leaks=0")
+
+# The GPU benchmark's operations at tiny sizes (code paths, not timings).
+add_test(NAME cli_vulkan_bench COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../vulkan/cli_vulkan_bench.sh
+         $<TARGET_FILE:sgfp4>)
+set_tests_properties(cli_vulkan_bench PROPERTIES SKIP_RETURN_CODE 77 LABELS vulkan TIMEOUT 600
+                     ENVIRONMENT "LSAN_OPTIONS=detect_leaks=0")

@@ -1,7 +1,9 @@
 /* The Vulkan backend against the scalar decoder, bit for bit: golden vectors, the MNN
- * fixtures, random v1/v2 containers of odd shapes, every dtype, row strides, the three
- * shader variants (RTE float + leaf table, RTE float + record walk, integer-exact), and one
- * 4096x4096 tensor. Exits 77 (skip) where no Vulkan device exists.
+ * fixtures, random v1/v2 containers of odd shapes, every dtype, row strides, the shader
+ * variants (RTE float + leaf table, RTE float + record walk, integer-exact, and the three
+ * ways of rounding f16 outputs), weights on the edges of f16 rounding, caller buffers at
+ * offsets, run-to-run identity, and one 4096x4096 tensor. Exits 77 (skip) where no Vulkan
+ * device exists.
  * SPDX-License-Identifier: MIT */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,9 +27,14 @@
 #endif
 #include "support/generator.h"
 
-enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_COUNT };
+/* The default context (f16 by the device's conversion where it can be declared exact, as on
+ * lavapipe and the H200), the record walk, the integer pipeline, f16 by the f32 add (adopted
+ * devices), and the device's conversion with the subnormal check of devices that do not
+ * preserve f16 denormals. */
+enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_F16_ADD, CTX_F16_GUARD, CTX_COUNT };
 static sgfp4_vk_context *contexts[CTX_COUNT];
-static const char *const context_names[CTX_COUNT] = {"rte+table", "rte+walk", "integer"};
+static const char *const context_names[CTX_COUNT] = {"rte+table", "rte+walk", "integer",
+                                                     "f16 add", "f16 guard"};
 
 /* Decodes `bytes` with the scalar oracle and on context c as dtype with row stride
  * (elements, >= cols); asserts identical output, gaps between rows untouched. */
@@ -180,8 +187,11 @@ static uint8_t *random_container(int profile, uint64_t rows, uint64_t cols, gen_
     return gen_container_bytes(&p, seed, size);
 }
 
-static const uint64_t shapes[][2] = {{1, 1},   {3, 70},   {64, 64},  {65, 129},
-                                     {130, 67}, {200, 201}, {17, 300}, {256, 64}};
+/* Odd shapes: every remainder of cols modulo 8 (v1 decodes 16-bit outputs eight columns at
+ * a time), rows and columns just past a block. */
+static const uint64_t shapes[][2] = {{1, 1},    {3, 70},    {64, 64},  {65, 129}, {130, 67},
+                                     {200, 201}, {17, 300}, {256, 64}, {45, 61},  {33, 127},
+                                     {66, 134},  {7, 66}};
 
 static void test_random_v1(void **state)
 {
@@ -234,6 +244,118 @@ static void test_large_4096(void **state)
     free(bytes);
 }
 
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* fp16 bits of +-2^e (-24 <= e <= 15), or of m * 2^e for an 11-bit m. */
+static uint16_t half_pow2(int e)
+{
+    return e >= -14 ? (uint16_t)((e + 15) << 10) : (uint16_t)(1u << (e + 24));
+}
+
+/* A v1 container, one 64x64 block per (S, B) header, random codes, every fourth block T158:
+ * weights chosen to land on the edges of f16 rounding. Computed by the same scalar oracle
+ * as everything else; here the inputs are chosen, not random. */
+static uint8_t *make_f16_edges(uint64_t *rows, uint64_t *cols, size_t *size)
+{
+    uint32_t headers[256];
+    unsigned n = 0;
+    for (int e = -13; e <= 15; e++) {
+        /* S = half the f16 quantum at B's binade: odd q gives exact ties (to even); S = 3/4
+         * of it, near-ties on both sides; both signs of B. */
+        const uint16_t b = half_pow2(e), half_q = half_pow2(e - 11);
+        headers[n++] = (uint32_t)half_q << 16 | b;
+        headers[n++] = (uint32_t)half_q << 16 | (b | 0x8000u);
+        if (e - 12 >= -14) /* S = 1.5 * 2^(e-12): three quarters of half a quantum */
+            headers[n++] = (uint32_t)(half_pow2(e - 12) | 0x200u) << 16 | (uint32_t)(b + 1u);
+    }
+    /* f16 subnormal results: tiny scales (a scale's sign may only be that of -0), biases
+     * zero, -0 or a negative subnormal. */
+    for (int e = -24; e <= -14; e += 2) {
+        headers[n++] = (uint32_t)half_pow2(e) << 16;
+        headers[n++] = (uint32_t)half_pow2(e) << 16 | 0x8000u;
+        headers[n++] = (uint32_t)half_pow2(e) << 16 | 0x8123u;
+    }
+    /* The overflow edge: 65504 + 16 q crosses 65520 (a tie that rounds to infinity);
+     * 32768 + 8192 q reaches 65536; large negative biases. */
+    headers[n++] = 0x4C00u << 16 | 0x7BFFu;          /* S = 16, B = 65504 */
+    headers[n++] = 0x4C00u << 16 | 0xFBFFu;          /* S = 16, B = -65504 */
+    headers[n++] = 0x7000u << 16 | 0x7800u;          /* S = 8192, B = 32768 */
+    headers[n++] = 0x7BFFu << 16 | 0xFBFFu;          /* S = 65504, B = -65504 */
+    headers[n++] = 0x4A00u << 16 | 0x7BF0u;          /* S = 12, B = 65024 */
+    headers[n++] = 0x8000u << 16 | 0x8000u;          /* S = -0, B = -0: all weights -0 */
+    headers[n++] = 0x0000u << 16 | 0x8000u;          /* S = +0, B = -0 */
+    const uint64_t bx = 8, by = (n + bx - 1) / bx, B = bx * by;
+    *rows = by * 64;
+    *cols = bx * 64 - 5; /* a cropped last column of blocks */
+    *size = (size_t)(B * 2056);
+    uint8_t *d = malloc(*size);
+    assert_non_null(d);
+    gen_rng rng = {77};
+    for (uint64_t b = 0; b < B; b++) {
+        const uint32_t mode = b % 4 == 3;
+        put32(d + 4 * b, headers[b % n]);
+        put32(d + 4 * B + 4 * b, (uint32_t)(b * 2048) | mode);
+        uint8_t *payload = d + 8 * B + b * 2048;
+        for (unsigned i = 0; i < 2048; i++)
+            payload[i] = mode && i >= 1024 ? 0 : (uint8_t)gen_next(&rng);
+    }
+    return d;
+}
+
+static void test_f16_edges(void **state)
+{
+    (void)state;
+    uint64_t rows, cols;
+    size_t size;
+    uint8_t *bytes = make_f16_edges(&rows, &cols, &size);
+    check_all("f16 rounding edges", bytes, size, SGFP4_PROFILE_V1, rows, cols);
+    free(bytes);
+}
+
+/* The same decode, repeated, gives the same bytes (every context, f16 and bf16). */
+static void test_run_to_run(void **state)
+{
+    (void)state;
+    const uint64_t n = 1024;
+    size_t size;
+    uint8_t *bytes = random_container(2, n, n, GEN_LAYOUTS_ALL, 7, &size);
+    assert_non_null(bytes);
+    sgfp4_tensor *t = NULL;
+    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, n, n, &t, NULL, NULL),
+                     SGFP4_OK);
+    const size_t cap = n * n * 2;
+    uint8_t *first = malloc(cap), *again = malloc(cap);
+    assert_non_null(first);
+    assert_non_null(again);
+    for (int c = 0; c < CTX_COUNT; c++) {
+        sgfp4_vk_tensor *vt = NULL;
+        assert_int_equal(sgfp4_vk_tensor_create(contexts[c], t, &vt, NULL), SGFP4_OK);
+        for (int d = 1; d <= 2; d++) {
+            assert_int_equal(sgfp4_vk_decode_to_host(contexts[c], vt, (sgfp4_dtype)d, first, 0,
+                                                     cap, NULL),
+                             SGFP4_OK);
+            for (int r = 0; r < 3; r++) {
+                memset(again, 0x5A, cap);
+                assert_int_equal(sgfp4_vk_decode_to_host(contexts[c], vt, (sgfp4_dtype)d,
+                                                         again, 0, cap, NULL),
+                                 SGFP4_OK);
+                assert_memory_equal(first, again, cap);
+            }
+        }
+        sgfp4_vk_tensor_free(contexts[c], vt);
+    }
+    free(first);
+    free(again);
+    sgfp4_tensor_close(t);
+    free(bytes);
+}
+
 #if SGFP4_HAVE_VULKAN
 /* A host-visible, mapped storage buffer made with raw Vulkan on the context's device, as a
  * runtime would own one. */
@@ -280,17 +402,64 @@ static void host_buffer_destroy(sgfp4_vk_context *ctx, host_buffer *hb)
     vkFreeMemory(h.device, hb->memory, NULL);
 }
 
-/* sgfp4_vk_bind (container in the caller's buffer at an offset) and decode_to_buffer into
- * the caller's buffer at an offset with a stride; also an adopted device (import). */
+/* sgfp4_vk_tensor_create_from_buffer (container in the caller's buffer at an offset) and
+ * decode_to_buffer into the caller's buffer at offsets (aligned and not, for 16-byte stores)
+ * with a stride, for v1 and v2, on our device and on an adopted one (import). */
+static void check_caller_buffers(int profile, sgfp4_vk_context *adopted)
+{
+    const uint64_t rows = 77, cols = 150;
+    size_t size;
+    uint8_t *bytes = random_container(profile, rows, cols, GEN_LAYOUTS_ALL, 5, &size);
+    sgfp4_tensor *t = NULL;
+    assert_int_equal(sgfp4_tensor_open(bytes, size, (sgfp4_profile)profile, rows, cols, &t, NULL,
+                                       NULL),
+                     SGFP4_OK);
+    sgfp4_diag diag;
+    sgfp4_vk_context *both[2] = {contexts[CTX_TABLE], adopted};
+    for (int c = 0; c < 2; c++) {
+        for (int d = 0; d < 3; d++) {
+            for (size_t first = 6; first <= 8; first += 2) {
+                const sgfp4_dtype dtype = (sgfp4_dtype)d;
+                const size_t elem = sgfp4_dtype_size(dtype);
+                const size_t stride = cols + (first == 8 ? 2 : 5), out_offset = first * elem;
+                const size_t out_bytes = ((rows - 1) * stride + cols) * elem;
+                host_buffer in, out;
+                host_buffer_create(both[c], 36 + size, &in);
+                host_buffer_create(both[c], out_offset + out_bytes + 4, &out);
+                memcpy((uint8_t *)in.mapped + 36, bytes, size);
+                memset(out.mapped, 0x5A, out_offset + out_bytes + 4);
+                uint8_t *want = malloc(out_offset + out_bytes + 4);
+                memset(want, 0x5A, out_offset + out_bytes + 4);
+                const sgfp4_decode_options scalar =
+                    decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
+                assert_int_equal(sgfp4_decode(t, dtype, want + out_offset, stride, out_bytes,
+                                              &scalar),
+                                 SGFP4_OK);
+                sgfp4_vk_tensor *vt = NULL;
+                assert_int_equal(
+                    sgfp4_vk_tensor_create_from_buffer(both[c], t, in.buffer, 36, &vt, &diag),
+                    SGFP4_OK);
+                if (sgfp4_vk_decode_to_buffer(both[c], vt, dtype, out.buffer, out_offset, stride,
+                                              &diag) != SGFP4_OK)
+                    fail_msg("decode_to_buffer: %s", diag.message);
+                assert_memory_equal(out.mapped, want, out_offset + out_bytes + 4);
+                sgfp4_vk_tensor_free(both[c], vt);
+                host_buffer_destroy(both[c], &in);
+                host_buffer_destroy(both[c], &out);
+                free(want);
+            }
+        }
+    }
+    assert_int_equal(sgfp4_vk_tensor_create_from_buffer(adopted, t, (VkBuffer)VK_NULL_HANDLE, 0,
+                                                        NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    sgfp4_tensor_close(t);
+    free(bytes);
+}
+
 static void test_caller_buffers(void **state)
 {
     (void)state;
-    const uint64_t rows = 77, cols = 150;
-    size_t size;
-    uint8_t *bytes = random_container(2, rows, cols, GEN_LAYOUTS_ALL, 5, &size);
-    sgfp4_tensor *t = NULL;
-    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, NULL),
-                     SGFP4_OK);
     sgfp4_vk_handles h;
     sgfp4_vk_context_get_handles(contexts[CTX_TABLE], &h);
     sgfp4_vk_context_options walk;
@@ -299,43 +468,13 @@ static void test_caller_buffers(void **state)
     sgfp4_vk_context *adopted = NULL;
     sgfp4_diag diag;
     assert_int_equal(sgfp4_vk_context_import(&h, &adopted, &walk, &diag), SGFP4_OK);
-    sgfp4_vk_context *both[2] = {contexts[CTX_TABLE], adopted};
-    for (int c = 0; c < 2; c++) {
-        for (int d = 0; d < 3; d++) {
-            const sgfp4_dtype dtype = (sgfp4_dtype)d;
-            const size_t elem = sgfp4_dtype_size(dtype), stride = cols + 5;
-            const size_t out_offset = 6 * elem, out_bytes = ((rows - 1) * stride + cols) * elem;
-            host_buffer in, out;
-            host_buffer_create(both[c], 36 + size, &in);
-            host_buffer_create(both[c], out_offset + out_bytes + 4, &out);
-            memcpy((uint8_t *)in.mapped + 36, bytes, size);
-            memset(out.mapped, 0x5A, out_offset + out_bytes + 4);
-            uint8_t *want = malloc(out_offset + out_bytes + 4);
-            memset(want, 0x5A, out_offset + out_bytes + 4);
-            const sgfp4_decode_options scalar =
-                decode_options(SGFP4_BACKEND_SCALAR, 1, SGFP4_STORE_AUTO);
-            assert_int_equal(sgfp4_decode(t, dtype, want + out_offset, stride, out_bytes, &scalar),
-                             SGFP4_OK);
-            sgfp4_vk_tensor *vt = NULL;
-            assert_int_equal(
-                sgfp4_vk_tensor_create_from_buffer(both[c], t, in.buffer, 36, &vt, &diag),
-                SGFP4_OK);
-            if (sgfp4_vk_decode_to_buffer(both[c], vt, dtype, out.buffer, out_offset, stride,
-                                          &diag) != SGFP4_OK)
-                fail_msg("decode_to_buffer: %s", diag.message);
-            assert_memory_equal(out.mapped, want, out_offset + out_bytes + 4);
-            sgfp4_vk_tensor_free(both[c], vt);
-            host_buffer_destroy(both[c], &in);
-            host_buffer_destroy(both[c], &out);
-            free(want);
-        }
-    }
-    assert_int_equal(sgfp4_vk_tensor_create_from_buffer(adopted, t, (VkBuffer)VK_NULL_HANDLE, 0,
-                                                        NULL, &diag),
-                     SGFP4_ERR_ARGUMENT);
+    sgfp4_vk_device_info info;
+    sgfp4_vk_context_get_info(adopted, &info);
+    if (!info.exact_path) /* an adopted device may lack shaderFloat16: f16 by the add */
+        assert_int_equal(info.f16_conversion, SGFP4_VK_F16_FLOAT_ADD);
+    check_caller_buffers(1, adopted);
+    check_caller_buffers(2, adopted);
     sgfp4_vk_context_free(adopted); /* leaves the adopted device alone: contexts[0] still works */
-    sgfp4_tensor_close(t);
-    free(bytes);
 }
 #else
 static void test_caller_buffers(void **state)
@@ -383,7 +522,8 @@ int main(void)
      * (harmless where it does not exist). */
     (void)dlopen("libvulkan_lvp.so", RTLD_LAZY);
     const unsigned flags[CTX_COUNT] = {SGFP4_VK_V2_TABLE, SGFP4_VK_V2_WALK,
-                                       SGFP4_VK_FORCE_INTEGER_PATH};
+                                       SGFP4_VK_FORCE_INTEGER_PATH,
+                                       SGFP4_VK_F16_NO_DEVICE_CONVERSION, SGFP4_VK_F16_GUARD};
     for (int c = 0; c < CTX_COUNT; c++) {
         sgfp4_vk_context_options o;
         sgfp4_vk_context_options_init(&o);
@@ -399,15 +539,25 @@ int main(void)
             return 1;
         }
     }
-    sgfp4_vk_device_info info;
-    sgfp4_vk_context_get_info(contexts[0], &info);
-    printf("device: %s (RTE float32 %d, path %s)\n", info.name, info.rte_float32,
-           info.exact_path ? "integer" : "rte");
+    static const char *const f16_names[3] = {"integer code", "f32 add", "device conversion"};
+    for (int c = 0; c < CTX_COUNT; c++) {
+        sgfp4_vk_device_info info;
+        sgfp4_vk_context_get_info(contexts[c], &info);
+        if (c == 0)
+            printf("device: %s (RTE float32 %d, float16 %d, RTE float16 %d, signed zeros "
+                   "32/16 %d/%d, denorm preserve 16 %d)\n",
+                   info.name, info.rte_float32, info.shader_float16, info.rte_float16,
+                   info.signed_zero_preserve_float32, info.signed_zero_preserve_float16,
+                   info.denorm_preserve_float16);
+        printf("context %s: %s pipeline, f16 by %s\n", context_names[c],
+               info.exact_path ? "integer" : "RTE float", f16_names[info.f16_conversion]);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_arguments),  cmocka_unit_test(test_caller_buffers),
         cmocka_unit_test(test_random_v1),
         cmocka_unit_test(test_random_v2),      cmocka_unit_test(test_golden_vectors),
         cmocka_unit_test(test_mnn_fixtures),   cmocka_unit_test(test_large_4096),
+        cmocka_unit_test(test_f16_edges),      cmocka_unit_test(test_run_to_run),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     for (int c = 0; c < CTX_COUNT; c++)

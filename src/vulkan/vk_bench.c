@@ -1,0 +1,86 @@
+/* Benchmark hooks (experimental API): an operation and its copy ceiling timed back to back in
+ * one submission. A benchmark made of synchronous calls leaves the GPU idle between them,
+ * and the driver then lowers its clock, which slows memory-bound kernels and copies alike
+ * (docs/benchmarks.md); a burst keeps the GPU busy, and each round's operation and copy see
+ * the same clock.
+ * SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+
+#include "vulkan/vk_internal.h"
+#include "container/diag.h"
+
+/* Runs `rounds` rounds of (op[r % n_ops], then the copy if any) and splits the times. */
+static sgfp4_status burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *ops, unsigned n_ops,
+                          const sgfp4_vk_dispatch *copy, unsigned rounds, double *op_seconds,
+                          double *copy_seconds, sgfp4_diag *diag)
+{
+    const unsigned per_round = copy ? 2 : 1;
+    if (rounds == 0 || rounds * per_round > SGFP4_VK_BURST_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "rounds must be 1..%d",
+                          SGFP4_VK_BURST_MAX / 2);
+    sgfp4_vk_dispatch *seq = malloc(sizeof *seq * rounds * per_round);
+    double *seconds = malloc(sizeof *seconds * rounds * per_round);
+    sgfp4_status s = SGFP4_OK;
+    if (!seq || !seconds)
+        s = sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    for (unsigned r = 0; s == SGFP4_OK && r < rounds; r++) {
+        seq[r * per_round] = ops[r % n_ops];
+        if (copy)
+            seq[r * per_round + 1] = *copy;
+    }
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_run_burst(ctx, seq, rounds * per_round, 1, seconds, diag);
+    for (unsigned r = 0; s == SGFP4_OK && r < rounds; r++) {
+        op_seconds[r] = seconds[r * per_round];
+        if (copy && copy_seconds)
+            copy_seconds[r] = seconds[r * per_round + 1];
+    }
+    free(seq);
+    free(seconds);
+    return s;
+}
+
+sgfp4_status sgfp4_vk_bench_decode_burst(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                         sgfp4_dtype dtype, VkBuffer dst, VkBuffer copy_src,
+                                         VkBuffer copy_dst, uint64_t copy_bytes,
+                                         unsigned rounds, double *decode_seconds,
+                                         double *copy_seconds, sgfp4_diag *diag)
+{
+    if (!ctx || !tensor || dst == VK_NULL_HANDLE || !decode_seconds ||
+        sgfp4_dtype_size(dtype) == 0 || (copy_bytes && !copy_seconds))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_bench_decode_burst: NULL argument or unknown dtype");
+    sgfp4_vk_dispatch op, copy;
+    sgfp4_status s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, dst, 0, tensor->cols, &op, diag);
+    if (s == SGFP4_OK && copy_bytes)
+        s = sgfp4_vk_prepare_copy(ctx, copy_src, 0, copy_dst, 0, copy_bytes, &copy, diag);
+    if (s != SGFP4_OK)
+        return s;
+    return burst(ctx, &op, 1, copy_bytes ? &copy : NULL, rounds, decode_seconds, copy_seconds,
+                 diag);
+}
+
+sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const VkBuffer *w,
+                                       unsigned n_weights, VkBuffer x, VkBuffer y,
+                                       uint64_t rows, uint64_t cols, unsigned batch,
+                                       VkBuffer copy_src, VkBuffer copy_dst, uint64_t copy_bytes,
+                                       unsigned rounds, double *gemv_seconds,
+                                       double *copy_seconds, sgfp4_diag *diag)
+{
+    if (!ctx || !w || n_weights < 1 || n_weights > SGFP4_VK_GEMV_SETS || !gemv_seconds ||
+        (copy_bytes && !copy_seconds))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_bench_gemv_burst: NULL argument, or not 1..%d weights",
+                          SGFP4_VK_GEMV_SETS);
+    sgfp4_vk_dispatch ops[SGFP4_VK_GEMV_SETS], copy;
+    sgfp4_status s = SGFP4_OK;
+    for (unsigned i = 0; s == SGFP4_OK && i < n_weights; i++)
+        s = sgfp4_vk_prepare_gemv(ctx, w[i], 0, x, 0, y, 0, rows, cols, batch, i == 0, &ops[i],
+                                  diag);
+    if (s == SGFP4_OK && copy_bytes)
+        s = sgfp4_vk_prepare_copy(ctx, copy_src, 0, copy_dst, 0, copy_bytes, &copy, diag);
+    if (s != SGFP4_OK)
+        return s;
+    return burst(ctx, ops, n_weights, copy_bytes ? &copy : NULL, rounds, gemv_seconds,
+                 copy_seconds, diag);
+}

@@ -1,0 +1,24 @@
+#!/bin/sh
+# The GPU benchmark's operations run to completion at tiny sizes: the dense f16 GEMV (which
+# fails on a relative error above 1e-4 against a double-precision product), a decode variant
+# checked against the CPU decoder on each of its five containers, and the fresh-memory repeat
+# cases of every arm. Timings on lavapipe mean nothing (and its copy rate never settles, so
+# each measurement waits out the 2 s settle limit); this checks the code paths. Exits 77
+# without a device.
+# Usage: cli_vulkan_bench.sh SGFP4
+# SPDX-License-Identifier: MIT
+set -eu
+cli=$1
+"$cli" info --devices | grep -q '^vulkan device 0:' || exit 77
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$cli" bench --backend vulkan --op gemv --shape 100x72 --batch 3 --repeat 4 --json \
+    > "$work/gemv.json"
+grep -q '"relative_l2_error"' "$work/gemv.json"
+"$cli" bench --backend vulkan --op variants --size 72 --repeat 3 --variant f16-guard --json \
+    > "$work/variants.json"
+test "$(grep -c '"bit_identical": true' "$work/variants.json")" -eq 5
+"$cli" bench --backend vulkan --op repeat --size 72 --cases 1 --sync-cases 1 \
+    --resident-cases 1 --repeat 3 > "$work/repeat.txt"
+grep -q '^resident 1 cases' "$work/repeat.txt"
+echo "bench --backend vulkan: gemv, variants and repeat ran"
