@@ -29,6 +29,12 @@ static const cli_accept options[] = {
     {KEY_REPEAT, NULL},
     {KEY_NO_CHECK, NULL},
     {KEY_INTEGER, NULL},
+    {KEY_OP, NULL},
+    {KEY_BATCH, NULL},
+    {KEY_VARIANT, NULL},
+    {KEY_CASES, NULL},
+    {KEY_SYNC_CASES, NULL},
+    {KEY_RESIDENT_CASES, NULL},
     {0, NULL},
 };
 
@@ -275,7 +281,9 @@ static uint8_t *synthetic(const cli_args *a, uint64_t rows, uint64_t cols, sgfp4
 
 int cmd_bench_cpu(const cli_args *args)
 {
-    static const int vulkan_only[] = {KEY_SIZE, KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, 0};
+    static const int vulkan_only[] = {KEY_SIZE,  KEY_REPEAT,  KEY_NO_CHECK, KEY_INTEGER,
+                                      KEY_OP,    KEY_BATCH,   KEY_VARIANT,  KEY_CASES,
+                                      KEY_SYNC_CASES, KEY_RESIDENT_CASES, 0};
     int rc = cli_reject(args, "the CPU benchmark", vulkan_only);
     if (rc >= 0)
         return rc;
@@ -358,7 +366,9 @@ static int run(const cli_args *a)
 const cli_command cli_bench = {
     "bench", "measure decode speed against memset/memcpy",
     "usage: sgfp4 bench [FILE] [options]\n"
-    "       sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check] [--integer]\n"
+    "       sgfp4 bench --backend vulkan [--op decode|gemv|repeat|variants] [--json] [--size N]\n"
+    "                   [--repeat R] [--no-check] [--integer] [--batch B] [--variant NAME]\n"
+    "                   [--cases N] [--sync-cases N] [--resident-cases N]\n"
     "\n"
     "Times CPU decode of one tensor and, in the same run and for the same output bytes, the\n"
     "two memory ceilings: memset (write-only, what decode really competes with) and memcpy,\n"
@@ -369,5 +379,11 @@ const cli_command cli_bench = {
     "the median of --runs rounds after two warm-up rounds; a round writes a ring of output\n"
     "buffers at least 4x the last-level cache. Runs with 1 thread and with --threads.\n"
     "--backend vulkan decodes random NxN containers on the Vulkan device instead and measures\n"
-    "a device-to-device copy of the same traffic as the ceiling.\n",
+    "a device-to-device copy of the same traffic as the ceiling (--op decode, counting\n"
+    "repetitions slower than 1.5x the case's best). Its other operations: gemv times the\n"
+    "dense f16 matrix-vector product at the shapes of the SGFP4 product (or --shape) against\n"
+    "the copy; variants times every exact decode path on the same containers; repeat decodes\n"
+    "one large MIXED-heavy container in many cases with fresh memory and reports every slow\n"
+    "outlier. gemv, variants and repeat time bursts: the operation and a copy interleaved in\n"
+    "one submission until the copy rate settles (docs/benchmarks.md says why).\n",
     options, run};

@@ -38,7 +38,8 @@ enum cli_key {
     KEY_EMBEDDINGS, KEY_STRICT, KEY_AGAINST, KEY_GOLDEN, KEY_ONLY, KEY_JSON, KEY_MAP,
     KEY_DEVICES, KEY_CODES, KEY_SEED, KEY_RUNS, KEY_GATHER_ROWS, KEY_OFFSET, KEY_SIZE,
     KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM,
-    KEY_VOCAB, KEY_END
+    KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
+    KEY_END
 };
 
 /* The parsed command line: the values of every option (checked, with their defaults when
@@ -62,6 +63,10 @@ typedef struct cli_args {
     bool random_codes;              /* bench --codes random */
     unsigned seed, runs, gather_rows, offset, size, repeat;
     unsigned layers, dim, ffn, kv_dim, vocab;
+    /* bench --backend vulkan: the operation (NULL: decode), the GEMV batch (0: 1 and 4), one
+     * decode variant (NULL: all), and the repeat operation's cases per arm */
+    const char *op, *variant;
+    unsigned batch, cases, sync_cases, resident_cases;
 } cli_args;
 
 /* One option a command takes, with its own --help text where the shared one does not fit. */
@@ -148,5 +153,10 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
 /* The benchmarks (tools/bench). */
 int cmd_bench_cpu(const cli_args *args);
 int cmd_bench_vulkan(const cli_args *args);
+/* The GPU benchmark's other operations (tools/bench/bench_vulkan_*.c): --op gemv, repeat and
+ * variants. */
+int bench_vulkan_gemv(const cli_args *args);
+int bench_vulkan_repeat(const cli_args *args);
+int bench_vulkan_variants(const cli_args *args);
 
 #endif

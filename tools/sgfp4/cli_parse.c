@@ -49,6 +49,17 @@ static const option_spec specs[] = {
     {KEY_REPEAT, "repeat", "R", "--backend vulkan: timed rounds, 1..62 (default 20)"},
     {KEY_NO_CHECK, "no-check", NULL, "--backend vulkan: skip the bit-exactness check"},
     {KEY_INTEGER, "integer", NULL, "--backend vulkan: force the integer-exact pipeline"},
+    {KEY_OP, "op", "OP", "--backend vulkan: decode (default), gemv (the dense f16 product), "
+                         "repeat (many fresh-memory cases, outliers reported) or variants "
+                         "(every exact decode path)"},
+    {KEY_BATCH, "batch", "B", "--op gemv: batch 1..16 (default: 1 and 4)"},
+    {KEY_VARIANT, "variant", "NAME", "--op variants: only default, f16-guard, f16-add or "
+                                     "integer-pipeline"},
+    {KEY_CASES, "cases", "N", "--op repeat: cases of the burst method, 0..10000 (default 100)"},
+    {KEY_SYNC_CASES, "sync-cases", "N", "--op repeat: cases of the synchronous method "
+                                        "(default 0)"},
+    {KEY_RESIDENT_CASES, "resident-cases", "N", "--op repeat: burst cases on one resident "
+                                                "tensor, no new memory (default 0)"},
     {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
     {KEY_DIM, "dim", "D", "model width (default 512)"},
     {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
@@ -184,6 +195,23 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_FFN: return in_range(v, 1, 1u << 20, &a->ffn) ? NULL : "wants 1..1048576";
     case KEY_KV_DIM: return in_range(v, 1, 1u << 20, &a->kv_dim) ? NULL : "wants 1..1048576";
     case KEY_VOCAB: return in_range(v, 1, 1u << 20, &a->vocab) ? NULL : "wants 1..1048576";
+    case KEY_OP:
+        a->op = v;
+        return strcmp(v, "decode") == 0 || strcmp(v, "gemv") == 0 || strcmp(v, "repeat") == 0 ||
+                       strcmp(v, "variants") == 0
+                   ? NULL
+                   : "wants decode, gemv, repeat or variants";
+    case KEY_VARIANT:
+        a->variant = v;
+        return strcmp(v, "default") == 0 || strcmp(v, "f16-guard") == 0 ||
+                       strcmp(v, "f16-add") == 0 || strcmp(v, "integer-pipeline") == 0
+                   ? NULL
+                   : "wants default, f16-guard, f16-add or integer-pipeline";
+    case KEY_BATCH: return in_range(v, 1, 16, &a->batch) ? NULL : "wants 1..16";
+    case KEY_CASES: return in_range(v, 0, 10000, &a->cases) ? NULL : "wants 0..10000";
+    case KEY_SYNC_CASES: return in_range(v, 0, 10000, &a->sync_cases) ? NULL : "wants 0..10000";
+    case KEY_RESIDENT_CASES:
+        return in_range(v, 0, 10000, &a->resident_cases) ? NULL : "wants 0..10000";
     default: return NULL; /* the flags: args->given says they were there */
     }
 }
@@ -210,6 +238,7 @@ static void defaults(cli_args *a, const char *command)
     a->dim = 512;
     a->ffn = 1408;
     a->vocab = 4096;
+    a->cases = 100;
 }
 
 int cli_parse(const cli_command *c, int argc, char **argv, cli_args *a)

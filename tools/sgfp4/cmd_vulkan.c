@@ -43,6 +43,14 @@ int cmd_info_devices(const cli_args *a)
                                 devices[i].denorm_preserve_float16, "subgroup_size",
                                 (int)devices[i].subgroup_size, "max_storage_buffer_range",
                                 (json_int_t)devices[i].max_storage_buffer_range));
+            json_t *d = json_array_get(list, json_array_size(list) - 1);
+            json_object_set_new(d, "rounding_mode_rte_float16",
+                                json_boolean(devices[i].rte_float16));
+            json_object_set_new(d, "signed_zero_inf_nan_preserve_float32",
+                                json_boolean(devices[i].signed_zero_preserve_float32));
+            json_object_set_new(d, "signed_zero_inf_nan_preserve_float16",
+                                json_boolean(devices[i].signed_zero_preserve_float16));
+            json_object_set_new(d, "shader_float16", json_boolean(devices[i].shader_float16));
         }
         json_t *root = json_pack("{s:o,s:s}", "vulkan_devices", list, "status",
                                  sgfp4_status_name(s));
@@ -60,10 +68,24 @@ int cmd_info_devices(const cli_args *a)
         version_text(devices[i].api_version, api);
         printf("vulkan device %zu: %s (Vulkan %s, %s)\n", i, devices[i].name, api,
                devices[i].discrete ? "discrete" : "not discrete");
-        printf("  shaderRoundingModeRTEFloat32: %d -> decode uses the %s pipeline\n",
-               devices[i].rte_float32, devices[i].rte_float32 ? "RTE float" : "integer-exact");
-        printf("  shaderDenormPreserveFloat16: %d (not needed: fp16 is decoded with integers)\n",
-               devices[i].denorm_preserve_float16);
+        const int rte = devices[i].rte_float32 && devices[i].signed_zero_preserve_float32;
+        printf("  shaderRoundingModeRTEFloat32: %d, shaderSignedZeroInfNanPreserveFloat32: %d "
+               "-> decode uses the %s pipeline\n",
+               devices[i].rte_float32, devices[i].signed_zero_preserve_float32,
+               rte ? "RTE float" : "integer-exact");
+        printf("  shaderFloat16: %d, shaderRoundingModeRTEFloat16: %d, "
+               "shaderSignedZeroInfNanPreserveFloat16: %d -> f16 outputs by %s\n",
+               devices[i].shader_float16, devices[i].rte_float16,
+               devices[i].signed_zero_preserve_float16,
+               !rte ? "integer code"
+               : devices[i].shader_float16 && devices[i].rte_float16 &&
+                       devices[i].signed_zero_preserve_float16
+                   ? "the device's conversion"
+                   : "one f32 add");
+        printf("  shaderDenormPreserveFloat16: %d (%s)\n", devices[i].denorm_preserve_float16,
+               devices[i].denorm_preserve_float16
+                   ? "declared: no subnormal check on f16 outputs"
+                   : "f16 outputs in the subnormal range are checked and rounded by the add");
         printf("  subgroup size %u, max storage buffer range %llu bytes\n",
                devices[i].subgroup_size,
                (unsigned long long)devices[i].max_storage_buffer_range);

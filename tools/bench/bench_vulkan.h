@@ -1,0 +1,60 @@
+/* Helpers shared by the GPU benchmarks (`sgfp4 bench --backend vulkan`, bench_vulkan_*.c):
+ * timing statistics with explicit slow outliers, the device-copy ceiling, bringing the GPU to
+ * its working clock, the device's memory.
+ * SPDX-License-Identifier: MIT */
+#ifndef SGFP4_BENCH_VULKAN_H
+#define SGFP4_BENCH_VULKAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "sgfp4_experimental.h"
+
+/* A repetition or case slower than this factor times the reference is an outlier. */
+#define BV_SLOW_FACTOR 1.5
+
+typedef struct bv_stats {
+    int n;
+    double best, median, max; /* seconds */
+    int slow;                 /* samples above BV_SLOW_FACTOR * best */
+} bv_stats;
+
+double bv_now(void);
+/* Statistics of n samples (n >= 1; the array is left as it is). */
+void bv_stats_of(const double *samples, int n, bv_stats *out);
+json_t *bv_stats_json(const bv_stats *s);
+
+/* The copy ceiling for `bytes` copied (2 * bytes of traffic): a compute-shader copy
+ * (sgfp4_vk_copy_buffer) and vkCmdCopyBuffer between two fresh device buffers, `repeat`
+ * timed runs after `warm_seconds` of shader copies; best GB/s of each (read + written). */
+bool bv_copy_ceiling(sgfp4_vk_context *ctx, uint64_t bytes, int repeat, double warm_seconds,
+                     double *shader_gbps, double *dma_gbps);
+
+/* The device, its exactness properties, the context's pipeline choices and its memory heaps
+ * and types, as JSON. */
+json_t *bv_device_json(sgfp4_vk_context *ctx);
+/* Bytes in use on heap 0 and its budget (VK_EXT_memory_budget); false where unsupported. */
+bool bv_heap_usage(sgfp4_vk_context *ctx, uint64_t *usage, uint64_t *budget);
+
+/* Runs `step` until `seconds` have passed (the synchronous method's warm-up). */
+bool bv_warm_up(bool (*step)(void *), void *arg, double seconds);
+
+/* Bringing the GPU to its working clock before a measurement: `burst` runs one burst of
+ * the operation with a copy of copy_bytes interleaved (sgfp4_vk_bench_*_burst) and reports
+ * the copy's median GB/s. Bursts are repeated until that rate is within 3% of the best this
+ * process has seen for copies of that size (the first time: after a second of bursts), or
+ * `limit_seconds` pass (then settled is false, and the result says so). */
+typedef bool (*bv_burst_fn)(void *arg, double *copy_gbps);
+typedef struct bv_settled {
+    int bursts;        /* bursts run */
+    double seconds;    /* time they took */
+    double copy_gbps;  /* the last burst's copy rate */
+    bool settled;      /* false: the limit was reached */
+} bv_settled;
+bool bv_settle(bv_burst_fn burst, void *arg, uint64_t copy_bytes, double limit_seconds,
+               bv_settled *out);
+json_t *bv_settled_json(const bv_settled *s);
+
+#endif

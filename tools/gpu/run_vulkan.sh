@@ -1,0 +1,81 @@
+#!/bin/bash
+# The Vulkan work on the lent GPU machine in one command: build libsgfp4 in /tmp, run the
+# Vulkan tests on the device, then the GPU benchmarks, writing a log and JSON files to OUT.
+# usage: tools/gpu/run_vulkan.sh SOURCE_DIR OUT_DIR [explore|final]
+#   explore: every decode variant, the repeat cases with all arms, the dense GEMV, torch's
+#            peers.
+#   final:   the dense GEMV, the decode variants at 8192 (checked) and the default at 16384,
+#            100 fresh-memory burst cases with synchronous and resident ones interleaved.
+# Run it after `source .gpu/env.sh` (../shared/tools/gpu/README.md). Each step has its own
+# time limit, so one hang costs its limit, not the run. SGFP4_RUN_SMALL=1 shrinks every size
+# (a rehearsal on lavapipe).
+# SPDX-License-Identifier: MIT
+set -u
+src=$(cd "$1" && pwd) out=$2 mode=${3:-final}
+if [ "${SGFP4_RUN_SMALL:-0}" = 1 ]; then
+    big="--size 512" mid="--size 256" shapes="--shape 256x512"
+else
+    big="--size 16384" mid="" shapes=""
+fi
+mkdir -p "$out"
+exec > >(tee -a "$out/log.txt") 2>&1
+step() { # step LIMIT_SECONDS NAME COMMAND...: runs and logs one step
+    local limit=$1 name=$2
+    shift 2
+    echo "=== $name ($(date +%s.%N))"
+    local t0=$SECONDS
+    timeout "$limit" "$@"
+    echo "=== $name: exit $? after $((SECONDS - t0)) s"
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,clocks_throttle_reasons.active --format=csv
+# Clocks, throttle reasons, load and power every 100 ms (clocks_event_reasons: 0x1 = idle).
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,clocks_event_reasons.active,utilization.gpu,power.draw --format=csv,noheader -lms 100 > "$out/clocks.csv" 2>&1 &
+clocks=$!
+b=/tmp/sgfp4-build
+step 150 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode docs_vulkan_example 2>&1 | tail -3"
+step 15 devices $b/sgfp4 info --devices
+step 90 tests ctest --test-dir $b -L vulkan --output-on-failure
+step 40 tests-verbose sh -c "SGFP4_SOURCE_DIR='$src' $b/tests/test_vulkan_decode 2>&1 | grep -E 'device|context|golden|PASSED|FAILED' ; true"
+if [ "$mode" = explore ]; then
+    step 60 torch sh -c "python3 '$src/tools/gpu/torch_reference.py' > '$out/torch.json'"
+    step 45 gemv sh -c "$b/sgfp4 bench --backend vulkan --op gemv $shapes --json > '$out/gemv.json'"
+    step 100 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --json > '$out/variants.json'"
+    step 110 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 30 --sync-cases 30 --resident-cases 15 > '$out/repeat.txt'"
+else
+    step 45 gemv sh -c "$b/sgfp4 bench --backend vulkan --op gemv $shapes --json > '$out/gemv.json'"
+    step 90 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --json > '$out/variants.json'"
+    step 60 variants-16k sh -c "$b/sgfp4 bench --backend vulkan --op variants $big --no-check --variant default --repeat 10 --json > '$out/variants16k.json'"
+    step 240 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 --sync-cases 20 --resident-cases 10 > '$out/repeat.txt'"
+fi
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,clocks_throttle_reasons.active --format=csv
+kill "$clocks" 2>/dev/null
+python3 - "$out" <<'PY'
+# A short summary for the end of the log (the tool returns the log's tail).
+import json, os, sys
+o = sys.argv[1]
+def load(n):
+    try:
+        return json.load(open(os.path.join(o, n)))
+    except Exception as e:
+        print(n, "unreadable:", e); return None
+for name in ("variants.json", "variants16k.json"):
+    v = load(name)
+    if v:
+        print(name, v["size"])
+        for r in v["results"]:
+            print("%-16s %-15s %-4s ratio %.3f  %7.1f GB/s  copy %6.0f  slow %d  settle %s  %s" % (r["variant"], r["tensor"], r["dtype"], r["ratio_to_copy"], r["decode_GBps"], r["copy_GBps"], r["time"]["slow"], r["settle"]["settled"], r["bit_identical"]))
+g = load("gemv.json")
+if g:
+    for r in g["results"]:
+        print("gemv %5dx%-5d b%-2d %7.1f us  %6.0f GB/s  copy %6.0f  ratio %.3f  err %.1e" % (r["rows"], r["cols"], r["batch"], r["time"]["median_us"], r["GBps"], r["copy_GBps"], r["ratio_to_copy"], r["relative_l2_error"]))
+t = load("torch.json")
+if t:
+    print("torch copy %.0f GB/s" % t["copy"]["GBps"])
+    for r in t["dense_f16"]:
+        print("torch f16 %5dx%-5d b%-2d %7.1f us %6.0f GB/s" % (r["rows"], r["cols"], r["batch"], r["best_us"], r["GBps"]))
+try:
+    lines = open(os.path.join(o, "repeat.txt")).read().splitlines()
+    print("\n".join(l for l in lines if "OUTLIER" in l or "cases:" in l or "MIXED" in l))
+except Exception as e:
+    print("repeat.txt unreadable:", e)
+PY
