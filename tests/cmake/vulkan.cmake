@@ -1,4 +1,4 @@
-# Vulkan backend tests (issue 4): bit-identical to the scalar decoder on whatever Vulkan
+# Vulkan backend tests: bit-identical to the scalar decoder on whatever Vulkan
 # device is present (lavapipe in CI); exit 77 (skipped) where there is none.
 # The random containers come from the test-data generator that `sgfp4 bench --backend
 # vulkan` uses too (tests/support/generator.c).
