@@ -105,6 +105,7 @@ SGFP4_API const char *sgfp4_version_string(void);
     X(ERR_MODEL_MANIFEST, 45, "malformed or inconsistent sgfp4 manifest")                     \
     X(ERR_HASH_MISMATCH, 46, "container sha256 does not match the manifest")                  \
     X(ERR_NOT_FOUND, 47, "no such tensor")                                                    \
+    X(ERR_MODEL_INDEX, 48, "malformed or inconsistent index of a sharded model")              \
     X(ERR_VK_DEVICE_LOST, 60, "Vulkan device lost")                                           \
     X(ERR_VK_OUT_OF_MEMORY, 61, "Vulkan device or host out of memory")                        \
     X(ERR_VK_NO_DEVICE, 62, "no suitable Vulkan device")                                      \

@@ -28,13 +28,17 @@ extern "C" {
 
 /* ---- safetensors dtypes -------------------------------------------------------------- */
 
-/** The dtypes of the safetensors format. Only F32, F16 and BF16 can be quantized. */
+/**
+ * The dtypes of the safetensors format (every one its specification lists). Values are
+ * stable: new dtypes are appended. F32, F16, BF16, F8_E4M3 and F8_E5M2 convert exactly to
+ * float32 and can be quantized; every dtype passes through a model unchanged.
+ */
 typedef enum sgfp4_st_dtype {
     SGFP4_ST_BOOL = 0,
     SGFP4_ST_U8,
     SGFP4_ST_I8,
-    SGFP4_ST_F8_E4M3,
-    SGFP4_ST_F8_E5M2,
+    SGFP4_ST_F8_E4M3,      /**< OCP FP8 E4M3FN: bias 7, no infinities, largest 448 */
+    SGFP4_ST_F8_E5M2,      /**< OCP FP8 E5M2: the top byte of an IEEE binary16 */
     SGFP4_ST_I16,
     SGFP4_ST_U16,
     SGFP4_ST_F16,
@@ -45,15 +49,35 @@ typedef enum sgfp4_st_dtype {
     SGFP4_ST_I64,
     SGFP4_ST_U64,
     SGFP4_ST_F64,
+    SGFP4_ST_F8_E8M0,      /**< OCP MX scale: a biased power-of-two exponent */
+    SGFP4_ST_F8_E4M3FNUZ,  /**< FP8 E4M3 FNUZ (bias 8, 0x80 is NaN) */
+    SGFP4_ST_F8_E5M2FNUZ,  /**< FP8 E5M2 FNUZ (bias 16, 0x80 is NaN) */
+    SGFP4_ST_F4,           /**< OCP MX FP4 (E2M1): 4 bits, two elements per byte */
+    SGFP4_ST_F6_E2M3,      /**< OCP MX FP6: 6 bits, four elements per three bytes */
+    SGFP4_ST_F6_E3M2,      /**< OCP MX FP6: 6 bits */
+    SGFP4_ST_C64,          /**< complex: two F32 parts, 8 bytes */
     SGFP4_ST_DTYPE_COUNT
 } sgfp4_st_dtype;
 
 /** The dtype's name as written in a header ("F32"), or NULL if out of range. */
 SGFP4_API const char *sgfp4_st_dtype_name(sgfp4_st_dtype dtype);
-/** Bytes per element (0 if out of range). */
+/** Bits per element: 4 (F4), 6 (F6_*), 8 ... 64; 0 if out of range. */
+SGFP4_API size_t sgfp4_st_dtype_bits(sgfp4_st_dtype dtype);
+/** Bytes per element; 0 for the sub-byte dtypes (F4, F6_*: use sgfp4_st_dtype_bytes) and
+ *  out of range. */
 SGFP4_API size_t sgfp4_st_dtype_size(sgfp4_st_dtype dtype);
+/**
+ * The byte size of `elements` elements: elements x bits / 8. As the safetensors format
+ * requires, a tensor of a sub-byte dtype must fill whole bytes (F4: an even element count;
+ * F6: a multiple of 4). Returns 0 and sets *bytes, or -1 if the size is not a whole number
+ * of bytes, overflows 64 bits, or the dtype is out of range.
+ */
+SGFP4_API int sgfp4_st_dtype_bytes(sgfp4_st_dtype dtype, uint64_t elements, uint64_t *bytes);
 /** Parses a dtype name; returns 0 on success, -1 if unknown. */
 SGFP4_API int sgfp4_st_dtype_parse(const char *name, sgfp4_st_dtype *dtype);
+/** 1 for the dtypes whose values convert exactly to float32 and can therefore be quantized
+ *  (F32, F16, BF16, F8_E4M3, F8_E5M2), else 0. */
+SGFP4_API int sgfp4_st_dtype_is_quantizable(sgfp4_st_dtype dtype);
 
 /** Largest rank a header may declare (a limit of this reader, far above any real model). */
 #define SGFP4_MODEL_MAX_RANK 16
@@ -66,7 +90,7 @@ typedef struct sgfp4_model_quant {
     uint64_t rows, cols;             /**< logical (O, I) of the container */
     size_t original_rank;
     const uint64_t *original_shape;  /**< the source tensor's shape */
-    sgfp4_st_dtype source_dtype;     /**< F32, F16 or BF16 */
+    sgfp4_st_dtype source_dtype;     /**< F32, F16, BF16, F8_E4M3 or F8_E5M2 */
     char sha256[65];                 /**< lowercase hex of the container bytes */
     const char *encoder_json;        /**< the "encoder" object, compact JSON */
 } sgfp4_model_quant;
@@ -78,10 +102,11 @@ typedef struct sgfp4_model_tensor {
     size_t rank;
     const uint64_t *shape;
     uint64_t elements;               /**< product of shape (1 for rank 0) */
-    uint64_t offset;                 /**< absolute byte offset of the data in the file */
+    uint64_t offset;                 /**< absolute byte offset of the data in its file */
     uint64_t nbytes;
     const uint8_t *data;             /**< the bytes in the mapping */
     const sgfp4_model_quant *quant;  /**< non-NULL when the manifest lists this tensor */
+    size_t shard;                    /**< the file holding it: 0, or its shard in a set */
 } sgfp4_model_tensor;
 
 typedef struct sgfp4_model sgfp4_model;
@@ -94,6 +119,9 @@ typedef struct sgfp4_model_open_options {
     const char *temp_dir;
     /** Largest decompressed size accepted from a zstd input; 0: 1 TiB. */
     uint64_t max_decompressed_bytes;
+    /** Sets: 1 accepts an index whose metadata.total_size differs from the shards' data
+     *  bytes (some writers count differently); 0 (default): that is SGFP4_ERR_MODEL_INDEX. */
+    int ignore_index_total_size;
 } sgfp4_model_open_options;
 
 /** Sets struct_size and every default. The only way to initialise the struct. */
@@ -101,7 +129,9 @@ SGFP4_API void sgfp4_model_open_options_init(sgfp4_model_open_options *options);
 
 /**
  * Opens the safetensors file at `path` (plain, or a zstd stream: detected by its magic, not
- * its name). Checks: the 8-byte header length (non-zero, within the limit and the file);
+ * its name), or a sharded set from its index (a `model.safetensors.index.json`, recognised
+ * by its content: a JSON object, where a safetensors file starts with its header length;
+ * see "Sharded sets" below). Checks: the 8-byte header length (non-zero, within the limit and the file);
  * the header is one strict JSON object (jansson, duplicate keys rejected, valid UTF-8);
  * every entry has exactly dtype / shape / data_offsets; known dtypes; shapes of
  * non-negative integers whose byte size (shape x dtype, overflow-checked) equals
@@ -115,7 +145,8 @@ SGFP4_API sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
                                         const sgfp4_model_open_options *options,
                                         sgfp4_diag *diag);
 
-/** Like sgfp4_model_open() over caller bytes, which must outlive the model (no zstd). */
+/** Like sgfp4_model_open() over caller bytes, which must outlive the model (no zstd, no
+ *  index: an index names files). */
 SGFP4_API sgfp4_status sgfp4_model_open_memory(const void *data, size_t size, sgfp4_model **out,
                                                const sgfp4_model_open_options *options,
                                                sgfp4_diag *diag);
@@ -123,7 +154,7 @@ SGFP4_API sgfp4_status sgfp4_model_open_memory(const void *data, size_t size, sg
 /** Unmaps and frees. Accepts NULL. */
 SGFP4_API void sgfp4_model_close(sgfp4_model *model);
 
-/** Number of tensors; they are indexed in file (data offset) order. */
+/** Number of tensors; they are indexed in file (data offset) order (a set: shard by shard). */
 SGFP4_API size_t sgfp4_model_tensor_count(const sgfp4_model *model);
 /** Tensor `index` (NULL if out of range). */
 SGFP4_API const sgfp4_model_tensor *sgfp4_model_tensor_at(const sgfp4_model *model, size_t index);
@@ -131,7 +162,8 @@ SGFP4_API const sgfp4_model_tensor *sgfp4_model_tensor_at(const sgfp4_model *mod
 SGFP4_API const sgfp4_model_tensor *sgfp4_model_tensor_find(const sgfp4_model *model,
                                                             const char *name);
 
-/** Number of `__metadata__` entries (in header order). */
+/** Number of `__metadata__` entries (in header order; a set: the shards' keys, each once, in
+ *  shard order, with the first shard's value where shards disagree). */
 SGFP4_API size_t sgfp4_model_metadata_count(const sgfp4_model *model);
 /** Entry `index` of `__metadata__`; returns 0, or -1 if out of range. */
 SGFP4_API int sgfp4_model_metadata_at(const sgfp4_model *model, size_t index, const char **key,
@@ -139,14 +171,38 @@ SGFP4_API int sgfp4_model_metadata_at(const sgfp4_model *model, size_t index, co
 /** The value of `__metadata__[key]`, or NULL. */
 SGFP4_API const char *sgfp4_model_metadata_get(const sgfp4_model *model, const char *key);
 
-/** 1 if the file carries an sgfp4 manifest (a quantized model), else 0. */
+/** 1 if the file carries an sgfp4 manifest (a quantized model; a set: every shard), else 0. */
 SGFP4_API int sgfp4_model_is_quantized(const sgfp4_model *model);
-/** Byte offset where the data section starts (8 + header length). */
+/** Byte offset where the data section starts (8 + header length); 0 for a set. */
 SGFP4_API uint64_t sgfp4_model_data_offset(const sgfp4_model *model);
-/** Size of the (decompressed) file in bytes. */
+/** Size of the (decompressed) file in bytes; a set: all its shards. */
 SGFP4_API uint64_t sgfp4_model_file_bytes(const sgfp4_model *model);
-/** 1 if the input was zstd-compressed. */
+/** 1 if the input was zstd-compressed (a set: any shard). */
 SGFP4_API int sgfp4_model_was_compressed(const sgfp4_model *model);
+
+/*
+ * Sharded sets. A Hugging Face checkpoint above a few GB is a set of safetensors files
+ * (`model-00001-of-00003.safetensors`, ...) and an index, `model.safetensors.index.json`:
+ * `{"metadata": {"total_size": BYTES, ...}, "weight_map": {TENSOR: FILE, ...}}`.
+ * sgfp4_model_open() on the index opens every shard the weight_map names (plain file names
+ * in the index's folder, in name order), each mapped and checked like a single file, and
+ * checks the index against them: every tensor in exactly one shard, the weight_map naming
+ * each tensor's shard and nothing else, total_size equal to the shards' data bytes, every
+ * shard quantized or none. The result is one model, the union of its shards: every call
+ * above works on it (tensor lists, lookups, verify, decode, encode to one file), and the
+ * shards stay reachable for writers that keep the set's layout. A single file is a set of
+ * one shard, itself.
+ */
+
+/** 1 if the model was opened from an index, else 0. */
+SGFP4_API int sgfp4_model_is_set(const sgfp4_model *model);
+/** Number of files: the shards of a set, 1 for a single file (0 for NULL). */
+SGFP4_API size_t sgfp4_model_shard_count(const sgfp4_model *model);
+/** Shard `index` as a model of its own (a single file: index 0 is the model itself); owned
+ *  by `model`. NULL if out of range. */
+SGFP4_API const sgfp4_model *sgfp4_model_shard(const sgfp4_model *model, size_t index);
+/** The shard's file name as the index writes it (NULL for a single file or out of range). */
+SGFP4_API const char *sgfp4_model_shard_name(const sgfp4_model *model, size_t index);
 
 /**
  * Tells the kernel the tensor's mapped pages are no longer needed (they are re-read from the
@@ -173,10 +229,10 @@ SGFP4_API sgfp4_status sgfp4_model_tensor_verify(const sgfp4_model *model,
                                                  sgfp4_diag *diag);
 
 /**
- * Converts a F32 / F16 / BF16 tensor (little-endian, as safetensors stores it) to float32
- * in dst (capacity in bytes; SGFP4_ERR_DST_TOO_SMALL below 4 * elements). If
- * `reject_nonfinite`, a NaN or infinity fails with SGFP4_ERR_ARGUMENT naming the element and
- * its byte offset.
+ * Converts a F32 / F16 / BF16 / F8_E4M3 / F8_E5M2 tensor (little-endian, as safetensors
+ * stores it) to float32 in dst, exactly (capacity in bytes; SGFP4_ERR_DST_TOO_SMALL below
+ * 4 * elements). If `reject_nonfinite`, a NaN or infinity fails with SGFP4_ERR_ARGUMENT
+ * naming the element and its byte offset.
  */
 SGFP4_API sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *tensor,
                                                  int reject_nonfinite, float *dst,
@@ -296,6 +352,26 @@ SGFP4_API void sgfp4_model_policy_decide(const sgfp4_model_policy *policy,
 
 /* ---- quantizing and restoring whole models --------------------------------------------- */
 
+/** What a whole-model job did, in total: the closing summary of encode and decode. */
+typedef struct sgfp4_model_summary {
+    size_t tensors;                /**< tensors written */
+    size_t quantized;              /**< encode: quantized; decode: restored from containers */
+    uint64_t bytes_in;             /**< tensor data bytes of the source */
+    uint64_t bytes_out;            /**< tensor data bytes written */
+    uint64_t file_bytes_out;       /**< every byte given to the sinks: headers, data, index */
+    uint64_t quantized_weights;    /**< weights (elements) of the quantized tensors */
+    uint64_t quantized_bytes;      /**< their container bytes */
+    /** 8 * quantized_bytes / quantized_weights: the bits per weight achieved over the
+     *  quantized tensors (0 if there are none). */
+    double bits_per_weight;
+    /** Encode: quantized tensors whose container is larger than their rate target allows
+     *  (the target cannot be met: it is below what the tensor's shape or the format can
+     *  reach), and those more than 1% below it (above what the finest trees need). */
+    size_t above_target, below_target;
+    size_t files;                  /**< output files written (1, or a set's shards + index) */
+    double seconds;                /**< wall-clock time of the whole job */
+} sgfp4_model_summary;
+
 /** Progress of a streaming model job, reported after each tensor (and at the start). */
 typedef struct sgfp4_model_progress {
     size_t tensors_done, tensors_total;
@@ -303,18 +379,40 @@ typedef struct sgfp4_model_progress {
     const char *current;                /**< name of the tensor just finished, or NULL */
 } sgfp4_model_progress;
 
+/** What a model job did with one tensor, reported after it (sgfp4_model_write_options). */
+typedef struct sgfp4_model_tensor_report {
+    const sgfp4_model_tensor *tensor;   /**< the source tensor */
+    size_t index, count;    /**< it is the job's tensor `index` (from 0) of `count` */
+    int quantized;          /**< encode: it was quantized; decode: restored from a container */
+    uint64_t bytes_in;      /**< its bytes in the source */
+    uint64_t bytes_out;     /**< its bytes in the output */
+    /** Encode, quantized: 8 * container bytes / weights; else 0. */
+    double bits_per_weight;
+    /** Encode, quantized with the rate policy (v2): its target bits per weight; else 0. */
+    double target_bpw;
+    /** Encode: 1 if the container is larger than the target allows (the target cannot be
+     *  met), -1 if more than 1% below it, 0 if met or there is no target. */
+    int target_miss;
+    const char *reason;     /**< encode: why the policy quantized or passed it through */
+    double seconds;         /**< time spent on it */
+} sgfp4_model_tensor_report;
+
 /** Options of the model writers; NULL means the defaults. */
 typedef struct sgfp4_model_write_options {
     size_t struct_size;    /**< set by sgfp4_model_write_options_init() */
     /** Folder for the encoder's spool file; NULL: $TMPDIR, else /tmp. */
     const char *temp_dir;
-    /** Called after each tensor; may be NULL. */
+    /** Called after each tensor (and at the start); may be NULL. */
     void (*progress)(void *user, const sgfp4_model_progress *progress);
     void *progress_user;
     /** Decode only: output dtype of quantized tensors; NULL = each tensor's source dtype. */
     const sgfp4_dtype *decode_dtype;
     /** Decode only: decode options (threads, backend); NULL = the defaults. */
     const sgfp4_decode_options *decode;
+    /** Called after each tensor with what was done to it (gets progress_user); may be NULL. */
+    void (*tensor_report)(void *user, const sgfp4_model_tensor_report *report);
+    /** If not NULL: the job's totals, filled when it succeeds (zeroed when it fails). */
+    sgfp4_model_summary *summary;
 } sgfp4_model_write_options;
 
 /** Sets struct_size and every default. The only way to initialise the struct. */
@@ -338,11 +436,60 @@ SGFP4_API sgfp4_status sgfp4_model_encode(const sgfp4_model *source,
  * Restores an ordinary safetensors model from a quantized one: every quantized tensor is
  * validated, hash-checked, decoded and written with its original shape and (by default)
  * source dtype; pass-through tensors are copied unchanged; `__metadata__` keeps every key but
- * `sgfp4`. Tensors are written in name order. One tensor in memory at a time.
+ * `sgfp4`. Tensors are written in name order. One tensor in memory at a time. A source
+ * recorded as F8_E4M3 or F8_E5M2 is restored to it from the float32 decode by rounding to
+ * nearest even, saturating at the format's largest finite value.
+ *
+ * Both sgfp4_model_encode() and sgfp4_model_decode() accept a set and write it as ONE
+ * file; the shards' `__metadata__` are merged, and a key whose value differs between shards
+ * fails with SGFP4_ERR_MODEL_INDEX (write a set instead, below).
  */
 SGFP4_API sgfp4_status sgfp4_model_decode(const sgfp4_model *quantized, const sgfp4_sink *sink,
                                           const sgfp4_model_write_options *options,
                                           sgfp4_diag *diag);
+
+/* ---- writing sharded sets ------------------------------------------------------------- */
+
+/**
+ * Where a set writer puts its files: the caller opens one sink per output file. Files are
+ * written one after another: shard 0 .. count-1, then the index (file number count).
+ * open() names the file and fills *sink; close() ends it, with `status` SGFP4_OK once
+ * every byte was written or the job's error otherwise (discard the file then). close() may
+ * check what was written and fail (filling diag); the job then stops with that status.
+ * After a failure the caller discards every file of the job.
+ */
+typedef struct sgfp4_model_set_sinks {
+    sgfp4_status (*open)(void *user, size_t file, const char *name, sgfp4_sink *sink,
+                         sgfp4_diag *diag);
+    sgfp4_status (*close)(void *user, size_t file, sgfp4_status status, sgfp4_diag *diag);
+    void *user;
+} sgfp4_model_set_sinks;
+
+/**
+ * Quantizes `source` (a set, or a single file: a set of one) into a sharded quantized set:
+ * output shard k holds exactly the tensors of source shard k, as a D6 quantized model of
+ * its own (its own manifest; `__metadata__` of that shard kept), named shard_names[k]
+ * (sgfp4_model_shard_count(source) names: plain file names, no '/', distinct, and distinct
+ * from index_name); then the index, named index_name, whose weight_map names each tensor's
+ * output shard and whose metadata is the source index's (if any) with total_size set to the
+ * output shards' data bytes. Memory as sgfp4_model_encode(), one shard at a time.
+ */
+SGFP4_API sgfp4_status sgfp4_model_encode_set(const sgfp4_model *source,
+                                              const sgfp4_model_policy *policy,
+                                              const char *const *shard_names,
+                                              const char *index_name,
+                                              const sgfp4_model_set_sinks *sinks,
+                                              const sgfp4_model_write_options *options,
+                                              sgfp4_diag *diag);
+
+/** Restores a quantized set shard by shard (each as sgfp4_model_decode()), with an index,
+ *  named as for sgfp4_model_encode_set(). */
+SGFP4_API sgfp4_status sgfp4_model_decode_set(const sgfp4_model *quantized,
+                                              const char *const *shard_names,
+                                              const char *index_name,
+                                              const sgfp4_model_set_sinks *sinks,
+                                              const sgfp4_model_write_options *options,
+                                              sgfp4_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -83,9 +83,9 @@ static sgfp4_status parse_entry(sgfp4_model *m, const char *name, json_t *obj, s
                              (unsigned long long)q->cols);
     const char *dtype = json_string_value(json_object_get(obj, "dtype"));
     if (!dtype || sgfp4_st_dtype_parse(dtype, &q->source_dtype) ||
-        (q->source_dtype != SGFP4_ST_F32 && q->source_dtype != SGFP4_ST_F16 &&
-         q->source_dtype != SGFP4_ST_BF16))
-        return MANIFEST_FAIL(name, "dtype is not \"BF16\", \"F16\" or \"F32\"", name);
+        !sgfp4_st_dtype_is_quantizable(q->source_dtype))
+        return MANIFEST_FAIL(name, "dtype is not \"BF16\", \"F16\", \"F32\", \"F8_E4M3\" or "
+                             "\"F8_E5M2\"", name);
     const char *sha = json_string_value(json_object_get(obj, "sha256"));
     if (!sha || !is_sha256_hex(sha))
         return MANIFEST_FAIL(name, "sha256 is not 64 lowercase hex digits", name);

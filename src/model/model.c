@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,7 +30,8 @@ static void sort_indices(const sgfp4_model *m, size_t *idx, size_t *tmp, size_t 
     sort_indices(m, idx + h, tmp, n - h);
     size_t i = 0, j = h, k = 0;
     while (i < h && j < n)
-        tmp[k++] = strcmp(m->entries[idx[i]].pub.name, m->entries[idx[j]].pub.name) <= 0
+        tmp[k++] = strcmp(sgfp4_model_tensor_k(m, idx[i])->name,
+                          sgfp4_model_tensor_k(m, idx[j])->name) <= 0
                        ? idx[i++] : idx[j++];
     while (i < h)
         tmp[k++] = idx[i++];
@@ -93,10 +95,17 @@ sgfp4_status sgfp4_model_open_memory(const void *data, size_t size, sgfp4_model 
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
     m->base = data;
     m->size = size;
+    if (sgfp4_model_looks_like_index(data, size, size)) {
+        free(m);
+        return sgfp4_fail(diag, SGFP4_ERR_MODEL_INDEX, 0, -1, -1,
+                          "the bytes are a JSON document (a sharded model's index?), not a "
+                          "safetensors file; an index names files: open it by path");
+    }
     return finish_open(m, options, out, diag);
 }
 
-sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
+/* Opens `path`: a safetensors file or, if allow_index, an index (a sharded set). */
+static sgfp4_status open_path(const char *path, bool allow_index, sgfp4_model **out,
                               const sgfp4_model_open_options *given, sgfp4_diag *diag)
 {
     if (!out || !path)
@@ -136,6 +145,21 @@ sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
         close(fd);
         return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1, "%s: too large to map", path);
     }
+    uint8_t head[64];
+    const ssize_t head_size = pread(fd, head, sizeof head, 0);
+    if (head_size > 0 && sgfp4_model_looks_like_index(head, (size_t)head_size,
+                                                      (uint64_t)st.st_size)) {
+        if (!allow_index) {
+            close(fd);
+            return sgfp4_fail(diag, SGFP4_ERR_MODEL_INDEX, 0, -1, -1,
+                              "%s: a JSON document (an index?) where a safetensors file must "
+                              "be", path);
+        }
+        const sgfp4_status s =
+            sgfp4_model_open_set(path, fd, (uint64_t)st.st_size, out, options, diag);
+        close(fd);
+        return s;
+    }
     sgfp4_model *m = calloc(1, sizeof *m);
     if (!m) {
         close(fd);
@@ -158,10 +182,26 @@ sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
     return finish_open(m, options, out, diag);
 }
 
+sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
+                              const sgfp4_model_open_options *options, sgfp4_diag *diag)
+{
+    return open_path(path, true, out, options, diag);
+}
+
+sgfp4_status sgfp4_model_open_file(const char *path, sgfp4_model **out,
+                                   const sgfp4_model_open_options *options, sgfp4_diag *diag)
+{
+    return open_path(path, false, out, options, diag);
+}
+
 void sgfp4_model_close(sgfp4_model *m)
 {
     if (!m)
         return;
+    if (m->shards) {
+        sgfp4_model_set_free(m);
+        return;
+    }
     sgfp4_model_free_parsed(m);
     if (m->mapping)
         munmap(m->mapping, (size_t)m->size);
@@ -172,7 +212,7 @@ size_t sgfp4_model_tensor_count(const sgfp4_model *m) { return m ? m->count : 0;
 
 const sgfp4_model_tensor *sgfp4_model_tensor_at(const sgfp4_model *m, size_t index)
 {
-    return m && index < m->count ? &m->entries[index].pub : NULL;
+    return m && index < m->count ? sgfp4_model_tensor_k(m, index) : NULL;
 }
 
 const sgfp4_model_tensor *sgfp4_model_tensor_find(const sgfp4_model *m, const char *name)
@@ -182,9 +222,10 @@ const sgfp4_model_tensor *sgfp4_model_tensor_find(const sgfp4_model *m, const ch
     size_t lo = 0, hi = m->count;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
-        const int c = strcmp(name, m->entries[m->by_name[mid]].pub.name);
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_sorted(m, mid);
+        const int c = strcmp(name, t->name);
         if (c == 0)
-            return &m->entries[m->by_name[mid]].pub;
+            return t;
         if (c < 0)
             hi = mid;
         else
@@ -220,8 +261,43 @@ uint64_t sgfp4_model_data_offset(const sgfp4_model *m) { return m ? m->data_offs
 uint64_t sgfp4_model_file_bytes(const sgfp4_model *m) { return m ? m->size : 0; }
 int sgfp4_model_was_compressed(const sgfp4_model *m) { return m && m->compressed; }
 
-void sgfp4_model_tensor_evict(const sgfp4_model *m, const sgfp4_model_tensor *t)
+int sgfp4_model_is_set(const sgfp4_model *m) { return m && m->shards; }
+
+size_t sgfp4_model_shard_count(const sgfp4_model *m) { return !m ? 0 : m->shards ? m->shard_count : 1; }
+
+const sgfp4_model *sgfp4_model_shard(const sgfp4_model *m, size_t index)
 {
+    if (!m)
+        return NULL;
+    if (!m->shards)
+        return index == 0 ? m : NULL;
+    return index < m->shard_count ? m->shards[index] : NULL;
+}
+
+const char *sgfp4_model_shard_name(const sgfp4_model *m, size_t index)
+{
+    return m && m->shards && index < m->shard_count ? m->shard_names[index] : NULL;
+}
+
+const sgfp4_model *sgfp4_model_owner(const sgfp4_model *m, const sgfp4_model_tensor *t)
+{
+    return m && m->shards && t && t->shard < m->shard_count ? m->shards[t->shard] : m;
+}
+
+/* "shard 'NAME' " for a tensor of a set (so messages name the file), else "". */
+static void shard_prefix(const sgfp4_model *m, const sgfp4_model_tensor *t, char *buf,
+                         size_t size)
+{
+    const char *name = t ? sgfp4_model_shard_name(m, t->shard) : NULL;
+    if (name)
+        snprintf(buf, size, "shard '%.80s' ", name);
+    else
+        buf[0] = '\0';
+}
+
+void sgfp4_model_tensor_evict(const sgfp4_model *set, const sgfp4_model_tensor *t)
+{
+    const sgfp4_model *m = sgfp4_model_owner(set, t);
     if (!m || !t || !m->mapping || t->nbytes == 0)
         return;
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -246,8 +322,10 @@ sgfp4_status sgfp4_model_tensor_open(const sgfp4_model *m, const sgfp4_model_ten
         memcpy(inner, diag->message, sizeof inner);
         const int64_t at = diag->offset >= 0 ? (int64_t)t->offset + diag->offset : -1;
         diag->offset = at;
-        char head[sizeof diag->message];
-        snprintf(head, sizeof head, "tensor '%s' (file byte %lld): ", t->name, (long long)at);
+        char head[sizeof diag->message], where[100];
+        shard_prefix(m, t, where, sizeof where);
+        snprintf(head, sizeof head, "%stensor '%s' (file byte %lld): ", where, t->name,
+                 (long long)at);
         const size_t used = strlen(head);
         memcpy(diag->message, head, used);
         const size_t room = sizeof diag->message - used - 1;
@@ -279,12 +357,13 @@ sgfp4_status sgfp4_model_tensor_verify(const sgfp4_model *m, const sgfp4_model_t
     sgfp4_tensor_close(view);
     if (s != SGFP4_OK)
         return s;
-    char hex[65];
+    char hex[65], where[100];
     sgfp4_sha256_hex(t->data, (size_t)t->nbytes, hex);
+    shard_prefix(m, t, where, sizeof where);
     if (strcmp(hex, t->quant->sha256) != 0)
         return sgfp4_fail(diag, SGFP4_ERR_HASH_MISMATCH, (int64_t)t->offset, -1, -1,
-                          "tensor '%s' (file bytes %llu..%llu): sha256 %s, manifest says %s",
-                          t->name, (unsigned long long)t->offset,
+                          "%stensor '%s' (file bytes %llu..%llu): sha256 %s, manifest says %s",
+                          where, t->name, (unsigned long long)t->offset,
                           (unsigned long long)(t->offset + t->nbytes), hex, t->quant->sha256);
     return SGFP4_OK;
 }
@@ -294,7 +373,7 @@ sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *t, int reject_n
 {
     if (!t || !dst)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
-    if (t->dtype != SGFP4_ST_F32 && t->dtype != SGFP4_ST_F16 && t->dtype != SGFP4_ST_BF16)
+    if (!sgfp4_st_dtype_is_quantizable(t->dtype))
         return sgfp4_fail(diag, SGFP4_ERR_MODEL_DTYPE, (int64_t)t->offset, -1, -1,
                           "tensor '%s': dtype %s cannot be converted to float32", t->name,
                           sgfp4_st_dtype_name(t->dtype));
@@ -305,18 +384,25 @@ sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *t, int reject_n
     const size_t n = (size_t)t->elements;
     for (size_t k = 0; k < n; k++) {
         uint32_t bits;
-        if (t->dtype == SGFP4_ST_F32) {
+        switch (t->dtype) {
+        case SGFP4_ST_F32:
             bits = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 |
                    (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
             memcpy(&dst[k], &bits, 4);
-        } else {
-            const uint16_t h = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
-            if (t->dtype == SGFP4_ST_F16) {
-                dst[k] = sgfp4_half_to_float(h);
-            } else {
-                bits = (uint32_t)h << 16;
-                memcpy(&dst[k], &bits, 4);
-            }
+            break;
+        case SGFP4_ST_F16:
+            dst[k] = sgfp4_half_to_float((uint16_t)(p[2 * k] | p[2 * k + 1] << 8));
+            break;
+        case SGFP4_ST_BF16:
+            bits = (uint32_t)(p[2 * k] | p[2 * k + 1] << 8) << 16;
+            memcpy(&dst[k], &bits, 4);
+            break;
+        case SGFP4_ST_F8_E4M3:
+            dst[k] = sgfp4_f8e4m3_to_float(p[k]);
+            break;
+        default: /* F8_E5M2, the only other quantizable dtype */
+            dst[k] = sgfp4_f8e5m2_to_float(p[k]);
+            break;
         }
         if (reject_nonfinite && !isfinite(dst[k]))
             return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,

@@ -15,16 +15,18 @@ static sgfp4_st_dtype st_of(sgfp4_dtype d)
     return d == SGFP4_DTYPE_F16 ? SGFP4_ST_F16 : d == SGFP4_DTYPE_BF16 ? SGFP4_ST_BF16 : SGFP4_ST_F32;
 }
 
-static bool dtype_of(sgfp4_st_dtype st, sgfp4_dtype *d)
+/* The decoder's output dtype for a safetensors dtype: the 8-bit floats are rounded from
+ * the float32 decode (sgfp4_st_narrow_f32). */
+static sgfp4_dtype dtype_of(sgfp4_st_dtype st)
 {
-    *d = st == SGFP4_ST_F16 ? SGFP4_DTYPE_F16 : st == SGFP4_ST_BF16 ? SGFP4_DTYPE_BF16 : SGFP4_DTYPE_F32;
-    return st == SGFP4_ST_F16 || st == SGFP4_ST_BF16 || st == SGFP4_ST_F32;
+    return st == SGFP4_ST_F16 ? SGFP4_DTYPE_F16 : st == SGFP4_ST_BF16 ? SGFP4_DTYPE_BF16 : SGFP4_DTYPE_F32;
 }
 
-static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t, sgfp4_dtype dt,
-                               const sgfp4_model_write_options *o, sgfp4_st_writer *w,
-                               sgfp4_diag *diag)
+static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t,
+                               sgfp4_st_dtype out, const sgfp4_model_write_options *o,
+                               sgfp4_st_writer *w, sgfp4_diag *diag)
 {
+    const sgfp4_dtype dt = dtype_of(out);
     sgfp4_status s = sgfp4_model_tensor_verify(m, t, diag);
     if (s != SGFP4_OK)
         return s;
@@ -46,8 +48,11 @@ static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t
         const uint64_t end = r + band < rows ? r + band : rows;
         const size_t bytes = (size_t)(end - r) * row_bytes;
         s = sgfp4_decode_rows(view, r, end, dt, buf, 0, bytes, o->decode);
+        const size_t out_bytes = s == SGFP4_OK && out != st_of(dt)
+                                     ? sgfp4_st_narrow_f32(out, buf, bytes / sizeof(float))
+                                     : bytes;
         if (s == SGFP4_OK)
-            s = sgfp4_st_writer_write(w, buf, bytes);
+            s = sgfp4_st_writer_write(w, buf, out_bytes);
         if (s != SGFP4_OK)
             sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1, "tensor '%s': rows %llu..%llu: %s",
                        t->name, (unsigned long long)r, (unsigned long long)end,
@@ -58,37 +63,26 @@ static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t
     return s;
 }
 
-sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_sink *sink,
-                                const sgfp4_model_write_options *given, sgfp4_diag *diag)
+sgfp4_status sgfp4_model_decode_part(const sgfp4_model *m, const sgfp4_sink *out,
+                                     const sgfp4_model_write_options *o, model_report *report,
+                                     sgfp4_diag *diag)
 {
-    sgfp4_diag_clear(diag);
-    if (!m || !sink || !sink->write)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
-    sgfp4_model_write_options opts;
-    const sgfp4_model_write_options *o = &opts;
-    if (SGFP4_OPTIONS_READ(sgfp4_model_write_options, given, &opts) != SGFP4_OK)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "options: struct_size %zu is not one this library knows "
-                          "(initialise them with sgfp4_model_write_options_init)",
-                          given->struct_size);
-    if (!m->quantized)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "the input is not a quantized model (no sgfp4 manifest)");
-    if (o->decode_dtype && sgfp4_dtype_size(*o->decode_dtype) == 0)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown output dtype");
+    const sgfp4_sink counted = sgfp4_report_sink(report, out);
+    const sgfp4_sink *sink = &counted;
     const size_t n = m->count;
     sgfp4_st_entry *entries = calloc(n ? n : 1, sizeof *entries);
     const char **keys = calloc(m->meta_count + 1, sizeof *keys);
     const char **values = calloc(m->meta_count + 1, sizeof *values);
-    if (!entries || !keys || !values) {
+    uint64_t *bytes_out = calloc(n ? n : 1, sizeof *bytes_out); /* per tensor, for reports */
+    if (!entries || !keys || !values || !bytes_out) {
         free(entries);
+        free(bytes_out);
         free(keys);
         free(values);
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
     }
-    uint64_t bytes_total = 0, bytes_done = 0;
     for (size_t i = 0; i < n; i++) {
-        const sgfp4_model_tensor *t = &m->entries[m->by_name[i]].pub;
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_sorted(m, i);
         entries[i].name = t->name;
         if (t->quant) {
             entries[i].dtype = o->decode_dtype ? st_of(*o->decode_dtype) : t->quant->source_dtype;
@@ -99,7 +93,11 @@ sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_sink *sink,
             entries[i].rank = t->rank;
             entries[i].shape = t->shape;
         }
-        bytes_total += t->nbytes;
+        uint64_t elements = 1;
+        for (size_t d = 0; d < entries[i].rank; d++)
+            elements *= entries[i].shape[d]; /* the manifest checked the product */
+        if (sgfp4_st_dtype_bytes(entries[i].dtype, elements, &bytes_out[i]) != 0)
+            bytes_out[i] = 0; /* the writer refuses such an entry */
     }
     size_t meta = 0;
     for (size_t k = 0; k < m->meta_count; k++)
@@ -109,29 +107,59 @@ sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_sink *sink,
         }
     sgfp4_st_writer *w = NULL;
     sgfp4_status s = sgfp4_st_writer_begin(entries, n, keys, values, meta, sink, &w, diag);
-    if (s == SGFP4_OK && o->progress)
-        o->progress(o->progress_user, &(sgfp4_model_progress){0, n, 0, bytes_total, NULL});
     for (size_t i = 0; s == SGFP4_OK && i < n; i++) {
-        const sgfp4_model_tensor *t = &m->entries[m->by_name[i]].pub;
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_sorted(m, i);
         if (t->quant) {
-            sgfp4_dtype dt;
-            dtype_of(entries[i].dtype, &dt);
-            s = decode_one(m, t, dt, o, w, diag);
+            s = decode_one(m, t, entries[i].dtype, o, w, diag);
         } else if ((s = sgfp4_st_writer_write(w, t->data, (size_t)t->nbytes)) != SGFP4_OK) {
             sgfp4_fail(diag, s, -1, -1, -1, "tensor '%s': cannot write: %s", t->name,
                        sgfp4_status_str(s));
         }
         sgfp4_model_tensor_evict(m, t);
-        bytes_done += t->nbytes;
-        if (s == SGFP4_OK && o->progress)
-            o->progress(o->progress_user,
-                        &(sgfp4_model_progress){i + 1, n, bytes_done, bytes_total, t->name});
+        if (s == SGFP4_OK)
+            sgfp4_report_tensor(report, t,
+                                &(sgfp4_model_tensor_report){.quantized = t->quant != NULL,
+                                                             .bytes_out = bytes_out[i]});
     }
     if (s == SGFP4_OK)
         s = sgfp4_st_writer_finish(w, diag);
     sgfp4_st_writer_free(w);
     free(entries);
+    free(bytes_out);
     free(keys);
     free(values);
+    return s;
+}
+
+sgfp4_status sgfp4_model_decode_check(const sgfp4_model *m, const sgfp4_model_write_options *o,
+                                      sgfp4_diag *diag)
+{
+    if (!m->quantized)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "the input is not a quantized model (no sgfp4 manifest)");
+    if (o->decode_dtype && sgfp4_dtype_size(*o->decode_dtype) == 0)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown output dtype");
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_sink *sink,
+                                const sgfp4_model_write_options *given, sgfp4_diag *diag)
+{
+    sgfp4_diag_clear(diag);
+    if (!m || !sink || !sink->write)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    sgfp4_model_write_options o;
+    sgfp4_status s = sgfp4_model_write_options_read(given, &o, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_model_decode_check(m, &o, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_model_check_one_file(m, diag);
+    if (s != SGFP4_OK)
+        return s;
+    model_report report;
+    sgfp4_report_begin(&report, &o, m->count, sgfp4_model_data_bytes(m));
+    s = sgfp4_model_decode_part(m, sink, &o, &report, diag);
+    if (s == SGFP4_OK)
+        sgfp4_report_end(&report, 1);
     return s;
 }

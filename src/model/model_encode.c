@@ -154,7 +154,7 @@ static char *manifest_text(const sgfp4_model *src, const planned *plan)
     for (size_t k = 0; k < src->count; k++) {
         if (!plan[k].decision.quantize)
             continue;
-        const sgfp4_model_tensor *t = &src->entries[k].pub;
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_k(src, k);
         const sgfp4_model_decision *d = &plan[k].decision;
         json_t *e = json_object();
         json_object_set_new(e, "profile",
@@ -220,7 +220,7 @@ static sgfp4_status assemble(encode_job *job, const sgfp4_sink *sink)
         for (size_t k = 0; k < src->count; k++) {
             if (group_of(&job->plan[k]) != group)
                 continue;
-            const sgfp4_model_tensor *t = &src->entries[k].pub;
+            const sgfp4_model_tensor *t = sgfp4_model_tensor_k(src, k);
             entries[n].name = t->name;
             if (group < 2) {
                 entries[n].dtype = SGFP4_ST_U8;
@@ -245,7 +245,7 @@ static sgfp4_status assemble(encode_job *job, const sgfp4_sink *sink)
         s = sgfp4_st_writer_begin(entries, n, keys, values, meta, sink, &w, diag);
     for (size_t i = 0; s == SGFP4_OK && i < n; i++) {
         const size_t k = order[i];
-        const sgfp4_model_tensor *t = &src->entries[k].pub;
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_k(src, k);
         if (job->plan[k].decision.quantize) {
             s = copy_spool(job, w, &job->plan[k], t->name);
             continue;
@@ -267,32 +267,31 @@ static sgfp4_status assemble(encode_job *job, const sgfp4_sink *sink)
     return s;
 }
 
-static void report(const sgfp4_model_write_options *o, size_t done, size_t total,
-                   uint64_t bytes_done, uint64_t bytes_total, const char *current)
+/* What the report says about a tensor just planned (and, if quantized, encoded). */
+static void describe(const sgfp4_model_tensor *t, const planned *p, sgfp4_model_tensor_report *r)
 {
-    if (!o->progress)
+    const sgfp4_model_decision *d = &p->decision;
+    r->quantized = d->quantize;
+    r->reason = d->reason;
+    r->bytes_out = d->quantize ? p->bytes : t->nbytes;
+    if (!d->quantize || t->elements == 0)
         return;
-    const sgfp4_model_progress p = {done, total, bytes_done, bytes_total, current};
-    o->progress(o->progress_user, &p);
+    const double weights = (double)t->elements;
+    r->bits_per_weight = 8.0 * (double)p->bytes / weights;
+    if (d->options.profile == SGFP4_PROFILE_V2 && d->options.policy == SGFP4_POLICY_RATE) {
+        r->target_bpw = d->options.target_bpw;
+        /* The rate control's own budget (docs/encoder.md): at most target * weights / 8
+         * bytes and, where the tensor can get there, within 1% below. */
+        const double budget = d->options.target_bpw * weights / 8.0;
+        r->target_miss = (double)p->bytes > budget ? 1 : (double)p->bytes < 0.99 * budget ? -1 : 0;
+    }
 }
 
-sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy *policy,
-                                const sgfp4_sink *sink, const sgfp4_model_write_options *given,
-                                sgfp4_diag *diag)
+sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_policy *policy,
+                                     const sgfp4_sink *sink,
+                                     const sgfp4_model_write_options *options,
+                                     model_report *report, sgfp4_diag *diag)
 {
-    sgfp4_diag_clear(diag);
-    if (!src || !policy || !sink || !sink->write)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
-    sgfp4_model_write_options opts;
-    const sgfp4_model_write_options *options = &opts;
-    if (SGFP4_OPTIONS_READ(sgfp4_model_write_options, given, &opts) != SGFP4_OK)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "options: struct_size %zu is not one this library knows "
-                          "(initialise them with sgfp4_model_write_options_init)",
-                          given->struct_size);
-    if (src->quantized)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "the input is already a quantized model (it has an sgfp4 manifest)");
     encode_job job = {src, NULL, -1, 0, NULL, diag};
     job.plan = calloc(src->count ? src->count : 1, sizeof *job.plan);
     job.chunk = malloc(COPY_CHUNK);
@@ -306,24 +305,56 @@ sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy
     if (job.spool < 0)
         s = sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "cannot create a spool file in %s: %s",
                        sgfp4_temp_dir(options->temp_dir), strerror(errno));
-    uint64_t bytes_total = 0, bytes_done = 0;
-    for (size_t k = 0; k < src->count; k++)
-        bytes_total += src->entries[k].pub.nbytes;
-    report(options, 0, src->count, 0, bytes_total, NULL);
     for (size_t k = 0; s == SGFP4_OK && k < src->count; k++) {
-        const sgfp4_model_tensor *t = &src->entries[k].pub;
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_k(src, k);
         sgfp4_model_policy_decide(policy, t, &job.plan[k].decision);
         if (job.plan[k].decision.quantize)
             s = encode_one(&job, t, &job.plan[k]);
         sgfp4_model_tensor_evict(src, t);
-        bytes_done += t->nbytes;
-        report(options, k + 1, src->count, bytes_done, bytes_total, t->name);
+        if (s == SGFP4_OK) {
+            sgfp4_model_tensor_report r = {0};
+            describe(t, &job.plan[k], &r);
+            sgfp4_report_tensor(report, t, &r);
+        }
     }
+    const sgfp4_sink counted = sgfp4_report_sink(report, sink);
     if (s == SGFP4_OK)
-        s = assemble(&job, sink);
+        s = assemble(&job, &counted);
     if (job.spool >= 0)
         close(job.spool);
     free(job.plan);
     free(job.chunk);
+    return s;
+}
+
+uint64_t sgfp4_model_data_bytes(const sgfp4_model *m)
+{
+    uint64_t bytes = 0;
+    for (size_t k = 0; m && k < m->count; k++)
+        bytes += sgfp4_model_tensor_k(m, k)->nbytes;
+    return bytes;
+}
+
+sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy *policy,
+                                const sgfp4_sink *sink, const sgfp4_model_write_options *given,
+                                sgfp4_diag *diag)
+{
+    sgfp4_diag_clear(diag);
+    if (!src || !policy || !sink || !sink->write)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    sgfp4_model_write_options options;
+    sgfp4_status s = sgfp4_model_write_options_read(given, &options, diag);
+    if (s == SGFP4_OK && src->quantized)
+        s = sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                       "the input is already a quantized model (it has an sgfp4 manifest)");
+    if (s == SGFP4_OK)
+        s = sgfp4_model_check_one_file(src, diag);
+    if (s != SGFP4_OK)
+        return s;
+    model_report report;
+    sgfp4_report_begin(&report, &options, src->count, sgfp4_model_data_bytes(src));
+    s = sgfp4_model_encode_part(src, policy, sink, &options, &report, diag);
+    if (s == SGFP4_OK)
+        sgfp4_report_end(&report, 1);
     return s;
 }

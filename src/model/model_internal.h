@@ -30,7 +30,26 @@ struct sgfp4_model {
     size_t meta_count;
     bool quantized;
     size_t *by_name;              /* entry indices sorted by name (for lookups) */
+    /* A set opened from an index (model_set.c): the shards own the tensors and their
+     * storage; `refs` points at every shard tensor in shard order (entries is NULL), and
+     * the metadata arrays are the set's own merge of the shards'. */
+    const sgfp4_model_tensor **refs;
+    sgfp4_model **shards;
+    char **shard_names;
+    size_t shard_count;
+    char *index_json;             /* the index document, compact (kept by the set writers) */
+    char *meta_conflict;          /* why one-file writers must refuse the set, or NULL */
 };
+
+/* Tensor k of a model in file order (a set: shard order), and the k-th in name order. */
+static inline const sgfp4_model_tensor *sgfp4_model_tensor_k(const sgfp4_model *m, size_t k)
+{
+    return m->refs ? m->refs[k] : &m->entries[k].pub;
+}
+static inline const sgfp4_model_tensor *sgfp4_model_tensor_sorted(const sgfp4_model *m, size_t k)
+{
+    return sgfp4_model_tensor_k(m, m->by_name[k]);
+}
 
 /* Parses and checks header + manifest of the bytes model->base[0..size). */
 sgfp4_status sgfp4_model_parse(sgfp4_model *model, const sgfp4_limits *limits, sgfp4_diag *diag);
@@ -40,6 +59,80 @@ sgfp4_status sgfp4_model_parse_manifest(sgfp4_model *model, const char *json, sg
 sgfp4_status sgfp4_model_index_names(sgfp4_model *model, sgfp4_diag *diag);
 /* Frees everything but the model struct and mapping. */
 void sgfp4_model_free_parsed(sgfp4_model *model);
+
+/* model_set.c: true when `head` (the first bytes of a file, at most `size`) is a JSON
+ * document rather than a safetensors header, i.e. an index. */
+bool sgfp4_model_looks_like_index(const uint8_t *head, size_t head_size, uint64_t file_size);
+/* Opens the set an index file (already open as fd, `size` bytes) describes. */
+sgfp4_status sgfp4_model_open_set(const char *path, int fd, uint64_t size, sgfp4_model **out,
+                                  const sgfp4_model_open_options *options, sgfp4_diag *diag);
+/* Opens one file that must be a safetensors file (a shard: no index). */
+sgfp4_status sgfp4_model_open_file(const char *path, sgfp4_model **out,
+                                   const sgfp4_model_open_options *options, sgfp4_diag *diag);
+/* Why `name` cannot be a shard's or an index's name (it must be a plain file name, which
+ * sits beside the index), or NULL if it can. */
+const char *sgfp4_model_bad_file_name(const char *name);
+/* qsort comparator of `const char *` elements (strcmp order). */
+int sgfp4_compare_strings(const void *a, const void *b);
+/* Frees a set's own storage and closes its shards (the struct itself too). */
+void sgfp4_model_set_free(sgfp4_model *model);
+/* Fails (SGFP4_ERR_MODEL_INDEX) if a set cannot be written as one file. */
+sgfp4_status sgfp4_model_check_one_file(const sgfp4_model *model, sgfp4_diag *diag);
+/* The model that owns a tensor of `model` (its shard, or itself). */
+const sgfp4_model *sgfp4_model_owner(const sgfp4_model *model, const sgfp4_model_tensor *t);
+
+/* st_dtype.c: the 8-bit floats, exactly to float32 and back (round to nearest even,
+ * saturating at the largest finite value; NaN stays NaN). */
+float sgfp4_f8e4m3_to_float(uint8_t byte);
+float sgfp4_f8e5m2_to_float(uint8_t byte);
+uint8_t sgfp4_float_to_f8e4m3(float value);
+uint8_t sgfp4_float_to_f8e5m2(float value);
+/* Rounds `count` float32 values in `buffer` to the 1-byte float dtype (F8_E4M3 or F8_E5M2)
+ * in place, packed at the buffer's start; returns the bytes (count). */
+size_t sgfp4_st_narrow_f32(sgfp4_st_dtype dtype, void *buffer, size_t count);
+
+/* model_report.c: progress reports and the closing summary of a model job. */
+typedef struct model_report {
+    const sgfp4_model_write_options *options;
+    size_t tensors_done, tensors_total;
+    uint64_t bytes_done, bytes_total;
+    sgfp4_model_summary summary;
+    double start, last;             /* monotonic seconds */
+    sgfp4_sink inner;               /* the caller's sink; counting_sink() counts into it */
+} model_report;
+/* Starts the job's clock and sends the first report. */
+void sgfp4_report_begin(model_report *r, const sgfp4_model_write_options *o, size_t tensors,
+                        uint64_t bytes);
+/* A sink that forwards to `inner` and adds every byte to summary.file_bytes_out. */
+sgfp4_sink sgfp4_report_sink(model_report *r, const sgfp4_sink *inner);
+/* After tensor t: `p` carries what the job knows (quantized, bytes_out, bits, target,
+ * reason); the rest, the totals and the time are filled here, then both reports are sent. */
+void sgfp4_report_tensor(model_report *r, const sgfp4_model_tensor *t,
+                         sgfp4_model_tensor_report *p);
+/* Finishes the summary (files written) and hands it to the caller. */
+void sgfp4_report_end(model_report *r, size_t files);
+/* Monotonic seconds. */
+double sgfp4_now_seconds(void);
+
+/* One output file of a model job (the whole job for sgfp4_model_encode / _decode, one shard
+ * of a set writer), reporting through `report`. The callers check the arguments; `options`
+ * is the resolved struct (sgfp4_model_write_options_read), never NULL. */
+sgfp4_status sgfp4_model_encode_part(const sgfp4_model *source, const sgfp4_model_policy *policy,
+                                     const sgfp4_sink *sink,
+                                     const sgfp4_model_write_options *options,
+                                     model_report *report, sgfp4_diag *diag);
+sgfp4_status sgfp4_model_decode_part(const sgfp4_model *quantized, const sgfp4_sink *sink,
+                                     const sgfp4_model_write_options *options,
+                                     model_report *report, sgfp4_diag *diag);
+/* Decode's checks of its source and options (quantized, a known output dtype). */
+sgfp4_status sgfp4_model_decode_check(const sgfp4_model *quantized,
+                                      const sgfp4_model_write_options *options, sgfp4_diag *diag);
+/* model_options.c: the caller's write options (NULL: defaults) into *out, by the options
+ * convention; SGFP4_ERR_ARGUMENT for a struct_size this library does not know. */
+sgfp4_status sgfp4_model_write_options_read(const sgfp4_model_write_options *given,
+                                            sgfp4_model_write_options *out, sgfp4_diag *diag);
+/* Tensor data bytes of a model (a set: all shards). */
+uint64_t sgfp4_model_data_bytes(const sgfp4_model *model);
 
 /* Fails (SGFP4_ERR_ARGUMENT, naming element and byte offset) if a F32 tensor holds a NaN or
  * infinity. */

@@ -263,6 +263,16 @@ static bool looks_like_norm(const char *name)
     return contains(name, "norm") || contains(name, "ln_") || contains(name, ".ln");
 }
 
+/* The companions of already-quantized weights (FP8 block scales `weight_scale_inv`,
+ * `weight_scale`, `input_scale`, GPTQ/AWQ `scales` and `qzeros`, bitsandbytes `absmax`):
+ * their last name component says so. Quantizing them would change every weight they scale. */
+static bool looks_like_quant_companion(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    const char *last = dot ? dot + 1 : name;
+    return contains(last, "scale") || contains(last, "absmax") || contains(last, "zero");
+}
+
 static void apply(sgfp4_encode_options *o, const policy_rule *r)
 {
     if (r->set & SET_PROFILE) o->profile = r->values.profile;
@@ -303,8 +313,8 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
                 rule = &p->rules[r];
                 index = r;
             }
-    if (t->dtype != SGFP4_ST_F32 && t->dtype != SGFP4_ST_F16 && t->dtype != SGFP4_ST_BF16) {
-        snprintf(d->reason, sizeof d->reason, "dtype %s is not a float type",
+    if (!sgfp4_st_dtype_is_quantizable(t->dtype)) {
+        snprintf(d->reason, sizeof d->reason, "dtype %s cannot be quantized",
                  sgfp4_st_dtype_name(t->dtype));
         return;
     }
@@ -321,6 +331,7 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
                           : t->elements < p->min_elements ? "tiny"
                           : mostly_padding(t)             ? "mostly padding"
                           : looks_like_norm(t->name)      ? "a norm"
+                          : looks_like_quant_companion(t->name) ? "a quantization scale"
                           : (!p->embeddings && looks_like_embedding(t->name)) ? "an embedding"
                                                                               : NULL;
         if (why) {

@@ -95,9 +95,15 @@ static sgfp4_status parse_entry(const char *name, json_t *obj, model_entry *e, i
         return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON,
                           "data_offsets is not [begin, end] of non-negative integers");
     uint64_t nbytes = 0;
-    overflow = overflow || mul_overflows(elements, sgfp4_st_dtype_size(e->pub.dtype), &nbytes);
-    if (overflow)
+    if (overflow || sgfp4_st_dtype_bytes(e->pub.dtype, elements, &nbytes) != 0) {
+        /* Sub-byte dtypes (F4, F6) must fill whole bytes, as the format requires. */
+        if (!overflow && sgfp4_st_dtype_bits(e->pub.dtype) % 8 && elements < UINT64_MAX / 8)
+            return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS,
+                              "%llu elements of %s are %llu bits, not a whole number of bytes",
+                              (unsigned long long)elements, sgfp4_st_dtype_name(e->pub.dtype),
+                              (unsigned long long)(elements * sgfp4_st_dtype_bits(e->pub.dtype)));
         return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS, "shape claims more than 2^64 bytes");
+    }
     if (e->end < e->begin)
         return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS, "data_offsets end %llu is before begin %llu",
                           (unsigned long long)e->end, (unsigned long long)e->begin);

@@ -48,15 +48,17 @@ static sgfp4_status build_header(const sgfp4_st_entry *entries, size_t count,
     uint64_t offset = 0;
     for (size_t k = 0; k < count; k++) {
         const sgfp4_st_entry *e = &entries[k];
-        const size_t esize = sgfp4_st_dtype_size(e->dtype);
-        uint64_t n = esize;
-        bool bad = esize == 0 || !e->name || strcmp(e->name, "__metadata__") == 0 ||
-                   e->rank > SGFP4_MODEL_MAX_RANK;
+        uint64_t elements = 1, n = 0;
+        bool bad = sgfp4_st_dtype_bits(e->dtype) == 0 || !e->name ||
+                   strcmp(e->name, "__metadata__") == 0 || e->rank > SGFP4_MODEL_MAX_RANK ||
+                   (e->rank && !e->shape);
         for (size_t d = 0; !bad && d < e->rank; d++) {
             bad = e->shape[d] > (uint64_t)INT64_MAX ||
-                  (e->shape[d] && n > UINT64_MAX / e->shape[d]);
-            n *= e->shape[d];
+                  (e->shape[d] && elements > UINT64_MAX / e->shape[d]);
+            elements *= e->shape[d];
         }
+        /* Sub-byte dtypes must fill whole bytes. */
+        bad = bad || sgfp4_st_dtype_bytes(e->dtype, elements, &n) != 0;
         if (bad || n > (uint64_t)INT64_MAX - offset) {
             json_decref(root);
             return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,

@@ -240,7 +240,7 @@ static void test_policy(void **state)
     (void)state;
     uint64_t mat[2] = {256, 128}, vec[1] = {4096}, cube[3] = {4, 64, 128};
     sgfp4_model_tensor t = {"model.layers.0.mlp.up_proj.weight", SGFP4_ST_BF16, 2, mat,
-                            256 * 128, 0, 0, NULL, NULL};
+                            256 * 128, 0, 0, NULL, NULL, 0};
     sgfp4_model_decision d;
     sgfp4_model_policy *p = NULL;
     assert_int_equal(sgfp4_model_policy_create(&p), SGFP4_OK);
@@ -248,14 +248,14 @@ static void test_policy(void **state)
     assert_true(d.quantize);
     assert_int_equal(d.rows, 256);
     assert_int_equal(d.cols, 128);
-    sgfp4_model_tensor v = {"model.norm.weight", SGFP4_ST_F32, 1, vec, 4096, 0, 0, NULL, NULL};
+    sgfp4_model_tensor v = {"model.norm.weight", SGFP4_ST_F32, 1, vec, 4096, 0, 0, NULL, NULL, 0};
     sgfp4_model_policy_decide(p, &v, &d);
     assert_false(d.quantize);
     /* mostly padding: 32x64 pads to 64x64 (2x) and passes; 48x64 (1.33x) and 172x64 are
      * quantized; 32x64 can still be forced by a rule (below, not here) */
     uint64_t thin[2] = {32, 64}, three_quarters[2] = {48, 64}, odd[2] = {172, 64};
     sgfp4_model_tensor pad = {"layers.0.attention.wk.weight", SGFP4_ST_F32, 2, thin, 2048,
-                              0, 0, NULL, NULL};
+                              0, 0, NULL, NULL, 0};
     sgfp4_model_policy_decide(p, &pad, &d);
     assert_false(d.quantize);
     assert_non_null(strstr(d.reason, "mostly padding"));
@@ -298,7 +298,7 @@ static void test_policy(void **state)
     k.name = "model.layers.0.self_attn.q_proj.weight";
     sgfp4_model_policy_decide(p, &k, &d);
     assert_true(d.options.target_bpw == 3.5);
-    sgfp4_model_tensor x = {"experts", SGFP4_ST_F32, 3, cube, 4 * 64 * 128, 0, 0, NULL, NULL};
+    sgfp4_model_tensor x = {"experts", SGFP4_ST_F32, 3, cube, 4 * 64 * 128, 0, 0, NULL, NULL, 0};
     sgfp4_model_policy_decide(p, &x, &d); /* rank 3, forced: [prod(leading), last] */
     assert_true(d.quantize);
     assert_int_equal(d.rows, 256);

@@ -158,7 +158,7 @@ static void matrix_view_of_model_tensors(void **state)
 {
     (void)state;
     const uint64_t s3[3] = {2, 3, 5}, s1[1] = {7}, s0[1] = {0};
-    sgfp4_model_tensor t = {"t", SGFP4_ST_F32, 3, s3, 30, 0, 120, NULL, NULL};
+    sgfp4_model_tensor t = {"t", SGFP4_ST_F32, 3, s3, 30, 0, 120, NULL, NULL, 0};
     uint64_t rows, cols;
     assert_int_equal(sgfp4_model_tensor_matrix(&t, &rows, &cols), SGFP4_OK);
     assert_true(rows == 6 && cols == 5);
