@@ -52,3 +52,19 @@ if(NOT SGFP4_SANITIZE)
            COMMAND ${SGFP4_PYTHON3} ${_m}/large_rss.py $<TARGET_FILE:sgfp4> ${_work}/rss)
   set_tests_properties(model.bounded_rss PROPERTIES LABELS model TIMEOUT 3600)
 endif()
+
+# Sharded sets: a real model split into shards with an index at test time (make_set.py, with
+# FP8 matrices and tensors of every other dtype), through the library's set API (set_driver)
+# and the independent checker. The larger model in plain builds only.
+add_executable(model_set_driver ${_m}/set_driver.c)
+target_link_libraries(model_set_driver PRIVATE sgfp4_static)
+add_test(NAME model.set_roundtrip.stories260K
+         COMMAND ${_m}/set_roundtrip.sh $<TARGET_FILE:model_set_driver>
+                 ${_w}/stories260K/stories260K.safetensors ${_work}/set-stories260K 3)
+set_tests_properties(model.set_roundtrip.stories260K PROPERTIES SKIP_RETURN_CODE 77 LABELS model)
+if(NOT SGFP4_SANITIZE)
+  add_test(NAME model.set_roundtrip.gpt2
+           COMMAND ${_m}/set_roundtrip.sh $<TARGET_FILE:model_set_driver>
+                   ${_w}/gpt2-small-attn/gpt2-small-attn-L0-L5-L11.safetensors ${_work}/set-gpt2 2)
+  set_tests_properties(model.set_roundtrip.gpt2 PROPERTIES SKIP_RETURN_CODE 77 LABELS model)
+endif()
