@@ -321,9 +321,10 @@ SGFP4_API void sgfp4_st_writer_free(sgfp4_st_writer *w);
 typedef struct sgfp4_model_policy sgfp4_model_policy;
 
 /**
- * The default policy (docs/model.md): F32/F16/BF16 tensors of rank 2 with at least 1024
- * elements are quantized with the default encoder options; everything else (norms, biases,
- * 1-D and tiny tensors, integer tensors) passes through. Embeddings are quantized unless
+ * The default policy (docs/model.md): F32/F16/BF16/F8_E4M3/F8_E5M2 tensors of rank 2 with
+ * at least 1024 elements are quantized with the default encoder options; everything else
+ * (norms, biases, 1-D and tiny tensors, mostly padded matrices, quantization scales such as
+ * `weight_scale_inv`, every other dtype) passes through. Embeddings are quantized unless
  * sgfp4_model_policy_set_embeddings(p, 0).
  */
 SGFP4_API sgfp4_status sgfp4_model_policy_create(sgfp4_model_policy **out);
