@@ -57,3 +57,5 @@ endforeach()
 sgfp4_add_fuzz_target(roundtrip ${SGFP4_FUZZ_DIR}/fuzz_roundtrip.c)
 # Whole models: safetensors reader, manifest, quantized tensors, restore, policy parser.
 sgfp4_add_fuzz_target(model ${SGFP4_FUZZ_DIR}/fuzz_model.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)
+# Sharded sets: the index over fixed shards the target writes into a temporary folder.
+sgfp4_add_fuzz_target(model_index ${SGFP4_FUZZ_DIR}/fuzz_model_index.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)

@@ -74,13 +74,13 @@ static void fuzz_file(const uint8_t *data, size_t size, int small_header)
         FUZZ_ASSERT(t->offset >= data_offset && t->offset <= size &&
                     size - t->offset >= t->nbytes);
         FUZZ_ASSERT(t->data == data + t->offset);
-        FUZZ_ASSERT(t->nbytes == t->elements * sgfp4_st_dtype_size(t->dtype));
+        uint64_t nbytes = 0; /* elements x bits / 8: sub-byte dtypes fill whole bytes */
+        FUZZ_ASSERT(sgfp4_st_dtype_bytes(t->dtype, t->elements, &nbytes) == 0);
+        FUZZ_ASSERT(t->nbytes == nbytes);
         total_elements += t->elements;
         if (t->quant) {
             check_quantized(m, t, data, size);
-        } else if ((t->dtype == SGFP4_ST_F32 || t->dtype == SGFP4_ST_F16 ||
-                    t->dtype == SGFP4_ST_BF16) &&
-                   t->elements <= FUZZ_MAX_ELEMENTS) {
+        } else if (sgfp4_st_dtype_is_quantizable(t->dtype) && t->elements <= FUZZ_MAX_ELEMENTS) {
             const size_t bytes = (size_t)t->elements * 4;
             float *f = malloc(bytes ? bytes : 1);
             FUZZ_ASSERT(f);
