@@ -206,10 +206,10 @@ static sgfp4_status open_shards(set_build *b, const sgfp4_model_open_options *op
         }
         sgfp4_model *shard = set->shards[k];
         if (k > 0 && shard->quantized != set->shards[0]->quantized)
-            return INDEX_FAIL("shard '%.80s' %s an sgfp4 manifest and shard '%.80s' %s: a set is "
-                              "quantized in every shard or in none", set->shard_names[0],
-                              shard->quantized ? "has no" : "has", set->shard_names[k],
-                              shard->quantized ? "has one" : "has none");
+            return INDEX_FAIL("shard '%.80s' has %s sgfp4 manifest and shard '%.80s' has %s: a "
+                              "set is quantized in every shard or in none", set->shard_names[0],
+                              shard->quantized ? "no" : "an", set->shard_names[k],
+                              shard->quantized ? "one" : "none");
         for (size_t t = 0; t < shard->count; t++)
             shard->entries[t].pub.shard = k;
         if (shard->count > SIZE_MAX / sizeof *set->refs - set->count)

@@ -549,7 +549,9 @@ static void test_index_errors(void **state)
     sgfp4_model_close(b);
     expect_index("{\"weight_map\": {\"a.one\": \"a.safetensors\", \"a.two\": \"a.safetensors\", "
                  "\"b.one\": \"bq.safetensors\"}}",
-                 SGFP4_ERR_MODEL_INDEX, "quantized in every shard or in none");
+                 SGFP4_ERR_MODEL_INDEX, "shard 'a.safetensors' has no sgfp4 manifest and shard "
+                                        "'bq.safetensors' has one: a set is quantized in every "
+                                        "shard or in none");
 
     /* an index cannot be opened from memory: it names files */
     sgfp4_model *m = NULL;
