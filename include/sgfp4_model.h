@@ -131,8 +131,8 @@ SGFP4_API void sgfp4_model_open_options_init(sgfp4_model_open_options *options);
  * Opens the safetensors file at `path` (plain, or a zstd stream: detected by its magic, not
  * its name), or a sharded set from its index (a `model.safetensors.index.json`, recognised
  * by its content: a JSON object, where a safetensors file starts with its header length;
- * see "Sharded sets" below). Checks: the 8-byte header length (non-zero, within the limit and the file);
- * the header is one strict JSON object (jansson, duplicate keys rejected, valid UTF-8);
+ * see "Sharded sets" below). Checks: the 8-byte header length (non-zero, within the limit
+ * and the file); the header is one strict JSON object (jansson, duplicate keys rejected, valid UTF-8);
  * every entry has exactly dtype / shape / data_offsets; known dtypes; shapes of
  * non-negative integers whose byte size (shape x dtype, overflow-checked) equals
  * end - begin; offsets contiguous from 0 with no hole or overlap; the file ends exactly at
