@@ -447,6 +447,136 @@ SGFP4_API sgfp4_status sgfp4_encode_alloc(const float *src, uint64_t rows, uint6
 /** Releases memory the library returned (sgfp4_encode_alloc). Accepts NULL. */
 SGFP4_API void sgfp4_free(void *ptr);
 
+/* ---- Matrix-vector products on compressed weights (DECISIONS D8) -------------------- */
+
+/*
+ * Y[n][r] = sum_j W[r][j] * X[n][j] for an opened tensor W of shape (O, I) and a batch of
+ * 1..SGFP4_MATVEC_MAX_BATCH activation vectors X[n] of I elements, computed straight from the
+ * compressed weights (nothing is decoded to a float buffer first). The result is defined bit
+ * for bit by DECISIONS D8 (docs/matvec.md): every kernel set, thread count, row split and the
+ * Vulkan backend give the same float32 bits. Each vector of a batch is computed alone, the
+ * same way, so a batch gives the bits of its vectors one at a time.
+ *
+ * Two classes of activations:
+ *   Class A, integer: x is first quantized per 64-column block with a power-of-two scale
+ *     (sgfp4_matvec_quantize: once per x, reused by every matrix that reads the same x);
+ *     the products are then exact integer cell sums. The fast class.
+ *   Class B, float: float32 (or f16, converted exactly) activations used as they are.
+ *
+ * Use:
+ *   sgfp4_matvec_plan_create(tensor, &plan)           once per tensor (at model load)
+ *   sgfp4_matvec_quantize(x, ..., q8, ...)            Class A: once per activation vector(s)
+ *   sgfp4_matvec_q8(plan, q8, ...) / sgfp4_matvec_float(plan, x, ...)   the products
+ * The product calls allocate nothing and never fail on a valid plan and valid arguments.
+ * A plan is immutable: any number of threads may run products on one plan at once, each on
+ * its own rows (a runtime splitting the rows over its own threads) or with the library's
+ * threads (sgfp4_matvec_options.threads).
+ */
+
+/** Most activation vectors one product call takes. */
+#define SGFP4_MATVEC_MAX_BATCH 16
+
+/** Options of the matvec calls. Initialise with sgfp4_matvec_options_init(), then set fields;
+ *  NULL means all defaults. The library reads no field past struct_size. */
+typedef struct sgfp4_matvec_options {
+    size_t struct_size;     /**< sizeof(sgfp4_matvec_options), set by _init */
+    /** AUTO / CPU (the default): the fastest kernel set this CPU runs; SCALAR: the
+     *  reference (the oracle). The experimental tier's forced kernel sets select one set
+     *  (SGFP4_ERR_UNAVAILABLE where this build or CPU lacks it). Every choice, same bits. */
+    sgfp4_backend backend;
+    /** Threads in all, the caller's included: 0 (the default) or 1 = the calling thread
+     *  only; at most SGFP4_MAX_THREADS. Same bits for every count. */
+    unsigned threads;
+} sgfp4_matvec_options;
+
+/** Sets struct_size and every default (AUTO backend, 1 thread). The only way to initialise
+ *  the struct. */
+SGFP4_API void sgfp4_matvec_options_init(sgfp4_matvec_options *options);
+
+/** The kernels `backend` runs matrix-vector products with on this machine: "scalar" (the
+ *  reference) or a kernel set's name; NULL if `backend` is unknown or cannot run here. */
+SGFP4_API const char *sgfp4_matvec_backend_name(sgfp4_backend backend);
+
+/** A tensor prepared for products (opaque, immutable). It borrows the tensor, which must stay
+ *  open (and its bytes unchanged) until sgfp4_matvec_plan_free(). */
+typedef struct sgfp4_matvec_plan sgfp4_matvec_plan;
+
+/**
+ * Prepares `tensor` for products: builds whatever per-tensor data the kernels read (through
+ * the tensor's allocator; sgfp4_matvec_plan_bytes() says how much) and sets *out.
+ * Errors: SGFP4_ERR_ARGUMENT (NULL pointers), SGFP4_ERR_NOMEM; *out is then NULL.
+ */
+SGFP4_API sgfp4_status sgfp4_matvec_plan_create(const sgfp4_tensor *tensor,
+                                                sgfp4_matvec_plan **out);
+
+/** Releases a plan (not the tensor it borrows). Accepts NULL. */
+SGFP4_API void sgfp4_matvec_plan_free(sgfp4_matvec_plan *plan);
+
+/** Bytes of memory the plan holds (the object and any table built for the kernels; the
+ *  layout is in docs/matvec.md). 0 for NULL. */
+SGFP4_API size_t sgfp4_matvec_plan_bytes(const sgfp4_matvec_plan *plan);
+
+/**
+ * Size in bytes of the Class A (q8) activations of `batch` vectors of `cols` elements: batch
+ * times the bytes of one vector, align64(68 * ceil(cols / 64)). The layout (docs/matvec.md)
+ * is the same on the CPU and the GPU: vector n starts at byte n * (the bytes of one vector);
+ * it holds q (int8, 64 per block, padding columns 0) for block b at b * 64, then at
+ * 64 * ceil(cols / 64) the block scales d (float32: 0 or exactly 2^e), then zero pad.
+ * 0 if cols is 0, batch is 0 or above SGFP4_MATVEC_MAX_BATCH, or the size overflows.
+ */
+SGFP4_API size_t sgfp4_matvec_q8_bytes(uint64_t cols, unsigned batch);
+
+/**
+ * The Class A activation quantizer (D8): for each vector and each 64-column block b,
+ * m = max |x_j| over the block; if m < 2^-40, d_b = 0 and every q_j = 0; else d_b = 2^e with
+ * e the smallest integer such that m <= 127 * 2^e, and q_j = round_half_even(x_j * 2^-e),
+ * computed exactly (|q_j| <= 127). Vector n is read at x + n * x_stride elements (x_stride 0
+ * = cols) as `dtype`: SGFP4_DTYPE_F32 or SGFP4_DTYPE_F16 (converted exactly); it writes
+ * sgfp4_matvec_q8_bytes(cols, batch) bytes to q8 (pad bytes zero).
+ * Errors: SGFP4_ERR_DST_TOO_SMALL for a q8_capacity below the size; SGFP4_ERR_ARGUMENT for
+ * NULL pointers, cols 0, batch 0 or above SGFP4_MATVEC_MAX_BATCH, an x_stride below cols,
+ * bad options, and for a NaN or infinite x (diag names the vector and column; the q8
+ * contents are then unspecified); SGFP4_ERR_UNSUPPORTED for another dtype;
+ * SGFP4_ERR_UNAVAILABLE for a forced kernel set that cannot run here.
+ */
+SGFP4_API sgfp4_status sgfp4_matvec_quantize(const void *x, sgfp4_dtype dtype, uint64_t cols,
+                                             unsigned batch, size_t x_stride, void *q8,
+                                             size_t q8_capacity,
+                                             const sgfp4_matvec_options *options,
+                                             sgfp4_diag *diag);
+
+/**
+ * Class A product for tensor rows [row_begin, row_end): y[n * y_stride + (r - row_begin)] =
+ * row r of W times vector n of q8 (the output of sgfp4_matvec_quantize for the tensor's cols
+ * and `batch` vectors; q8_size its size in bytes, at least sgfp4_matvec_q8_bytes(cols,
+ * batch)). y_stride is in floats, 0 = row_end - row_begin (packed); y_capacity, in bytes,
+ * must cover (batch - 1) * y_stride + (row_end - row_begin) floats. Only those floats are
+ * written. q8 bytes not made by the quantizer give unspecified (but memory-safe) results.
+ * Errors (nothing written): SGFP4_ERR_DST_TOO_SMALL for a y_capacity below that;
+ * SGFP4_ERR_ARGUMENT for NULL pointers, batch 0 or above SGFP4_MATVEC_MAX_BATCH, an empty or
+ * out-of-range row range, a y_stride below the row count, too small a q8_size, bad options;
+ * SGFP4_ERR_UNAVAILABLE for a forced kernel set that cannot run here.
+ */
+SGFP4_API sgfp4_status sgfp4_matvec_q8(const sgfp4_matvec_plan *plan, const void *q8,
+                                       size_t q8_size, unsigned batch, uint64_t row_begin,
+                                       uint64_t row_end, float *y, size_t y_stride,
+                                       size_t y_capacity, const sgfp4_matvec_options *options);
+
+/**
+ * Class B product for tensor rows [row_begin, row_end), float activations: vector n is read
+ * at x + n * x_stride elements (x_stride 0 = cols) as SGFP4_DTYPE_F32 or SGFP4_DTYPE_F16
+ * (converted exactly); |x_j| < 2^-60 reads as +0. NaN or infinite activations give NaN or
+ * infinite results as IEEE arithmetic does (a NaN's sign and payload are unspecified).
+ * y, y_stride and y_capacity as for sgfp4_matvec_q8().
+ * Errors (nothing written): as sgfp4_matvec_q8() (an x_stride below cols is
+ * SGFP4_ERR_ARGUMENT), and SGFP4_ERR_UNSUPPORTED for another dtype.
+ */
+SGFP4_API sgfp4_status sgfp4_matvec_float(const sgfp4_matvec_plan *plan, const void *x,
+                                          sgfp4_dtype dtype, size_t x_stride, unsigned batch,
+                                          uint64_t row_begin, uint64_t row_end, float *y,
+                                          size_t y_stride, size_t y_capacity,
+                                          const sgfp4_matvec_options *options);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,6 +28,7 @@ sgfp4_status sgfp4_options_copy(const void *given, void *out, size_t size,
 #define SGFP4_LAYOUTS_sgfp4_model_open_options sizeof(sgfp4_model_open_options)
 #define SGFP4_LAYOUTS_sgfp4_model_write_options sizeof(sgfp4_model_write_options)
 #define SGFP4_LAYOUTS_sgfp4_vk_context_options sizeof(sgfp4_vk_context_options)
+#define SGFP4_LAYOUTS_sgfp4_matvec_options sizeof(sgfp4_matvec_options)
 
 /* SGFP4_OPTIONS_READ(type, given, out): *out = the defaults (type_init), then the caller's
  * fields of `given` (a const type *, NULL for defaults). Evaluates to an sgfp4_status. */

@@ -1,0 +1,110 @@
+/* The contract between the public matvec entry points (matvec/matvec.c) and the matvec
+ * kernels: the plan, the activations as the kernels read them, and the kernel table that
+ * every kernel set fills (the scalar oracle, matvec/scalar.c, is one of them). Arguments are
+ * checked before any kernel runs; kernels never fail and allocate nothing.
+ * SPDX-License-Identifier: MIT */
+#ifndef SGFP4_MATVEC_INTERNAL_H
+#define SGFP4_MATVEC_INTERNAL_H
+
+#include <float.h>
+#include <stdbool.h>
+
+#include "container/tensor.h"
+
+/* D8 asks for every operation in binary32, rounded once: no wider evaluation (x87). */
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "libsgfp4's matrix-vector products need FLT_EVAL_METHOD == 0 (binary32 arithmetic)"
+#endif
+
+#define SGFP4_MATVEC_CELLS 16u /* 4-column cells in a macroblock row */
+
+/* The plan: the tensor and, in later versions, whatever table the kernels read (none in
+ * this version: every kernel set reads the container through the view). */
+struct sgfp4_matvec_plan {
+    const sgfp4_tensor *tensor;
+    size_t bytes; /* memory this plan holds */
+};
+
+/* Class A (q8) activations: vector n starts at data + n * vector_bytes; its q for block b at
+ * + b * 64 (int8), its block scales d at + tiles_x * 64 (float32, 0 or 2^e). */
+static inline size_t sgfp4_q8_vector_bytes(uint64_t tiles_x)
+{
+    return (size_t)((tiles_x * 68u + 63u) & ~(uint64_t)63u);
+}
+
+/* The activations of one product call, as the kernels read them. */
+typedef struct sgfp4_matvec_x {
+    const uint8_t *data;
+    size_t vector_bytes; /* bytes from one vector to the next */
+    sgfp4_dtype dtype;   /* Class B: F32 or F16 (Class A: unused) */
+    unsigned batch;      /* 1..SGFP4_MATVEC_MAX_BATCH */
+} sgfp4_matvec_x;
+
+static inline const int8_t *sgfp4_q8_q(const sgfp4_matvec_x *x, unsigned n)
+{
+    return (const int8_t *)(x->data + n * x->vector_bytes);
+}
+
+/* Block scale d_b of vector n (the layout is little-endian float32). */
+static inline float sgfp4_q8_d(const sgfp4_matvec_x *x, unsigned n, uint64_t tiles_x,
+                               uint64_t b)
+{
+    return sgfp4_bits_to_float(
+        sgfp4_load_u32le(x->data + n * x->vector_bytes + tiles_x * 64u + 4u * b));
+}
+
+/* Where the results go: y[n * stride + (r - row_begin)] for the call's first row. */
+typedef struct sgfp4_matvec_y {
+    float *base; /* the result of row_begin for vector 0 */
+    size_t stride;
+    uint64_t row_begin;
+} sgfp4_matvec_y;
+
+/* One kernel set. Each function computes rows [r0, r1) of the plan's tensor, all inside
+ * macroblock row r0 / 64 (the unit the fast kernels list a block's leaves for), for every
+ * vector of x, and writes them to y. */
+typedef struct sgfp4_matvec_kernels {
+    const char *name; /* "scalar", later "avx2", ... */
+    void (*rows_q8)(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
+                    const sgfp4_matvec_x *x, const sgfp4_matvec_y *y);
+    void (*rows_float)(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
+                       const sgfp4_matvec_x *x, const sgfp4_matvec_y *y);
+    /* Quantizes vector `in` (cols elements of dtype F32/F16, already checked finite) into
+     * q (tiles_x * 64 int8) and d (tiles_x float32), pad columns 0 (D8). */
+    void (*quantize)(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q, uint8_t *d);
+} sgfp4_matvec_kernels;
+
+/* The scalar reference (matvec/scalar.c, quantize.c): the oracle of every other kernel set. */
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_scalar;
+
+/* The reference quantizer of one vector (matvec/quantize.c). */
+void sgfp4_matvec_quantize_scalar(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q,
+                                  uint8_t *d);
+
+/* Activation j of a Class B / quantizer input vector, converted exactly to binary32. */
+static inline float sgfp4_matvec_x_at(const void *in, sgfp4_dtype dtype, uint64_t j)
+{
+    const uint8_t *p = (const uint8_t *)in;
+    if (dtype == SGFP4_DTYPE_F16)
+        return sgfp4_half_to_float((uint16_t)sgfp4_load_u16le(p + 2 * j));
+    return sgfp4_bits_to_float(sgfp4_load_u32le(p + 4 * j));
+}
+
+/* Runs kernel set k on rows [row_begin, row_end) for every vector of x, on `threads`
+ * threads (1 = the calling thread), in the default floating-point environment: what the
+ * public product calls do once their arguments are checked (matvec/matvec.c). Any thread
+ * count gives the same bits: every row is computed alone. */
+void sgfp4_matvec_run(const sgfp4_matvec_plan *plan, const sgfp4_matvec_kernels *k,
+                      bool class_a, const sgfp4_matvec_x *x, const sgfp4_matvec_y *y,
+                      uint64_t row_begin, uint64_t row_end, unsigned threads);
+
+/* Kernel sets (matvec/dispatch.c). The fastest this CPU runs. */
+const sgfp4_matvec_kernels *sgfp4_matvec_kernels_best(void);
+/* Every kernel set this build and CPU run, the scalar reference first, into out[0..cap);
+ * returns the count (tests run every one against the reference). */
+unsigned sgfp4_matvec_kernel_sets(const sgfp4_matvec_kernels **out, unsigned cap);
+/* The kernels a backend selects (NULL: unknown, or it cannot run here). *known is set false
+ * for a value that is no sgfp4_backend at all. */
+const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int *known);
+
+#endif
