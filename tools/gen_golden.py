@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Writes the SGFP4 golden set: golden/manifest.json, golden/decode/*, golden/reject/*.
+"""Writes the SGFP4 golden set: golden/manifest.json, golden/decode/*, golden/reject/*, and
+the matrix-vector product vectors golden/matvec/* (their own manifest.json).
 
 This is the INDEPENDENT generator of the conformance vectors. It uses the Python standard
 library only and never calls libsgfp4 or the sgfp4 CLI: every container is written here from
@@ -16,6 +17,10 @@ correctly rounded (nearest-even) float32 of D1. half -> double is an exact formu
 
 Must-reject vectors each start from a valid container and break exactly one acceptance rule
 (DECISIONS D2); the expected status is the sgfp4_status_name() of that rule.
+
+Matvec vectors (golden/matvec/manifest.json) pair a container (a must-decode vector's, or one
+of their own) with activations and the expected product bytes, computed here from the same
+intended values by a Python statement of DECISIONS D8 (see "matrix-vector products" below).
 
 The output is deterministic (per-vector seeds), so the committed golden/ folder can be checked
 by regenerating it:  python3 tools/gen_golden.py --out DIR && diff -r DIR golden
@@ -331,6 +336,7 @@ class GoldenSet:
         self.vectors = []  # (manifest entry, relative path, bytes)
         self.dump_expected = dump_expected
         self.names = set()
+        self.decoded = {}  # name -> (profile, shape, blocks_leaves, file): for matvec vectors
 
     def _add(self, kind, name, profile, shape, data, entry):
         assert name not in self.names, name
@@ -351,6 +357,7 @@ class GoldenSet:
                 f.write(exp)
         self._add('decode', name, profile, shape, data,
                   {'expect': 'decode', 'sha256': hashlib.sha256(exp).hexdigest(), 'note': note})
+        self.decoded[name] = (profile, shape, blocks_leaves, self.vectors[-1][1])
 
     def reject(self, name, profile, shape, data, status, note):
         self._add('reject', name, profile, shape, data,
@@ -817,6 +824,372 @@ def full4x4_fp4_pad_corrupt(rng):
     return patch(data, payload0 + 8, b'\x01')
 
 
+# ---- matrix-vector products (DECISIONS D8) -------------------------------------------------
+#
+# golden/matvec: each vector is a container (a must-decode vector's file, or one written
+# here), activations x [batch][I] (float32 or float16, little-endian), for Class A the
+# quantized activations q8 the library's quantizer must produce, and the expected products
+# y [batch][O] (float32). The expected bytes come from the intended leaf values through the
+# Python statement of D8 below, never from the library. A binary32 operation is done in
+# double and rounded once to binary32 by f32(): for one +, - or * of binary32 operands that
+# is the correctly rounded binary32 result (53 >= 2 * 24 + 2 bits: double rounding is
+# innocuous); integer cell sums are exact Python ints. A NaN result's sign and payload are
+# not part of D8: the checker accepts any NaN where y holds one.
+
+
+def f32(x):
+    """x rounded once to binary32 (nearest even; infinity beyond the range), as a float."""
+    if x != x or math.isinf(x):
+        return x
+    try:
+        return struct.unpack('<f', struct.pack('<f', x))[0]
+    except OverflowError:  # the rounded value is beyond the largest finite binary32
+        return math.copysign(math.inf, x)
+
+
+def d8_tree(values):
+    """D8's tree: pad with +0 to P, the next power of two, then v_i = fl32(v_i + v_{i+h}) for
+    h = P/2, ..., 1; the result is v_0."""
+    v = list(values)
+    size = 1
+    while size < len(v):
+        size *= 2
+    v += [0.0] * (size - len(v))
+    h = size // 2
+    while h >= 1:
+        for i in range(h):
+            v[i] = f32(v[i] + v[i + h])
+        h //= 2
+    return v[0]
+
+
+def d8_quantize(x):
+    """The Class A quantizer: per 64-column block, m = max |x_j|; m < 2^-40: d = 0, q = 0;
+    else d = 2^e for the smallest e with m <= 127 * 2^e, q_j = round_half_even(x_j * 2^-e).
+    Returns (q, d): q a list of 64 ints per block (0 past the columns), d a float per block."""
+    q, d = [], []
+    for b in range(0, len(x), MB):
+        block = x[b:b + MB]
+        m = max(abs(v) for v in block)
+        if m < 2.0 ** -40:
+            q.append([0] * MB)
+            d.append(0.0)
+            continue
+        e = math.frexp(m)[1] - 8  # 127 * 2^e < m here: search upwards
+        while m > 127 * 2.0 ** e:
+            e += 1
+        # ldexp is exact for these magnitudes; round() of a float rounds half to even
+        q.append([round(math.ldexp(v, -e)) for v in block] + [0] * (MB - len(block)))
+        d.append(2.0 ** e)
+    return q, d
+
+
+def q8_bytes(q, d):
+    """One vector's q8 layout: q (int8) block after block, then d (float32), zero pad to a
+    multiple of 64 bytes."""
+    out = bytearray()
+    for qb in q:
+        out += struct.pack('<64b', *qb)
+    for db in d:
+        out += struct.pack('<f', db)
+    return bytes(out) + bytes(-len(out) % 64)
+
+
+def expanded(shape, profile, blocks_leaves):
+    """grid[r][c] = (code, S, Bias) for every row r < O and column c of the padded width:
+    the intended values of the leaf holding the position."""
+    O, I = shape
+    tx = -(-I // MB)
+    grid = [[None] * (tx * MB) for _ in range(O)]
+    for b, leaves in enumerate(blocks_leaves):
+        by, bx = divmod(b, tx)
+        for leaf in leaves:
+            S = half_value(leaf.scale)
+            B = half_value(leaf.bias & (0xFFF0 if profile == 'v2' else 0xFFFF))
+            table = FP4_VALUE if leaf.mode == 0 else T158_VALUE
+            for r in range(leaf.size):
+                gy = by * MB + leaf.y + r
+                if gy >= O:
+                    continue
+                row = grid[gy]
+                for c in range(leaf.size):
+                    row[bx * MB + leaf.x + c] = (table[leaf.symbols[r * leaf.size + c]], S, B)
+    return grid
+
+
+def d8_product_a(grid, shape, q, d):
+    """Class A, one vector: per cell c = fl32(fl32(S * iq) + fl32(Bias * is)), iq = sum
+    code_j * q_j, is = sum q_j (q_j = 0 in padding columns); t_b = d_b * tree(cells);
+    y_r = tree(t_0 .. t_{n-1})."""
+    ys = []
+    for row in grid[:shape[0]]:
+        partials = []
+        for b, (qb, db) in enumerate(zip(q, d)):
+            cells = []
+            for k in range(16):
+                at = b * MB + 4 * k
+                _, S, B = row[at]  # the 4 columns of a cell lie in one leaf
+                iq = sum(row[at + i][0] * qb[4 * k + i] for i in range(4))
+                isum = sum(qb[4 * k + i] for i in range(4))
+                cells.append(f32(f32(S * iq) + f32(B * isum)))
+            partials.append(f32(d8_tree(cells) * db))
+        ys.append(d8_tree(partials))
+    return ys
+
+
+def d8_product_b(grid, shape, x):
+    """Class B, one vector: p_j = fl32(w_j * x_j), w_j = fl32(S * code + Bias) (D1), x_j read
+    as +0 when |x_j| < 2^-60, p_j = +0 in padding columns; per cell
+    c = fl32(fl32(p0 + p1) + fl32(p2 + p3)); then the two trees."""
+    I = shape[1]
+    ys = []
+    for row in grid[:shape[0]]:
+        partials = []
+        for b in range(len(row) // MB):
+            cells = []
+            for k in range(16):
+                p = []
+                for i in range(4):
+                    col = b * MB + 4 * k + i
+                    if col >= I:
+                        p.append(0.0)
+                        continue
+                    code, S, B = row[col]
+                    w = f32(f32(S * code) + B)
+                    a = 0.0 if abs(x[col]) < 2.0 ** -60 else x[col]
+                    p.append(f32(w * a))
+                cells.append(f32(f32(p[0] + p[1]) + f32(p[2] + p[3])))
+            partials.append(d8_tree(cells))
+        ys.append(d8_tree(partials))
+    return ys
+
+
+FLT_MAX = struct.unpack('<f', b'\xff\xff\x7f\x7f')[0]
+X_KINDS = ('gauss', 'zeros', 'negzeros', 'below60', 'below40', 'ties', 'large')
+
+
+def activation_block(rng, kind, width, f16):
+    """`width` activations of one kind, as binary32 values (binary16 values if f16)."""
+    scale = rng.randint(-8, 6) if f16 else rng.randint(-20, 20)
+    if kind == 'gauss':
+        vals = [math.ldexp(rng.gauss(0, 1), scale) for _ in range(width)]
+    elif kind == 'zeros':
+        vals = [0.0] * width
+    elif kind == 'negzeros':
+        vals = [-0.0] * width
+    elif kind == 'below60':  # read as +0 by Class B (2^-60 itself is not), tiny for A
+        vals = [rng.choice((1, -1)) * rng.choice((2.0 ** -61, 2.0 ** -100, 2.0 ** -149,
+                                                  (2 - 2.0 ** -23) * 2.0 ** -61, 2.0 ** -60))
+                for _ in range(width)]
+    elif kind == 'below40':  # Class A's block floor: d = 0 unless 2^-40 itself appears
+        vals = [rng.choice((1, -1)) * rng.choice((2.0 ** -41, (2 - 2.0 ** -23) * 2.0 ** -41,
+                                                  2.0 ** -59, 2.0 ** -52))
+                for _ in range(width)]
+        if rng.randrange(3) == 0:
+            vals[rng.randrange(width)] = 2.0 ** -40
+    elif kind == 'ties':  # block maximum 127 * 2^s: e = s, and (k + 1/2) * 2^s ties
+        vals = [math.ldexp(rng.randint(-127, 126) + 0.5, scale) for _ in range(width)]
+        vals[rng.randrange(width)] = math.ldexp(rng.choice((127, -127)), scale)
+    elif kind == 'ones':
+        vals = [1.0] * width
+    elif kind == 'cellties':  # for matvec_cell_ties: x = q (e = 0), row 0's codes 7 7 -8 -8
+        vals = []
+        for _ in range(0, width, 4):
+            a, b, c, d = (rng.choice((125, 126, 127)) for _ in range(4))
+            if rng.randrange(4) and (a + b - c - d) % 2 == 0:
+                a = 126 if a != 126 else 125  # mostly odd is sums: exact ties
+            vals += [float(a), float(b), float(-c), float(-d)]
+        vals[0] = 127.0
+    elif kind == 'large':
+        vals = [rng.choice((1, -1)) * rng.uniform(1e3, 6e4) for _ in range(width)]
+    elif kind == 'huge':
+        vals = [rng.choice((1e30, -1e30, FLT_MAX, -FLT_MAX, 1.5, -2.0 ** 127))
+                for _ in range(width)]
+    elif kind == 'nonfinite':
+        vals = [rng.choice((math.nan, math.inf, -math.inf, 1.0, -0.5)) for _ in range(width)]
+    else:
+        raise ValueError(kind)
+    if f16:  # the nearest half (the halves of these kinds are finite)
+        return [half_value(half_bits(v)) for v in vals]
+    return [f32(v) for v in vals]
+
+
+def half_bits(v):
+    """IEEE binary16 bits of v rounded to nearest even (struct's 'e' format)."""
+    if v != v:
+        return 0x7E00
+    try:
+        return struct.unpack('<H', struct.pack('<e', v))[0]
+    except OverflowError:
+        return 0xFC00 if v < 0 else 0x7C00
+
+
+def activations(rng, kind, I, batch, f16):
+    """x [batch][I]: `kind` in every block, or for 'mixed' each block its own kind."""
+    xs = []
+    for _ in range(batch):
+        x = []
+        for b in range(0, I, MB):
+            k = rng.choice(X_KINDS) if kind == 'mixed' else kind
+            x += activation_block(rng, k, min(MB, I - b), f16)
+        xs.append(x)
+    return xs
+
+
+class MatvecSet:
+    def __init__(self, golden):
+        self.golden = golden  # the GoldenSet whose must-decode containers are reused
+        self.entries, self.files = [], {}
+
+    def add(self, name, container, profile, shape, blocks_leaves, cls, batch, kind, f16,
+            note):
+        assert name not in self.files and not any(e['name'] == name for e in self.entries)
+        rng = random.Random('sgfp4-golden-matvec:' + name)
+        O, I = shape
+        xs = activations(rng, kind, I, batch, f16)
+        grid = expanded(shape, profile, blocks_leaves)
+        xfile = 'matvec/%s.x.%s' % (name, 'f16' if f16 else 'f32')
+        xbytes = b''.join(struct.pack('<%d%s' % (I, 'e' if f16 else 'f'), *x) for x in xs)
+        entry = {'name': name, 'container': container, 'profile': profile, 'shape': list(shape),
+                 'class': cls, 'batch': batch, 'x': xfile, 'x_dtype': 'f16' if f16 else 'f32',
+                 'activations': kind}
+        self.files[xfile] = xbytes
+        ys = []
+        if cls == 'a':
+            q8 = b''
+            for x in xs:
+                q, d = d8_quantize(x)
+                q8 += q8_bytes(q, d)
+                ys.append(d8_product_a(grid, shape, q, d))
+            entry['q8'] = 'matvec/%s.q8' % name
+            self.files[entry['q8']] = q8
+        else:
+            ys = [d8_product_b(grid, shape, x) for x in xs]
+        ybytes = b''.join(struct.pack('<%df' % O, *y) for y in ys)
+        entry['y'] = 'matvec/%s.y.f32' % name
+        entry['nan_results'] = sum(v != v for y in ys for v in y)
+        entry['note'] = note
+        self.files[entry['y']] = ybytes
+        self.entries.append(entry)
+
+    def reuse(self, decode_name, cls, batch, kind, f16, note):
+        profile, shape, blocks_leaves, container = self.golden.decoded[decode_name]
+        name = '%s_%s_%s' % (decode_name, cls, kind)
+        self.add(name, container, profile, shape, blocks_leaves, cls, batch, kind, f16, note)
+
+    def own(self, name, profile, shape, data, blocks_leaves, runs, note):
+        ext = 'sgfp4' if profile == 'v2' else 'fp4'
+        container = 'matvec/%s.%s' % (name, ext)
+        self.files[container] = data
+        for cls, batch, kind, f16 in runs:
+            self.add('%s_%s_%s' % (name, cls, kind), container, profile, shape, blocks_leaves,
+                     cls, batch, kind, f16, note)
+
+
+def cell_ties_record(rng):
+    """One UNIFORM_64 FP4 leaf, S = 2^15, Bias = 4: a Class A cell with |iq| in [2048, 4096)
+    and odd is sums to an exact tie between two binary32 values (ulp 8 in [2^26, 2^27)), so
+    row 0's cells round half to even both ways. Codes 7 / -8 on row 0 follow the sign pattern
+    the activations of the 'ties' vectors below give (x = q, e = 0)."""
+    leaf = random_leaf(rng, 0, 0, 64, 0)
+    leaf.scale, leaf.bias = 0x7800, 0x4400
+    for c in range(64):
+        leaf.symbols[c] = 7 if c % 4 < 2 else 8  # nibble 8 = code -8
+    return Record(0, [leaf])
+
+
+def signed_zero_blocks(count):
+    """v1 blocks whose every weight is -0: scale -0, bias -0, codes 0."""
+    return [V1Block(Leaf(0, 0, 64, 0, 0x8000, 0x8000, [0] * 4096), b * 2048)
+            for b in range(count)]
+
+
+def add_matvec_vectors(m):
+    R = lambda name: random.Random('sgfp4-golden:' + name)  # noqa: E731
+    A, B = 'a', 'b'
+    m.reuse('v1_fp4', A, 1, 'gauss', False, 'v1 FP4 block, Class A')
+    m.reuse('v1_fp4', B, 2, 'mixed', False, 'v1 FP4 block, Class B, hostile blocks')
+    m.reuse('v1_t158_reserved_symbol', A, 3, 'mixed', False,
+            'v1 T158 with reserved symbols (code 0), Class A')
+    m.reuse('v1_special_scales_biases', A, 2, 'mixed', False,
+            'scale/bias 0, -0, subnormal, +-65504: zero signs and large cells, Class A')
+    m.reuse('v1_special_scales_biases', B, 2, 'gauss', True,
+            'scale/bias 0, -0, subnormal, +-65504, Class B with f16 activations')
+    m.reuse('v1_shared_payloads', A, 1, 'ties', False,
+            'shared v1 payloads; quantizer ties (round half to even)')
+    m.reuse('v1_shape_130x200', A, 4, 'mixed', False, 'v1 130x200: 4 column blocks, batch 4')
+    m.reuse('v1_shape_130x200', B, 3, 'mixed', True, 'v1 130x200, f16 activations')
+    m.reuse('v1_shape_1x1', A, 2, 'gauss', False, 'a single weight; 63 padding columns')
+    m.reuse('v1_shape_1x1', B, 1, 'gauss', False, 'a single weight; padding p_j = +0')
+    m.reuse('v1_shape_3x130', B, 2, 'below60', False,
+            '3x130, activations around the 2^-60 floor')
+    m.reuse('v2_layout0_uniform64_fp4', A, 1, 'below40', False,
+            'UNIFORM_64, activations around the 2^-40 block floor')
+    m.reuse('v2_layout1_uniform32_mixed_modes', B, 2, 'mixed', False,
+            'UNIFORM_32, FP4 and T158 leaves, Class B')
+    m.reuse('v2_layout2_uniform16_t158', A, 2, 'mixed', False, 'UNIFORM_16 T158, Class A')
+    m.reuse('v2_layout3_uniform8_fp4', B, 1, 'large', True, 'UNIFORM_8 FP4, f16 activations')
+    m.reuse('v2_layout5_full4x4_mixed_modes', A, 2, 'mixed', False,
+            'FULL_4X4, both modes: 16 leaves across a row')
+    m.reuse('v2_layout5_full4x4_mixed_modes', B, 2, 'negzeros', False,
+            'FULL_4X4, x = -0 everywhere (Class B reads +0)')
+    m.reuse('v2_mixed_known_tree', A, 1, 'mixed', False, 'MIXED known tree, Class A')
+    m.reuse('v2_mixed_known_tree', B, 1, 'zeros', False, 'MIXED known tree, x = +0')
+    m.reuse('v2_mixed_full_split', B, 2, 'mixed', False, 'MIXED, 256 4x4 leaves in DFS order')
+    m.reuse('v2_mixed_asymmetric', A, 3, 'ties', True, 'MIXED asymmetric, f16 ties')
+    m.reuse('v2_mixed_random_trees', A, 16, 'mixed', False, 'random MIXED trees, batch 16')
+    m.reuse('v2_mixed_random_trees', B, 5, 'mixed', False, 'random MIXED trees, batch 5')
+    m.reuse('v2_special_scales_biases', A, 2, 'mixed', False,
+            'v2 scale/bias specials incl. the masked bias, Class A')
+    m.reuse('v2_special_scales_biases', B, 2, 'mixed', False, 'v2 scale/bias specials, B')
+    m.reuse('v2_rounding', A, 2, 'large', False, 'S*q + B near 2^24 and beyond: cell rounding')
+    m.reuse('v2_rounding', B, 2, 'large', False, 'large weights times large activations')
+    m.reuse('v2_shape_130x200', A, 5, 'mixed', True, 'v2 130x200, f16, batch 5')
+    m.reuse('v2_shape_130x200', B, 4, 'mixed', False, 'v2 130x200, batch 4')
+    m.reuse('v2_shape_64x65', A, 1, 'gauss', False, 'one real column in the second block')
+    m.reuse('v2_shape_65x64', B, 2, 'gauss', False, 'one row in the second block row')
+    m.reuse('v2_shape_3x130', A, 2, 'mixed', False, '3x130, 3 blocks: the tree pads to 4')
+    m.reuse('v2_block_count_pad', A, 2, 'mixed', False, '5 column blocks: the tree pads to 8')
+    m.reuse('v2_block_count_pad', B, 2, 'mixed', False, '5 column blocks, Class B')
+    m.reuse('v2_multiblock_every_layout', A, 2, 'mixed', False, 'every layout in one row')
+    m.reuse('v2_multiblock_every_layout', B, 2, 'huge', False,
+            '1e30, FLT_MAX, -2^127: products overflow to infinities (and NaN where they '
+            'meet): any NaN matches')
+    m.reuse('v2_record_overlap', B, 1, 'nonfinite', False,
+            'NaN and infinite activations: NaN or infinite results (Class B, IEEE)')
+
+    n = 'matvec_wide'
+    rng = R(n)
+    recs = [random_record(rng) for _ in range(18)]
+    m.own(n, 'v2', (3, 1100), v2_stream(recs), [r.leaves for r in recs],
+          [(A, 2, 'mixed', False), (B, 2, 'mixed', False), (A, 1, 'gauss', True)],
+          '3x1100: 18 column blocks, the block tree pads to 32 (depth 5)')
+    n = 'matvec_cell_ties'
+    rec = cell_ties_record(R(n))
+    m.own(n, 'v2', (64, 64), v2_stream([rec]), [rec.leaves],
+          [(A, 1, 'cellties', False), (B, 1, 'cellties', False)],
+          'S = 2^15, Bias = 4: Class A cells that are exact ties (round half to even, both '
+          'ways) and large Class B products')
+    for cols in (256, 190):
+        n = 'matvec_signed_zeros_%d' % cols
+        blocks = signed_zero_blocks(-(-cols // MB))
+        m.own(n, 'v1', (2, cols), v1_container(blocks), [[b.leaf] for b in blocks],
+              [(A, 1, 'ones', False), (B, 1, 'ones', False), (B, 1, 'negzeros', False)],
+              'every weight -0: results -0 only where no +0 padding joins (256 columns: '
+              '-0; 190: +0, the block tree pads to 4 and Class B padding p_j = +0)')
+
+
+def matvec_files(golden):
+    """The files of golden/matvec (containers of their own, x, q8, y, manifest.json)."""
+    m = MatvecSet(golden)
+    add_matvec_vectors(m)
+    manifest = {'format': 'sgfp4-golden-matvec', 'version': 1,
+                'generator': 'tools/gen_golden.py', 'vectors': m.entries}
+    files = dict(m.files)
+    files['matvec/manifest.json'] = (json.dumps(manifest, indent=1) + '\n').encode()
+    return files
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 
@@ -838,6 +1211,7 @@ def build(dump_expected=None):
                 'uncovered': UNCOVERED}
     files = {rel: data for _, rel, data in g.vectors}
     files['manifest.json'] = (json.dumps(manifest, indent=1) + '\n').encode()
+    files.update(matvec_files(g))
     return files
 
 
