@@ -33,3 +33,6 @@ foreach(i RANGE ${matvec_golden_last})
            COMMAND test_matvec_golden ${PROJECT_SOURCE_DIR}/golden --only ${matvec_golden_name})
   set_tests_properties(matvec_golden.${matvec_golden_name} PROPERTIES LABELS "golden;matvec")
 endforeach()
+
+# The worked example of docs/matvec.md, compiled and run.
+sgfp4_add_doc_program(docs_matvec_example ${PROJECT_SOURCE_DIR}/docs/matvec.md)
