@@ -36,3 +36,27 @@ endforeach()
 
 # The worked example of docs/matvec.md, compiled and run.
 sgfp4_add_doc_program(docs_matvec_example ${PROJECT_SOURCE_DIR}/docs/matvec.md)
+
+# A fuzz target for the products, replayed over the v1 and v2 decode corpora (the decode
+# fuzzers' inputs are containers with the same 4-byte prefix); with -DSGFP4_FUZZ=ON and
+# clang also a libFuzzer binary (docs/security.md).
+set(SGFP4_MATVEC_FUZZ_SOURCES ${PROJECT_SOURCE_DIR}/tests/matvec/fuzz_matvec.c
+    ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_common.c ${SGFP4_MATVEC_TEST_SUPPORT})
+add_executable(fuzz_matvec_regress ${PROJECT_SOURCE_DIR}/tests/fuzz/regression_driver.c
+               ${SGFP4_MATVEC_FUZZ_SOURCES})
+set(matvec_fuzz_targets fuzz_matvec_regress)
+if(SGFP4_FUZZ)
+  add_executable(fuzz_matvec ${SGFP4_MATVEC_FUZZ_SOURCES})
+  target_compile_options(fuzz_matvec PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_matvec PRIVATE -fsanitize=fuzzer)
+  list(APPEND matvec_fuzz_targets fuzz_matvec)
+endif()
+foreach(t ${matvec_fuzz_targets})
+  target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests
+                                          ${PROJECT_SOURCE_DIR}/tests/fuzz)
+  target_link_libraries(${t} PRIVATE sgfp4_static)
+endforeach()
+add_test(NAME fuzz_matvec COMMAND fuzz_matvec_regress
+         ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/v1_decode
+         ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/v2_decode)
+set_tests_properties(fuzz_matvec PROPERTIES LABELS matvec)
