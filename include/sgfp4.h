@@ -532,7 +532,8 @@ SGFP4_API size_t sgfp4_matvec_q8_bytes(uint64_t cols, unsigned batch);
  * e the smallest integer such that m <= 127 * 2^e, and q_j = round_half_even(x_j * 2^-e),
  * computed exactly (|q_j| <= 127). Vector n is read at x + n * x_stride elements (x_stride 0
  * = cols) as `dtype`: SGFP4_DTYPE_F32 or SGFP4_DTYPE_F16 (converted exactly); it writes
- * sgfp4_matvec_q8_bytes(cols, batch) bytes to q8 (pad bytes zero).
+ * sgfp4_matvec_q8_bytes(cols, batch) bytes to q8 (pad bytes zero). Of the options only the
+ * backend matters (every kernel set writes the same bytes); it runs on the calling thread.
  * Errors: SGFP4_ERR_DST_TOO_SMALL for a q8_capacity below the size; SGFP4_ERR_ARGUMENT for
  * NULL pointers, cols 0, batch 0 or above SGFP4_MATVEC_MAX_BATCH, an x_stride below cols,
  * bad options, and for a NaN or infinite x (diag names the vector and column; the q8
