@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything on a fresh Debian 12 machine (as root), builds, and runs the main job
 # on the built-in examples: every golden vector decoded and verified, then the built-in
-# synthetic model encoded, verified, decoded and described.
+# synthetic model encoded, verified, decoded and described; then a Python environment,
+# build/venv, in which `import sgfp4` works (scripts/python-venv.sh), and a round trip in it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -26,3 +27,10 @@ echo "== sgfp4 decode $work/model.sgfp4.safetensors -o $work/model.decoded.safet
 "$sgfp4" decode "$work/model.sgfp4.safetensors" -o "$work/model.decoded.safetensors"
 echo "== sgfp4 info $work/model.sgfp4.safetensors --against $work/model.safetensors"
 "$sgfp4" info "$work/model.sgfp4.safetensors" --against "$work/model.safetensors"
+
+# Python: build/venv with libsgfp4 and the sgfp4 package (docs/python.md); activate it with
+# `. build/venv/bin/activate`.
+echo "== scripts/python-venv.sh build/venv build/release"
+./scripts/python-venv.sh build/venv build/release
+echo "== build/venv/bin/python3 -m sgfp4"
+build/venv/bin/python3 -m sgfp4

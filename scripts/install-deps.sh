@@ -6,7 +6,8 @@ pkgs=(build-essential cmake pkg-config git python3
       libssl-dev libjansson-dev libzstd-dev libpng-dev libcmocka-dev
       libvulkan-dev glslang-tools spirv-tools mesa-vulkan-drivers vulkan-tools
       clang libclang-rt-14-dev
-      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+      python3-numpy python3-pytest python3-venv python3-setuptools python3-wheel)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+"""Encoding a numpy float matrix into a container (sgfp4_encode)."""
+
+import ctypes
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from . import _lib
+from ._lib import lib
+from ._types import Fit, Policy, Profile, argument_error, to_enum
+from .errors import check
+
+
+@dataclass(frozen=True)
+class EncodeOptions:
+    """sgfp4_encode_options, field for field (docs/encoder.md). The defaults are the
+    library's own (sgfp4_encode_options_init), read when the package is imported.
+
+    profile: "v2" (default; "auto" means v2) or "v1". policy: "rate" (hit target_bpw,
+    default) or "threshold" (the spec's reference split policy). target_bpw: bits per
+    weight for the rate policy, in (0, 64], default 4.5. delta: the dual-mode rule's margin,
+    >= 0, default 0.10. threshold: scale of the threshold policy's split thresholds, > 0,
+    default 1.0. fit: "best" (default) or "reference". threads: 0 or 1 = the calling
+    thread; N = N threads in all (the bytes do not depend on it).
+    """
+    profile: Profile = None
+    policy: Policy = None
+    target_bpw: float = None
+    delta: float = None
+    threshold: float = None
+    fit: Fit = None
+    threads: int = None
+
+    def __post_init__(self):
+        d = _DEFAULTS
+        set_ = object.__setattr__
+        set_(self, "profile", to_enum(Profile, d.profile if self.profile is None
+                                      else self.profile, "profile"))
+        set_(self, "policy", to_enum(Policy, d.policy if self.policy is None
+                                     else self.policy, "policy"))
+        set_(self, "fit", to_enum(Fit, d.fit if self.fit is None else self.fit, "fit"))
+        for name in ("target_bpw", "delta", "threshold"):
+            v = getattr(self, name)
+            set_(self, name, float(getattr(d, name) if v is None else v))
+        t = d.threads if self.threads is None else self.threads
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 0:
+            raise argument_error(f"threads: {t!r} is not a count >= 0")
+        set_(self, "threads", int(t))
+
+    def to_c(self):
+        """The C struct (sgfp4_encode_options_init, then these fields)."""
+        o = _lib.init_struct(_lib.EncodeOptions, "sgfp4_encode_options_init")
+        self.copy_into(o)
+        return o
+
+    def copy_into(self, o):
+        """Writes these fields into an initialised C struct (keeps its allocator)."""
+        o.profile, o.policy, o.fit = int(self.profile), int(self.policy), int(self.fit)
+        o.target_bpw, o.delta, o.threshold = self.target_bpw, self.delta, self.threshold
+        o.threads = min(self.threads, 2**32 - 1)
+
+    @classmethod
+    def from_c(cls, o):
+        return cls(Profile(o.profile), Policy(o.policy), o.target_bpw, o.delta, o.threshold,
+                   Fit(o.fit), o.threads)
+
+    def with_(self, **changes):
+        """A copy with some fields changed (None leaves a field as it is)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+_DEFAULTS = _lib.init_struct(_lib.EncodeOptions, "sgfp4_encode_options_init")
+OPTION_NAMES = tuple(f.name for f in fields(EncodeOptions))
+
+
+def encode(array, options=None, **overrides):
+    """Encodes a 2-D float32 or float16 array (rows, cols) = (O, I); returns the container
+    as bytes, which sgfp4.open(container, array.shape) reads back.
+
+    options: an EncodeOptions (default: the library's defaults); keyword arguments
+    (profile, policy, target_bpw, delta, threshold, fit, threads) override its fields.
+    float16 input is widened exactly to float32 first. A float32 array whose rows are
+    contiguous (any row stride, e.g. a column slice) is read in place. NaN or infinite
+    values raise ArgumentError; values beyond the fp16 range are clipped to +-65504.
+    """
+    unknown = set(overrides) - set(OPTION_NAMES)
+    if unknown:
+        raise argument_error(f"encode: unknown option(s) {', '.join(sorted(unknown))}")
+    if options is None:
+        options = EncodeOptions(**overrides)
+    elif not isinstance(options, EncodeOptions):
+        raise argument_error("encode: options must be an EncodeOptions")
+    elif overrides:
+        options = options.with_(**overrides)
+    a = np.asarray(array)
+    if a.ndim != 2:
+        raise argument_error(f"encode: expected a 2-D array, got shape {a.shape}")
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)
+    elif a.dtype != np.float32:
+        raise argument_error(f"encode: expected float32 or float16, got {a.dtype}")
+    rows, cols = a.shape
+    if rows and cols and not (a.strides[1] == 4 and a.strides[0] >= 4 * cols
+                              and a.strides[0] % 4 == 0):
+        a = np.ascontiguousarray(a)
+    stride = a.strides[0] // 4 if rows > 1 else cols
+    c_opts = options.to_c()
+    out = ctypes.c_void_p()
+    size = ctypes.c_size_t()
+    status = lib.sgfp4_encode_alloc(a.ctypes.data, rows, cols, stride,
+                                    ctypes.byref(out), ctypes.byref(size),
+                                    ctypes.byref(c_opts))
+    try:
+        check(status, f"encode a {rows}x{cols} matrix")
+        return ctypes.string_at(out.value, size.value)
+    finally:
+        lib.sgfp4_free(out.value)
+
+
+def encode_bound(profile, rows, cols):
+    """The largest container encode() can produce for this profile and shape."""
+    return lib.sgfp4_encode_bound(to_enum(Profile, profile, "profile"), rows, cols)

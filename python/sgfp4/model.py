@@ -1,0 +1,540 @@
+# SPDX-License-Identifier: MIT
+"""Whole models: safetensors files, plain or quantized (the D6 manifest), read lazily from a
+mapping; whole-file encode and decode jobs; writing safetensors files."""
+
+import ctypes
+import json
+import os
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import numpy as np
+
+from . import _lib
+from ._buffers import borrowed_array, input_bytes
+from ._lib import lib, text
+from ._output import AtomicFile, FileSink
+from ._types import NUMPY_OF, DType, Profile, argument_error, to_enum
+from .encode import OPTION_NAMES, EncodeOptions
+from .errors import NotFoundError, check
+from .tensor import Tensor, _Handle, decode_options, open_options
+
+# safetensors dtype name -> numpy dtype of its stored values (little-endian). F8 and BF16
+# have no numpy type: their bit patterns are shown as uint8 / uint16.
+ST_NUMPY = {"BOOL": "?", "U8": "u1", "I8": "i1", "F8_E4M3": "u1", "F8_E5M2": "u1",
+            "I16": "<i2", "U16": "<u2", "F16": "<f2", "BF16": "<u2", "I32": "<i4",
+            "U32": "<u4", "F32": "<f4", "I64": "<i8", "U64": "<u8", "F64": "<f8"}
+_NUMPY_ST = {np.dtype("?"): "BOOL", np.dtype("u1"): "U8", np.dtype("i1"): "I8",
+             np.dtype("<i2"): "I16", np.dtype("<u2"): "U16", np.dtype("<f2"): "F16",
+             np.dtype("<i4"): "I32", np.dtype("<u4"): "U32", np.dtype("<f4"): "F32",
+             np.dtype("<i8"): "I64", np.dtype("<u8"): "U64", np.dtype("<f8"): "F64"}
+_FLOATS = ("F32", "F16", "BF16")
+
+
+def _st_name(value):
+    return text(lib.sgfp4_st_dtype_name(value))
+
+
+def _st_value(name):
+    v = ctypes.c_int()
+    if lib.sgfp4_st_dtype_parse(name.encode(), ctypes.byref(v)) != 0:
+        raise argument_error(f"unknown safetensors dtype {name!r}")
+    return v.value
+
+
+@dataclass(frozen=True)
+class QuantInfo:
+    """What the manifest says about a quantized tensor (sgfp4_model_quant)."""
+    profile: Profile
+    shape: Tuple[int, int]          # the container's logical (rows, cols)
+    original_shape: Tuple[int, ...]
+    source_dtype: str               # "F32", "F16" or "BF16"
+    sha256: str
+    encoder: dict                   # the manifest's "encoder" object
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Progress of a model job, reported at the start and after each tensor."""
+    tensors_done: int
+    tensors_total: int
+    bytes_done: int
+    bytes_total: int
+    current: Optional[str]          # the tensor just finished, or None
+
+
+class ModelTensor:
+    """One tensor of an opened model. Reads nothing until asked; keeps the model's mapping
+    alive while it (or an array borrowed from it) exists."""
+
+    def __init__(self, handle, ptr):
+        self._mh = handle
+        self._p = ptr
+        c = ptr.contents
+        self.name = text(c.name)
+        self.dtype = _st_name(c.dtype)
+        self.shape = tuple(c.shape[i] for i in range(c.rank))
+        self.elements = c.elements
+        self.offset = c.offset
+        self.nbytes = c.nbytes
+        self.quant = None
+        if c.quant:
+            q = c.quant.contents
+            self.quant = QuantInfo(Profile(q.profile), (q.rows, q.cols),
+                                   tuple(q.original_shape[i] for i in range(q.original_rank)),
+                                   _st_name(q.source_dtype), text(q.sha256),
+                                   json.loads(text(q.encoder_json)))
+
+    @property
+    def quantized(self):
+        return self.quant is not None
+
+    def _ptr(self):
+        return self._p  # valid while this object lives: it holds the model's handle
+
+    def raw(self):
+        """The stored bytes (a quantized tensor's container) as a read-only uint8 array
+        over the model's mapping (zero-copy)."""
+        p = self._ptr()
+        return borrowed_array(p.contents.data, (self.nbytes,), np.uint8, self._mh)
+
+    def array(self):
+        """The stored values as a read-only numpy array of the tensor's dtype and shape over
+        the mapping (zero-copy). BF16 and F8 show their bit patterns (uint16, uint8)."""
+        p = self._ptr()
+        return borrowed_array(p.contents.data, self.shape, ST_NUMPY[self.dtype], self._mh)
+
+    def open(self, *, limits=None):
+        """The container of a quantized tensor as a Tensor (strict validation; no hash)."""
+        p = self._ptr()
+        if not self.quantized:
+            raise argument_error(f"{self.name}: not a quantized tensor")
+        out = ctypes.c_void_p()
+        diag = _lib.Diag()
+        opts = open_options(limits)
+        check(lib.sgfp4_model_tensor_open(self._mh.ptr, p, ctypes.byref(out),
+                                          ctypes.byref(opts) if opts else None,
+                                          ctypes.byref(diag)), diag=diag)
+        return Tensor(_Handle(out.value, lib.sgfp4_tensor_close, self._mh), self.quant.shape)
+
+    def verify(self):
+        """Validates the container strictly and checks its sha256 against the manifest
+        (raises the container's error, or HashMismatchError)."""
+        p = self._ptr()
+        diag = _lib.Diag()
+        check(lib.sgfp4_model_tensor_verify(self._mh.ptr, p, ctypes.byref(diag)), diag=diag)
+
+    def decode(self, dtype="f32", *, verify=False, threads=0, backend="auto"):
+        """The tensor's values as a new array of its (original) shape: a quantized tensor
+        decoded, a plain F32 / F16 / BF16 tensor converted (dtype as Tensor.decode:
+        "f32", "f16", or "bf16" as uint16 bit patterns). verify=True checks the sha256
+        first. Other dtypes: use array()."""
+        dt = to_enum(DType, dtype, "dtype")
+        if self.quantized:
+            if verify:
+                self.verify()
+            with self.open() as t:
+                a = t.decode(dt, threads=threads, backend=backend)
+            return a.reshape(self.quant.original_shape)
+        if self.dtype not in _FLOATS:
+            raise argument_error(f"{self.name}: a {self.dtype} tensor has no float values to "
+                                 "decode (array() gives them as stored)")
+        if (dt, self.dtype) in ((DType.F16, "F16"), (DType.BF16, "BF16")):
+            return np.array(self.array(), dtype=NUMPY_OF[dt])
+        p = self._ptr()
+        f32 = np.empty(self.shape, dtype=np.float32)
+        diag = _lib.Diag()
+        check(lib.sgfp4_model_tensor_to_f32(p, 0, f32.ctypes.data, f32.nbytes,
+                                            ctypes.byref(diag)), diag=diag)
+        if dt == DType.F16:
+            return f32.astype(np.float16)
+        if dt == DType.BF16:
+            return float32_to_bf16(f32)
+        return f32
+
+    def evict(self):
+        """Drops the tensor's pages from memory (re-read from the file if used again)."""
+        p = self._ptr()
+        lib.sgfp4_model_tensor_evict(self._mh.ptr, p)
+
+    def __repr__(self):
+        q = f", quantized {self.quant.profile.name.lower()}" if self.quant else ""
+        return f"<sgfp4.ModelTensor {self.name!r} {self.dtype} {list(self.shape)}{q}>"
+
+
+class Model:
+    """An opened safetensors model (plain or quantized), mapped, its header checked strictly.
+
+    Made by :func:`sgfp4.open_model`. Tensors are listed in file order; nothing is read
+    until a tensor's data is asked for. ``close()`` (or a ``with`` block) releases it once
+    nothing borrows from it any more (tensors, arrays from raw() / array(), containers).
+    """
+
+    def __init__(self, handle):
+        self._h = handle
+        ptr = handle.ptr
+        n = lib.sgfp4_model_tensor_count(ptr)
+        self._tensors = [ModelTensor(handle, lib.sgfp4_model_tensor_at(ptr, i))
+                         for i in range(n)]
+        self._by_name = {t.name: t for t in self._tensors}
+        meta = {}
+        for i in range(lib.sgfp4_model_metadata_count(ptr)):
+            k, v = ctypes.c_char_p(), ctypes.c_char_p()
+            lib.sgfp4_model_metadata_at(ptr, i, ctypes.byref(k), ctypes.byref(v))
+            meta[text(k.value)] = text(v.value)
+        self.metadata = meta
+        self.quantized = bool(lib.sgfp4_model_is_quantized(ptr))
+        self.data_offset = lib.sgfp4_model_data_offset(ptr)
+        self.file_bytes = lib.sgfp4_model_file_bytes(ptr)
+        self.was_compressed = bool(lib.sgfp4_model_was_compressed(ptr))
+
+    @property
+    def manifest(self):
+        """The parsed sgfp4 manifest (a dict) of a quantized model, else None."""
+        m = self.metadata.get("sgfp4")
+        return json.loads(m) if self.quantized and m is not None else None
+
+    def close(self):
+        self._tensors, self._by_name = [], {}
+        self._h = _Handle(None, None)
+
+    @property
+    def closed(self):
+        return self._h.ptr is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def names(self):
+        """Tensor names in file order."""
+        return [t.name for t in self._tensors]
+
+    @property
+    def tensors(self):
+        """Every ModelTensor, in file order."""
+        return list(self._tensors)
+
+    def __len__(self):
+        return len(self._tensors)
+
+    def __iter__(self):
+        return iter(list(self._tensors))
+
+    def __contains__(self, name):
+        return name in self._by_name
+
+    def __getitem__(self, name):
+        t = self._by_name.get(name)
+        if t is None:
+            raise NotFoundError(47, f"no tensor {name!r} in the model")
+        return t
+
+    def decoded(self, dtype="f32", *, verify=True, threads=0, evict=True):
+        """Yields (name, array) for every float tensor, one at a time, in file order: the
+        values of ModelTensor.decode(). With evict, each tensor's pages are dropped after
+        use, so memory stays bounded on a model larger than RAM. Other dtypes are skipped."""
+        for t in list(self._tensors):
+            if not t.quantized and t.dtype not in _FLOATS:
+                continue
+            a = t.decode(dtype, verify=verify, threads=threads)
+            if evict:
+                t.evict()
+            yield t.name, a
+
+    def __repr__(self):
+        kind = "quantized" if self.quantized else "plain"
+        return f"<sgfp4.Model {kind}, {len(self._tensors)} tensors, {self.file_bytes} bytes>"
+
+
+def open_model(source, *, limits=None, temp_dir=None, max_decompressed_bytes=0, copy=None):
+    """Opens a safetensors model (plain or quantized, or a zstd stream of either) and checks
+    its header and manifest strictly (docs/model.md, "Reading"); returns a Model.
+
+    source: a path (mapped; a .zst file is decompressed once into an unlinked temporary
+    file in temp_dir, else $TMPDIR, else /tmp) or bytes-like (used in place when
+    read-only, as sgfp4.open). limits: {"max_header_bytes": N} (0 = 100 MB).
+    """
+    o = _lib.init_struct(_lib.ModelOpenOptions, "sgfp4_model_open_options_init")
+    for key, value in dict(limits or {}).items():
+        if key not in ("max_elements", "max_container_bytes", "max_header_bytes"):
+            raise argument_error(f"limits: unknown key {key!r}")
+        setattr(o.limits, key, int(value))
+    tmp = os.fsencode(temp_dir) if temp_dir is not None else None
+    o.temp_dir = tmp
+    o.max_decompressed_bytes = int(max_decompressed_bytes)
+    ptr = ctypes.c_void_p()
+    diag = _lib.Diag()
+    if isinstance(source, (str, os.PathLike)):
+        status = lib.sgfp4_model_open(os.fsencode(source), ctypes.byref(ptr), ctypes.byref(o),
+                                      ctypes.byref(diag))
+        keep = None
+    else:
+        keep = input_bytes(source, copy)
+        status = lib.sgfp4_model_open_memory(keep.ctypes.data,
+                                             keep.size, ctypes.byref(ptr), ctypes.byref(o),
+                                             ctypes.byref(diag))
+    check(status, diag=diag)
+    return Model(_Handle(ptr.value, lib.sgfp4_model_close, keep))
+
+
+def float32_to_bf16(values):
+    """float32 -> bfloat16 bit patterns (uint16), rounded to nearest even; NaN stays a quiet
+    NaN: the library's sgfp4_float_to_bf16 on every element."""
+    a = np.ascontiguousarray(values, dtype=np.float32)
+    u = a.view(np.uint32)
+    out = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))
+           >> np.uint32(16)).astype(np.uint16)
+    nan = np.isnan(a)
+    if nan.any():
+        out[nan] = ((u[nan] >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16)
+    return out
+
+
+# ---- policy ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a policy decided for one tensor (sgfp4_model_decision)."""
+    quantize: bool
+    rows: int
+    cols: int
+    options: EncodeOptions
+    reason: str
+
+
+class Policy:
+    """Which tensors of a model to quantize, and how (docs/model.md, "Policy").
+
+    Policy() is the default; Policy(document) parses a policy document: a dict, JSON text,
+    or a path to a JSON file (os.PathLike, or a str that does not start with "{"). Unknown
+    keys are errors. Keyword arguments override the document's "defaults" (as the CLI's
+    --bpw, --profile... do): any EncodeOptions field (profile, policy, target_bpw, delta,
+    threshold, fit, threads); embeddings=False passes embeddings through.
+    """
+
+    def __init__(self, document=None, *, embeddings=None, **defaults):
+        unknown = set(defaults) - set(OPTION_NAMES)
+        if unknown:
+            raise argument_error(f"Policy: unknown option(s) {', '.join(sorted(unknown))}")
+        ptr = ctypes.c_void_p()
+        if document is None:
+            check(lib.sgfp4_model_policy_create(ctypes.byref(ptr)), "create a policy")
+        else:
+            if isinstance(document, dict):
+                raw = json.dumps(document).encode()
+            elif isinstance(document, os.PathLike) or (
+                    isinstance(document, str) and not document.lstrip().startswith("{")):
+                with open(document, "rb") as f:
+                    raw = f.read()
+            elif isinstance(document, (str, bytes)):
+                raw = document.encode() if isinstance(document, str) else document
+            else:
+                raise argument_error("Policy: document must be a dict, JSON text or a path")
+            diag = _lib.Diag()
+            check(lib.sgfp4_model_policy_parse(raw, len(raw), ctypes.byref(ptr),
+                                               ctypes.byref(diag)), diag=diag)
+        self._h = _Handle(ptr.value, lib.sgfp4_model_policy_free)
+        if embeddings is not None:
+            lib.sgfp4_model_policy_set_embeddings(self._h.ptr, 1 if embeddings else 0)
+        if defaults:
+            self.set_defaults(**defaults)
+
+    @property
+    def defaults(self):
+        """The encoder options rules start from (EncodeOptions)."""
+        return EncodeOptions.from_c(lib.sgfp4_model_policy_defaults(self._h.ptr).contents)
+
+    def set_defaults(self, **fields):
+        """Changes fields of the defaults (what the CLI's encoder options do)."""
+        c = lib.sgfp4_model_policy_defaults(self._h.ptr).contents
+        self.defaults.with_(**fields).copy_into(c)
+
+    def decide(self, tensor):
+        """The Decision for a ModelTensor."""
+        d = _lib.ModelDecision()
+        lib.sgfp4_model_policy_decide(self._h.ptr, tensor._ptr(), ctypes.byref(d))
+        return Decision(bool(d.quantize), d.rows, d.cols, EncodeOptions.from_c(d.options),
+                        text(d.reason))
+
+
+def _as_policy(policy, overrides, embeddings):
+    if isinstance(policy, Policy):
+        if overrides or embeddings is not None:
+            raise argument_error("pass encoder options to Policy(), not with a Policy object")
+        return policy
+    return Policy(policy, embeddings=embeddings, **overrides)
+
+
+# ---- whole-model jobs --------------------------------------------------------------------
+
+
+def _progress_callback(progress, sink):
+    if progress is None:
+        return _lib.PROGRESS_FN()
+
+    def call(_user, p):
+        if sink.error is not None:
+            return
+        c = p.contents
+        try:
+            progress(Progress(c.tensors_done, c.tensors_total, c.bytes_done, c.bytes_total,
+                              text(c.current)))
+        except BaseException as e:  # noqa: B902 - stops the job at its next write
+            sink.error = e
+    return _lib.PROGRESS_FN(call)
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _run_job(source, destination, job, *, zstd_level, zstd_threads):
+    """Opens `source` (a path or Model), runs job(model, sink) into a crash-safe
+    `destination` (zstd when its name ends in .zst)."""
+    if isinstance(source, Model):
+        model, own = source, False
+        if model.closed:
+            raise argument_error("the model is closed")
+    else:
+        if _same_file(source, destination):
+            raise argument_error(f"{os.fspath(destination)}: the output would replace the input")
+        model, own = open_model(source), True
+    try:
+        out = AtomicFile(destination)
+        sink = None
+        try:
+            sink = FileSink(out, zstd_level if os.fspath(destination).endswith(".zst")
+                            else None, zstd_threads)
+            job(model, sink)
+            sink.finish()
+            out.commit()
+        except BaseException:
+            out.abort()
+            raise
+        finally:
+            if sink is not None:
+                sink.free()
+    finally:
+        if own:
+            model.close()
+
+
+def encode_model(source, destination, policy=None, *, progress=None, embeddings=None,
+                 temp_dir=None, zstd_level=3, zstd_threads=0, **options):
+    """Quantizes a safetensors model into a quantized model file (sgfp4_model_encode).
+
+    source: a path or a Model (plain, not already quantized). destination: the output path,
+    written crash-safe (a temporary file renamed at the end; never partial); a name ending
+    in .zst is written as one zstd stream at zstd_level. policy: None (the default policy),
+    a Policy, or a policy document (dict, JSON text, path). Encoder options as keywords
+    (target_bpw=4.0, profile="v1", threads=2, ...) override the policy's defaults, as the
+    CLI's do; embeddings=False passes embeddings through. progress: called with a Progress
+    at the start and after each tensor; an exception it raises stops the job (no output)
+    and is raised again. temp_dir: the encoder's spool folder (default $TMPDIR, else /tmp).
+    """
+    pol = _as_policy(policy, options, embeddings)
+
+    def job(model, sink):
+        wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
+        wo.temp_dir = os.fsencode(temp_dir) if temp_dir is not None else None
+        cb = _progress_callback(progress, sink)
+        wo.progress = cb
+        diag = _lib.Diag()
+        status = lib.sgfp4_model_encode(model._h.ptr, pol._h.ptr, ctypes.byref(sink.sink),
+                                        ctypes.byref(wo), ctypes.byref(diag))
+        sink.raise_pending()
+        check(status, diag=diag)
+
+    _run_job(source, destination, job, zstd_level=zstd_level, zstd_threads=zstd_threads)
+
+
+def decode_model(source, destination, *, dtype=None, threads=0, backend="auto",
+                 progress=None, zstd_level=3, zstd_threads=0):
+    """Restores an ordinary safetensors model from a quantized one (sgfp4_model_decode):
+    every container validated, hash-checked and decoded to its source dtype, or to `dtype`
+    ("f32", "f16", "bf16") if given; pass-through tensors copied. destination, progress
+    and zstd as encode_model(). threads: for each tensor's decode."""
+    dec = decode_options(threads, backend)
+
+    def job(model, sink):
+        wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
+        cb = _progress_callback(progress, sink)
+        wo.progress = cb
+        if dtype is not None:
+            dt = ctypes.c_int(to_enum(DType, dtype, "dtype"))
+            wo.decode_dtype = ctypes.pointer(dt)
+        wo.decode = ctypes.pointer(dec)
+        diag = _lib.Diag()
+        status = lib.sgfp4_model_decode(model._h.ptr, ctypes.byref(sink.sink),
+                                        ctypes.byref(wo), ctypes.byref(diag))
+        sink.raise_pending()
+        check(status, diag=diag)
+
+    _run_job(source, destination, job, zstd_level=zstd_level, zstd_threads=zstd_threads)
+
+
+def write_safetensors(destination, tensors, metadata=None, *, zstd_level=3):
+    """Writes a safetensors file (sgfp4_st_writer), crash-safe like encode_model().
+
+    tensors: a mapping name -> numpy array (bool, u/int8..64, float16/32/64), or name ->
+    (array, "BF16") to store a uint16 array of bfloat16 bit patterns as BF16 (likewise
+    "F8_E4M3" / "F8_E5M2" for uint8). metadata: a mapping of strings to strings.
+    """
+    entries, arrays, shapes = [], [], []
+    for name, value in tensors.items():
+        if isinstance(value, tuple):
+            arr, st = value
+            arr = np.asarray(arr)
+            want = np.dtype(ST_NUMPY.get(st, "V"))
+            if arr.dtype.newbyteorder("<") != want.newbyteorder("<"):
+                raise argument_error(f"{name}: {st} needs a {want} array, not {arr.dtype}")
+        else:
+            arr = np.asarray(value)
+            st = _NUMPY_ST.get(arr.dtype.newbyteorder("<") if arr.dtype.byteorder == "="
+                               else arr.dtype)
+            if st is None:
+                raise argument_error(f"{name}: no safetensors dtype for {arr.dtype}")
+        arr = arr.astype(arr.dtype.newbyteorder("<"), order="C", copy=False)  # keeps rank 0
+        shape = (ctypes.c_uint64 * max(arr.ndim, 1))(*arr.shape)
+        shapes.append(shape)
+        entries.append(_lib.StEntry(name.encode(), _st_value(st), arr.ndim, shape))
+        arrays.append(arr)
+    meta = dict(metadata or {})
+    keys = (ctypes.c_char_p * max(len(meta), 1))(*[k.encode() for k in meta])
+    values = (ctypes.c_char_p * max(len(meta), 1))(*[str(v).encode() for v in meta.values()])
+    c_entries = (_lib.StEntry * max(len(entries), 1))(*entries)
+    out = AtomicFile(destination)
+    sink = None
+    writer = ctypes.c_void_p()
+    try:
+        sink = FileSink(out, zstd_level if os.fspath(destination).endswith(".zst") else None)
+        diag = _lib.Diag()
+        status = lib.sgfp4_st_writer_begin(c_entries, len(entries), keys, values, len(meta),
+                                           ctypes.byref(sink.sink), ctypes.byref(writer),
+                                           ctypes.byref(diag))
+        sink.raise_pending()
+        check(status, diag=diag)
+        for arr in arrays:
+            status = lib.sgfp4_st_writer_write(writer, arr.ctypes.data,
+                                               arr.nbytes)
+            sink.raise_pending()
+            check(status, "write tensor data")
+        status = lib.sgfp4_st_writer_finish(writer, ctypes.byref(diag))
+        sink.raise_pending()
+        check(status, diag=diag)
+        sink.finish()
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+    finally:
+        lib.sgfp4_st_writer_free(writer)
+        if sink is not None:
+            sink.free()

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+"""The binding against the library it loads: versions, the status table, the exception
+hierarchy, and the ctypes struct layouts against the C compiler's (include/*.h)."""
+
+import ctypes
+import os
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import sgfp4
+from sgfp4 import _lib, errors
+from conftest import SOURCE_DIR
+
+
+def test_versions():
+    cmake = (SOURCE_DIR / "CMakeLists.txt").read_text()
+    project = re.search(r"project\(sgfp4 VERSION (\d+\.\d+\.\d+)", cmake).group(1)
+    assert sgfp4.__version__ == project
+    assert sgfp4.library_version() == project
+    n = _lib.lib.sgfp4_version()
+    assert f"{n // 10000}.{n // 100 % 100}.{n % 100}" == sgfp4.library_version()
+    assert os.path.exists(sgfp4.library_path())
+
+
+def test_a_library_of_another_minor_version_is_refused(monkeypatch):
+    monkeypatch.setattr(sgfp4, "__version__", "0.2.0")
+    with pytest.raises(sgfp4.VersionMismatch, match="0.2 release"):
+        sgfp4._check_version()
+    monkeypatch.setattr(sgfp4, "__version__", "0.1.7")   # patch releases are compatible
+    sgfp4._check_version()
+
+
+def test_the_library_is_found_where_docs_say(tmp_path):
+    """$SGFP4_LIBRARY as a file, as a folder, and a wrong one: a clear ImportError."""
+    lib = sgfp4.library_path()
+    code = "import sgfp4; print(sgfp4.library_path())"
+    env = dict(os.environ, PYTHONPATH=str(SOURCE_DIR / "python"))
+    for value, expect in [(lib, lib), (os.path.dirname(lib),
+                                       os.path.join(os.path.dirname(lib), "libsgfp4.so"))]:
+        env["SGFP4_LIBRARY"] = value
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True)
+        assert p.returncode == 0 and p.stdout.strip() == expect, p.stderr
+    env["SGFP4_LIBRARY"] = str(tmp_path)
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert p.returncode != 0 and "LibraryNotFound" in p.stderr and "SGFP4_LIBRARY" in p.stderr
+
+
+def test_every_status_has_its_class_and_the_librarys_name():
+    known = {}
+    for value in range(256):
+        name = errors.status_name(value)
+        if name != "UNKNOWN":
+            known[value] = name
+    assert known == errors.NAMES          # the binding's table is the library's
+    for value, cls in errors.CLASSES.items():
+        assert issubclass(cls, sgfp4.Error) and cls is not sgfp4.Error
+        assert getattr(sgfp4, cls.__name__) is cls
+        e = errors.make_error(value)
+        assert type(e) is cls and e.status == value and e.status_name == known[value]
+        assert e.message == errors.status_str(value)
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is cls and str(back) == str(e)
+    assert len(set(errors.CLASSES.values())) == len(errors.CLASSES)   # one class per status
+    assert isinstance(errors.make_error(1), ValueError)
+    assert isinstance(errors.make_error(2), MemoryError)
+    assert isinstance(errors.make_error(6), OSError)
+    assert isinstance(errors.make_error(47), KeyError)
+    assert all(issubclass(errors.CLASSES[v], sgfp4.ContainerError) for v in range(11, 36)
+               if v in errors.CLASSES)
+    assert all(issubclass(errors.CLASSES[v], sgfp4.ModelFileError) for v in range(40, 46))
+    assert type(errors.make_error(99)) is sgfp4.Error     # a status newer than this binding
+
+
+def test_diag_fields_become_attributes():
+    d = _lib.Diag()
+    d.offset, d.block, d.leaf, d.message = 4132, 3, -1, b"v2 record 3: bad"
+    e = errors.make_error(32, diag=d)
+    assert (e.offset, e.block, e.leaf, e.message) == (4132, 3, None, "v2 record 3: bad")
+    assert str(e) == "v2 record 3: bad [V2_LEAF_FLAGS]"
+    assert isinstance(e, sgfp4.V2LeafFlagsError)
+
+
+# Every struct the binding declares, with its C name and fields.
+STRUCTS = [
+    (_lib.Diag, "sgfp4_diag"), (_lib.Allocator, "sgfp4_allocator"),
+    (_lib.Limits, "sgfp4_limits"), (_lib.OpenOptions, "sgfp4_open_options"),
+    (_lib.TensorInfo, "sgfp4_tensor_info"), (_lib.Leaf, "sgfp4_leaf"),
+    (_lib.DecodeOptions, "sgfp4_decode_options"), (_lib.EncodeOptions, "sgfp4_encode_options"),
+    (_lib.ModelQuant, "sgfp4_model_quant"), (_lib.ModelTensor, "sgfp4_model_tensor"),
+    (_lib.ModelOpenOptions, "sgfp4_model_open_options"), (_lib.Sink, "sgfp4_sink"),
+    (_lib.StEntry, "sgfp4_st_entry"), (_lib.ModelDecision, "sgfp4_model_decision"),
+    (_lib.ModelProgress, "sgfp4_model_progress"),
+    (_lib.ModelWriteOptions, "sgfp4_model_write_options"),
+]
+
+
+def test_struct_layouts_match_the_c_headers(tmp_path):
+    """A C program prints sizeof and offsetof of every field; ctypes must agree."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to check the layouts with")
+    lines = ["#include <stddef.h>", "#include <stdio.h>", "#include <sgfp4.h>",
+             "#include <sgfp4_model.h>", "int main(void) {"]
+    expected = []
+    for cls, cname in STRUCTS:
+        lines.append(f'printf("%zu\\n", sizeof({cname}));')
+        expected.append(ctypes.sizeof(cls))
+        for field, _ in cls._fields_:
+            lines.append(f'printf("%zu\\n", offsetof({cname}, {field}));')
+            expected.append(getattr(cls, field).offset)
+        lines.append(f'printf("%zu\\n", sizeof((({cname} *)0)->{cls._fields_[-1][0]}));')
+        expected.append(ctypes.sizeof(cls._fields_[-1][1]))
+    lines.append("return 0; }")
+    src = tmp_path / "layout.c"
+    src.write_text("\n".join(lines))
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-I", str(SOURCE_DIR / "include"), "-o", str(exe), str(src)],
+                   check=True)
+    got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
+                                          check=True).stdout.split()]
+    assert got == expected
+
+
+def test_options_struct_sizes_are_accepted_and_unknown_ones_refused():
+    o = _lib.init_struct(_lib.DecodeOptions, "sgfp4_decode_options_init")
+    assert o.struct_size == ctypes.sizeof(_lib.DecodeOptions)
+    w = sgfp4.encode(__import__("numpy").ones((64, 64), "float32"))
+    t = sgfp4.open(w, (64, 64))
+    out = (ctypes.c_float * 4096)()
+    o.struct_size = 3    # not a size the library knows
+    status = _lib.lib.sgfp4_decode(t._h.ptr, 0, out, 0, ctypes.sizeof(out), ctypes.byref(o))
+    assert errors.status_name(status) == "ARGUMENT"
