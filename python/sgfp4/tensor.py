@@ -2,6 +2,7 @@
 """Containers: open (validate once), inspect, decode to numpy arrays."""
 
 import ctypes
+import functools
 from dataclasses import dataclass
 from typing import Tuple
 
@@ -55,6 +56,26 @@ def decode_options(threads=0, backend=Backend.AUTO, store=Store.AUTO):
         raise argument_error(f"threads: {threads!r} is not a count >= 0")
     o.threads = min(int(threads), 2**32 - 1)
     return o
+
+
+_decode_options_cached = functools.lru_cache(maxsize=256, typed=True)(decode_options)
+_dtype_cached = functools.lru_cache(maxsize=64, typed=True)(lambda d: to_enum(DType, d, "dtype"))
+
+
+def _call_options(threads, backend, store):
+    """decode_options() for one call: the struct is shared between calls with the same
+    arguments (the library only reads it), which keeps per-call overhead to microseconds."""
+    try:
+        return _decode_options_cached(threads, backend, store)
+    except TypeError:  # an unhashable argument: let decode_options() say what is wrong
+        return decode_options(threads, backend, store)
+
+
+def _dtype(dtype):
+    try:
+        return _dtype_cached(dtype)
+    except TypeError:
+        return to_enum(DType, dtype, "dtype")
 
 
 @dataclass(frozen=True)
@@ -214,10 +235,10 @@ class Tensor:
         if not (_is_int(begin) and _is_int(end) and 0 <= begin < end <= self.rows):
             raise argument_error(f"decode_rows: rows [{begin}, {end}) are not a non-empty "
                                  f"range within [0, {self.rows})")
-        dt = to_enum(DType, dtype, "dtype")
+        dt = _dtype(dtype)
         arr, stride, cap = output_array(out, int(end) - int(begin), self.cols, NUMPY_OF[dt],
                                         "decode")
-        opts = decode_options(threads, backend, store)
+        opts = _call_options(threads, backend, store)
         status = lib.sgfp4_decode_rows(h.ptr, begin, end, dt, arr.ctypes.data, stride, cap,
                                        ctypes.byref(opts))
         check(status, f"decode rows [{begin}, {end}) of a {self.rows}x{self.cols} tensor")
@@ -237,9 +258,9 @@ class Tensor:
             raise argument_error(f"gather: row {idx.min() if idx.min() < 0 else idx.max()} "
                                  f"is outside [0, {self.rows})")
         idx = np.ascontiguousarray(idx, dtype=np.uint64)
-        dt = to_enum(DType, dtype, "dtype")
+        dt = _dtype(dtype)
         arr, stride, cap = output_array(out, idx.size, self.cols, NUMPY_OF[dt], "gather")
-        opts = decode_options(threads, backend, store)
+        opts = _call_options(threads, backend, store)
         status = lib.sgfp4_decode_gather(
             h.ptr, idx.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)), idx.size, dt,
             arr.ctypes.data, stride, cap, ctypes.byref(opts))

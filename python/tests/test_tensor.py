@@ -228,7 +228,9 @@ def test_bad_arguments_raise_argument_error(big):
     blob, shape, _ = big
     rows, cols = shape
     t = sgfp4.open(blob, shape)
+    t.decode(threads=1)       # (caches the options of threads=1: True and 1.0 must not hit it)
     bad_calls = [
+        lambda: t.decode(threads=True), lambda: t.decode(dtype=False),
         lambda: t.decode_rows(5, 5), lambda: t.decode_rows(-1, 3),
         lambda: t.decode_rows(0, rows + 1), lambda: t.decode_rows(3, 2),
         lambda: t.gather([rows]), lambda: t.gather([-1]), lambda: t.gather([]),
