@@ -20,6 +20,8 @@ from .errors import Error, status_name, status_str
 from .model import (Decision, Model, ModelTensor, Policy, Progress, QuantInfo, decode_model,
                     encode_model, float32_to_bf16, open_model, write_safetensors)
 from .tensor import Leaf, Tensor, TensorInfo, bf16_to_float32, open  # noqa: A004
+from . import matvec
+from .matvec import MatvecPlan, Q8
 
 
 class VersionMismatch(ImportError):
@@ -41,6 +43,11 @@ def backend_name(backend="auto"):
     "generic", "scalar"), or None where it cannot run."""
     from ._types import to_enum
     return _lib.text(_lib.lib.sgfp4_decode_backend_name(to_enum(Backend, backend, "backend")))
+
+
+def has_matvec():
+    """Whether the loaded library has the matrix-vector API (sgfp4.matvec, MatvecPlan)."""
+    return matvec.AVAILABLE
 
 
 def _check_version():

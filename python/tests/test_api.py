@@ -97,7 +97,7 @@ STRUCTS = [
     (_lib.StEntry, "sgfp4_st_entry"), (_lib.ModelDecision, "sgfp4_model_decision"),
     (_lib.ModelProgress, "sgfp4_model_progress"),
     (_lib.ModelWriteOptions, "sgfp4_model_write_options"),
-]
+] + ([(sgfp4.matvec.MatvecOptions, "sgfp4_matvec_options")] if sgfp4.has_matvec() else [])
 
 
 def test_struct_layouts_match_the_c_headers(tmp_path):

@@ -12,7 +12,7 @@ from conftest import SOURCE_DIR
 def test_the_examples_of_docs_python_md_run(tmp_path, capsys):
     text = (SOURCE_DIR / "docs" / "python.md").read_text()
     blocks = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
-    assert len(blocks) >= 6
+    assert len(blocks) >= 7
     namespace = {"__name__": "__docs__"}
     cwd = os.getcwd()
     os.chdir(tmp_path)
