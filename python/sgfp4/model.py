@@ -208,25 +208,32 @@ class Model:
     def __exit__(self, *exc):
         self.close()
 
+    def _open(self):
+        if self._h.ptr is None:
+            raise argument_error("the model is closed")
+        return self._tensors
+
     def names(self):
         """Tensor names in file order."""
-        return [t.name for t in self._tensors]
+        return [t.name for t in self._open()]
 
     @property
     def tensors(self):
         """Every ModelTensor, in file order."""
-        return list(self._tensors)
+        return list(self._open())
 
     def __len__(self):
-        return len(self._tensors)
+        return len(self._open())
 
     def __iter__(self):
-        return iter(list(self._tensors))
+        return iter(list(self._open()))
 
     def __contains__(self, name):
+        self._open()
         return name in self._by_name
 
     def __getitem__(self, name):
+        self._open()
         t = self._by_name.get(name)
         if t is None:
             raise NotFoundError(47, f"no tensor {name!r} in the model")
@@ -236,7 +243,7 @@ class Model:
         """Yields (name, array) for every float tensor, one at a time, in file order: the
         values of ModelTensor.decode(). With evict, each tensor's pages are dropped after
         use, so memory stays bounded on a model larger than RAM. Other dtypes are skipped."""
-        for t in list(self._tensors):
+        for t in list(self._open()):
             if not t.quantized and t.dtype not in _FLOATS:
                 continue
             a = t.decode(dtype, verify=verify, threads=threads)
@@ -245,6 +252,8 @@ class Model:
             yield t.name, a
 
     def __repr__(self):
+        if self.closed:
+            return "<sgfp4.Model (closed)>"
         kind = "quantized" if self.quantized else "plain"
         return f"<sgfp4.Model {kind}, {len(self._tensors)} tensors, {self.file_bytes} bytes>"
 
@@ -497,8 +506,7 @@ def write_safetensors(destination, tensors, metadata=None, *, zstd_level=3):
                 raise argument_error(f"{name}: {st} needs a {want} array, not {arr.dtype}")
         else:
             arr = np.asarray(value)
-            st = _NUMPY_ST.get(arr.dtype.newbyteorder("<") if arr.dtype.byteorder == "="
-                               else arr.dtype)
+            st = _NUMPY_ST.get(arr.dtype.newbyteorder("<"))
             if st is None:
                 raise argument_error(f"{name}: no safetensors dtype for {arr.dtype}")
         arr = arr.astype(arr.dtype.newbyteorder("<"), order="C", copy=False)  # keeps rank 0

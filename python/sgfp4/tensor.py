@@ -267,9 +267,9 @@ class Tensor:
         check(status, f"gather {idx.size} rows of a {self.rows}x{self.cols} tensor")
         return arr
 
-    def __array__(self, dtype=None):
-        a = self.decode()
-        return a if dtype is None else a.astype(dtype)
+    def __array__(self, dtype=None, copy=None):
+        a = self.decode()  # always a new array
+        return a if dtype is None else a.astype(dtype, copy=False)
 
     def __repr__(self):
         if self._h is None:

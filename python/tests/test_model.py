@@ -68,7 +68,11 @@ def test_views_keep_the_mapping_alive_after_close(stories):
     a = m[name].array()
     expected = a.copy()
     m.close()
-    assert m.closed and len(m) == 0
+    assert m.closed and "closed" in repr(m)
+    for call in (m.names, lambda: m.tensors, lambda: len(m), lambda: m[name], lambda: list(m),
+                 lambda: name in m, lambda: next(m.decoded())):
+        with pytest.raises(sgfp4.ArgumentError, match="closed"):
+            call()
     gc.collect()
     assert np.array_equal(a, expected)            # the mapping is still there
     real = os.path.realpath(stories)
@@ -190,7 +194,7 @@ def test_progress_is_reported_and_can_cancel(stories, tmp_path):
             raise Stop()
     for exc, job in [(Stop, lambda: sgfp4.encode_model(stories, out, progress=stop_at_ten,
                                                        target_bpw=3)),
-                     (Stop, lambda: sgfp4.decode_model(before and out, tmp_path / "d.st",
+                     (Stop, lambda: sgfp4.decode_model(out, tmp_path / "d.st",
                                                        progress=stop_at_ten)),
                      (KeyboardInterrupt, lambda: sgfp4.encode_model(
                          stories, out, progress=lambda p: (_ for _ in ()).throw(
@@ -248,7 +252,8 @@ def test_write_safetensors_round_trip(tmp_path, cli):
                "i": np.arange(12, dtype=np.int64).reshape(3, 4),
                "b": np.array([True, False]), "s": np.float32(2.5),
                "bf": (sgfp4.float32_to_bf16(rng.standard_normal(7).astype(np.float32)), "BF16"),
-               "e": np.zeros((0, 4), np.float32)}
+               "e": np.zeros((0, 4), np.float32),
+               "big_endian": np.arange(6, dtype=">i4").reshape(2, 3)}
     path = tmp_path / "m.safetensors"
     sgfp4.write_safetensors(path, tensors, {"who": "test", "n": 3})
     header, start = _header(path)
@@ -258,7 +263,7 @@ def test_write_safetensors_round_trip(tmp_path, cli):
             arr, dtype = value if isinstance(value, tuple) else (value, None)
             t = m[name]
             assert t.shape == np.shape(arr)
-            assert t.array().tobytes() == np.asarray(arr).tobytes()
+            assert np.array_equal(t.array(), np.asarray(arr))
             if dtype:
                 assert t.dtype == dtype
         assert np.array_equal(m["bf"].decode(), sgfp4.bf16_to_float32(tensors["bf"][0]))
