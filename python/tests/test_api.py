@@ -14,7 +14,7 @@ import pytest
 
 import sgfp4
 from sgfp4 import _lib, errors
-from conftest import SOURCE_DIR
+from conftest import SANITIZED, SOURCE_DIR
 
 
 def test_versions():
@@ -25,6 +25,13 @@ def test_versions():
     n = _lib.lib.sgfp4_version()
     assert f"{n // 10000}.{n // 100 % 100}.{n % 100}" == sgfp4.library_version()
     assert os.path.exists(sgfp4.library_path())
+
+
+@pytest.mark.skipif(not SANITIZED, reason="only the sanitizer build preloads ASan")
+def test_the_sanitizer_runtime_is_really_there():
+    """Under the sanitizer build the tests must run with ASan active, not merely load."""
+    assert hasattr(ctypes.CDLL(None), "__asan_report_load1")
+    assert "libasan" in open("/proc/self/maps").read()
 
 
 def test_a_library_of_another_minor_version_is_refused(monkeypatch):
