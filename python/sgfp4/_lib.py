@@ -152,12 +152,13 @@ class ModelQuant(ctypes.Structure):
 class ModelTensor(ctypes.Structure):
     _fields_ = [("name", c_char_p), ("dtype", c_int), ("rank", c_size_t),
                 ("shape", POINTER(c_u64)), ("elements", c_u64), ("offset", c_u64),
-                ("nbytes", c_u64), ("data", c_void_p), ("quant", POINTER(ModelQuant))]
+                ("nbytes", c_u64), ("data", c_void_p), ("quant", POINTER(ModelQuant)),
+                ("shard", c_size_t)]
 
 
 class ModelOpenOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("limits", Limits), ("temp_dir", c_char_p),
-                ("max_decompressed_bytes", c_u64)]
+                ("max_decompressed_bytes", c_u64), ("ignore_index_total_size", c_int)]
 
 
 SINK_WRITE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t)
@@ -185,10 +186,29 @@ class ModelProgress(ctypes.Structure):
 PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ModelProgress))
 
 
+class ModelSummary(ctypes.Structure):
+    _fields_ = [("tensors", c_size_t), ("quantized", c_size_t), ("bytes_in", c_u64),
+                ("bytes_out", c_u64), ("file_bytes_out", c_u64), ("quantized_weights", c_u64),
+                ("quantized_bytes", c_u64), ("bits_per_weight", c_double),
+                ("above_target", c_size_t), ("below_target", c_size_t), ("files", c_size_t),
+                ("seconds", c_double)]
+
+
+class ModelTensorReport(ctypes.Structure):
+    _fields_ = [("tensor", POINTER(ModelTensor)), ("index", c_size_t), ("count", c_size_t),
+                ("quantized", c_int), ("bytes_in", c_u64), ("bytes_out", c_u64),
+                ("bits_per_weight", c_double), ("target_bpw", c_double),
+                ("target_miss", c_int), ("reason", c_char_p), ("seconds", c_double)]
+
+
+REPORT_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ModelTensorReport))
+
+
 class ModelWriteOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("temp_dir", c_char_p), ("progress", PROGRESS_FN),
                 ("progress_user", c_void_p), ("decode_dtype", POINTER(c_int)),
-                ("decode", POINTER(DecodeOptions))]
+                ("decode", POINTER(DecodeOptions)), ("tensor_report", REPORT_FN),
+                ("summary", POINTER(ModelSummary))]
 
 
 # ---- prototypes --------------------------------------------------------------------------
@@ -249,6 +269,11 @@ _PROTOTYPES = [
     ("sgfp4_model_data_offset", c_u64, c_void_p),
     ("sgfp4_model_file_bytes", c_u64, c_void_p),
     ("sgfp4_model_was_compressed", c_int, c_void_p),
+    ("sgfp4_model_is_set", c_int, c_void_p),
+    ("sgfp4_model_shard_count", c_size_t, c_void_p),
+    ("sgfp4_model_shard_name", c_char_p, c_void_p, c_size_t),
+    ("sgfp4_st_dtype_bits", c_size_t, c_int),
+    ("sgfp4_st_dtype_is_quantizable", c_int, c_int),
     ("sgfp4_model_tensor_evict", None, c_void_p, P(ModelTensor)),
     ("sgfp4_model_tensor_open", c_int, c_void_p, P(ModelTensor), P(c_void_p), P(OpenOptions),
      P(Diag)),

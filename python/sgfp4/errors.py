@@ -18,7 +18,7 @@ exception a Python caller would expect (ValueError, MemoryError, OSError, KeyErr
     +-- ContainerError (ValueError)           a container broke an acceptance rule
     |   +-- TruncatedError, V1LengthError, ... V2TrailingBytesError
     +-- ModelFileError (ValueError)           a malformed safetensors file or manifest
-    |   +-- ModelFormatError, ModelJsonError, ... ModelManifestError
+    |   +-- ModelFormatError, ModelJsonError, ... ModelManifestError, ModelIndexError
     +-- HashMismatchError                     ERR_HASH_MISMATCH
     +-- NotFoundError (KeyError)              ERR_NOT_FOUND
     +-- VulkanError                           ERR_VK_*
@@ -154,7 +154,7 @@ _GROUPS = [
         (40, "MODEL_FORMAT", "ModelFormatError"), (41, "MODEL_JSON", "ModelJsonError"),
         (42, "MODEL_DTYPE", "ModelDtypeError"), (43, "MODEL_OFFSETS", "ModelOffsetsError"),
         (44, "MODEL_DUPLICATE", "ModelDuplicateError"),
-        (45, "MODEL_MANIFEST", "ModelManifestError")]),
+        (45, "MODEL_MANIFEST", "ModelManifestError"), (48, "MODEL_INDEX", "ModelIndexError")]),
     (VulkanError, [
         (60, "VK_DEVICE_LOST", "VkDeviceLostError"),
         (61, "VK_OUT_OF_MEMORY", "VkOutOfMemoryError"),

@@ -19,16 +19,26 @@ from .encode import OPTION_NAMES, EncodeOptions
 from .errors import NotFoundError, check
 from .tensor import Tensor, _Handle, decode_options, open_options
 
-# safetensors dtype name -> numpy dtype of its stored values (little-endian). F8 and BF16
-# have no numpy type: their bit patterns are shown as uint8 / uint16.
+# safetensors dtype name -> numpy dtype of its stored values (little-endian). The 8-bit
+# floats and BF16 have no numpy type: their bit patterns are shown as uint8 / uint16. The
+# sub-byte dtypes (F4, F6_*) have no element type at all: raw() gives their bytes.
 ST_NUMPY = {"BOOL": "?", "U8": "u1", "I8": "i1", "F8_E4M3": "u1", "F8_E5M2": "u1",
             "I16": "<i2", "U16": "<u2", "F16": "<f2", "BF16": "<u2", "I32": "<i4",
-            "U32": "<u4", "F32": "<f4", "I64": "<i8", "U64": "<u8", "F64": "<f8"}
+            "U32": "<u4", "F32": "<f4", "I64": "<i8", "U64": "<u8", "F64": "<f8",
+            "F8_E8M0": "u1", "F8_E4M3FNUZ": "u1", "F8_E5M2FNUZ": "u1", "C64": "<c8"}
 _NUMPY_ST = {np.dtype("?"): "BOOL", np.dtype("u1"): "U8", np.dtype("i1"): "I8",
              np.dtype("<i2"): "I16", np.dtype("<u2"): "U16", np.dtype("<f2"): "F16",
              np.dtype("<i4"): "I32", np.dtype("<u4"): "U32", np.dtype("<f4"): "F32",
-             np.dtype("<i8"): "I64", np.dtype("<u8"): "U64", np.dtype("<f8"): "F64"}
-_FLOATS = ("F32", "F16", "BF16")
+             np.dtype("<i8"): "I64", np.dtype("<u8"): "U64", np.dtype("<f8"): "F64",
+             np.dtype("<c8"): "C64"}
+
+
+def _floats(dtype_name):
+    """Whether the library converts this safetensors dtype to float32 exactly (and so can
+    quantize and decode() it): F32, F16, BF16, F8_E4M3, F8_E5M2."""
+    v = ctypes.c_int()
+    return lib.sgfp4_st_dtype_parse(dtype_name.encode(), ctypes.byref(v)) == 0 and \
+        bool(lib.sgfp4_st_dtype_is_quantizable(v.value))
 
 
 def _st_name(value):
@@ -48,7 +58,7 @@ class QuantInfo:
     profile: Profile
     shape: Tuple[int, int]          # the container's logical (rows, cols)
     original_shape: Tuple[int, ...]
-    source_dtype: str               # "F32", "F16" or "BF16"
+    source_dtype: str               # "F32", "F16", "BF16", "F8_E4M3" or "F8_E5M2"
     sha256: str
     encoder: dict                   # the manifest's "encoder" object
 
@@ -61,6 +71,39 @@ class Progress:
     bytes_done: int
     bytes_total: int
     current: Optional[str]          # the tensor just finished, or None
+
+
+@dataclass(frozen=True)
+class TensorReport:
+    """What a model job did with one tensor (sgfp4_model_tensor_report)."""
+    name: str
+    index: int                      # the job's tensor `index` (from 0) of `count`
+    count: int
+    quantized: bool                 # encode: quantized; decode: restored from a container
+    bytes_in: int
+    bytes_out: int
+    bits_per_weight: float          # encode, quantized: container bits per weight, else 0
+    target_bpw: float               # encode, rate policy: its target, else 0
+    target_miss: int                # 1 above the target, -1 more than 1% below, else 0
+    reason: Optional[str]           # encode: the policy's reason
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a whole-model job did in total (sgfp4_model_summary)."""
+    tensors: int
+    quantized: int
+    bytes_in: int
+    bytes_out: int
+    file_bytes_out: int
+    quantized_weights: int
+    quantized_bytes: int
+    bits_per_weight: float
+    above_target: int
+    below_target: int
+    files: int
+    seconds: float
 
 
 class ModelTensor:
@@ -77,6 +120,7 @@ class ModelTensor:
         self.elements = c.elements
         self.offset = c.offset
         self.nbytes = c.nbytes
+        self.shard = c.shard
         self.quant = None
         if c.quant:
             q = c.quant.contents
@@ -100,8 +144,12 @@ class ModelTensor:
 
     def array(self):
         """The stored values as a read-only numpy array of the tensor's dtype and shape over
-        the mapping (zero-copy). BF16 and F8 show their bit patterns (uint16, uint8)."""
+        the mapping (zero-copy). BF16 and the 8-bit floats show their bit patterns (uint16,
+        uint8); the sub-byte dtypes (F4, F6_*) have no element type: use raw()."""
         p = self._ptr()
+        if self.dtype not in ST_NUMPY:
+            raise argument_error(f"{self.name}: {self.dtype} has no numpy element type "
+                                 "(raw() gives its bytes)")
         return borrowed_array(p.contents.data, self.shape, ST_NUMPY[self.dtype], self._mh)
 
     def open(self, *, limits=None):
@@ -126,7 +174,8 @@ class ModelTensor:
 
     def decode(self, dtype="f32", *, verify=False, threads=0, backend="auto"):
         """The tensor's values as a new array of its (original) shape: a quantized tensor
-        decoded, a plain F32 / F16 / BF16 tensor converted (dtype as Tensor.decode:
+        decoded, a plain F32 / F16 / BF16 / F8_E4M3 / F8_E5M2 tensor converted exactly to
+        float32 first (dtype as Tensor.decode:
         "f32", "f16", or "bf16" as uint16 bit patterns). verify=True checks the sha256
         first. Other dtypes: use array()."""
         dt = to_enum(DType, dtype, "dtype")
@@ -136,7 +185,7 @@ class ModelTensor:
             with self.open() as t:
                 a = t.decode(dt, threads=threads, backend=backend)
             return a.reshape(self.quant.original_shape)
-        if self.dtype not in _FLOATS:
+        if not _floats(self.dtype):
             raise argument_error(f"{self.name}: a {self.dtype} tensor has no float values to "
                                  "decode (array() gives them as stored)")
         if (dt, self.dtype) in ((DType.F16, "F16"), (DType.BF16, "BF16")):
@@ -187,6 +236,11 @@ class Model:
         self.data_offset = lib.sgfp4_model_data_offset(ptr)
         self.file_bytes = lib.sgfp4_model_file_bytes(ptr)
         self.was_compressed = bool(lib.sgfp4_model_was_compressed(ptr))
+        #: Opened from a sharded set's index (model.safetensors.index.json)
+        self.is_set = bool(lib.sgfp4_model_is_set(ptr))
+        #: The set's shard file names (ModelTensor.shard indexes them); [] for one file
+        self.shards = [text(lib.sgfp4_model_shard_name(ptr, i))
+                       for i in range(lib.sgfp4_model_shard_count(ptr))] if self.is_set else []
 
     @property
     def manifest(self):
@@ -244,7 +298,7 @@ class Model:
         values of ModelTensor.decode(). With evict, each tensor's pages are dropped after
         use, so memory stays bounded on a model larger than RAM. Other dtypes are skipped."""
         for t in list(self._open()):
-            if not t.quantized and t.dtype not in _FLOATS:
+            if not t.quantized and not _floats(t.dtype):
                 continue
             a = t.decode(dtype, verify=verify, threads=threads)
             if evict:
@@ -381,6 +435,27 @@ def _as_policy(policy, overrides, embeddings):
 # ---- whole-model jobs --------------------------------------------------------------------
 
 
+def _report_callback(report, sink):
+    if report is None:
+        return _lib.REPORT_FN()
+
+    def call(_user, r):
+        if sink.error is not None:
+            return
+        c = r.contents
+        try:
+            report(TensorReport(text(c.tensor.contents.name), c.index, c.count,
+                                bool(c.quantized), c.bytes_in, c.bytes_out, c.bits_per_weight,
+                                c.target_bpw, c.target_miss, text(c.reason), c.seconds))
+        except BaseException as e:  # noqa: B902 - stops the job at its next write
+            sink.error = e
+    return _lib.REPORT_FN(call)
+
+
+def _summary(c):
+    return Summary(*(getattr(c, f) for f, _ in _lib.ModelSummary._fields_))
+
+
 def _progress_callback(progress, sink):
     if progress is None:
         return _lib.PROGRESS_FN()
@@ -435,8 +510,8 @@ def _run_job(source, destination, job, *, zstd_level, zstd_threads):
             model.close()
 
 
-def encode_model(source, destination, policy=None, *, progress=None, embeddings=None,
-                 temp_dir=None, zstd_level=3, zstd_threads=0, **options):
+def encode_model(source, destination, policy=None, *, progress=None, report=None,
+                 embeddings=None, temp_dir=None, zstd_level=3, zstd_threads=0, **options):
     """Quantizes a safetensors model into a quantized model file (sgfp4_model_encode).
 
     source: a path or a Model (plain, not already quantized). destination: the output path,
@@ -446,15 +521,19 @@ def encode_model(source, destination, policy=None, *, progress=None, embeddings=
     (target_bpw=4.0, profile="v1", threads=2, ...) override the policy's defaults, as the
     CLI's do; embeddings=False passes embeddings through. progress: called with a Progress
     at the start and after each tensor; an exception it raises stops the job (no output)
-    and is raised again. temp_dir: the encoder's spool folder (default $TMPDIR, else /tmp).
+    and is raised again. report: called with a TensorReport after each tensor (what was
+    done to it: quantized or not and why, bits per weight against the target). temp_dir: the
+    encoder's spool folder (default $TMPDIR, else /tmp). Returns the job's Summary.
     """
     pol = _as_policy(policy, options, embeddings)
+    summary = _lib.ModelSummary()
 
     def job(model, sink):
         wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
         wo.temp_dir = os.fsencode(temp_dir) if temp_dir is not None else None
-        cb = _progress_callback(progress, sink)
-        wo.progress = cb
+        cb, rb = _progress_callback(progress, sink), _report_callback(report, sink)
+        wo.progress, wo.tensor_report = cb, rb
+        wo.summary = ctypes.pointer(summary)
         diag = _lib.Diag()
         status = lib.sgfp4_model_encode(model._h.ptr, pol._h.ptr, ctypes.byref(sink.sink),
                                         ctypes.byref(wo), ctypes.byref(diag))
@@ -462,20 +541,24 @@ def encode_model(source, destination, policy=None, *, progress=None, embeddings=
         check(status, diag=diag)
 
     _run_job(source, destination, job, zstd_level=zstd_level, zstd_threads=zstd_threads)
+    return _summary(summary)
 
 
 def decode_model(source, destination, *, dtype=None, threads=0, backend="auto",
-                 progress=None, zstd_level=3, zstd_threads=0):
+                 progress=None, report=None, zstd_level=3, zstd_threads=0):
     """Restores an ordinary safetensors model from a quantized one (sgfp4_model_decode):
     every container validated, hash-checked and decoded to its source dtype, or to `dtype`
-    ("f32", "f16", "bf16") if given; pass-through tensors copied. destination, progress
-    and zstd as encode_model(). threads: for each tensor's decode."""
+    ("f32", "f16", "bf16") if given; pass-through tensors copied. destination, progress,
+    report and zstd as encode_model(). threads: for each tensor's decode. Returns the
+    job's Summary."""
     dec = decode_options(threads, backend)
+    summary = _lib.ModelSummary()
 
     def job(model, sink):
         wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
-        cb = _progress_callback(progress, sink)
-        wo.progress = cb
+        cb, rb = _progress_callback(progress, sink), _report_callback(report, sink)
+        wo.progress, wo.tensor_report = cb, rb
+        wo.summary = ctypes.pointer(summary)
         if dtype is not None:
             dt = ctypes.c_int(to_enum(DType, dtype, "dtype"))
             wo.decode_dtype = ctypes.pointer(dt)
@@ -487,6 +570,7 @@ def decode_model(source, destination, *, dtype=None, threads=0, backend="auto",
         check(status, diag=diag)
 
     _run_job(source, destination, job, zstd_level=zstd_level, zstd_threads=zstd_threads)
+    return _summary(summary)
 
 
 def write_safetensors(destination, tensors, metadata=None, *, zstd_level=3):

@@ -80,7 +80,7 @@ def test_every_status_has_its_class_and_the_librarys_name():
     assert isinstance(errors.make_error(47), KeyError)
     assert all(issubclass(errors.CLASSES[v], sgfp4.ContainerError) for v in range(11, 36)
                if v in errors.CLASSES)
-    assert all(issubclass(errors.CLASSES[v], sgfp4.ModelFileError) for v in range(40, 46))
+    assert all(issubclass(errors.CLASSES[v], sgfp4.ModelFileError) for v in (40, 41, 42, 43, 44, 45, 48))
     assert type(errors.make_error(99)) is sgfp4.Error     # a status newer than this binding
 
 
@@ -104,6 +104,8 @@ STRUCTS = [
     (_lib.StEntry, "sgfp4_st_entry"), (_lib.ModelDecision, "sgfp4_model_decision"),
     (_lib.ModelProgress, "sgfp4_model_progress"),
     (_lib.ModelWriteOptions, "sgfp4_model_write_options"),
+    (_lib.ModelSummary, "sgfp4_model_summary"),
+    (_lib.ModelTensorReport, "sgfp4_model_tensor_report"),
 ] + ([(sgfp4.matvec.MatvecOptions, "sgfp4_matvec_options")] if sgfp4.has_matvec() else [])
 
 

@@ -275,7 +275,7 @@ def test_write_safetensors_round_trip(tmp_path, cli):
     sgfp4.encode_model(path, q)
     with sgfp4.open_model(q) as m:
         assert [t.name for t in m if t.quantized] == ["w"]
-    for bad in ({"x": np.ones(3, np.complex64)}, {"x": (np.ones(3, np.float32), "BF16")},
+    for bad in ({"x": np.ones(3, np.complex128)}, {"x": (np.ones(3, np.float32), "BF16")},
                 {"x": (np.ones(3, np.uint16), "F99")}):
         with pytest.raises(sgfp4.ArgumentError):
             sgfp4.write_safetensors(tmp_path / "bad.safetensors", bad)
@@ -335,3 +335,71 @@ def test_malformed_models_raise_their_status(stories, quantized, tmp_path):
     with pytest.raises(sgfp4.HashMismatchError):
         sgfp4.decode_model(bad, out)
     assert not out.exists() and _leftovers(tmp_path) == []
+
+
+def test_job_summaries_and_tensor_reports(stories, tmp_path):
+    reports = []
+    out = tmp_path / "q.sgfp4.safetensors"
+    summary = sgfp4.encode_model(stories, out, report=reports.append, target_bpw=4.0)
+    with sgfp4.open_model(out) as q:
+        quantized = [t for t in q if t.quantized]
+        container_bytes = sum(t.nbytes for t in quantized)
+        weights = sum(int(np.prod(t.quant.original_shape)) for t in quantized)
+    assert (summary.tensors, summary.quantized, summary.files) == (47, len(quantized), 1)
+    assert summary.quantized_bytes == container_bytes and summary.quantized_weights == weights
+    assert summary.bits_per_weight == pytest.approx(8 * container_bytes / weights)
+    assert summary.file_bytes_out == out.stat().st_size and summary.seconds > 0
+    assert len(reports) == 47 and [r.index for r in reports] == sorted(r.index for r in reports)
+    assert {r.name for r in reports if r.quantized} == {t.name for t in quantized}
+    assert all(r.reason for r in reports) and all(r.count == 47 for r in reports)
+    assert all(0 < r.bits_per_weight for r in reports if r.quantized)
+    back = sgfp4.decode_model(out, tmp_path / "d.safetensors")
+    assert back.tensors == 47 and back.quantized == len(quantized)
+
+
+def test_fp8_tensors_decode_exactly(tmp_path):
+    e4m3 = np.array([0x38, 0x40, 0xB8, 0x01, 0x7E, 0x00, 0x80], np.uint8)
+    e4m3_values = [1.0, 2.0, -1.0, 2.0**-9, 448.0, 0.0, -0.0]
+    e5m2 = np.arange(0, 256, 7, dtype=np.uint8)
+    e5m2 = e5m2[(e5m2 & 0x7C) != 0x7C]                    # finite values only
+    path = tmp_path / "f8.safetensors"
+    sgfp4.write_safetensors(path, {"a": (e4m3, "F8_E4M3"), "b": (e5m2, "F8_E5M2")})
+    with sgfp4.open_model(path) as m:
+        a = m["a"].decode()
+        assert a.tobytes() == np.array(e4m3_values, np.float32).tobytes()
+        # E5M2 is the top byte of an IEEE binary16
+        widened = (e5m2.astype(np.uint16) << 8).view(np.float16).astype(np.float32)
+        assert m["b"].decode().tobytes() == widened.tobytes()
+        assert m["b"].decode("f16").tobytes() == widened.astype(np.float16).tobytes()
+        assert m["a"].array().tobytes() == e4m3.tobytes()
+
+
+def test_sharded_sets_open_as_one_model(tmp_path):
+    rng = np.random.default_rng(21)
+    parts = [{"a.weight": rng.standard_normal((64, 128)).astype(np.float32)},
+             {"b.weight": rng.standard_normal((128, 64)).astype(np.float32),
+              "b.bias": np.ones(64, np.float32)}]
+    names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    weight_map, total = {}, 0
+    for name, part in zip(names, parts):
+        sgfp4.write_safetensors(tmp_path / name, part)
+        for k, v in part.items():
+            weight_map[k] = name
+            total += v.nbytes
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
+    with sgfp4.open_model(index) as m:
+        assert m.is_set and m.shards == names
+        assert sorted(m.names()) == sorted(weight_map)
+        for k, name in weight_map.items():
+            assert m.shards[m[k].shard] == name
+            assert np.array_equal(m[k].array(), parts[names.index(name)][k])
+    out = tmp_path / "one.sgfp4.safetensors"
+    summary = sgfp4.encode_model(index, out)     # a set encodes into one file
+    with sgfp4.open_model(out) as q:
+        assert not q.is_set and q.shards == [] and summary.quantized == 2
+        assert {t.name for t in q if t.quantized} == {"a.weight", "b.weight"}
+    index.write_text(json.dumps({"metadata": {"total_size": total + 1},
+                                 "weight_map": weight_map}))
+    with pytest.raises(sgfp4.ModelIndexError):
+        sgfp4.open_model(index)
