@@ -3,6 +3,7 @@
 
 import ctypes
 import functools
+import threading
 from dataclasses import dataclass
 from typing import Tuple
 
@@ -15,23 +16,49 @@ from ._types import (NUMPY_OF, Backend, DType, Profile, Store, argument_error, t
 from .errors import check
 
 
+_HANDLES_LOCK = threading.RLock()  # reentrant: a garbage collection may run a __del__ inside
+
+
 class _Handle:
     """Owns one C object. The C release function runs when the last reference goes: a
     Python object holding the handle (a tensor, a call in flight on another thread, an
     array borrowing memory) keeps the C object alive, so close() never frees memory that
-    is still in use."""
+    is still in use.
 
-    __slots__ = ("ptr", "_release", "keep")
+    `keep` is what the C object borrows (container bytes, or the handle of the object it
+    was made from: a model for its tensors, a tensor for its matvec plan). Reference counts
+    alone free a borrowed handle after its borrower; but the garbage collector finalizes
+    the objects of a reference cycle in any order, so a handle also counts the handles that
+    borrow it and, finalized while some are alive, leaves its release to the last of them.
+    """
+
+    __slots__ = ("ptr", "_release", "keep", "_borrowers", "_finalized")
 
     def __init__(self, ptr, release, keep=None):
         self.ptr = ptr
         self._release = release
-        self.keep = keep  # what the C object borrows: container bytes, a model handle
+        self.keep = keep
+        self._borrowers = 0
+        self._finalized = False
+        if isinstance(keep, _Handle):
+            with _HANDLES_LOCK:
+                keep._borrowers += 1
 
     def __del__(self):
-        if self.ptr:
-            self._release(self.ptr)
-            self.ptr = None
+        with _HANDLES_LOCK:
+            self._finalized = True
+            self._free()
+
+    def _free(self):
+        if self._borrowers or not self.ptr:
+            return
+        self._release(self.ptr)
+        self.ptr = None
+        owner = self.keep
+        if isinstance(owner, _Handle):
+            owner._borrowers -= 1
+            if owner._finalized:
+                owner._free()
 
 
 def open_options(limits=None):
