@@ -17,6 +17,7 @@ static const cli_accept options[] = {
     {KEY_VOCAB, NULL},
     {KEY_DTYPE, "weight dtype: bf16 (default), f16, f32"},
     {KEY_SEED, "generator seed, 0..1048576 (default 1)"},
+    {KEY_FORCE, NULL},
     {0, NULL},
 };
 
@@ -142,7 +143,8 @@ static int run(const cli_args *a)
     uint8_t *buf = malloc(chunk * 4);
     sgfp4_st_writer *w = NULL;
     sgfp4_diag diag;
-    if (buf && !fileio_model_output_open(out_path, 3, &mo, err)) {
+    if (buf && !fileio_model_output_open(out_path, 3, a->given[KEY_FORCE] ? FILEIO_FORCE : 0,
+                                         &mo, err)) {
         cli_error(cmd, "%s", err);
     } else if (buf) {
         sgfp4_status s = sgfp4_st_writer_begin(entries, n, keys, values, 2, &mo.sink, &w, &diag);

@@ -43,6 +43,7 @@ static bool read_stream(FILE *f, const char *name, fileio_input *in, char *err)
 bool fileio_read(const char *path, fileio_input *in, char *err)
 {
     memset(in, 0, sizeof *in);
+    fileio_note_input(path);
     if (strcmp(path, "-") == 0)
         return read_stream(stdin, "standard input", in, err);
     const int fd = open(path, O_RDONLY);
@@ -84,4 +85,38 @@ void fileio_input_release(fileio_input *in)
         munmap(in->mapping, in->size);
     free(in->owned);
     memset(in, 0, sizeof *in);
+}
+
+fileio_kind fileio_sniff(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return FILEIO_KIND_OTHER; /* a stream is read once: containers and .npy only */
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        return FILEIO_KIND_UNREADABLE;
+    }
+    uint8_t head[16];
+    const ssize_t got = S_ISREG(st.st_mode) ? read(fd, head, sizeof head) : -1;
+    close(fd);
+    if (got < 0)
+        return S_ISREG(st.st_mode) ? FILEIO_KIND_UNREADABLE : FILEIO_KIND_OTHER;
+    const size_t n = (size_t)got;
+    if (n >= 4 && head[0] == 0x28 && head[1] == 0xB5 && head[2] == 0x2F && head[3] == 0xFD)
+        return FILEIO_KIND_ZSTD;
+    if (fileio_is_npy(head, n))
+        return FILEIO_KIND_NPY;
+    uint64_t header = 0;
+    for (size_t k = 0; k < 8 && k < n; k++)
+        header |= (uint64_t)head[k] << (8 * k);
+    if (n >= 9 && head[8] == '{' && header >= 2 && header <= (uint64_t)st.st_size - 8)
+        return FILEIO_KIND_SAFETENSORS;
+    size_t k = 0;
+    if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF)
+        k = 3; /* a UTF-8 byte order mark */
+    while (k < n && (head[k] == ' ' || head[k] == '\t' || head[k] == '\n' || head[k] == '\r'))
+        k++;
+    return k < n && head[k] == '{' ? FILEIO_KIND_INDEX : FILEIO_KIND_OTHER;
 }

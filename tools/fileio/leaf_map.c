@@ -1,7 +1,7 @@
 /* The leaf map of `sgfp4 info --map out.png`: one pixel per 4x4 cell of the tensor (cropped
  * to ceil(O/4) x ceil(I/4)). Colour by leaf size, hue by mode:
  * FP4 leaves in oranges, T158 leaves in blues, lighter for larger leaves (legend in
- * docs/cli.md, "Leaf map"). Written through the crash-safe output (temporary + rename).
+ * docs/cli.md, "Leaf map"). Written into an output the caller opened and commits.
  * SPDX-License-Identifier: MIT */
 #include <png.h>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static bool write_png(FILE *f, const uint8_t *rgb, uint32_t width, uint32_t heig
     return true;
 }
 
-bool fileio_leaf_map(const sgfp4_tensor *t, const char *png_path, char *err)
+bool fileio_leaf_map(const sgfp4_tensor *t, fileio_output *out, char *err)
 {
     sgfp4_tensor_info info;
     sgfp4_tensor_get_info(t, &info);
@@ -70,15 +70,9 @@ bool fileio_leaf_map(const sgfp4_tensor *t, const char *png_path, char *err)
                 }
         }
     }
-    fileio_output out;
-    bool ok = fileio_output_open(png_path, &out, err);
-    if (ok && !write_png(out.file, rgb, (uint32_t)width, (uint32_t)height)) {
-        fileio_output_abort(&out);
-        snprintf(err, FILEIO_ERROR_SIZE, "%s: cannot write the PNG", png_path);
-        ok = false;
-    } else if (ok) {
-        ok = fileio_output_commit(&out, err);
-    }
+    const bool ok = write_png(out->file, rgb, (uint32_t)width, (uint32_t)height);
+    if (!ok)
+        snprintf(err, FILEIO_ERROR_SIZE, "%s: cannot write the PNG", out->path);
     free(rgb);
     return ok;
 }

@@ -15,11 +15,11 @@ static sgfp4_status file_write(void *user, const void *data, size_t size)
     return fileio_output_write(user, data, size) ? SGFP4_OK : SGFP4_ERR_IO;
 }
 
-bool fileio_model_output_open(const char *path, int zstd_level, fileio_model_output *mo,
-                              char *err)
+bool fileio_model_output_open(const char *path, int zstd_level, unsigned flags,
+                              fileio_model_output *mo, char *err)
 {
     memset(mo, 0, sizeof *mo);
-    if (!fileio_output_open(path, &mo->out, err))
+    if (!fileio_output_open(path, flags, &mo->out, err))
         return false;
     mo->sink = (sgfp4_sink){file_write, &mo->out};
     if (ends_with(path, ".zst")) {
@@ -40,9 +40,7 @@ bool fileio_model_output_finish(fileio_model_output *mo, char *err)
     if (mo->zstd && sgfp4_zstd_sink_finish(mo->zstd) != SGFP4_OK)
         return snprintf(err, FILEIO_ERROR_SIZE, "%s: zstd compression failed", mo->out.path),
                false;
-    if (mo->out.failed || fflush(mo->out.file) != 0)
-        return snprintf(err, FILEIO_ERROR_SIZE, "%s: write error", mo->out.path), false;
-    return true;
+    return fileio_output_finish(&mo->out, err);
 }
 
 bool fileio_model_output_commit(fileio_model_output *mo, char *err)

@@ -13,17 +13,24 @@ bool fileio_is_npy(const uint8_t *data, size_t size)
     return size >= 6 && memcmp(data, "\x93NUMPY", 6) == 0;
 }
 
-bool fileio_npy_write_header(fileio_output *out, const char *descr, uint64_t rows,
-                             uint64_t cols)
+bool fileio_npy_write_header(fileio_output *out, const char *descr, const uint64_t *shape,
+                             size_t rank)
 {
-    char dict[128];
-    int n = snprintf(dict, sizeof dict,
-                     "{'descr': '%s', 'fortran_order': False, 'shape': (%" PRIu64 ", %" PRIu64
-                     "), }",
-                     descr, rows, cols);
+    char dims[24 * 16 + 8] = "";
+    size_t used = 0;
+    for (size_t d = 0; d < rank && d < 16; d++)
+        used += (size_t)snprintf(dims + used, sizeof dims - used, "%" PRIu64 "%s", shape[d],
+                                 rank == 1 || d + 1 < rank ? ", " : "");
+    if (rank > 16)
+        return false;
+    if (rank == 1)
+        dims[used - 1] = '\0'; /* "(a,)": a 1-tuple, as Python writes it */
+    char dict[512];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
+                     descr, dims);
     if (n < 0 || (size_t)n >= sizeof dict)
         return false;
-    uint8_t header[192];
+    uint8_t header[640];
     const size_t prefix = 10;
     size_t total = prefix + (size_t)n + 1;
     total = (total + 63) / 64 * 64;

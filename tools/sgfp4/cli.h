@@ -25,6 +25,8 @@ int cli_error(const char *command, const char *format, ...) __attribute__((forma
 /* The same, then "(try 'sgfp4 COMMAND --help')"; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
+/* The message of the last cli_error / cli_usage_error (for verify --json). */
+extern char cli_last_error[1024];
 /* An informational line on stderr, shown with -v only. */
 void cli_verbose(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
@@ -32,13 +34,14 @@ void cli_verbose(const char *command, const char *format, ...)
 /* ---- options ---- */
 /* Every option of every command; short options are their own keys. */
 enum cli_key {
-    KEY_OUTPUT = 'o', KEY_QUIET = 'q', KEY_VERBOSE = 'v', KEY_HELP = 'h',
+    KEY_OUTPUT = 'o', KEY_QUIET = 'q', KEY_VERBOSE = 'v', KEY_HELP = 'h', KEY_FORCE = 'f',
     KEY_SHAPE = 256, KEY_PROFILE, KEY_DTYPE, KEY_BACKEND, KEY_THREADS, KEY_STORE,
     KEY_ZSTD_LEVEL, KEY_TENSOR, KEY_BPW, KEY_POLICY, KEY_THRESHOLD, KEY_DELTA, KEY_FIT,
     KEY_EMBEDDINGS, KEY_STRICT, KEY_AGAINST, KEY_GOLDEN, KEY_ONLY, KEY_JSON, KEY_MAP,
     KEY_DEVICES, KEY_CODES, KEY_SEED, KEY_RUNS, KEY_GATHER_ROWS, KEY_OFFSET, KEY_SIZE,
     KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM,
     KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
+    KEY_IGNORE_TOTAL_SIZE,
     KEY_END
 };
 
@@ -102,7 +105,7 @@ bool cli_parse_store(const char *text, sgfp4_store *store);
 bool cli_parse_uint(const char *text, unsigned *value);
 bool cli_parse_double(const char *text, double *value);
 bool cli_ends_with(const char *text, const char *suffix);
-/* True for .safetensors and .safetensors.zst paths (the whole-model forms). */
+/* True for .safetensors, .safetensors.zst and .index.json paths (the names of models). */
 bool cli_is_model_path(const char *path);
 /* A profile's name, "v1" or "v2". */
 const char *cli_profile_name(sgfp4_profile profile);
@@ -123,9 +126,19 @@ typedef struct cli_container {
 int cli_container_open(const cli_args *args, cli_container *c);
 void cli_container_close(cli_container *c);
 
+/* ---- outputs ---- */
+/* Opens an output (fileio.h: every check before any work; -f in the flags); reports the
+ * error. With -v, says when leftovers of interrupted runs were removed. */
+bool cli_output_open(const cli_args *args, const char *path, fileio_output *out);
+
 /* ---- whole models ---- */
-/* Opens a model; "sgfp4: CMD: PATH: message [STATUS]" on failure. */
-bool cli_model_open(const char *command, const char *path, sgfp4_model **model);
+/* Whether the input is a model, by its content (a safetensors file, a zstd stream, a JSON
+ * index: the last two only without --shape, which a container needs), or by its name when
+ * it cannot be read (so that its open reports why). */
+bool cli_is_model_input(const cli_args *args);
+/* Opens a model (a file or a set; --ignore-total-size applies) and notes its files as
+ * inputs; "sgfp4: CMD: PATH: message [STATUS]" on failure. */
+bool cli_model_open(const cli_args *args, const char *path, sgfp4_model **model);
 /* A progress bar on stderr: only on a terminal and without -q, at most 5 redraws a second.
  * Use progress_bar_update as sgfp4_model_write_options.progress with the bar as user. */
 typedef struct progress_bar {
@@ -141,6 +154,11 @@ void progress_bar_done(progress_bar *bar);
 extern const cli_command cli_encode, cli_decode, cli_verify, cli_info, cli_bench, cli_example;
 int cmd_encode_model(const cli_args *args);
 int cmd_decode_model(const cli_args *args);
+/* decode MODEL --tensor NAME, info MODEL --tensor NAME (cmd_model_tensor.c) */
+int cmd_decode_model_tensor(const cli_args *args);
+int cmd_info_model_tensor(const cli_args *args);
+/* The container view of `info` (cmd_info.c), for a file or a model's tensor. */
+int cli_info_container(const cli_args *args, const char *name, const sgfp4_tensor *t);
 int cmd_verify_model(const cli_args *args);
 int cmd_info_model(const cli_args *args);
 int cmd_verify_golden(const cli_args *args);

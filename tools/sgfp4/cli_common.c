@@ -9,11 +9,19 @@
 #include "cli.h"
 
 int cli_verbosity = 1;
+char cli_last_error[1024];
 
 /* One line on stderr; a usage error adds where to find the command's options. */
-static void report(const char *command, const char *format, va_list args, bool usage)
+static void report(const char *command, const char *format, va_list args, bool usage,
+                   bool error)
 {
     fprintf(stderr, "sgfp4: %s%s", command ? command : "", command ? ": " : "");
+    if (error) {
+        va_list copy;
+        va_copy(copy, args);
+        vsnprintf(cli_last_error, sizeof cli_last_error, format, copy);
+        va_end(copy);
+    }
     vfprintf(stderr, format, args);
     if (usage)
         fprintf(stderr, " (try 'sgfp4 %s --help')", command ? command : "");
@@ -24,7 +32,7 @@ int cli_error(const char *command, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    report(command, format, args, false);
+    report(command, format, args, false, true);
     va_end(args);
     return CLI_EXIT_FAIL;
 }
@@ -33,7 +41,7 @@ int cli_usage_error(const char *command, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    report(command, format, args, true);
+    report(command, format, args, true, true);
     va_end(args);
     return CLI_EXIT_USAGE;
 }
@@ -44,7 +52,7 @@ void cli_verbose(const char *command, const char *format, ...)
         return;
     va_list args;
     va_start(args, format);
-    report(command, format, args, false);
+    report(command, format, args, false, false);
     va_end(args);
 }
 
@@ -99,18 +107,60 @@ void cli_container_close(cli_container *c)
     c->tensor = NULL;
 }
 
-bool cli_model_open(const char *command, const char *path, sgfp4_model **model)
+bool cli_output_open(const cli_args *a, const char *path, fileio_output *out)
+{
+    char err[FILEIO_ERROR_SIZE];
+    if (!fileio_output_open(path, a->given[KEY_FORCE] ? FILEIO_FORCE : 0, out, err))
+        return cli_error(a->command, "%s", err), false;
+    if (out->stale_removed)
+        cli_verbose(a->command, "%s: removed %d temporary file%s left by an interrupted run",
+                    path, out->stale_removed, out->stale_removed > 1 ? "s" : "");
+    return true;
+}
+
+bool cli_is_model_input(const cli_args *a)
+{
+    if (!a->in || cli_is_model_path(a->in))
+        return a->in != NULL;
+    switch (fileio_sniff(a->in)) {
+    case FILEIO_KIND_ZSTD: return true;
+    case FILEIO_KIND_SAFETENSORS:
+    case FILEIO_KIND_INDEX: return !a->given[KEY_SHAPE];
+    default: return false;
+    }
+}
+
+/* Notes every file of an opened model as an input: the path, and a set's shards. */
+static void note_model_files(const char *path, const sgfp4_model *m)
+{
+    fileio_note_input(path);
+    const char *slash = strrchr(path, '/');
+    const int dir = slash ? (int)(slash - path) : 0;
+    for (size_t k = 0; k < sgfp4_model_shard_count(m); k++) {
+        const char *name = sgfp4_model_shard_name(m, k);
+        char shard[8192];
+        if (name && snprintf(shard, sizeof shard, "%.*s%s%s", dir, path, slash ? "/" : "",
+                             name) < (int)sizeof shard)
+            fileio_note_input(shard);
+    }
+}
+
+bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
 {
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_model_open(path, model, NULL, &diag);
+    sgfp4_model_open_options o;
+    sgfp4_model_open_options_init(&o);
+    o.ignore_index_total_size = a->given[KEY_IGNORE_TOTAL_SIZE];
+    const sgfp4_status s = sgfp4_model_open(path, model, &o, &diag);
     if (s != SGFP4_OK) {
         /* File-level messages of the library already start with the path. */
         const size_t n = strlen(path);
         const bool named = strncmp(diag.message, path, n) == 0 && diag.message[n] == ':';
-        cli_error(command, "%s%s%s [%s]", named ? "" : path, named ? "" : ": ", diag.message,
+        cli_error(a->command, "%s%s%s [%s]", named ? "" : path, named ? "" : ": ", diag.message,
                   sgfp4_status_name(s));
         return false;
     }
+    note_model_files(path, *model);
     return true;
 }
 

@@ -65,6 +65,11 @@ static const option_spec specs[] = {
     {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
     {KEY_KV_DIM, "kv-dim", "K", "width of the k and v projections (default dim/2)"},
     {KEY_VOCAB, "vocab", "V", "vocabulary (default 4096)"},
+    {KEY_FORCE, "force", NULL, "replace an existing output file (keeping its permissions), and "
+                               "write binary output to a terminal"},
+    {KEY_IGNORE_TOTAL_SIZE, "ignore-total-size", NULL, "sharded sets: accept an index whose "
+                                                       "metadata.total_size differs from the "
+                                                       "shards' data bytes"},
     {KEY_QUIET, "quiet", NULL, "quiet: errors only (no summary, no progress bar)"},
     {KEY_VERBOSE, "verbose", NULL, "verbose: also say what was decided and how long it took"},
     {KEY_HELP, "help", NULL, "this help"},
@@ -167,8 +172,9 @@ static const char *take(cli_args *a, int key, const char *v)
         return NULL;
     }
     case KEY_BPW:
-        return cli_parse_double(v, real) && *real > 0 && *real <= 64 ? NULL
-                                                                      : "wants a number in (0, 64]";
+        /* the range of policy files too: at most the 32 bits of a float32 */
+        return cli_parse_double(v, real) && *real > 0 && *real <= 32 ? NULL
+                                                                      : "wants a number in (0, 32]";
     case KEY_THRESHOLD:
         return cli_parse_double(v, real) && *real > 0 ? NULL : "wants a positive number";
     case KEY_DELTA:

@@ -25,6 +25,8 @@ static const cli_accept options[] = {
                   "on it"},
     {KEY_EMBEDDINGS, NULL},
     {KEY_ZSTD_LEVEL, "whole models: zstd level of a .zst output, 1..22 (default 3)"},
+    {KEY_IGNORE_TOTAL_SIZE, NULL},
+    {KEY_FORCE, NULL},
     {0, NULL},
 };
 
@@ -39,16 +41,16 @@ static double clock_seconds(clockid_t id)
 static float *load_tensor(const cli_args *a, uint64_t *rows, uint64_t *cols)
 {
     sgfp4_model *model = NULL;
-    if (!cli_model_open(a->command, a->in, &model))
+    if (!cli_model_open(a, a->in, &model))
         return NULL;
     float *m = NULL;
     sgfp4_diag diag;
     const sgfp4_model_tensor *t = sgfp4_model_tensor_find(model, a->tensor);
     if (!t) {
         cli_error(a->command, "%s: no tensor named '%s'", a->in, a->tensor);
-    } else if (t->dtype != SGFP4_ST_F32 && t->dtype != SGFP4_ST_F16 && t->dtype != SGFP4_ST_BF16) {
-        cli_error(a->command, "%s: tensor '%s' is %s, not F32, F16 or BF16", a->in, a->tensor,
-                  sgfp4_st_dtype_name(t->dtype));
+    } else if (!sgfp4_st_dtype_is_quantizable(t->dtype)) {
+        cli_error(a->command, "%s: tensor '%s' is %s, not F32, F16, BF16, F8_E4M3 or F8_E5M2",
+                  a->in, a->tensor, sgfp4_st_dtype_name(t->dtype));
     } else if (sgfp4_model_tensor_matrix(t, rows, cols) != SGFP4_OK) {
         cli_error(a->command, "%s: tensor '%s' is empty", a->in, a->tensor);
     } else if (a->given[KEY_SHAPE] && (a->rows != *rows || a->cols != *cols)) {
@@ -75,7 +77,10 @@ static float *load_matrix(const cli_args *a, uint64_t *rows, uint64_t *cols, int
     float *m = NULL;
     *rows = a->rows;
     *cols = a->cols;
-    if (!a->given[KEY_SHAPE] && !fileio_is_npy(in.data, in.size))
+    const bool npy = fileio_is_npy(in.data, in.size);
+    if (!npy && cli_ends_with(a->in, ".npy"))
+        cli_error(a->command, "%s: not a NumPy file (no \\x93NUMPY magic)", a->in);
+    else if (!a->given[KEY_SHAPE] && !npy)
         *rc = cli_usage_error(a->command, "%s: raw float32 input needs --shape OxI", a->in);
     else if (!(m = fileio_matrix(&in, a->in, rows, cols, err)))
         cli_error(a->command, "%s", err);
@@ -109,9 +114,34 @@ static int encoder_options(const cli_args *a, sgfp4_encode_options *o)
     return -1;
 }
 
+/* The rate target's verdict (the rule of the whole-model summary): a container larger than
+ * the target allows missed it (the shape or the format cannot get there), one more than 1%
+ * below it stayed below (the finest trees need no more). */
+static void report_target(const cli_args *a, const sgfp4_encode_options *o, uint64_t rows,
+                          uint64_t cols, size_t size, double rel_l2)
+{
+    const double weights = (double)rows * (double)cols, bpw = 8.0 * (double)size / weights;
+    if (o->profile != SGFP4_PROFILE_V2 || o->policy != SGFP4_POLICY_RATE || cli_verbosity < 1)
+        return;
+    if ((double)size * 8.0 > o->target_bpw * weights)
+        fprintf(stderr, "sgfp4: %s: warning: --bpw %g cannot be met: the container takes %.2f "
+                        "bits/weight, the least a %llux%llu tensor gets in 64x64 blocks\n",
+                a->command, o->target_bpw, bpw, (unsigned long long)rows,
+                (unsigned long long)cols);
+    else if ((double)size * 8.0 < 0.99 * o->target_bpw * weights)
+        fprintf(stderr, "sgfp4: %s: warning: --bpw %g is more than the finest trees need: the "
+                        "container takes %.2f bits/weight\n", a->command, o->target_bpw, bpw);
+    if (rows < 64 && rel_l2 > 0.1)
+        fprintf(stderr, "sgfp4: %s: note: %llu row%s fill%s %.0f%% of each 64-row block; the "
+                        "error (rel-L2 %.3f) and the size are those of the padded blocks (a "
+                        "whole-model encode passes vectors through)\n", a->command,
+                (unsigned long long)rows, rows > 1 ? "s" : "", rows > 1 ? "" : "s",
+                100.0 * (double)rows / 64.0, rel_l2);
+}
+
 static int run(const cli_args *a)
 {
-    if (!a->tensor && cli_is_model_path(a->in))
+    if (!a->tensor && cli_is_model_input(a))
         return cmd_encode_model(a);
     static const int model_only[] = {KEY_EMBEDDINGS, KEY_ZSTD_LEVEL, 0};
     int rc = cli_reject(a, "a single tensor", model_only);
@@ -129,6 +159,11 @@ static int run(const cli_args *a)
     float *src = a->tensor ? load_tensor(a, &rows, &cols) : load_matrix(a, &rows, &cols, &rc);
     if (!src)
         return rc;
+    fileio_output out;
+    if (!cli_output_open(a, a->out, &out)) {
+        free(src);
+        return CLI_EXIT_FAIL;
+    }
     void *bytes = NULL;
     size_t size = 0;
     const double t0 = clock_seconds(CLOCK_MONOTONIC);
@@ -140,7 +175,6 @@ static int run(const cli_args *a)
     sgfp4_quality q;
     sgfp4_diag diag;
     char err[FILEIO_ERROR_SIZE];
-    fileio_output out;
     const sgfp4_decode_options d = cli_decode_options(a);
     if (s != SGFP4_OK) {
         cli_error(a->command, "%s: %s", a->in,
@@ -150,9 +184,8 @@ static int run(const cli_args *a)
         cli_error(a->command, "BUG: the encoded container fails validation: %s", diag.message);
     } else if (sgfp4_tensor_compare(t, src, 0, &q, &d) != SGFP4_OK || q.nonfinite) {
         cli_error(a->command, "BUG: the encoded container does not decode to finite values");
-    } else if (!fileio_output_open(a->out, &out, err) || !fileio_output_write(&out, bytes, size) ||
-               !fileio_output_commit(&out, err)) {
-        cli_error(a->command, "%s", err);
+    } else if (!fileio_output_write(&out, bytes, size) | !fileio_output_commit(&out, err)) {
+        cli_error(a->command, "%s", err); /* a failed write fails the commit, which says why */
     } else {
         rc = CLI_EXIT_OK;
         const double n = (double)rows * (double)cols;
@@ -163,7 +196,9 @@ static int run(const cli_args *a)
                     a->out, cli_profile_name(o.profile), (unsigned long long)rows,
                     (unsigned long long)cols, size, size * 8.0 / n, q.rel_l2, seconds,
                     n / seconds / 1e6, cpu_seconds > 0 ? n / cpu_seconds / 1e6 : 0.0);
+        report_target(a, &o, rows, cols, size, q.rel_l2);
     }
+    fileio_output_abort(&out);
     sgfp4_tensor_close(t);
     sgfp4_free(bytes);
     free(src);

@@ -14,7 +14,10 @@ static const cli_accept options[] = {
                   "a model: the source model)"},
     {KEY_MAP, NULL},
     {KEY_DEVICES, NULL},
+    {KEY_TENSOR, "a model: describe tensor NAME (its container, as for a file; --map draws it)"},
     {KEY_THREADS, NULL},
+    {KEY_IGNORE_TOTAL_SIZE, NULL},
+    {KEY_FORCE, "replace an existing --map file"},
     {0, NULL},
 };
 
@@ -85,24 +88,39 @@ static void print_json(const char *path, const sgfp4_tensor_info *info, const ch
     json_decref(root);
 }
 
+int cli_info_container(const cli_args *a, const char *name, const sgfp4_tensor *t)
+{
+    fileio_output map;
+    if (a->map && !cli_output_open(a, a->map, &map))
+        return CLI_EXIT_FAIL;
+    sgfp4_tensor_info info;
+    sgfp4_tensor_get_info(t, &info);
+    char sha[65], err[FILEIO_ERROR_SIZE];
+    sgfp4_tensor_container_sha256(t, sha);
+    (a->given[KEY_JSON] ? print_json : print_text)(name, &info, sha);
+    int rc = a->against ? cli_quality_report(a, t) : CLI_EXIT_OK;
+    if (a->map) {
+        if (rc == CLI_EXIT_OK && (!fileio_leaf_map(t, &map, err) || !fileio_output_commit(&map, err)))
+            rc = cli_error(a->command, "%s", err);
+        fileio_output_abort(&map);
+    }
+    return rc;
+}
+
 static int run(const cli_args *a)
 {
     if (a->given[KEY_DEVICES])
         return cmd_info_devices(a);
-    if (cli_is_model_path(a->in))
-        return cmd_info_model(a);
-    cli_container c;
-    int rc = cli_container_open(a, &c);
+    if (cli_is_model_input(a))
+        return a->tensor ? cmd_info_model_tensor(a) : cmd_info_model(a);
+    static const int model_only[] = {KEY_TENSOR, KEY_IGNORE_TOTAL_SIZE, 0};
+    int rc = cli_reject(a, "a single container", model_only);
     if (rc >= 0)
         return rc;
-    sgfp4_tensor_info info;
-    sgfp4_tensor_get_info(c.tensor, &info);
-    char sha[65], err[FILEIO_ERROR_SIZE];
-    sgfp4_tensor_container_sha256(c.tensor, sha);
-    (a->given[KEY_JSON] ? print_json : print_text)(a->in, &info, sha);
-    rc = a->against ? cli_quality_report(a, c.tensor) : CLI_EXIT_OK;
-    if (rc == CLI_EXIT_OK && a->map && !fileio_leaf_map(c.tensor, a->map, err))
-        rc = cli_error(a->command, "%s", err);
+    cli_container c;
+    if ((rc = cli_container_open(a, &c)) >= 0)
+        return rc;
+    rc = cli_info_container(a, a->in, c.tensor);
     cli_container_close(&c);
     return rc;
 }
@@ -110,6 +128,7 @@ static int run(const cli_args *a)
 const cli_command cli_info = {
     "info", "describe a container: layouts, modes, leaf sizes, bits per weight",
     "usage: sgfp4 info IN --shape OxI [--profile v1|v2] [--json] [--against REF] [--map PNG]\n"
-    "       sgfp4 info MODEL.safetensors[.zst] [--json] [--against SOURCE.safetensors]\n"
+    "       sgfp4 info MODEL [--json] [--against SOURCE]   (a file, .zst, or a set's index)\n"
+    "       sgfp4 info MODEL --tensor NAME [--json] [--map PNG]\n"
     "       sgfp4 info --devices [--json]   (Vulkan devices and their exactness features)\n",
     options, run};

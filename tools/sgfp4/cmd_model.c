@@ -1,5 +1,9 @@
 /* The whole-model forms of encode, decode and verify (docs/model.md): entered when the input
- * is a .safetensors[.zst] file.
+ * is a model (cli_is_model_input: a safetensors file, a zstd stream, a sharded set's index).
+ * The output is one file, or a sharded set when it names an index (OUT ending in
+ * .index.json): every file of the job is opened (and so checked) before any work, each
+ * shard is checked when it is complete, and the files are renamed into place only when the
+ * whole job succeeded, the shards first and the index last (the commit point).
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
@@ -43,80 +47,179 @@ static bool make_policy(const cli_args *a, sgfp4_model_policy **out)
     return true;
 }
 
-/* Every container strictly with its sha256, and the D6 layout; prints the first failure. */
-static bool check_model(const char *cmd, const char *path, const sgfp4_model *m,
-                        sgfp4_model_verify_result *r)
+/* ---- self-checks of what was written (before it replaces anything) ---- */
+
+typedef bool (*output_check)(const char *path, const sgfp4_model *src, char *why, size_t size);
+
+static bool open_written(const char *path, sgfp4_model **m, char *why, size_t size)
 {
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_model_verify(m, r, &diag);
+    const sgfp4_status s = sgfp4_model_open(path, m, NULL, &diag);
     if (s != SGFP4_OK)
-        return cli_error(cmd, "%s: %s [%s]", path, diag.message, sgfp4_status_name(s)), false;
-    return true;
+        snprintf(why, size, "internal error: the written file does not open: %s [%s]",
+                 diag.message, sgfp4_status_name(s));
+    return s == SGFP4_OK;
 }
 
-/* Self-check of a freshly written quantized model: verified, D6-aligned, and every
- * pass-through tensor byte for byte the source's. */
-static bool check_encoded(const char *cmd, const char *path, const sgfp4_model *src)
+/* A freshly written quantized model: verified, D6-aligned, and every pass-through tensor
+ * byte for byte the source's. */
+static bool check_encoded(const char *path, const sgfp4_model *src, char *why, size_t size)
 {
     sgfp4_model *m = NULL;
-    if (!cli_model_open(cmd, path, &m))
+    if (!open_written(path, &m, why, size))
         return false;
     sgfp4_model_verify_result r;
-    bool ok = check_model(cmd, path, m, &r);
-    if (ok && (!sgfp4_model_is_quantized(m) || !r.d6_aligned ||
-               r.tensors != sgfp4_model_tensor_count(src))) {
-        cli_error(cmd, "internal error: the written model fails the D6 layout self-check");
-        ok = false;
-    }
+    sgfp4_diag diag;
+    sgfp4_status s = sgfp4_model_verify(m, &r, &diag);
+    bool ok = s == SGFP4_OK;
+    if (!ok)
+        snprintf(why, size, "internal error: the written model fails verification: %s [%s]",
+                 diag.message, sgfp4_status_name(s));
+    else if (!sgfp4_model_is_quantized(m) || !r.d6_aligned ||
+             r.tensors != sgfp4_model_tensor_count(src))
+        ok = false, snprintf(why, size, "internal error: the written model fails the D6 layout "
+                                        "self-check");
     for (size_t k = 0; ok && k < r.tensors; k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
-        const sgfp4_model_tensor *s = sgfp4_model_tensor_find(src, t->name);
-        if (!s || (!t->quant && (t->nbytes != s->nbytes || memcmp(t->data, s->data, t->nbytes)))) {
-            cli_error(cmd, "internal error: tensor '%s' differs from the source", t->name);
-            ok = false;
-        }
+        const sgfp4_model_tensor *o = sgfp4_model_tensor_find(src, t->name);
+        if (!o || (!t->quant && (t->nbytes != o->nbytes || memcmp(t->data, o->data, t->nbytes))))
+            ok = false, snprintf(why, size, "internal error: tensor '%s' differs from the source",
+                                 t->name);
         sgfp4_model_tensor_evict(m, t);
-        sgfp4_model_tensor_evict(src, s);
+        sgfp4_model_tensor_evict(src, o);
     }
     sgfp4_model_close(m);
     return ok;
 }
 
-/* The output of encode and decode: a model path, or '-'. -1 when it is one. */
-static int check_output_path(const cli_args *a)
+/* A restored model: a strict safetensors file with every tensor. */
+static bool check_decoded(const char *path, const sgfp4_model *src, char *why, size_t size)
 {
-    if (!a->out)
-        return cli_usage_error(a->command, "no output (-o OUT)");
-    if (!cli_is_model_path(a->out) && strcmp(a->out, "-") != 0)
-        return cli_usage_error(a->command,
-                               "a model's output must end in .safetensors or .safetensors.zst");
-    return -1;
+    sgfp4_model *back = NULL;
+    if (!open_written(path, &back, why, size))
+        return false;
+    const bool ok = sgfp4_model_tensor_count(back) == sgfp4_model_tensor_count(src);
+    if (!ok)
+        snprintf(why, size, "internal error: the restored model lacks tensors");
+    sgfp4_model_close(back);
+    return ok;
 }
 
-/* Writes the quantized model of m with `policy`, or (policy NULL) the model restored from m,
- * into a new output; checks the written file with `check`; commits it. */
-static int write_model(const cli_args *a, const sgfp4_model *m, const sgfp4_model_policy *policy,
-                       sgfp4_model_write_options *wo,
-                       bool (*check)(const char *cmd, const char *path, const sgfp4_model *src))
+/* ---- what the job says: progress, tensors that miss their rate target, the summary ---- */
+
+enum { WORST = 3 };
+typedef struct job_report {
+    progress_bar bar;
+    size_t misses[2];                   /* above, below the target */
+    sgfp4_model_tensor_report worst[2][WORST];
+    char names[2][WORST][96];
+} job_report;
+
+static void on_progress(void *user, const sgfp4_model_progress *p)
+{
+    progress_bar_update(&((job_report *)user)->bar, p);
+}
+
+/* Keeps the WORST tensors of each kind of miss, by how far they are from their target. */
+static void on_tensor(void *user, const sgfp4_model_tensor_report *r)
+{
+    job_report *j = user;
+    if (!r->target_miss || r->target_bpw <= 0)
+        return;
+    const int kind = r->target_miss > 0 ? 0 : 1;
+    const double off = r->target_miss > 0 ? r->bits_per_weight / r->target_bpw
+                                          : r->target_bpw / r->bits_per_weight;
+    size_t n = j->misses[kind] < WORST ? j->misses[kind] : WORST;
+    j->misses[kind]++;
+    size_t at = n;
+    while (at > 0) {
+        const sgfp4_model_tensor_report *w = &j->worst[kind][at - 1];
+        const double w_off = kind == 0 ? w->bits_per_weight / w->target_bpw
+                                       : w->target_bpw / w->bits_per_weight;
+        if (w_off >= off)
+            break;
+        at--;
+    }
+    if (at >= WORST)
+        return;
+    for (size_t k = (n < WORST ? n : WORST - 1); k > at; k--) {
+        j->worst[kind][k] = j->worst[kind][k - 1];
+        memcpy(j->names[kind][k], j->names[kind][k - 1], sizeof j->names[kind][k]);
+    }
+    j->worst[kind][at] = *r;
+    snprintf(j->names[kind][at], sizeof j->names[kind][at], "%s", r->tensor->name);
+}
+
+static void megabytes(char *buf, size_t size, uint64_t bytes)
+{
+    if (bytes >= 10000000000ull)
+        snprintf(buf, size, "%.2f GB", (double)bytes / 1e9);
+    else
+        snprintf(buf, size, "%.2f MB", (double)bytes / 1e6);
+}
+
+/* The closing lines on stderr (unless -q), after the progress bar is gone: the summary, then
+ * the rate-target warnings naming the worst tensors. */
+static void print_summary(const cli_args *a, bool encode, const sgfp4_model_summary *s,
+                          const job_report *j)
+{
+    if (cli_verbosity < 1)
+        return;
+    char in[32], out[32];
+    megabytes(in, sizeof in, s->bytes_in);
+    megabytes(out, sizeof out, s->bytes_out);
+    fprintf(stderr, "%s: %zu tensors (%zu %s), %s -> %s", a->command, s->tensors, s->quantized,
+            encode ? "quantized" : "decoded from containers", in, out);
+    if (encode && s->quantized)
+        fprintf(stderr, ", %.2f bits/weight", s->bits_per_weight);
+    if (s->files > 1)
+        fprintf(stderr, ", %zu files", s->files);
+    fprintf(stderr, ", %.2f s\n", s->seconds);
+    static const char *const what[2] = {
+        "are larger than their --bpw target allows: it is below what their shape and the "
+        "format reach",
+        "stay more than 1% below their --bpw target: their finest trees need no more"};
+    for (int kind = 0; kind < 2; kind++) {
+        if (!j->misses[kind])
+            continue;
+        fprintf(stderr, "sgfp4: %s: warning: %zu quantized tensor%s %s", a->command,
+                j->misses[kind], j->misses[kind] > 1 ? "s" : "",
+                j->misses[kind] > 1 ? what[kind] : kind == 0 ? "is larger than its --bpw target "
+                "allows: it is below what its shape and the format reach"
+                                                             : "stays more than 1% below its "
+                "--bpw target: its finest trees need no more");
+        const size_t n = j->misses[kind] < WORST ? j->misses[kind] : WORST;
+        for (size_t k = 0; k < n; k++)
+            fprintf(stderr, "%s'%s' %.2f bits/weight for %.2f", k ? ", " : " (worst: ",
+                    j->names[kind][k], j->worst[kind][k].bits_per_weight,
+                    j->worst[kind][k].target_bpw);
+        fprintf(stderr, "%s)\n", j->misses[kind] > WORST ? ", ..." : "");
+    }
+}
+
+/* ---- one file ---- */
+
+static int write_one(const cli_args *a, const sgfp4_model *m, const sgfp4_model_policy *policy,
+                     sgfp4_model_write_options *wo, job_report *j, output_check check)
 {
     char err[FILEIO_ERROR_SIZE];
     fileio_model_output mo;
-    if (!fileio_model_output_open(a->out, a->zstd_level, &mo, err))
+    if (!fileio_model_output_open(a->out, a->zstd_level, a->given[KEY_FORCE] ? FILEIO_FORCE : 0,
+                                  &mo, err))
         return cli_error(a->command, "%s", err);
-    progress_bar bar;
-    progress_bar_init(&bar, a->command);
-    wo->progress = progress_bar_update;
-    wo->progress_user = &bar;
+    progress_bar_init(&j->bar, a->command);
     sgfp4_diag diag;
     const sgfp4_status s = policy ? sgfp4_model_encode(m, policy, &mo.sink, wo, &diag)
                                   : sgfp4_model_decode(m, &mo.sink, wo, &diag);
-    progress_bar_done(&bar);
+    progress_bar_done(&j->bar);
     bool ok = s == SGFP4_OK;
+    char why[FILEIO_ERROR_SIZE];
     if (!ok)
         cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
-    if (ok && !(ok = fileio_model_output_finish(&mo, err)))
+    else if (!(ok = fileio_model_output_finish(&mo, err)))
         cli_error(a->command, "%s", err);
-    ok = ok && (!mo.out.tmp_path || check(a->command, mo.out.tmp_path, m));
+    else if (mo.out.tmp_path && !(ok = check(mo.out.tmp_path, m, why, sizeof why)))
+        cli_error(a->command, "%s: %s", a->out, why);
     if (!ok) {
         fileio_model_output_abort(&mo);
         return CLI_EXIT_FAIL;
@@ -126,49 +229,203 @@ static int write_model(const cli_args *a, const sgfp4_model *m, const sgfp4_mode
     return CLI_EXIT_OK;
 }
 
+/* ---- a sharded set ---- */
+
+/* Output shard names: encode NAME.safetensors -> NAME.sgfp4.safetensors, decode the reverse
+ * (another name is kept, with .sgfp4.safetensors appended for encode); a .zst ending is
+ * dropped (the shards of a set are written plain). */
+static char *shard_name(const char *source, bool encode)
+{
+    size_t len = strlen(source);
+    if (len > 4 && strcmp(source + len - 4, ".zst") == 0)
+        len -= 4;
+    static const char plain[] = ".safetensors", quantized[] = ".sgfp4.safetensors";
+    const size_t np = sizeof plain - 1, nq = sizeof quantized - 1;
+    const bool is_q = len >= nq && strncmp(source + len - nq, quantized, nq) == 0;
+    const bool is_p = len >= np && strncmp(source + len - np, plain, np) == 0;
+    const size_t keep = encode ? (is_p ? len - np : len) : (is_q ? len - nq : is_p ? len - np : len);
+    const char *tail = encode ? quantized : is_q || is_p ? plain : "";
+    char *name = malloc(keep + strlen(tail) + 1);
+    if (name)
+        sprintf(name, "%.*s%s", (int)keep, source, tail);
+    return name;
+}
+
+typedef struct set_job {
+    const cli_args *a;
+    const sgfp4_model *source;
+    output_check check;
+    size_t shards;          /* files: shards, then the index */
+    char **names;           /* the output files' names (shards, index) */
+    fileio_output *outs;    /* opened before the job, in the index's folder */
+    char why[FILEIO_ERROR_SIZE];
+    char fault[2 * FILEIO_ERROR_SIZE]; /* what set_close found wrong, in full */
+} set_job;
+
+static sgfp4_status file_write(void *user, const void *data, size_t size)
+{
+    return fileio_output_write(user, data, size) ? SGFP4_OK : SGFP4_ERR_IO;
+}
+
+static sgfp4_status set_open(void *user, size_t file, const char *name, sgfp4_sink *sink,
+                             sgfp4_diag *diag)
+{
+    set_job *j = user;
+    if (file > j->shards || strcmp(name, j->names[file]) != 0) {
+        snprintf(diag->message, sizeof diag->message, "internal error: unexpected output '%s'",
+                 name);
+        return SGFP4_ERR_ARGUMENT;
+    }
+    *sink = (sgfp4_sink){file_write, &j->outs[file]};
+    return SGFP4_OK;
+}
+
+/* A complete shard is checked against its source shard at once (an error stops the job). */
+static sgfp4_status set_close(void *user, size_t file, sgfp4_status status, sgfp4_diag *diag)
+{
+    set_job *j = user;
+    if (status != SGFP4_OK)
+        return SGFP4_OK; /* the job fails: every file is removed after it */
+    char err[FILEIO_ERROR_SIZE];
+    bool ok = fileio_output_finish(&j->outs[file], err);
+    if (!ok)
+        snprintf(j->fault, sizeof j->fault, "%s", err);
+    else if (file < j->shards && j->outs[file].tmp_path &&
+             !(ok = j->check(j->outs[file].tmp_path, sgfp4_model_shard(j->source, file), j->why,
+                             sizeof j->why)))
+        snprintf(j->fault, sizeof j->fault, "%s: %s", j->outs[file].path, j->why);
+    if (!ok)
+        snprintf(diag->message, sizeof diag->message, "output file %zu failed", file);
+    return ok ? SGFP4_OK : SGFP4_ERR_IO;
+}
+
+static int write_set(const cli_args *a, const sgfp4_model *m, const sgfp4_model_policy *policy,
+                     sgfp4_model_write_options *wo, job_report *report, output_check check)
+{
+    if (a->given[KEY_ZSTD_LEVEL])
+        return cli_usage_error(a->command, "--zstd-level: the shards of a set are written plain");
+    set_job j = {.a = a, .source = m, .check = check, .shards = sgfp4_model_shard_count(m)};
+    const size_t files = j.shards + 1;
+    j.names = calloc(files, sizeof *j.names);
+    j.outs = calloc(files, sizeof *j.outs);
+    const char *slash = strrchr(a->out, '/');
+    const int dir = slash ? (int)(slash - a->out + 1) : 0;
+    int rc = CLI_EXIT_FAIL;
+    size_t opened = 0;
+    bool ok = j.names && j.outs;
+    if (!ok)
+        cli_error(a->command, "out of memory");
+    for (size_t k = 0; ok && k < files; k++) {
+        const char *source = k < j.shards ? sgfp4_model_shard_name(m, k) : NULL;
+        if (k < j.shards && !source) { /* a single file: a set of one, named after it */
+            const char *in_slash = strrchr(a->in, '/');
+            source = in_slash ? in_slash + 1 : a->in;
+        }
+        j.names[k] = k < j.shards ? shard_name(source, policy != NULL) : strdup(a->out + dir);
+        char *path = j.names[k] ? malloc((size_t)dir + strlen(j.names[k]) + 1) : NULL;
+        if (!path) {
+            ok = false;
+            cli_error(a->command, "out of memory");
+            break;
+        }
+        sprintf(path, "%.*s%s", dir, a->out, j.names[k]);
+        ok = cli_output_open(a, path, &j.outs[k]);
+        opened += ok;
+        free(path);
+    }
+    if (ok) {
+        progress_bar_init(&report->bar, a->command);
+        const sgfp4_model_set_sinks sinks = {set_open, set_close, &j};
+        sgfp4_diag diag;
+        const sgfp4_status s =
+            policy ? sgfp4_model_encode_set(m, policy, (const char *const *)j.names,
+                                            j.names[j.shards], &sinks, wo, &diag)
+                   : sgfp4_model_decode_set(m, (const char *const *)j.names, j.names[j.shards],
+                                            &sinks, wo, &diag);
+        progress_bar_done(&report->bar);
+        if (s != SGFP4_OK && j.fault[0])
+            cli_error(a->command, "%s", j.fault);
+        else if (s != SGFP4_OK)
+            cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
+        ok = s == SGFP4_OK;
+    }
+    if (ok) {
+        /* the shards, then the index: a set is there once its index is */
+        char err[FILEIO_ERROR_SIZE];
+        fileio_commit_begin();
+        for (size_t k = 0; ok && k < files; k++)
+            if (!(ok = fileio_output_commit(&j.outs[k], err)))
+                cli_error(a->command, "%s", err);
+        fileio_commit_end();
+        rc = ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    }
+    for (size_t k = 0; k < opened; k++)
+        fileio_output_abort(&j.outs[k]); /* what was not committed */
+    for (size_t k = 0; j.names && k < files; k++)
+        free(j.names[k]);
+    free(j.names);
+    free(j.outs);
+    return rc;
+}
+
+/* ---- the commands ---- */
+
+/* The output of encode and decode: a model file, an index (a set), or '-'. -1 when it is. */
+static int check_output_path(const cli_args *a)
+{
+    if (!a->out)
+        return cli_usage_error(a->command, "no output (-o OUT)");
+    if (!cli_is_model_path(a->out) && strcmp(a->out, "-") != 0 && !fileio_is_direct(a->out))
+        return cli_usage_error(a->command, "a model's output ends in .safetensors or "
+                                           ".safetensors.zst (one file) or .index.json (a "
+                                           "sharded set)");
+    return -1;
+}
+
+static int write_model(const cli_args *a, const sgfp4_model *m, const sgfp4_model_policy *policy,
+                       sgfp4_model_write_options *wo, output_check check)
+{
+    job_report report;
+    memset(&report, 0, sizeof report);
+    sgfp4_model_summary summary;
+    wo->progress = on_progress;
+    wo->tensor_report = on_tensor;
+    wo->progress_user = &report;
+    wo->summary = &summary;
+    const int rc = cli_ends_with(a->out, ".index.json")
+                       ? write_set(a, m, policy, wo, &report, check)
+                       : write_one(a, m, policy, wo, &report, check);
+    if (rc == CLI_EXIT_OK)
+        print_summary(a, policy != NULL, &summary, &report);
+    return rc;
+}
+
 int cmd_encode_model(const cli_args *a)
 {
     static const int tensor_only[] = {KEY_SHAPE, 0};
     int rc = cli_reject(a, "whole models", tensor_only);
     if (rc >= 0 || (rc = check_output_path(a)) >= 0)
         return rc;
-    if (a->given[KEY_BPW] && a->bpw > 32)
-        return cli_usage_error(a->command, "--bpw wants a number in (0, 32] for a model");
     sgfp4_model *src = NULL;
     sgfp4_model_policy *policy = NULL;
-    if (!make_policy(a, &policy))
+    if (!cli_model_open(a, a->in, &src) || !make_policy(a, &policy)) {
+        sgfp4_model_close(src);
         return CLI_EXIT_FAIL;
-    if (cli_model_open(a->command, a->in, &src)) {
-        sgfp4_model_write_options wo;
-        sgfp4_model_write_options_init(&wo);
-        /* The spool lives beside the output (that file system must hold the result anyway;
-         * /tmp may be a RAM disk). */
-        char spool_dir[4096] = ".";
-        const char *slash = strrchr(a->out, '/');
-        if (slash && (size_t)(slash - a->out) < sizeof spool_dir)
-            snprintf(spool_dir, sizeof spool_dir, "%.*s", (int)(slash - a->out + 1), a->out);
-        if (strcmp(a->out, "-") != 0)
-            wo.temp_dir = spool_dir;
-        rc = write_model(a, src, policy, &wo, check_encoded);
-    } else {
-        rc = CLI_EXIT_FAIL;
     }
+    sgfp4_model_write_options wo;
+    sgfp4_model_write_options_init(&wo);
+    /* The spool lives beside the output (that file system must hold the result anyway;
+     * /tmp may be a RAM disk). */
+    char spool_dir[4096] = ".";
+    const char *slash = strrchr(a->out, '/');
+    if (slash && (size_t)(slash - a->out) < sizeof spool_dir)
+        snprintf(spool_dir, sizeof spool_dir, "%.*s", (int)(slash - a->out + 1), a->out);
+    if (strcmp(a->out, "-") != 0 && !fileio_is_direct(a->out))
+        wo.temp_dir = spool_dir;
+    rc = write_model(a, src, policy, &wo, check_encoded);
     sgfp4_model_close(src);
     sgfp4_model_policy_free(policy);
     return rc;
-}
-
-/* The output of a decode must parse as a strict safetensors file with every tensor. */
-static bool check_decoded(const char *cmd, const char *path, const sgfp4_model *src)
-{
-    sgfp4_model *back = NULL;
-    if (!cli_model_open(cmd, path, &back))
-        return false;
-    const bool ok = sgfp4_model_tensor_count(back) == sgfp4_model_tensor_count(src);
-    if (!ok)
-        cli_error(cmd, "internal error: the restored model lacks tensors");
-    sgfp4_model_close(back);
-    return ok;
 }
 
 int cmd_decode_model(const cli_args *a)
@@ -178,7 +435,7 @@ int cmd_decode_model(const cli_args *a)
     if (rc >= 0 || (rc = check_output_path(a)) >= 0)
         return rc;
     sgfp4_model *m = NULL;
-    if (!cli_model_open(a->command, a->in, &m))
+    if (!cli_model_open(a, a->in, &m))
         return CLI_EXIT_FAIL;
     const sgfp4_decode_options decode = cli_decode_options(a);
     sgfp4_model_write_options wo;
@@ -188,30 +445,4 @@ int cmd_decode_model(const cli_args *a)
     rc = write_model(a, m, NULL, &wo, check_decoded);
     sgfp4_model_close(m);
     return rc;
-}
-
-int cmd_verify_model(const cli_args *a)
-{
-    static const int tensor_only[] = {KEY_SHAPE, KEY_PROFILE, KEY_STRICT, KEY_AGAINST,
-                                      KEY_BACKEND, KEY_THREADS, 0};
-    const int rc = cli_reject(a, "whole models", tensor_only);
-    if (rc >= 0)
-        return rc;
-    sgfp4_model *m = NULL;
-    if (!cli_model_open(a->command, a->in, &m))
-        return CLI_EXIT_FAIL;
-    sgfp4_model_verify_result r;
-    const bool ok = check_model(a->command, a->in, m, &r);
-    if (ok && cli_verbosity > 0) {
-        if (sgfp4_model_is_quantized(m))
-            printf("%s: OK: %zu tensors, %zu quantized (v2 %zu, v1 %zu), every container valid "
-                   "and matching its manifest sha256; D6 alignment: %s\n",
-                   a->in, r.tensors, r.quantized_v1 + r.quantized_v2, r.quantized_v2,
-                   r.quantized_v1, r.d6_aligned ? "yes" : "no");
-        else
-            printf("%s: OK: a valid safetensors file with %zu tensors (no sgfp4 manifest)\n",
-                   a->in, r.tensors);
-    }
-    sgfp4_model_close(m);
-    return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

@@ -133,6 +133,30 @@ static json_t *json_summary(const sgfp4_model *m, const totals *all, const total
     return json_pack("{s:o,s:o}", "summary", sum, "classes", by_class);
 }
 
+/* A set: one line per shard (its name, tensors, quantized, bytes before and after). */
+static void print_text_shards(const sgfp4_model *m, const totals *shards, size_t count)
+{
+    printf("\n%-40s %7s %9s %12s %12s\n", "shard", "tensors", "quantized", "before MB",
+           "after MB");
+    for (size_t k = 0; k < count; k++)
+        printf("%-40s %7zu %9zu %12.3f %12.3f\n", sgfp4_model_shard_name(m, k), shards[k].tensors,
+               shards[k].quantized, (double)shards[k].before / 1e6,
+               (double)shards[k].after / 1e6);
+}
+
+static json_t *json_shards(const sgfp4_model *m, const totals *shards, size_t count)
+{
+    json_t *list = json_array();
+    for (size_t k = 0; k < count; k++)
+        json_array_append_new(list, json_pack("{s:s,s:I,s:I,s:I,s:I}", "name",
+                                              sgfp4_model_shard_name(m, k), "tensors",
+                                              (json_int_t)shards[k].tensors, "quantized",
+                                              (json_int_t)shards[k].quantized, "bytes_before",
+                                              (json_int_t)shards[k].before, "bytes_after",
+                                              (json_int_t)shards[k].after));
+    return list;
+}
+
 static void shape_text(char *buf, size_t size, const uint64_t *shape, size_t rank)
 {
     size_t used = (size_t)snprintf(buf, size, "[");
@@ -151,8 +175,7 @@ int cmd_info_model(const cli_args *a)
         return rc;
     const bool json = a->given[KEY_JSON];
     sgfp4_model *m = NULL, *ref = NULL;
-    if (!cli_model_open(a->command, a->in, &m) ||
-        (a->against && !cli_model_open(a->command, a->against, &ref))) {
+    if (!cli_model_open(a, a->in, &m) || (a->against && !cli_model_open(a, a->against, &ref))) {
         sgfp4_model_close(m);
         return CLI_EXIT_FAIL;
     }
@@ -163,6 +186,9 @@ int cmd_info_model(const cli_args *a)
     json_t *rows = json_array();
     const size_t n = sgfp4_model_tensor_count(m);
     totals all = {0}, classes[CLASS_COUNT] = {{0}};
+    /* a set: totals per shard too */
+    const size_t shard_count = sgfp4_model_is_set(m) ? sgfp4_model_shard_count(m) : 0;
+    totals *shards = shard_count ? calloc(shard_count, sizeof *shards) : NULL;
     bool ok = true;
     int width = 6; /* the name column fits the longest name (up to 80) */
     for (size_t k = 0; k < n; k++) {
@@ -170,8 +196,9 @@ int cmd_info_model(const cli_args *a)
         width = len > width ? (len < 80 ? len : 80) : width;
     }
     if (!json)
-        printf("%-*s %-16s %-5s %8s %12s%s%s\n", width, "tensor", "shape", "kind", "bits/w",
-               "bytes", ref ? "   rel-L2   SNR dB" : "", plan ? "  encode would" : "");
+        printf("%-*s %-16s %-5s %8s %12s%s%s%s\n", width, "tensor", "shape", "kind", "bits/w",
+               "bytes", shards ? " shard" : "", ref ? "   rel-L2   SNR dB" : "",
+               plan ? "  encode would" : "");
     for (size_t k = 0; k < n && ok; k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
         const sgfp4_model_quant *q = t->quant;
@@ -187,9 +214,13 @@ int cmd_info_model(const cli_args *a)
         sgfp4_model_decision decision;
         if (plan)
             sgfp4_model_policy_decide(plan, t, &decision);
-        add(&all, q != NULL, weights * sgfp4_st_dtype_size(dt), t->nbytes, weights);
-        add(&classes[class_of(t->name)], q != NULL, weights * sgfp4_st_dtype_size(dt),
-            t->nbytes, weights);
+        uint64_t before = t->nbytes; /* a pass-through tensor: its bytes, also for F4 / F6 */
+        if (q && sgfp4_st_dtype_bytes(dt, weights, &before) != 0)
+            before = 0;
+        add(&all, q != NULL, before, t->nbytes, weights);
+        add(&classes[class_of(t->name)], q != NULL, before, t->nbytes, weights);
+        if (shards)
+            add(&shards[t->shard], q != NULL, before, t->nbytes, weights);
         all.rel_l2_sum += have && ok ? quality.rel_l2 : 0;
         char text[96];
         shape_text(text, sizeof text, shape, rank);
@@ -200,6 +231,8 @@ int cmd_info_model(const cli_args *a)
             for (size_t d = 0; d < rank; d++)
                 json_array_append_new(json_object_get(r, "shape"),
                                       json_integer((json_int_t)shape[d]));
+            if (shards)
+                json_object_set_new(r, "shard", json_string(sgfp4_model_shard_name(m, t->shard)));
             if (have) {
                 json_object_set_new(r, "rel_l2", json_real(quality.rel_l2));
                 json_object_set_new(r, "snr_db", isfinite(quality.snr_db)
@@ -214,6 +247,8 @@ int cmd_info_model(const cli_args *a)
         } else if (ok) {
             printf("%-*s %-16s %-5s %8.3f %12llu", width, t->name, text, kind, bpw,
                    (unsigned long long)t->nbytes);
+            if (shards)
+                printf(" %5zu", t->shard + 1);
             if (have)
                 printf("  %8.5f %8.2f", quality.rel_l2, quality.snr_db);
             if (plan)
@@ -227,6 +262,8 @@ int cmd_info_model(const cli_args *a)
         json_t *summary = json_summary(m, &all, classes, ref != NULL);
         json_object_update(root, summary);
         json_decref(summary);
+        if (shards)
+            json_object_set_new(root, "shards", json_shards(m, shards, shard_count));
         char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         if (text)
             puts(text);
@@ -234,7 +271,10 @@ int cmd_info_model(const cli_args *a)
         json_decref(root);
     } else if (ok) {
         print_text_summary(m, &all, classes, ref != NULL);
+        if (shards)
+            print_text_shards(m, shards, shard_count);
     }
+    free(shards);
     json_decref(rows);
     sgfp4_model_policy_free(plan);
     sgfp4_model_close(ref);

@@ -4,6 +4,8 @@
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 
 static const cli_accept options[] = {
@@ -15,8 +17,72 @@ static const cli_accept options[] = {
     {KEY_ONLY, NULL},
     {KEY_BACKEND, "decoder: auto (default), cpu, scalar (the reference), or one CPU kernel set"},
     {KEY_THREADS, NULL},
+    {KEY_JSON, "print the result as one JSON object on standard output, also on failure "
+               "({\"ok\": false, \"error\": ...}; the exit status and the line on stderr stay)"},
+    {KEY_IGNORE_TOTAL_SIZE, NULL},
     {0, NULL},
 };
+
+/* verify --json: the object on stdout; on failure {"file", "ok": false, "error"}. */
+static int print_json(const cli_args *a, json_t *root, int rc)
+{
+    if (rc != CLI_EXIT_OK) {
+        json_decref(root);
+        root = json_pack("{s:s,s:b,s:s}", "file", a->in ? a->in : "", "ok", 0, "error",
+                         cli_last_error);
+    }
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    putchar('\n');
+    json_decref(root);
+    return rc;
+}
+
+/* verify MODEL: the structure (checked by the open), every container strictly with its
+ * sha256, and the D6 layout; a set over all its shards. */
+static int verify_model(const cli_args *a)
+{
+    static const int tensor_only[] = {KEY_SHAPE, KEY_PROFILE, KEY_STRICT, KEY_AGAINST,
+                                      KEY_BACKEND, KEY_THREADS, 0};
+    int rc = cli_reject(a, "whole models", tensor_only);
+    if (rc >= 0)
+        return rc;
+    sgfp4_model *m = NULL;
+    if (!cli_model_open(a, a->in, &m))
+        return CLI_EXIT_FAIL;
+    sgfp4_model_verify_result r;
+    sgfp4_diag diag;
+    const sgfp4_status s = sgfp4_model_verify(m, &r, &diag);
+    const size_t shards = sgfp4_model_shard_count(m);
+    char set[64] = "";
+    if (sgfp4_model_is_set(m))
+        snprintf(set, sizeof set, " in %zu shard%s", shards, shards > 1 ? "s" : "");
+    if (s != SGFP4_OK) {
+        rc = cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
+    } else if (a->given[KEY_JSON]) {
+        json_t *root = json_pack("{s:s,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:b}", "file", a->in, "ok", 1,
+                                 "quantized", sgfp4_model_is_quantized(m), "set",
+                                 sgfp4_model_is_set(m), "shards", (json_int_t)shards, "tensors",
+                                 (json_int_t)r.tensors, "quantized_v1",
+                                 (json_int_t)r.quantized_v1, "quantized_v2",
+                                 (json_int_t)r.quantized_v2, "d6_aligned", r.d6_aligned);
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        putchar('\n');
+        json_decref(root);
+        rc = CLI_EXIT_OK;
+    } else {
+        if (cli_verbosity > 0 && sgfp4_model_is_quantized(m))
+            printf("%s: OK: %zu tensors%s, %zu quantized (v2 %zu, v1 %zu), every container valid "
+                   "and matching its manifest sha256; D6 alignment: %s\n",
+                   a->in, r.tensors, set, r.quantized_v1 + r.quantized_v2, r.quantized_v2,
+                   r.quantized_v1, r.d6_aligned ? "yes" : "no");
+        else if (cli_verbosity > 0)
+            printf("%s: OK: a valid safetensors %s with %zu tensors%s (no sgfp4 manifest)\n",
+                   a->in, sgfp4_model_is_set(m) ? "set" : "file", r.tensors, set);
+        rc = CLI_EXIT_OK;
+    }
+    sgfp4_model_close(m);
+    return rc;
+}
 
 /* `--against REF`: bits per weight, RMSE, relative L2, max abs error, SNR, and the share of
  * the (zero-padded) weights per leaf size and mode. Shared with `info`. */
@@ -61,17 +127,8 @@ int cli_quality_report(const cli_args *a, const sgfp4_tensor *t)
     return CLI_EXIT_OK;
 }
 
-static int run(const cli_args *a)
+static int verify_container(const cli_args *a, json_t **json)
 {
-    if (a->golden)
-        return a->in ? cli_usage_error(a->command, "--golden takes no input file")
-                     : cmd_verify_golden(a);
-    if (a->only)
-        return cli_usage_error(a->command, "--only needs --golden DIR");
-    if (a->vulkan)
-        return cli_usage_error(a->command, "--backend vulkan: verify decodes on the CPU");
-    if (cli_is_model_path(a->in))
-        return cmd_verify_model(a);
     cli_container c;
     int rc = cli_container_open(a, &c);
     if (rc >= 0)
@@ -89,6 +146,14 @@ static int run(const cli_args *a)
     } else if (a->given[KEY_STRICT] && reserved) {
         cli_error(a->command, "%s: %llu reserved T158 symbols (0b11) present (--strict)", a->in,
                   (unsigned long long)reserved);
+    } else if (json) {
+        *json = json_pack("{s:s,s:b,s:s,s:[I,I],s:I,s:f,s:s,s:s,s:I}", "file", a->in, "ok", 1,
+                          "profile", cli_profile_name(c.profile), "shape", (json_int_t)a->rows,
+                          (json_int_t)a->cols, "bytes", (json_int_t)c.in.size, "bits_per_weight",
+                          info.bits_per_weight, "container_sha256", container_hex,
+                          "decoded_f32_sha256", tensor_hex, "reserved_symbols",
+                          (json_int_t)reserved);
+        rc = CLI_EXIT_OK;
     } else {
         printf("%s: OK (%s, %llux%llu, %zu bytes, %.4f bits per weight)\n", a->in,
                cli_profile_name(c.profile), (unsigned long long)a->rows,
@@ -104,14 +169,40 @@ static int run(const cli_args *a)
     return rc;
 }
 
+static int run(const cli_args *a)
+{
+    if (a->golden) {
+        if (a->given[KEY_JSON])
+            return cli_usage_error(a->command, "--json does not apply to --golden");
+        return a->in ? cli_usage_error(a->command, "--golden takes no input file")
+                     : cmd_verify_golden(a);
+    }
+    if (a->only)
+        return cli_usage_error(a->command, "--only needs --golden DIR");
+    if (a->vulkan)
+        return cli_usage_error(a->command, "--backend vulkan: verify decodes on the CPU");
+    if (cli_is_model_input(a))
+        return verify_model(a);
+    if (a->given[KEY_IGNORE_TOTAL_SIZE])
+        return cli_usage_error(a->command, "--ignore-total-size applies to sharded sets");
+    if (a->given[KEY_JSON] && a->against)
+        return cli_usage_error(a->command, "--json and --against exclude each other");
+    json_t *json = NULL;
+    const int rc = verify_container(a, a->given[KEY_JSON] ? &json : NULL);
+    if (a->given[KEY_JSON] && rc != CLI_EXIT_USAGE)
+        return print_json(a, json, rc);
+    return rc;
+}
+
 const cli_command cli_verify = {
     "verify", "check a container (or a model) strictly and print its hashes",
-    "usage: sgfp4 verify IN --shape OxI [--profile v1|v2] [--strict] [--against REF]\n"
+    "usage: sgfp4 verify IN --shape OxI [--profile v1|v2] [--strict] [--against REF] [--json]\n"
     "       sgfp4 verify --golden DIR [--only NAME] [--backend B]\n"
-    "       sgfp4 verify MODEL.safetensors[.zst]\n"
+    "       sgfp4 verify MODEL [--json]   (a .safetensors file, .zst, or a sharded set's index)\n"
     "\n"
     "Exit 0 when IN is a conformant container; otherwise 1 with the reason. Prints the sha256\n"
     "of the container bytes and of the decoded float32 tensor. The shape is not stored in a\n"
-    "container: a wrong --shape with the same 64x64 block grid verifies too. A model is\n"
-    "checked strictly: its structure, every container and every container's sha256.\n",
+    "container: a wrong --shape with the same 64x64 block grid (the same ceil(O/64) x\n"
+    "ceil(I/64)) verifies too, with other hashes. A model is checked strictly: its structure,\n"
+    "every container and every container's sha256; a set over all its shards and its index.\n",
     options, run};
