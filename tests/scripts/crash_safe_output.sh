@@ -108,20 +108,20 @@ elapsed() {
 failures=0
 for mode in $modes; do
     if [ "$mode" = decode ]; then
-        cmd=("$cli" decode "$work/b.fp4" --shape $shape -q -o)
+        cmd=("$cli" decode "$work/b.fp4" --shape $shape -q -f -o)
         ext=bin; old=$prev; fresh=$new; source_old="$work/prev.bin"
     elif [ "$mode" = encode ]; then
         $encode_ok || { echo "FAIL: sgfp4 encode does not work here"; exit 1; }
-        cmd=("$cli" encode "$work/new.f32" --shape $encode_shape -q -o)
+        cmd=("$cli" encode "$work/new.f32" --shape $encode_shape -q -f -o)
         ext=sgfp4; old=$prev_enc; fresh=$new_enc; source_old="$work/prev.sgfp4"
     else
         $model_ok || { echo "FAIL: the model commands do not work here"; exit 1; }
         if [ "$mode" = model-encode ]; then
-            cmd=("$cli" encode "$work/new.safetensors" -q -o)
+            cmd=("$cli" encode "$work/new.safetensors" -q -f -o)
             ext=sgfp4.safetensors; source_old="$work/prev.sgfp4.safetensors"
             fresh=$(hash "$work/new.sgfp4.safetensors")
         else
-            cmd=("$cli" decode "$work/new.sgfp4.safetensors" -q -o)
+            cmd=("$cli" decode "$work/new.sgfp4.safetensors" -q -f -o)
             ext=restored.safetensors; source_old="$work/prev.restored.safetensors"
             fresh=$(hash "$work/new.restored.safetensors")
         fi
@@ -161,8 +161,9 @@ for mode in $modes; do
                     "$(stat -c %s "$out" 2>/dev/null || echo 0) bytes"
                failures=$((failures + 1)) ;;
         esac
-        # A killed run may leave its temporary file beside the output, never the output.
-        rm -f "$work"/.out."$ext".tmp-*
+        # A killed run may leave its temporary file beside the output (the next run over that
+        # output removes it), never the output.
+        rm -f "$work"/.out."$ext".sgfp4-tmp-*
     done
     echo "$mode: $iterations kills over a ${run_ms} ms run: nothing=$n_nothing" \
          "previous=$n_previous new=$n_new failures=$failures"

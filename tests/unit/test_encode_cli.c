@@ -53,7 +53,7 @@ static void encodes_raw_to_v1_and_v2(void **state)
     snprintf(out, sizeof out, "%s/w.sgfp4", dir);
     assert_int_equal(run("encode %s --shape 100x150 -o %s --bpw 3.5 --threads 2", in, out), 0);
     assert_int_equal(run("verify %s --shape 100x150", out), 0);
-    assert_int_equal(run("encode %s --shape 100x150 -o %s --policy threshold", in, out), 0);
+    assert_int_equal(run("encode %s --shape 100x150 -o %s --policy threshold -f", in, out), 0);
     assert_int_equal(run("verify %s --shape 100x150", out), 0);
     snprintf(out, sizeof out, "%s/w.fp4", dir);
     assert_int_equal(run("encode %s --shape 100x150 -o %s", in, out), 0);

@@ -130,6 +130,8 @@ void cli_container_close(cli_container *c);
 /* Opens an output (fileio.h: every check before any work; -f in the flags); reports the
  * error. With -v, says when leftovers of interrupted runs were removed. */
 bool cli_output_open(const cli_args *args, const char *path, fileio_output *out);
+/* The same for a model output (zstd-compressed for a .zst path, at --zstd-level). */
+bool cli_model_output_open(const cli_args *args, const char *path, fileio_model_output *mo);
 
 /* ---- whole models ---- */
 /* Whether the input is a model, by its content (a safetensors file, a zstd stream, a JSON

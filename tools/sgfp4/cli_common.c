@@ -107,14 +107,43 @@ void cli_container_close(cli_container *c)
     c->tensor = NULL;
 }
 
+/* Notes the inputs the command line names, whether or not they were read yet: an output
+ * opened before its command reads them must not be one of them either. */
+static void note_named_inputs(const cli_args *a)
+{
+    if (a->in)
+        fileio_note_input(a->in);
+    if (a->against)
+        fileio_note_input(a->against);
+    if (a->policy && strcmp(a->policy, "rate") != 0 && strcmp(a->policy, "threshold") != 0)
+        fileio_note_input(a->policy);
+}
+
+static void say_stale(const cli_args *a, const char *path, int removed)
+{
+    if (removed)
+        cli_verbose(a->command, "%s: removed %d temporary file%s left by an interrupted run",
+                    path, removed, removed > 1 ? "s" : "");
+}
+
 bool cli_output_open(const cli_args *a, const char *path, fileio_output *out)
 {
     char err[FILEIO_ERROR_SIZE];
+    note_named_inputs(a);
     if (!fileio_output_open(path, a->given[KEY_FORCE] ? FILEIO_FORCE : 0, out, err))
         return cli_error(a->command, "%s", err), false;
-    if (out->stale_removed)
-        cli_verbose(a->command, "%s: removed %d temporary file%s left by an interrupted run",
-                    path, out->stale_removed, out->stale_removed > 1 ? "s" : "");
+    say_stale(a, path, out->stale_removed);
+    return true;
+}
+
+bool cli_model_output_open(const cli_args *a, const char *path, fileio_model_output *mo)
+{
+    char err[FILEIO_ERROR_SIZE];
+    note_named_inputs(a);
+    if (!fileio_model_output_open(path, a->zstd_level, a->given[KEY_FORCE] ? FILEIO_FORCE : 0, mo,
+                                  err))
+        return cli_error(a->command, "%s", err), false;
+    say_stale(a, path, mo->out.stale_removed);
     return true;
 }
 

@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -204,9 +205,8 @@ static int write_one(const cli_args *a, const sgfp4_model *m, const sgfp4_model_
 {
     char err[FILEIO_ERROR_SIZE];
     fileio_model_output mo;
-    if (!fileio_model_output_open(a->out, a->zstd_level, a->given[KEY_FORCE] ? FILEIO_FORCE : 0,
-                                  &mo, err))
-        return cli_error(a->command, "%s", err);
+    if (!cli_model_output_open(a, a->out, &mo))
+        return CLI_EXIT_FAIL;
     progress_bar_init(&j->bar, a->command);
     sgfp4_diag diag;
     const sgfp4_status s = policy ? sgfp4_model_encode(m, policy, &mo.sink, wo, &diag)
@@ -375,6 +375,10 @@ static int check_output_path(const cli_args *a)
 {
     if (!a->out)
         return cli_usage_error(a->command, "no output (-o OUT)");
+    struct stat st;
+    if (stat(a->out, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_error(a->command, "%s: is a directory (a set's output names its index, e.g. "
+                                     "DIR/model.sgfp4.safetensors.index.json)", a->out);
     if (!cli_is_model_path(a->out) && strcmp(a->out, "-") != 0 && !fileio_is_direct(a->out))
         return cli_usage_error(a->command, "a model's output ends in .safetensors or "
                                            ".safetensors.zst (one file) or .index.json (a "
