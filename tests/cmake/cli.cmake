@@ -13,3 +13,7 @@ add_test(NAME cli.outputs
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_outputs.sh $<TARGET_FILE:sgfp4>
                  ${CMAKE_CURRENT_BINARY_DIR}/cli-outputs ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.outputs PROPERTIES LABELS cli TIMEOUT 900)
+add_test(NAME cli.conventions
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_conventions.sh
+                 $<TARGET_FILE:sgfp4> ${CMAKE_CURRENT_BINARY_DIR}/cli-conventions ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.conventions PROPERTIES LABELS cli TIMEOUT 900)

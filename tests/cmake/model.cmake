@@ -1,4 +1,4 @@
-# Whole models (issue 5): the reader/writer/policy unit test is tests/unit/test_model_reader.c;
+# Whole models: the reader/writer/policy unit test is tests/unit/test_model_reader.c;
 # here the CLI round trips of the real models in shared/weights, checked by an independent
 # Python reader (tests/model/st_check.py), malformed files, and bounded memory on a large
 # synthetic model (SGFP4_TEST_LARGE=1 in the environment runs the 4 GB case).
@@ -67,4 +67,17 @@ if(NOT SGFP4_SANITIZE)
            COMMAND ${_m}/set_roundtrip.sh $<TARGET_FILE:model_set_driver>
                    ${_w}/gpt2-small-attn/gpt2-small-attn-L0-L5-L11.safetensors ${_work}/set-gpt2 2)
   set_tests_properties(model.set_roundtrip.gpt2 PROPERTIES SKIP_RETURN_CODE 77 LABELS model)
+endif()
+
+# The same through the CLI (sgfp4 encode -> verify -> decode, sets and one file, info and
+# --tensor over a set).
+add_test(NAME model.set_cli.stories260K
+         COMMAND ${_m}/set_cli.sh $<TARGET_FILE:sgfp4> ${_w}/stories260K/stories260K.safetensors
+                 ${_work}/set-cli-stories260K 3)
+set_tests_properties(model.set_cli.stories260K PROPERTIES SKIP_RETURN_CODE 77 LABELS model)
+if(NOT SGFP4_SANITIZE)
+  add_test(NAME model.set_cli.gpt2
+           COMMAND ${_m}/set_cli.sh $<TARGET_FILE:sgfp4>
+                   ${_w}/gpt2-small-attn/gpt2-small-attn-L0-L5-L11.safetensors ${_work}/set-cli-gpt2 2)
+  set_tests_properties(model.set_cli.gpt2 PROPERTIES SKIP_RETURN_CODE 77 LABELS model)
 endif()

@@ -185,8 +185,14 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
         /* File-level messages of the library already start with the path. */
         const size_t n = strlen(path);
         const bool named = strncmp(diag.message, path, n) == 0 && diag.message[n] == ':';
-        cli_error(a->command, "%s%s%s [%s]", named ? "" : path, named ? "" : ": ", diag.message,
-                  sgfp4_status_name(s));
+        /* models are told by content: say so when a name promised what the bytes are not */
+        const fileio_kind kind = fileio_sniff(path);
+        const char *why = cli_ends_with(path, ".zst") && kind != FILEIO_KIND_ZSTD &&
+                                  kind != FILEIO_KIND_UNREADABLE
+                              ? " (no zstd magic: read as a plain safetensors file)"
+                              : "";
+        cli_error(a->command, "%s%s%s%s [%s]", named ? "" : path, named ? "" : ": ", diag.message,
+                  why, sgfp4_status_name(s));
         return false;
     }
     note_model_files(path, *model);

@@ -125,7 +125,8 @@ static void report_target(const cli_args *a, const sgfp4_encode_options *o, uint
         return;
     if ((double)size * 8.0 > o->target_bpw * weights)
         fprintf(stderr, "sgfp4: %s: warning: --bpw %g cannot be met: the container takes %.2f "
-                        "bits/weight, the least a %llux%llu tensor gets in 64x64 blocks\n",
+                        "bits/weight, the least the encoder reaches for a %llux%llu tensor (one leaf "
+                        "per 64x64 block)\n",
                 a->command, o->target_bpw, bpw, (unsigned long long)rows,
                 (unsigned long long)cols);
     else if ((double)size * 8.0 < 0.99 * o->target_bpw * weights)

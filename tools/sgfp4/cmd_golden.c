@@ -8,6 +8,13 @@
 
 #include "cli.h"
 
+/* DIR/NAME without a doubled '/' when DIR ends in one. */
+static void join(char *path, size_t size, const char *dir, const char *name)
+{
+    const size_t n = strlen(dir);
+    snprintf(path, size, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+}
+
 /* Runs one vector; true when it passes, else why[] says what happened. */
 static bool run_vector(const cli_args *a, json_t *v, char *why, size_t why_size)
 {
@@ -21,7 +28,7 @@ static bool run_vector(const cli_args *a, json_t *v, char *why, size_t why_size)
     const uint64_t rows = (uint64_t)json_integer_value(json_array_get(shape, 0));
     const uint64_t cols = (uint64_t)json_integer_value(json_array_get(shape, 1));
     char path[4096], err[FILEIO_ERROR_SIZE];
-    snprintf(path, sizeof path, "%s/%s", a->golden, file);
+    join(path, sizeof path, a->golden, file);
     fileio_input in;
     if (!fileio_read(path, &in, err))
         return snprintf(why, why_size, "%s", err), false;
@@ -65,11 +72,17 @@ int cmd_verify_golden(const cli_args *a)
     if (rc >= 0)
         return rc;
     char path[4096];
-    snprintf(path, sizeof path, "%s/manifest.json", a->golden);
+    join(path, sizeof path, a->golden, "manifest.json");
+    fileio_input in;
+    char err[FILEIO_ERROR_SIZE];
+    if (!fileio_read(path, &in, err))
+        return cli_error(a->command, "%s", err);
     json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = json_loadb((const char *)in.data, in.size, JSON_REJECT_DUPLICATES, &jerr);
+    fileio_input_release(&in);
     if (!root)
-        return cli_error(a->command, "%s: line %d: %s", path, jerr.line, jerr.text);
+        return cli_error(a->command, "%s: line %d, column %d: %s", path, jerr.line, jerr.column,
+                         jerr.text);
     json_t *vectors = json_object_get(root, "vectors");
     if (!json_is_array(vectors)) {
         json_decref(root);
