@@ -2,7 +2,7 @@
 # Installs every Debian 12 package libsgfp4 needs to build, test and run (as root).
 # Idempotent: packages already present are left alone.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config git python3
+pkgs=(build-essential cmake pkg-config git python3 go-md2man
       libssl-dev libjansson-dev libzstd-dev libpng-dev libcmocka-dev
       libvulkan-dev glslang-tools spirv-tools mesa-vulkan-drivers vulkan-tools
       clang libclang-rt-14-dev

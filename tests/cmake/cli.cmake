@@ -17,3 +17,14 @@ add_test(NAME cli.conventions
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_conventions.sh
                  $<TARGET_FILE:sgfp4> ${CMAKE_CURRENT_BINARY_DIR}/cli-conventions ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.conventions PROPERTIES LABELS cli TIMEOUT 900)
+add_test(NAME cli.readme_commands
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/readme_commands.sh
+                 $<TARGET_FILE:sgfp4> ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-readme)
+set_tests_properties(cli.readme_commands PROPERTIES LABELS cli TIMEOUT 900)
+if(SGFP4_MAN_PAGE)
+  add_test(NAME cli.man_completion
+           COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/man_completion.sh
+                   $<TARGET_FILE:sgfp4> ${SGFP4_MAN_PAGE} ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/cli-man ${CMAKE_COMMAND})
+  set_tests_properties(cli.man_completion PROPERTIES LABELS cli)
+endif()
