@@ -16,7 +16,7 @@ echo "== sgfp4 verify --golden golden/"
 # quantized to a D6 manifest file, checked, restored to an ordinary safetensors model, and
 # described tensor by tensor against the original.
 work=build/example
-mkdir -p "$work"
+rm -rf "$work" && mkdir -p "$work" # outputs are never replaced without -f: start afresh
 echo "== sgfp4 example -o $work/model.safetensors"
 "$sgfp4" example -o "$work/model.safetensors"
 echo "== sgfp4 encode $work/model.safetensors -o $work/model.sgfp4.safetensors"

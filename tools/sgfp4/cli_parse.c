@@ -23,7 +23,8 @@ static const option_spec specs[] = {
     {KEY_THREADS, "threads", "N", "threads (default, and 0: every online CPU)"},
     {KEY_STORE, "store", "S", "CPU output stores: auto (default), cached, streaming"},
     {KEY_ZSTD_LEVEL, "zstd-level", "N", "zstd level of .zst outputs, 1..22 (default 3)"},
-    {KEY_TENSOR, "tensor", "NAME", "encode tensor NAME of a .safetensors input (F32/F16/BF16)"},
+    {KEY_TENSOR, "tensor", "NAME", "encode tensor NAME of a model (F32, F16, BF16, F8_E4M3, "
+                                   "F8_E5M2)"},
     {KEY_BPW, "bpw", "X", "v2: rate-controlled quadtree at X bits per weight (default 4.5)"},
     {KEY_POLICY, "policy", "P", "v2 split policy: rate (default) or threshold (the spec's)"},
     {KEY_THRESHOLD, "threshold", "T", "threshold policy: scale of the split thresholds (default 1)"},

@@ -116,8 +116,8 @@ bool cli_ends_with(const char *text, const char *suffix)
 
 bool cli_is_model_path(const char *path)
 {
-    return path && (cli_ends_with(path, ".safetensors") || cli_ends_with(path, ".safetensors.zst") ||
-                    cli_ends_with(path, ".index.json"));
+    return path && (cli_ends_with(path, ".safetensors") ||
+                    cli_ends_with(path, ".safetensors.zst") || cli_ends_with(path, ".index.json"));
 }
 
 const char *cli_profile_name(sgfp4_profile profile)

@@ -125,8 +125,8 @@ static void report_target(const cli_args *a, const sgfp4_encode_options *o, uint
         return;
     if ((double)size * 8.0 > o->target_bpw * weights)
         fprintf(stderr, "sgfp4: %s: warning: --bpw %g cannot be met: the container takes %.2f "
-                        "bits/weight, the least the encoder reaches for a %llux%llu tensor (one leaf "
-                        "per 64x64 block)\n",
+                        "bits/weight, the least the encoder reaches for a %llux%llu tensor (one "
+                        "leaf per 64x64 block)\n",
                 a->command, o->target_bpw, bpw, (unsigned long long)rows,
                 (unsigned long long)cols);
     else if ((double)size * 8.0 < 0.99 * o->target_bpw * weights)
@@ -207,17 +207,24 @@ static int run(const cli_args *a)
 }
 
 const cli_command cli_encode = {
-    "encode", "quantize a tensor (raw f32, .npy, safetensors) or a whole model",
+    "encode", "quantize a tensor (raw f32, .npy, a model's tensor) or a whole model",
     "usage: sgfp4 encode IN -o OUT [--shape OxI] [options]\n"
-    "       sgfp4 encode MODEL.safetensors[.zst] -o OUT.sgfp4.safetensors[.zst] [options]\n"
+    "       sgfp4 encode MODEL --tensor NAME -o OUT [options]\n"
+    "       sgfp4 encode MODEL -o OUT.sgfp4.safetensors[.zst] [options]\n"
+    "       sgfp4 encode MODEL -o DIR/OUT.sgfp4.safetensors.index.json [options]   (a set)\n"
     "\n"
     "Quantizes a float tensor: IN is raw little-endian float32 (needs --shape), a .npy file\n"
-    "(float32 or float16), or a .safetensors file with --tensor NAME. OUT is a v2 stream\n"
-    "(.sgfp4) or, with --profile v1 or an .fp4 name, a v1 container. The result is checked\n"
-    "(strict open + decode) before it is renamed into place.\n"
-    "A .safetensors input without --tensor is a whole model: each matrix the policy picks\n"
-    "becomes an SGFP4 container described by the sgfp4 manifest, the rest passes through\n"
-    "(docs/model.md); --bpw (at most 32 here), --profile, --policy, --threshold, --delta and\n"
-    "--fit set every quantized tensor's options, a policy file's rules override them. OUT\n"
-    "ending in .zst is zstd-compressed. The output is verified before it replaces OUT.\n",
+    "(float32 or float16), or with --tensor NAME a tensor of a model (F32, F16, BF16, FP8).\n"
+    "OUT is a v2 stream (.sgfp4) or, with --profile v1 or an .fp4 name, a v1 container. The\n"
+    "result is checked (strict open + decode) before it is renamed into place; a --bpw target\n"
+    "it cannot meet is said so.\n"
+    "A MODEL (a .safetensors file, .zst, or a sharded set's index, told by content) without\n"
+    "--tensor is quantized whole: each matrix the policy picks becomes an SGFP4 container\n"
+    "described by the sgfp4 manifest, the rest passes through (docs/model.md); --bpw,\n"
+    "--profile, --policy, --threshold, --delta and --fit set every quantized tensor's options,\n"
+    "a policy file's rules override them. OUT ending in .zst is zstd-compressed; OUT ending in\n"
+    "index.json writes a set, one shard per input shard (NAME.safetensors ->\n"
+    "NAME.sgfp4.safetensors) and the index last. The output is verified before it replaces\n"
+    "anything; a closing summary goes to stderr. An existing OUT is replaced only with -f; an\n"
+    "output that is an input is refused.\n",
     options, run};

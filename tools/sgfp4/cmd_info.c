@@ -100,7 +100,8 @@ int cli_info_container(const cli_args *a, const char *name, const sgfp4_tensor *
     (a->given[KEY_JSON] ? print_json : print_text)(name, &info, sha);
     int rc = a->against ? cli_quality_report(a, t) : CLI_EXIT_OK;
     if (a->map) {
-        if (rc == CLI_EXIT_OK && (!fileio_leaf_map(t, &map, err) || !fileio_output_commit(&map, err)))
+        if (rc == CLI_EXIT_OK &&
+            (!fileio_leaf_map(t, &map, err) || !fileio_output_commit(&map, err)))
             rc = cli_error(a->command, "%s", err);
         fileio_output_abort(&map);
     }

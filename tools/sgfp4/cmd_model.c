@@ -243,7 +243,8 @@ static char *shard_name(const char *source, bool encode)
     const size_t np = sizeof plain - 1, nq = sizeof quantized - 1;
     const bool is_q = len >= nq && strncmp(source + len - nq, quantized, nq) == 0;
     const bool is_p = len >= np && strncmp(source + len - np, plain, np) == 0;
-    const size_t keep = encode ? (is_p ? len - np : len) : (is_q ? len - nq : is_p ? len - np : len);
+    const size_t keep = encode ? (is_p ? len - np : len)
+                               : (is_q ? len - nq : is_p ? len - np : len);
     const char *tail = encode ? quantized : is_q || is_p ? plain : "";
     char *name = malloc(keep + strlen(tail) + 1);
     if (name)

@@ -90,6 +90,8 @@ int cmd_decode_model_tensor(const cli_args *a)
         return rc;
     if (!a->out)
         return cli_usage_error(a->command, "no output given (-o OUT)");
+    if (a->vulkan)
+        return cli_usage_error(a->command, "--tensor NAME decodes on the CPU");
     const bool npy = cli_ends_with(a->out, ".npy");
     sgfp4_model *m;
     const sgfp4_model_tensor *t;
