@@ -47,12 +47,12 @@ def test_real_tensors_encode_and_decode_like_the_cli(weights_dir, cli, tmp_path)
             if k and w.size > 100000 and SANITIZED:
                 continue
             out = tmp_path / f"t{k}.bin"
-            cli("encode", path, "--tensor", name, "-o", out, "-q", "--threads", "1", *args)
+            cli("encode", path, "--tensor", name, "-o", out, "-q", "-f", "--threads", "1", *args)
             ours = sgfp4.encode(w, **opts)
             assert ours == out.read_bytes(), (name, args)
             profile = "v1" if "v1" in args else "v2"
             dec = tmp_path / f"t{k}.f32"
-            cli("decode", out, "-o", dec, "--shape", f"{rows}x{cols}", "--profile", profile)
+            cli("decode", out, "-o", dec, "-f", "--shape", f"{rows}x{cols}", "--profile", profile)
             with sgfp4.open(ours, w.shape, profile) as t:
                 d = t.decode()
                 assert d.tobytes() == dec.read_bytes()

@@ -121,7 +121,7 @@ def test_whole_model_jobs_are_byte_identical_to_the_cli(stories, quantized, cli,
     cli_dec, our_dec = tmp_path / "cli.safetensors", tmp_path / "ours.safetensors"
     for args, kwargs in [([], {}), (["--dtype", "f16"], {"dtype": "f16"}),
                          (["--dtype", "bf16"], {"dtype": "bf16"})]:
-        cli("decode", quantized, "-o", cli_dec, "-q", "--threads", "1", *args)
+        cli("decode", quantized, "-o", cli_dec, "-q", "-f", "--threads", "1", *args)
         sgfp4.decode_model(quantized, our_dec, **kwargs)
         assert our_dec.read_bytes() == cli_dec.read_bytes(), args
     # options and a policy file, as the CLI's flags
