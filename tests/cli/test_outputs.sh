@@ -196,11 +196,11 @@ run encode w.f32 --shape 256x256 -o "$wide" -q
 rm -f "$long" "$wide"
 
 # ---- signals -----------------------------------------------------------------------------
-# A job long enough to interrupt: the example model (16 M weights) and its shards. Signals
+# A job long enough to interrupt: a one-layer example model (6 M weights) and its shards. Signals
 # are sent once the job's first temporary file exists (an output is opened before the work),
 # and a little later, mid-write. env --default-signal undoes the SIG_IGN that a script gives
 # its background jobs for SIGINT (which the tool otherwise respects, as nohup expects).
-"$sgfp4" example -o big.safetensors -q
+"$sgfp4" example -o big.safetensors --layers 1 -q
 mkdir -p bigset
 python3 "$source_dir/tests/model/make_set.py" big.safetensors bigset 3 >/dev/null
 mkdir -p sig

@@ -245,8 +245,8 @@ bool fileio_output_commit(fileio_output *out, char *err)
         memcpy(err, keep, sizeof keep);
         return false;
     }
-    temp_forget(out->slot);
-    free(out->tmp_path);
+    temp_forget(out->slot, out->tmp_path);
+    out->slot = -1;
     out->tmp_path = NULL;
     if (out->file != stdout && fclose(out->file) != 0 && out->direct)
         ok = fail(err, "%s: cannot write: %s", out->path, strerror(errno));
@@ -259,10 +259,9 @@ void fileio_output_abort(fileio_output *out)
 {
     if (out->tmp_path)
         unlink(out->tmp_path);
-    temp_forget(out->slot);
+    temp_forget(out->slot, out->tmp_path);
     if (out->file && out->file != stdout)
         fclose(out->file);
-    free(out->tmp_path);
     free(out->target);
     free(out->path);
     memset(out, 0, sizeof *out);

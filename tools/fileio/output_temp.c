@@ -127,10 +127,18 @@ static int register_path(char *path)
     return -1;
 }
 
-void temp_forget(int slot)
+static void hold_signals(sigset_t *previous);
+
+void temp_forget(int slot, char *path)
 {
+    /* Held, so that a handler cannot read the path while it is freed. (The CLI commits and
+     * aborts outputs on its main thread after the library's threads have ended.) */
+    sigset_t previous;
+    hold_signals(&previous);
     if (slot >= 0 && slot < SLOTS)
         atomic_store(&slots[slot], NULL);
+    free(path);
+    sigprocmask(SIG_SETMASK, &previous, NULL);
 }
 
 static void hold_signals(sigset_t *previous)
@@ -192,7 +200,7 @@ int temp_create(const char *dir, const char *base, char **tmp_path, int *slot, i
             return fd;
         }
         /* another run took it for a leftover in the instant before our lock: again */
-        temp_forget(s);
+        atomic_store(&slots[s], NULL);
         close(fd);
     }
     if (!*err)

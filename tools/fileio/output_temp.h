@@ -9,7 +9,8 @@
  * with a message naming `shown` in err (which must start empty). */
 int temp_create(const char *dir, const char *base, char **tmp_path, int *slot, int *stale,
                 char *err, const char *shown);
-/* Takes the temporary file off the signal list (after its rename or removal). */
-void temp_forget(int slot);
+/* Takes the temporary file off the signal list (after its rename or removal) and frees
+ * its path (NULL allowed), with the signals held meanwhile. */
+void temp_forget(int slot, char *path);
 
 #endif

@@ -146,6 +146,8 @@ static int run(const cli_args *a)
         return cmd_encode_model(a);
     static const int model_only[] = {KEY_EMBEDDINGS, KEY_ZSTD_LEVEL, 0};
     int rc = cli_reject(a, "a single tensor", model_only);
+    if (rc < 0 && !a->tensor && a->given[KEY_IGNORE_TOTAL_SIZE])
+        rc = cli_usage_error(a->command, "--ignore-total-size applies to sharded sets");
     if (rc >= 0)
         return rc;
     if (!a->in)
