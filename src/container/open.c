@@ -9,27 +9,6 @@
 #define DEFAULT_MAX_ELEMENTS (UINT64_C(1) << 34)
 #define DEFAULT_MAX_CONTAINER (UINT64_C(1) << 40)
 
-sgfp4_status sgfp4_check_affine(uint32_t header, uint32_t bias_mask, int64_t offset,
-                                int64_t block, int32_t leaf, const char *where,
-                                sgfp4_diag *diag)
-{
-    const uint16_t scale = (uint16_t)(header >> 16);
-    const uint16_t bias = (uint16_t)(header & bias_mask);
-    if ((scale & 0x7C00u) == 0x7C00u)
-        return sgfp4_fail(diag, SGFP4_ERR_SCALE_NONFINITE, offset, block, leaf,
-                          "%s header at byte %lld: scale 0x%04x is infinite or NaN", where,
-                          (long long)offset, scale);
-    if ((scale & 0x8000u) && (scale & 0x7FFFu))
-        return sgfp4_fail(diag, SGFP4_ERR_SCALE_NEGATIVE, offset, block, leaf,
-                          "%s header at byte %lld: scale 0x%04x is negative", where,
-                          (long long)offset, scale);
-    if ((bias & 0x7C00u) == 0x7C00u)
-        return sgfp4_fail(diag, SGFP4_ERR_BIAS_NONFINITE, offset, block, leaf,
-                          "%s header at byte %lld: bias 0x%04x is infinite or NaN", where,
-                          (long long)offset, bias);
-    return SGFP4_OK;
-}
-
 void sgfp4_open_options_init(sgfp4_open_options *options)
 {
     if (!options)

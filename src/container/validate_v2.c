@@ -2,7 +2,10 @@
  * checked against the rules of DECISIONS D2 in stream order.
  * SPDX-License-Identifier: MIT */
 #include <stdio.h>
+#include <string.h>
 
+#include "common/compiler.h"
+#include "container/affine.h"
 #include "container/diag.h"
 #include "container/validate.h"
 #include "format/leaf_geometry.h"
@@ -56,9 +59,8 @@ static sgfp4_status validate_stream_header(sgfp4_tensor *t, sgfp4_diag *diag)
     return SGFP4_OK;
 }
 
-/* Validates record b starting at absolute byte `rec`; on success *end is its end. */
-static sgfp4_status validate_record(sgfp4_tensor *t, uint64_t b, uint64_t rec, uint64_t *end,
-                                    sgfp4_diag *diag)
+sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, uint64_t *end,
+                                   sgfp4_diag *diag)
 {
     const uint8_t *d = t->data;
     const uint64_t size = t->size;
@@ -129,12 +131,12 @@ static sgfp4_status validate_record(sgfp4_tensor *t, uint64_t b, uint64_t rec, u
                               "v2 record %llu leaf %u: header 0x%08x at byte %llu has "
                               "reserved flag bits 1-3 set",
                               (ull)b, i, h, (ull)at);
-        char where[64];
-        snprintf(where, sizeof where, "v2 record %llu leaf %u:", (ull)b, i);
-        const sgfp4_status s = sgfp4_check_affine(h, 0xFFF0u, (int64_t)at, blk, (int32_t)i,
-                                                  where, diag);
-        if (s != SGFP4_OK)
-            return s;
+        const sgfp4_status s = sgfp4_affine_check(h, 0xFFF0u);
+        if (s != SGFP4_OK) {
+            char where[64];
+            snprintf(where, sizeof where, "v2 record %llu leaf %u:", (ull)b, i);
+            return sgfp4_affine_fail(s, h, 0xFFF0u, (int64_t)at, blk, (int32_t)i, where, diag);
+        }
         const unsigned mode = h & 1u;
         const uint64_t bytes = sgfp4_payload_bytes(leaves[i].size, mode);
         const uint64_t padded = sgfp4_align16(bytes);
@@ -169,6 +171,52 @@ static sgfp4_status validate_record(sgfp4_tensor *t, uint64_t b, uint64_t rec, u
     return SGFP4_OK;
 }
 
+/* The fast path runs its first stage this many records ahead of its second, and requests
+ * the bytes of a record's head (sb_header, split map, leaf headers) this many records ahead
+ * of the first stage: in a large tensor a record's headers sit kilobytes apart, so each
+ * would otherwise wait for memory in turn. */
+#define SHAPE_AHEAD 4
+#define HEAD_LINES 4
+
+/* Where record b starts, from its offset-table entry (checked only when b is reached). */
+static inline uint64_t record_at(const sgfp4_tensor *t, uint64_t b)
+{
+    return t->record_base + sgfp4_load_u32le(t->data + SGFP4_V2_FIXED_HEADER + 4 * b);
+}
+
+/* The leaves of the records that passed the screen, summed in the loop (not in t->info, which
+ * the compiler must keep in memory) and added to t->info at the end. */
+typedef struct screened {
+    uint64_t by_size[5], t158_by_size[5], records_by_layout[6];
+} screened;
+
+static void screened_add(screened *sum, const sgfp4_record_stats *r)
+{
+    for (unsigned s = 0; s < 5; s++)
+        sum->by_size[s] += SGFP4_RECORD_COUNT(r->counts, s);
+    if (r->t158_counts)
+        for (unsigned s = 0; s < 5; s++)
+            sum->t158_by_size[s] += SGFP4_RECORD_COUNT(r->t158_counts, s);
+    sum->records_by_layout[r->layout]++;
+}
+
+/* Adds the screened records' leaves to t->info, as sgfp4_v2_record_check() counts them. */
+static void screened_count(sgfp4_tensor *t, const screened *sum)
+{
+    sgfp4_tensor_info *info = &t->info;
+    for (unsigned s = 0; s < 5; s++) {
+        const uint64_t all = sum->by_size[s], t158 = sum->t158_by_size[s];
+        info->leaves += all;
+        info->leaves_by_size[s] += all;
+        info->leaves_by_size_mode[s][SGFP4_MODE_FP4] += all - t158;
+        info->leaves_by_size_mode[s][SGFP4_MODE_T158] += t158;
+        info->leaves_by_mode[SGFP4_MODE_FP4] += all - t158;
+        info->leaves_by_mode[SGFP4_MODE_T158] += t158;
+    }
+    for (unsigned l = 0; l < 6; l++)
+        info->records_by_layout[l] += sum->records_by_layout[l];
+}
+
 sgfp4_status sgfp4_validate_v2(sgfp4_tensor *t, sgfp4_diag *diag)
 {
     sgfp4_status s = validate_stream_header(t, diag);
@@ -176,6 +224,11 @@ sgfp4_status sgfp4_validate_v2(sgfp4_tensor *t, sgfp4_diag *diag)
         return s;
     uint64_t furthest = t->record_base;
     uint32_t previous = 0;
+    screened sum;
+    memset(&sum, 0, sizeof sum);
+    sgfp4_record_shape ahead[SHAPE_AHEAD];
+    for (uint64_t b = 0; b < SHAPE_AHEAD && b < t->blocks; b++)
+        sgfp4_v2_record_shape(t, record_at(t, b), &ahead[b]);
     for (uint64_t b = 0; b < t->blocks; b++) {
         const uint64_t at = SGFP4_V2_FIXED_HEADER + 4 * b;
         const uint32_t offset = sgfp4_load_u32le(t->data + at);
@@ -190,13 +243,28 @@ sgfp4_status sgfp4_validate_v2(sgfp4_tensor *t, sgfp4_diag *diag)
                               "the previous record's %u",
                               (ull)b, offset, (ull)at, previous);
         previous = offset;
+        const uint64_t rec = t->record_base + offset;
+        sgfp4_record_shape *shape = &ahead[b % SHAPE_AHEAD];
         uint64_t end;
-        s = validate_record(t, b, t->record_base + offset, &end, diag);
-        if (s != SGFP4_OK)
+        sgfp4_record_stats stats;
+        if (shape->rec == rec && sgfp4_v2_record_screen(t, shape, &stats)) {
+            screened_add(&sum, &stats);
+            end = stats.end;
+        } else if ((s = sgfp4_v2_record_check(t, b, rec, &end, diag)) != SGFP4_OK) {
             return s;
+        }
+        if (b + SHAPE_AHEAD < t->blocks)
+            sgfp4_v2_record_shape(t, record_at(t, b + SHAPE_AHEAD), shape);
+        if (b + 2 * SHAPE_AHEAD < t->blocks) {
+            const uint64_t head = record_at(t, b + 2 * SHAPE_AHEAD);
+            if (head < t->size && t->size - head >= 64 * HEAD_LINES)
+                for (unsigned line = 0; line < HEAD_LINES; line++)
+                    SGFP4_PREFETCH(t->data + head + 64 * line);
+        }
         if (end > furthest)
             furthest = end;
     }
+    screened_count(t, &sum);
     if (furthest != t->size)
         return sgfp4_fail(diag, SGFP4_ERR_V2_TRAILING_BYTES, (int64_t)furthest, -1, -1,
                           "v2 stream has %llu bytes after the end of its last record at byte "
