@@ -223,6 +223,23 @@ for x in r['results']:
 EOF
 then ok; else fail "bench --json: exit $rc or a wrong report: $(cat "$err")"; fi
 
+# bench --op open: open against decode of the same container, one JSON object.
+run bench --shape 64x256 --runs 3 --threads 2 --op open --json
+if [ "$rc" -eq 0 ] && python3 - "$scratch/stdout.txt" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['op'] == 'open' and r['shape'] == [64, 256] and r['runs'] == 3 and r['leaves'] > 0, r
+assert r['open_ms_min'] <= r['open_ms'] <= r['open_ms_max'], r
+assert [x['threads'] for x in r['results']] == [1, 2], r
+for x in r['results']:
+    assert x['decode_ms_min'] <= x['decode_ms'] <= x['decode_ms_max'], x
+    assert abs(x['open_vs_decode'] - r['open_ms'] / x['decode_ms']) < 1e-6 * x['open_vs_decode'], x
+EOF
+then ok; else fail "bench --op open --json: exit $rc or a wrong report: $(cat "$err")"; fi
+expect_failure 2 bench --shape 64x64 --op sideways
+expect_failure 2 bench --shape 64x64 --op open --gather-rows 8
+expect_failure 2 bench --op open --backend vulkan
+
 # .npy: magic, version 1.0, header length, dict, 64-byte aligned data, then the f32 bytes
 check_npy() { # FILE DESCR ROWS COLS RAWFILE
     python3 - "$@" <<'EOF'

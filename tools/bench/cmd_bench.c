@@ -16,6 +16,7 @@ static const cli_accept options[] = {
     {KEY_BPW, "v2 synthetic rate, 2..10 bits per weight (default 4.5)"},
     {KEY_CODES, NULL},
     {KEY_SEED, "synthetic container seed (default 1)"},
+    {KEY_OP, NULL},
     {KEY_THREADS, "the multi-threaded run (default, and 0: every online CPU)"},
     {KEY_BACKEND, NULL},
     {KEY_OFFSET, NULL},
@@ -46,46 +47,10 @@ typedef struct bench_result {
                                             other load on a shared machine */
 } bench_result;
 
-/* The ring of output buffers: at least 4x the LLC in all, at least 2 buffers, each starting
- * `offset` bytes past a 64-byte boundary (allocs holds what to free). */
-typedef struct ring {
-    uint8_t **buffers, **allocs;
-    size_t count, bytes;
-} ring;
-
-static bool ring_make(ring *r, size_t bytes, unsigned offset)
-{
-    const size_t want = 4 * bench_llc_bytes();
-    r->bytes = bytes;
-    r->count = (want + bytes - 1) / bytes;
-    if (r->count < 2)
-        r->count = 2;
-    r->buffers = calloc(r->count, sizeof *r->buffers);
-    r->allocs = calloc(r->count, sizeof *r->allocs);
-    if (!r->buffers || !r->allocs)
-        return false;
-    for (size_t i = 0; i < r->count; i++) {
-        r->allocs[i] = aligned_alloc(64, (bytes + offset + 63) & ~(size_t)63);
-        if (!r->allocs[i])
-            return false;
-        r->buffers[i] = r->allocs[i] + offset;
-        memset(r->buffers[i], 1, bytes); /* fault the pages in now */
-    }
-    return true;
-}
-
-static void ring_free(ring *r)
-{
-    for (size_t i = 0; r->allocs && i < r->count; i++)
-        free(r->allocs[i]);
-    free(r->allocs);
-    free(r->buffers);
-}
-
 typedef struct bench_ctx {
     const cli_args *a;
     const sgfp4_tensor *t;
-    ring *out;
+    bench_ring *out;
     const uint8_t *copy_src;
     uint8_t *gather_dst;
     const uint64_t *gather_rows;
@@ -168,7 +133,7 @@ static const char *dtype_name(sgfp4_dtype d)
 }
 
 static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
-                   const ring *out, size_t gather_count, const bench_result *res, int nres)
+                   const bench_ring *out, size_t gather_count, const bench_result *res, int nres)
 {
     sgfp4_tensor_info info;
     sgfp4_tensor_get_info(t, &info);
@@ -281,11 +246,19 @@ static uint8_t *synthetic(const cli_args *a, uint64_t rows, uint64_t cols, sgfp4
 
 int cmd_bench_cpu(const cli_args *args)
 {
-    static const int vulkan_only[] = {KEY_SIZE,  KEY_REPEAT,  KEY_NO_CHECK, KEY_INTEGER,
-                                      KEY_OP,    KEY_BATCH,   KEY_VARIANT,  KEY_CASES,
-                                      KEY_SYNC_CASES, KEY_RESIDENT_CASES, 0};
+    static const int vulkan_only[] = {KEY_SIZE,       KEY_REPEAT,        KEY_NO_CHECK,
+                                      KEY_INTEGER,    KEY_BATCH,         KEY_VARIANT,
+                                      KEY_CASES,      KEY_SYNC_CASES,    KEY_RESIDENT_CASES,
+                                      0};
+    static const int decode_only[] = {KEY_GATHER_ROWS, 0};
     int rc = cli_reject(args, "the CPU benchmark", vulkan_only);
     if (rc >= 0)
+        return rc;
+    const bool open_op = args->op && strcmp(args->op, "open") == 0;
+    if (args->op && !open_op && strcmp(args->op, "decode") != 0)
+        return cli_usage_error(args->command, "--op %s times the GPU: it needs --backend vulkan",
+                               args->op);
+    if (open_op && (rc = cli_reject(args, "--op open", decode_only)) >= 0)
         return rc;
     if (args->in && !args->given[KEY_SHAPE])
         return cli_usage_error(args->command, "--shape is required with a file");
@@ -298,17 +271,22 @@ int cmd_bench_cpu(const cli_args *args)
     uint8_t *owned = NULL;
     char source[300];
     rc = CLI_EXIT_FAIL;
-    ring out = {0};
+    bench_ring out = {0};
     uint8_t *copy_src = NULL, *gather_dst = NULL;
     uint64_t *gather_rows = NULL;
+    const void *data;
+    size_t size = 0;
+    sgfp4_profile profile;
     if (a.in) {
         if ((rc = cli_container_open(&a, &c)) >= 0)
             return rc;
         rc = CLI_EXIT_FAIL;
         snprintf(source, sizeof source, "file %s", a.in);
+        data = c.in.data;
+        size = c.in.size;
+        profile = c.profile;
     } else {
-        const sgfp4_profile profile = a.given[KEY_PROFILE] ? a.profile : SGFP4_PROFILE_V2;
-        size_t size = 0;
+        profile = a.given[KEY_PROFILE] ? a.profile : SGFP4_PROFILE_V2;
         sgfp4_diag diag;
         if (!(owned = synthetic(&a, a.rows, a.cols, profile, &size, source, sizeof source)))
             goto done;
@@ -316,15 +294,20 @@ int cmd_bench_cpu(const cli_args *args)
             cli_error(a.command, "synthetic container: %s", diag.message);
             goto done;
         }
+        data = owned;
     }
     const sgfp4_tensor *t = c.tensor;
+    if (open_op) {
+        rc = cmd_bench_open(&a, data, size, profile, t, source);
+        goto done;
+    }
     const size_t elem = sgfp4_dtype_size(a.dtype);
     const size_t bytes = (size_t)(a.rows * a.cols) * elem;
     const size_t gather_count = a.gather_rows;
     copy_src = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     gather_dst = malloc(gather_count * (size_t)a.cols * elem);
     gather_rows = malloc(gather_count * sizeof *gather_rows);
-    if (!copy_src || !gather_dst || !gather_rows || !ring_make(&out, bytes, a.offset)) {
+    if (!copy_src || !gather_dst || !gather_rows || !bench_ring_make(&out, bytes, a.offset)) {
         cli_error(a.command, "out of memory");
         goto done;
     }
@@ -349,7 +332,7 @@ int cmd_bench_cpu(const cli_args *args)
     report(&a, t, source, &out, gather_count, res, nres);
     rc = CLI_EXIT_OK;
 done:
-    ring_free(&out);
+    bench_ring_free(&out);
     free(copy_src);
     free(gather_dst);
     free(gather_rows);
@@ -360,12 +343,16 @@ done:
 
 static int run(const cli_args *a)
 {
+    if (a->vulkan && a->op && strcmp(a->op, "open") == 0)
+        return cli_usage_error(a->command, "--op open times the CPU open, which every backend "
+                                           "shares: it takes no --backend vulkan");
     return a->vulkan ? cmd_bench_vulkan(a) : cmd_bench_cpu(a);
 }
 
 const cli_command cli_bench = {
-    "bench", "measure decode speed against memset/memcpy",
+    "bench", "measure decode (or open) speed against memset/memcpy",
     "usage: sgfp4 bench [FILE] [options]\n"
+    "       sgfp4 bench [FILE] --op open [options]\n"
     "       sgfp4 bench --backend vulkan [--op decode|gemv|repeat|variants] [--json] [--size N]\n"
     "                   [--repeat R] [--no-check] [--integer] [--batch B] [--variant NAME]\n"
     "                   [--cases N] [--sync-cases N] [--resident-cases N]\n"
@@ -385,5 +372,7 @@ const cli_command cli_bench = {
     "the copy; variants times every exact decode path on the same containers; repeat decodes\n"
     "one large MIXED-heavy container in many cases with fresh memory and reports every slow\n"
     "outlier. gemv, variants and repeat time bursts: the operation and a copy interleaved in\n"
-    "one submission until the copy rate settles (docs/benchmarks.md says why).\n",
+    "one submission until the copy rate settles (docs/benchmarks.md says why).\n"
+    "--op open (the CPU) times sgfp4_tensor_open() (every acceptance rule) of the container\n"
+    "against its decode, in alternating rounds: one open per round, its bytes not in cache.\n",
     options, run};

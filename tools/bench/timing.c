@@ -132,3 +132,32 @@ size_t bench_llc_bytes(void)
     const uint64_t llc = sgfp4_llc_bytes();
     return llc ? (size_t)llc : (size_t)32 << 20;
 }
+
+bool bench_ring_make(bench_ring *r, size_t bytes, unsigned offset)
+{
+    const size_t want = 4 * bench_llc_bytes();
+    r->bytes = bytes;
+    r->count = (want + bytes - 1) / bytes;
+    if (r->count < 2)
+        r->count = 2;
+    r->buffers = calloc(r->count, sizeof *r->buffers);
+    r->allocs = calloc(r->count, sizeof *r->allocs);
+    if (!r->buffers || !r->allocs)
+        return false;
+    for (size_t i = 0; i < r->count; i++) {
+        r->allocs[i] = aligned_alloc(64, (bytes + offset + 63) & ~(size_t)63);
+        if (!r->allocs[i])
+            return false;
+        r->buffers[i] = r->allocs[i] + offset;
+        memset(r->buffers[i], 1, bytes); /* fault the pages in now */
+    }
+    return true;
+}
+
+void bench_ring_free(bench_ring *r)
+{
+    for (size_t i = 0; r->allocs && i < r->count; i++)
+        free(r->allocs[i]);
+    free(r->allocs);
+    free(r->buffers);
+}

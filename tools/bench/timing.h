@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Seconds on a monotonic clock. */
 double bench_now(void);
@@ -21,5 +22,15 @@ void bench_memcpy(void *dst, const void *src, size_t bytes, unsigned threads);
 bool bench_stream_fill(void *dst, size_t bytes, unsigned threads);
 /* Size of the last-level cache in bytes (32 MiB if the system does not say). */
 size_t bench_llc_bytes(void);
+
+/* The ring of output buffers a timed round writes: at least 4x the LLC in all, at least 2
+ * buffers of `bytes`, each starting `offset` bytes past a 64-byte boundary, pages faulted in
+ * (so no round measures the cache or first-touch faults). */
+typedef struct bench_ring {
+    uint8_t **buffers, **allocs; /* allocs: what to free */
+    size_t count, bytes;
+} bench_ring;
+bool bench_ring_make(bench_ring *r, size_t bytes, unsigned offset);
+void bench_ring_free(bench_ring *r);
 
 #endif

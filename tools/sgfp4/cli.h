@@ -66,8 +66,9 @@ typedef struct cli_args {
     bool random_codes;              /* bench --codes random */
     unsigned seed, runs, gather_rows, offset, size, repeat;
     unsigned layers, dim, ffn, kv_dim, vocab;
-    /* bench --backend vulkan: the operation (NULL: decode), the GEMV batch (0: 1 and 4), one
-     * decode variant (NULL: all), and the repeat operation's cases per arm */
+    /* bench: the operation (NULL: decode; the CPU's open, or the GPU's gemv, repeat,
+     * variants); --backend vulkan: the GEMV batch (0: 1 and 4), one decode variant (NULL:
+     * all), and the repeat operation's cases per arm */
     const char *op, *variant;
     unsigned batch, cases, sync_cases, resident_cases;
 } cli_args;
@@ -172,6 +173,10 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
                        size_t dst_capacity);
 /* The benchmarks (tools/bench). */
 int cmd_bench_cpu(const cli_args *args);
+/* bench --op open: open (every acceptance rule) against a decode of the same container,
+ * whose bytes are data[0..size) and which t is already open over. */
+int cmd_bench_open(const cli_args *args, const void *data, size_t size, sgfp4_profile profile,
+                   const sgfp4_tensor *t, const char *source);
 int cmd_bench_vulkan(const cli_args *args);
 /* The GPU benchmark's other operations (tools/bench/bench_vulkan_*.c): --op gemv, repeat and
  * variants. */

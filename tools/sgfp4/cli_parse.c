@@ -50,9 +50,10 @@ static const option_spec specs[] = {
     {KEY_REPEAT, "repeat", "R", "--backend vulkan: timed rounds, 1..62 (default 20)"},
     {KEY_NO_CHECK, "no-check", NULL, "--backend vulkan: skip the bit-exactness check"},
     {KEY_INTEGER, "integer", NULL, "--backend vulkan: force the integer-exact pipeline"},
-    {KEY_OP, "op", "OP", "--backend vulkan: decode (default), gemv (the dense f16 product), "
-                         "repeat (many fresh-memory cases, outliers reported) or variants "
-                         "(every exact decode path)"},
+    {KEY_OP, "op", "OP", "what to time: decode (default); the CPU: open (against a decode); "
+                         "--backend vulkan: gemv (the dense f16 product), repeat (many "
+                         "fresh-memory cases, outliers reported) or variants (every exact "
+                         "decode path)"},
     {KEY_BATCH, "batch", "B", "--op gemv: batch 1..16 (default: 1 and 4)"},
     {KEY_VARIANT, "variant", "NAME", "--op variants: only default, f16-guard, f16-add or "
                                      "integer-pipeline"},
@@ -204,10 +205,10 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_VOCAB: return in_range(v, 1, 1u << 20, &a->vocab) ? NULL : "wants 1..1048576";
     case KEY_OP:
         a->op = v;
-        return strcmp(v, "decode") == 0 || strcmp(v, "gemv") == 0 || strcmp(v, "repeat") == 0 ||
-                       strcmp(v, "variants") == 0
+        return strcmp(v, "decode") == 0 || strcmp(v, "open") == 0 || strcmp(v, "gemv") == 0 ||
+                       strcmp(v, "repeat") == 0 || strcmp(v, "variants") == 0
                    ? NULL
-                   : "wants decode, gemv, repeat or variants";
+                   : "wants decode, open, gemv, repeat or variants";
     case KEY_VARIANT:
         a->variant = v;
         return strcmp(v, "default") == 0 || strcmp(v, "f16-guard") == 0 ||
