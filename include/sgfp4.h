@@ -138,7 +138,8 @@ typedef struct sgfp4_diag {
 
 /* ---- Allocation and limits ------------------------------------------------------------ */
 
-/** Optional caller allocator. All three set, or the structure ignored (malloc is used). */
+/** Optional caller allocator. All three set, or the structure ignored (malloc is used).
+ *  Frozen: options structs embed it, so it never grows (docs/api.md, "Nested structs"). */
 typedef struct sgfp4_allocator {
     void *(*alloc)(void *user, size_t size);          /**< like malloc; NULL on failure */
     void (*free)(void *user, void *ptr);              /**< like free; accepts NULL */
@@ -148,7 +149,8 @@ typedef struct sgfp4_allocator {
 /**
  * Resource limits for untrusted input. Zero in a field means "the default" listed here.
  * Memory a call allocates is bounded by the caller's shape and the actual input size,
- * never by a number inside the input alone.
+ * never by a number inside the input alone. Frozen: sgfp4_open_options embeds it, so it never
+ * grows; a new limit is a new field of the options struct that applies it.
  */
 typedef struct sgfp4_limits {
     uint64_t max_elements;        /**< rows * cols; default 1<<34 */

@@ -1,8 +1,8 @@
-/* Allocation through an optional caller allocator (all three fields set) or malloc.
+/* Allocation through an optional caller allocator (alloc.h), and sgfp4_free() of the public API.
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 
-#include "container/tensor.h"
+#include "common/alloc.h"
 
 static int allocator_set(const sgfp4_allocator *a)
 {

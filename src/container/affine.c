@@ -3,7 +3,7 @@
 #include <stdbool.h>
 
 #include "container/affine.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 sgfp4_status sgfp4_affine_fail(sgfp4_status status, uint32_t header, uint32_t bias_mask,
                                int64_t offset, int64_t block, int32_t leaf, const char *where,

@@ -1,22 +1,10 @@
-/* Filling a caller's sgfp4_diag: the status plus where (block/record, leaf, byte offset).
+/* The diagnostics helpers moved to the floor every layer shares: include "common/diag.h".
+ * This forwarding header stays until the model and Vulkan files (and branches in flight)
+ * include the new place.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_CONTAINER_DIAG_H
 #define SGFP4_CONTAINER_DIAG_H
 
-#include "sgfp4.h"
-
-#if defined(__GNUC__)
-#define SGFP4_PRINTF_(f, a) __attribute__((format(printf, f, a)))
-#else
-#define SGFP4_PRINTF_(f, a)
-#endif
-
-/* Records the failure in *diag (if not NULL) and returns status. The message is the
- * formatted text; offset, block and leaf are -1 when they do not apply. */
-sgfp4_status sgfp4_fail(sgfp4_diag *diag, sgfp4_status status, int64_t offset, int64_t block,
-                        int32_t leaf, const char *format, ...) SGFP4_PRINTF_(6, 7);
-
-/* Resets *diag (if not NULL) to success. */
-void sgfp4_diag_clear(sgfp4_diag *diag);
+#include "common/diag.h"
 
 #endif

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "common/options.h"
-#include "container/diag.h"
+#include "common/diag.h"
 #include "container/validate.h"
 
 #define DEFAULT_MAX_ELEMENTS (UINT64_C(1) << 34)

@@ -6,6 +6,7 @@
 #define SGFP4_CONTAINER_TENSOR_H
 
 #include "sgfp4.h"
+#include "common/alloc.h" /* a view keeps its allocator; what it owns is freed through it */
 #include "format/bits.h"
 
 struct sgfp4_tensor {
@@ -41,9 +42,5 @@ static inline float sgfp4_header_bias(uint32_t header, sgfp4_profile profile)
     const uint32_t mask = profile == SGFP4_PROFILE_V2 ? 0xFFF0u : 0xFFFFu;
     return sgfp4_half_to_float((uint16_t)(header & mask));
 }
-
-/* Library allocation through the caller's allocator, if any. */
-void *sgfp4_alloc_with(const sgfp4_allocator *a, size_t size);
-void sgfp4_free_with(const sgfp4_allocator *a, void *ptr);
 
 #endif

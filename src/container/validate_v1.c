@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "container/affine.h"
-#include "container/diag.h"
+#include "common/diag.h"
 #include "container/validate.h"
 
 /* True when the 1024 bytes at p are zero: word by word (the compiler vectorises it); the

@@ -6,7 +6,7 @@
 
 #include "common/compiler.h"
 #include "container/affine.h"
-#include "container/diag.h"
+#include "common/diag.h"
 #include "container/validate.h"
 #include "format/leaf_geometry.h"
 

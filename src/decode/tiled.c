@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cache_size.h"
 #include "common/parallel.h"
 #include "decode/kernels.h"

@@ -1,8 +1,9 @@
-/* SPDX-License-Identifier: MIT */
+/* Filling a caller's sgfp4_diag (diag.h).
+ * SPDX-License-Identifier: MIT */
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "container/diag.h"
+#include "common/diag.h"
 
 sgfp4_status sgfp4_fail(sgfp4_diag *diag, sgfp4_status status, int64_t offset, int64_t block,
                         int32_t leaf, const char *format, ...)
