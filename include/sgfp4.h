@@ -26,15 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sgfp4_config.h" /* generated: SGFP4_VERSION_MAJOR .. _STRING, what is built in */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ---- Version ------------------------------------------------------------------------- */
 
-#define SGFP4_VERSION_MAJOR 0
-#define SGFP4_VERSION_MINOR 1
-#define SGFP4_VERSION_PATCH 0
 /** The version as one number: major * 10000 + minor * 100 + patch. */
 #define SGFP4_VERSION_NUMBER \
     (SGFP4_VERSION_MAJOR * 10000 + SGFP4_VERSION_MINOR * 100 + SGFP4_VERSION_PATCH)
@@ -336,17 +335,10 @@ SGFP4_API sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uin
 
 /* ---- Checking a decoded tensor ------------------------------------------------------- */
 
-/* These decode the whole tensor in bands of rows (bounded memory) with `options` (NULL:
- * the defaults); the results do not depend on the options. */
-
-/** sha256 of the container bytes (the hash an execution contract pins for the container,
- *  spec §22.10), as 64 lowercase hex digits and a NUL; "" for a NULL tensor. */
-SGFP4_API void sgfp4_tensor_container_sha256(const sgfp4_tensor *tensor, char hex[65]);
-
-/** sha256 of the decoded tensor (the hash an execution contract pins for the weights): the
- *  rows x cols float32 values, row-major, as sgfp4_decode() writes them with row_stride 0. */
-SGFP4_API sgfp4_status sgfp4_tensor_decoded_sha256(const sgfp4_tensor *tensor, char hex[65],
-                                                   const sgfp4_decode_options *options);
+/* This decodes the whole tensor in bands of rows (bounded memory) with `options` (NULL: the
+ * defaults); the results do not depend on the options. The hashes an execution contract pins
+ * (sgfp4_tensor_container_sha256, sgfp4_tensor_decoded_sha256) are in sgfp4_model.h: they
+ * need OpenSSL, which the model component links and this library does not. */
 
 /** How far a decoded tensor ŵ is from reference weights w. */
 typedef struct sgfp4_quality {

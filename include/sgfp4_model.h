@@ -16,6 +16,10 @@
  * Every function here keeps no global state, prints nothing and never exits the process.
  * Errors fill an optional sgfp4_diag whose message names the tensor and the byte offset in
  * the file (offset = -1 when no single offset applies).
+ *
+ * The model component: its functions are in libsgfp4_model (CMake sgfp4::sgfp4_model,
+ * pkg-config sgfp4-model), which links OpenSSL, jansson and zstd on top of libsgfp4; a
+ * program that only decodes links libsgfp4 alone (docs/api.md, "Libraries").
  */
 #ifndef SGFP4_MODEL_H
 #define SGFP4_MODEL_H
@@ -25,6 +29,18 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- the hashes an execution contract pins (spec §22.10) ---------------------------- */
+
+/** sha256 of the container bytes, as 64 lowercase hex digits and a NUL; "" for a NULL
+ *  tensor. */
+SGFP4_API void sgfp4_tensor_container_sha256(const sgfp4_tensor *tensor, char hex[65]);
+
+/** sha256 of the decoded tensor: the rows x cols float32 values, row-major, as sgfp4_decode()
+ *  writes them with row_stride 0; decoded in bands of rows (bounded memory) with `options`
+ *  (NULL: the defaults), on which the result does not depend. */
+SGFP4_API sgfp4_status sgfp4_tensor_decoded_sha256(const sgfp4_tensor *tensor, char hex[65],
+                                                   const sgfp4_decode_options *options);
 
 /* ---- safetensors dtypes -------------------------------------------------------------- */
 

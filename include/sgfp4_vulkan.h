@@ -32,6 +32,7 @@
 #define SGFP4_VULKAN_H
 
 #include "sgfp4.h"
+#include "sgfp4_config.h" /* SGFP4_HAVE_VULKAN */
 
 #if defined(__has_include)
 #if __has_include(<vulkan/vulkan_core.h>)

@@ -26,16 +26,9 @@ const char *sgfp4_status_name(sgfp4_status status)
     return strncmp(name, "ERR_", 4) == 0 ? name + 4 : name;
 }
 
-#define SGFP4_STR_(x) #x
-#define SGFP4_XSTR_(x) SGFP4_STR_(x)
-
 unsigned sgfp4_version(void) { return SGFP4_VERSION_NUMBER; }
 
-const char *sgfp4_version_string(void)
-{
-    return SGFP4_XSTR_(SGFP4_VERSION_MAJOR) "." SGFP4_XSTR_(SGFP4_VERSION_MINOR) "." SGFP4_XSTR_(
-        SGFP4_VERSION_PATCH);
-}
+const char *sgfp4_version_string(void) { return SGFP4_VERSION_STRING; }
 
 size_t sgfp4_dtype_size(sgfp4_dtype dtype)
 {

@@ -1,9 +1,11 @@
 /* The two hashes an execution contract pins (spec section 22.10): the container's bytes and
- * the decoded float32 tensor.
+ * the decoded float32 tensor. They need OpenSSL, so they belong to the model component
+ * (libsgfp4_model, declared in sgfp4_model.h).
  * SPDX-License-Identifier: MIT */
 #include <openssl/evp.h>
 
 #include "container/tensor.h"
+#include "sgfp4_model.h"
 #include "verify/bands.h"
 
 static void to_hex(const unsigned char digest[32], char hex[65])

@@ -117,6 +117,8 @@ float *fileio_matrix(const fileio_input *in, const char *path, uint64_t *rows, u
 /* Draws the leaves of an opened tensor, one pixel per 4x4 cell, as a PNG into `out` (opened
  * by the caller, who commits or aborts it). */
 bool fileio_leaf_map(const sgfp4_tensor *t, fileio_output *out, char *err);
+/* False when this build has no libpng (then fileio_leaf_map() only reports that). */
+bool fileio_leaf_map_available(void);
 
 /* ---- model outputs ---- */
 typedef struct fileio_model_output {

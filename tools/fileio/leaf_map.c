@@ -2,12 +2,30 @@
  * to ceil(O/4) x ceil(I/4)). Colour by leaf size, hue by mode:
  * FP4 leaves in oranges, T158 leaves in blues, lighter for larger leaves (legend in
  * docs/cli.md, "Leaf map"). Written into an output the caller opened and commits.
+ * Needs libpng (SGFP4_FILEIO_PNG, set by the build when it has it); without it the map is
+ * not available and says so.
  * SPDX-License-Identifier: MIT */
-#include <png.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fileio.h"
+
+#if !SGFP4_FILEIO_PNG
+
+bool fileio_leaf_map_available(void) { return false; }
+
+bool fileio_leaf_map(const sgfp4_tensor *t, fileio_output *out, char *err)
+{
+    (void)t;
+    (void)out;
+    snprintf(err, FILEIO_ERROR_SIZE, "--map needs libpng, which this sgfp4 was built without");
+    return false;
+}
+
+#else
+#include <png.h>
+
+bool fileio_leaf_map_available(void) { return true; }
 
 /* [mode][size index 0=64 .. 4=4] -> RGB */
 static const uint8_t palette[2][SGFP4_LEAF_SIZES][3] = {
@@ -76,3 +94,5 @@ bool fileio_leaf_map(const sgfp4_tensor *t, fileio_output *out, char *err)
     free(rgb);
     return ok;
 }
+
+#endif

@@ -37,7 +37,8 @@ static const option_spec specs[] = {
     {KEY_GOLDEN, "golden", "DIR", "run the golden set DIR/manifest.json, one line per vector"},
     {KEY_ONLY, "only", "NAME", "with --golden: run only the vector NAME"},
     {KEY_JSON, "json", NULL, "machine-readable output (one JSON object)"},
-    {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; docs/cli.md)"},
+    {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; docs/cli.md); "
+                                "needs libpng"},
     {KEY_DEVICES, "devices", NULL, "list the Vulkan devices and their exactness features"},
     {KEY_CODES, "codes", "llm|random", "synthetic source: an encoded LLM-like tensor (default) "
                                        "or random codes in mixed layouts near --bpw"},

@@ -112,6 +112,8 @@ static int run(const cli_args *a)
 {
     if (a->given[KEY_DEVICES])
         return cmd_info_devices(a);
+    if (a->map && !fileio_leaf_map_available())
+        return cli_error(a->command, "--map needs libpng, which this sgfp4 was built without");
     if (cli_is_model_input(a))
         return a->tensor ? cmd_info_model_tensor(a) : cmd_info_model(a);
     static const int model_only[] = {KEY_TENSOR, KEY_IGNORE_TOTAL_SIZE, 0};

@@ -5,8 +5,12 @@
 
 #include "cli.h"
 
-static const cli_command *const commands[] = {&cli_encode, &cli_decode, &cli_verify,
-                                              &cli_info,   &cli_bench,  &cli_example};
+/* bench and example live in tools/bench, built in unless the build says SGFP4_BENCH=OFF. */
+static const cli_command *const commands[] = {&cli_encode, &cli_decode, &cli_verify, &cli_info,
+#if SGFP4_CLI_BENCH
+                                              &cli_bench,  &cli_example
+#endif
+};
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
 static const cli_command *find(const char *name)
@@ -47,8 +51,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
-        printf("sgfp4 %d.%d.%d (libsgfp4 %s)\n", SGFP4_VERSION_MAJOR, SGFP4_VERSION_MINOR,
-               SGFP4_VERSION_PATCH, sgfp4_version_string());
+        printf("sgfp4 %s (libsgfp4 %s)\n", SGFP4_VERSION_STRING, sgfp4_version_string());
         return CLI_EXIT_OK;
     }
     const cli_command *c = find(first);
