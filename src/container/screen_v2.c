@@ -201,29 +201,79 @@ static void split_size_indices(const uint8_t *map, uint8_t *si)
     }
 }
 
-/* A record with T158 leaves, leaf by leaf: true when every 4x4 leaf's pad is zero; *bytes is
- * the record's payload bytes, *t158_counts its T158 leaves per size index (COUNT fields). */
+/* The T158 leaves of a MIXED record per size index (COUNT fields): the split map at `map`
+ * (accepted by walk_split_map()) walked again, each leaf's mode bit read from its header. */
+static uint64_t mixed_t158_counts(const uint8_t *map, const uint8_t *headers)
+{
+#define MODE_(i) (sgfp4_load_u32le(headers + 4 * (size_t)(i)) & 1u)
+    unsigned k = 1, i = 0;
+    uint64_t t158 = 0;
+    if (!(map[0] & 1u))
+        return COUNT(0, MODE_(0));
+    for (unsigned c32 = 0; c32 < 4; c32++) {
+        if (!(map_window(map, k++) & 1u)) {
+            t158 += COUNT(1, MODE_(i++));
+            continue;
+        }
+        for (unsigned c16 = 0; c16 < 4; c16++) {
+            const unsigned p = (unsigned)map_window(map, k) & 31u;
+            k += 1 + 4 * (p & 1u);
+            if (!(p & 1u)) {
+                t158 += COUNT(2, MODE_(i++));
+                continue;
+            }
+            for (unsigned c8 = 0; c8 < 4; c8++) {
+                if (!(p >> (1 + c8) & 1u)) {
+                    t158 += COUNT(3, MODE_(i++));
+                    continue;
+                }
+                t158 += COUNT(4, MODE_(i) + MODE_(i + 1) + MODE_(i + 2) + MODE_(i + 3));
+                i += 4;
+            }
+        }
+    }
+    return t158;
+#undef MODE_
+}
+
+/* A record with T158 leaves: *t158_counts its T158 leaves per size index (COUNT fields) and
+ * *bytes its payload bytes (a T158 leaf's payload is smaller than an FP4 one's of its size by
+ * fp4_saving); true when every 4x4 leaf's pad is zero. Only a record with 4x4 leaves needs
+ * the leaves' payload places, found leaf by leaf. */
 static bool mixed_modes(unsigned layout, const uint8_t *map, const sgfp4_record_shape *r,
                         const uint8_t *headers, const uint8_t *payloads, uint64_t *bytes,
                         uint64_t *t158_counts)
 {
+    static const uint16_t fp4_saving[5] = {1024, 256, 64, 16, 0};
+    uint64_t t158 = 0;
+    if (layout == SGFP4_LAYOUT_MIXED) {
+        t158 = mixed_t158_counts(map, headers);
+    } else {
+        unsigned n = 0;
+        for (unsigned i = 0; i < r->leaves; i++)
+            n += sgfp4_load_u32le(headers + 4 * i) & 1u;
+        t158 = COUNT(sgfp4_size_index(sgfp4_uniform_leaf_size(layout)), n);
+    }
+    *t158_counts = t158;
+    *bytes = r->fp4_bytes;
+    for (unsigned s = 0; s < 5; s++)
+        *bytes -= (uint64_t)SGFP4_RECORD_COUNT(t158, s) * fp4_saving[s];
+    if (!SGFP4_RECORD_COUNT(r->counts, 4))
+        return true;
     uint8_t si[SGFP4_MAX_LEAVES + 3];
     if (layout == SGFP4_LAYOUT_MIXED)
         split_size_indices(map, si);
     else
-        memset(si, (int)sgfp4_size_index(sgfp4_uniform_leaf_size(layout)), r->leaves);
-    uint64_t pad = 0, t158 = 0, at = 0;
+        memset(si, 4, r->leaves);
+    uint64_t pad = 0, at = 0;
     for (unsigned i = 0; i < r->leaves; i++) {
-        const unsigned s = si[i], mode = sgfp4_load_u32le(headers + 4 * i) & 1u;
-        if (s == 4) { /* codes: 8 FP4 or 4 T158 bytes, then zeros to 16 */
+        const unsigned size = si[i], mode = sgfp4_load_u32le(headers + 4 * i) & 1u;
+        if (size == 4) { /* codes: 8 FP4 or 4 T158 bytes, then zeros to 16 */
             pad |= sgfp4_load_u64le(payloads + at + 8);
             pad |= mode ? sgfp4_load_u32le(payloads + at + 4) : 0;
         }
-        t158 += (uint64_t)mode << (9 * s);
-        at += padded_bytes[s][mode];
+        at += padded_bytes[size][mode];
     }
-    *bytes = at;
-    *t158_counts = t158;
     return !pad;
 }
 

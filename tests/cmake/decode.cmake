@@ -1,4 +1,4 @@
-# Fast CPU decode (issue 6): every kernel set, thread count, row range, stride and gather
+# Fast CPU decode: every kernel set, thread count, row range, stride and gather
 # compared bit for bit with the scalar oracle.
 # SPDX-License-Identifier: MIT
 sgfp4_add_unit_test(test_decode_fast ${PROJECT_SOURCE_DIR}/tests/decode/test_decode_fast.c

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash-safe outputs (issue 7, item 4): starts `sgfp4 decode`, `sgfp4 encode` and their
+# Crash-safe outputs: starts `sgfp4 decode`, `sgfp4 encode` and their
 # whole-model forms (each once it exists) on an input big enough to take a moment, SIGKILLs it at a random moment,
 # and checks that the output path then holds nothing or the previous complete file (by
 # sha256), never a partial one. A run that finished before the kill must have left the new
