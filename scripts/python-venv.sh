@@ -6,7 +6,7 @@
 # `. VENV/bin/activate`. Run scripts/install-deps.sh first (example.sh and test.sh do).
 #
 # usage: scripts/python-venv.sh [VENV [BUILD]]     defaults: build/venv build/release
-#   BUILD is configured (Release) and built if it has no libsgfp4.so yet.
+#   BUILD is configured (Release) and built if it has no libsgfp4_model.so yet.
 #   SGFP4_PYTHON: the interpreter to base the venv on (default /usr/bin/python3: an earlier
 #   python3 on PATH, e.g. pyenv's, does not see Debian's numpy).
 # SPDX-License-Identifier: MIT
@@ -15,9 +15,9 @@ cd "$(dirname "$0")/.."
 venv=${1:-build/venv}
 build=${2:-build/release}
 python=${SGFP4_PYTHON:-/usr/bin/python3}
-if [ ! -e "$build/libsgfp4.so" ]; then
+if [ ! -e "$build/libsgfp4_model.so" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" -j"$(nproc)" --target sgfp4_shared sgfp4 >/dev/null
+  cmake --build "$build" -j"$(nproc)" --target sgfp4_model_shared sgfp4 >/dev/null
 fi
 "$python" -m venv --system-site-packages "$venv"
 cmake --install "$build" --prefix "$venv" >/dev/null

@@ -6,8 +6,8 @@
     with sgfp4.open(blob, weights.shape) as t:    # validated once, strictly
         w = t.decode()                            # float32, bit-exact with `sgfp4 decode`
 
-A pure-Python (ctypes) binding over the installed libsgfp4.so: docs/python.md in the
-source tree describes it. Errors are raised as subclasses of sgfp4.Error, one per status.
+A pure-Python (ctypes) binding over the installed libsgfp4 (libsgfp4_model.so): docs/python.md
+in the source tree describes it. Errors are raised as subclasses of sgfp4.Error, one per status.
 """
 
 from . import _lib
@@ -35,7 +35,7 @@ def library_version():
 
 
 def library_path():
-    """Where the loaded libsgfp4.so came from."""
+    """Where the loaded libsgfp4_model.so came from."""
     return _lib.library_path
 
 

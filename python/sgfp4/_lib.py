@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""Finding and loading libsgfp4.so, and the ctypes declarations of its C API.
+"""Finding and loading libsgfp4_model.so, and the ctypes declarations of the C API.
+
+libsgfp4_model.so is the model component (include/sgfp4_model.h); it links libsgfp4.so (the
+core, include/sgfp4.h), found beside it, and the symbols of both are reached through it.
 
 Everything here mirrors include/sgfp4.h and include/sgfp4_model.h one to one: the structs
 have the C field order and types, the functions their C prototypes. Nothing else in the
@@ -7,8 +10,8 @@ package calls ctypes on the library directly except through `lib`.
 
 Where the library is looked for, first match wins (docs/python.md, "Finding the library"):
 
-1. ``$SGFP4_LIBRARY``: the path of ``libsgfp4.so`` itself, or a folder holding it (a build
-   folder such as ``build/release``, or an installed ``lib`` folder);
+1. ``$SGFP4_LIBRARY``: the path of ``libsgfp4_model.so`` itself, or a folder holding it (a
+   build folder such as ``build/release``, or an installed ``lib`` folder);
 2. the Python environment's prefix (``sys.prefix``: ``lib/``, ``lib/<multiarch>/``, ``lib64/``),
    where ``cmake --install BUILD --prefix "$VIRTUAL_ENV"`` puts it;
 3. the dynamic loader (``LD_LIBRARY_PATH``, the ld.so cache, the system folders);
@@ -21,7 +24,12 @@ import os
 import sys
 import sysconfig
 
-SONAME = "libsgfp4.so.0"
+from ._version import __version__ as _binding_version
+
+LIBRARY = "libsgfp4_model.so"
+# While the version is 0.x the soname carries the minor version (docs/api.md, "Libraries").
+_major, _minor = _binding_version.split(".")[:2]
+SONAME = f"{LIBRARY}.{_major}.{_minor}" if _major == "0" else f"{LIBRARY}.{_major}"
 ENV_VAR = "SGFP4_LIBRARY"
 
 c_size_t = ctypes.c_size_t
@@ -40,7 +48,7 @@ POINTER = ctypes.POINTER
 
 
 class LibraryNotFound(ImportError):
-    """libsgfp4.so could not be found or loaded (the message lists every place tried)."""
+    """libsgfp4_model.so could not be found or loaded (the message lists every place tried)."""
 
 
 def _lib_dirs(prefix):
@@ -58,15 +66,15 @@ def _candidates():
     env = os.environ.get(ENV_VAR)
     if env:
         if os.path.isdir(env):
-            found.append((ENV_VAR, os.path.join(env, "libsgfp4.so")))
+            found.append((ENV_VAR, os.path.join(env, LIBRARY)))
         else:
             found.append((ENV_VAR, env))
         return found  # an explicit choice is never silently replaced by another library
     for d in _lib_dirs(sys.prefix):
-        found.append(("sys.prefix", os.path.join(d, "libsgfp4.so")))
+        found.append(("sys.prefix", os.path.join(d, LIBRARY)))
     found.append(("dynamic loader", SONAME))
     for d in _lib_dirs("/usr/local"):
-        found.append(("/usr/local", os.path.join(d, "libsgfp4.so")))
+        found.append(("/usr/local", os.path.join(d, LIBRARY)))
     return found
 
 
@@ -82,7 +90,7 @@ def load():
         except OSError as e:
             tried.append(f"{path} ({how}: {e})")
     raise LibraryNotFound(
-        "libsgfp4.so not found. Install it (cmake --install BUILD --prefix PREFIX, into this "
+        f"{LIBRARY} not found. Install libsgfp4 (cmake --install BUILD --prefix PREFIX, into this "
         f"environment's prefix {sys.prefix} or /usr/local) or set {ENV_VAR} to the library or "
         "to a build folder. Tried: " + "; ".join(tried))
 

@@ -2,7 +2,7 @@
 """Shared fixtures of the binding's tests.
 
 Environment (CTest sets it: tests/cmake/python.cmake):
-  SGFP4_LIBRARY      the libsgfp4.so under test (the binding's own variable)
+  SGFP4_LIBRARY      the libsgfp4_model.so under test (the binding's own variable)
   SGFP4_CLI          the sgfp4 tool of the same build (bit-identity checks; skipped without)
   SGFP4_SOURCE_DIR   the source tree (golden/, docs/, include/); default: beside this folder
   SGFP4_SHARED_DIR   the shared/ folder with real weights (tests that need it skip without)

@@ -48,7 +48,7 @@ def test_the_library_is_found_where_docs_say(tmp_path):
     code = "import sgfp4; print(sgfp4.library_path())"
     env = dict(os.environ, PYTHONPATH=str(SOURCE_DIR / "python"))
     for value, expect in [(lib, lib), (os.path.dirname(lib),
-                                       os.path.join(os.path.dirname(lib), "libsgfp4.so"))]:
+                                       os.path.join(os.path.dirname(lib), "libsgfp4_model.so"))]:
         env["SGFP4_LIBRARY"] = value
         p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                            text=True)
@@ -129,8 +129,12 @@ def test_struct_layouts_match_the_c_headers(tmp_path):
     src = tmp_path / "layout.c"
     src.write_text("\n".join(lines))
     exe = tmp_path / "layout"
-    subprocess.run([cc, "-I", str(SOURCE_DIR / "include"), "-o", str(exe), str(src)],
-                   check=True)
+    # sgfp4.h includes the generated sgfp4_config.h: in the build folder of the library under
+    # test (build/include), or beside the headers of an installed one (lib/../include)
+    lib_dir = os.path.dirname(sgfp4.library_path())
+    generated = [os.path.join(lib_dir, "include"), os.path.join(lib_dir, "..", "include")]
+    includes = [f"-I{d}" for d in [str(SOURCE_DIR / "include")] + generated]
+    subprocess.run([cc, *includes, "-o", str(exe), str(src)], check=True)
     got = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
                                           check=True).stdout.split()]
     assert got == expected

@@ -1,6 +1,7 @@
 # The Python binding (python/, docs/python.md): its pytest suite, one CTest per test file,
-# run against this build's libsgfp4.so and sgfp4 tool; and the README's route to
-# `import sgfp4` (a fresh venv by scripts/python-venv.sh, then the README's two lines).
+# run against this build's libsgfp4_model.so (and the libsgfp4.so it links) and sgfp4 tool;
+# and the README's route to `import sgfp4` (a fresh venv by scripts/python-venv.sh, then
+# the README's two lines).
 # SPDX-License-Identifier: MIT
 set(SGFP4_PYTHON "" CACHE FILEPATH
     "Python 3 with numpy and pytest for the binding's tests (default: Debian's /usr/bin/python3, else python3 on PATH)")
@@ -58,7 +59,7 @@ foreach(src ${_py_tests})
                      --basetemp=${CMAKE_CURRENT_BINARY_DIR}/python-tmp/${_name} ${src})
   endif()
   set_tests_properties(python.${_name} PROPERTIES LABELS python SKIP_RETURN_CODE 77
-    ENVIRONMENT "SGFP4_LIBRARY=$<TARGET_FILE:sgfp4_shared>;SGFP4_CLI=$<TARGET_FILE:sgfp4>;SGFP4_SOURCE_DIR=${PROJECT_SOURCE_DIR};SGFP4_SHARED_DIR=${SGFP4_SHARED_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/python;PYTHONDONTWRITEBYTECODE=1;${_py_env}")
+    ENVIRONMENT "SGFP4_LIBRARY=$<TARGET_FILE:sgfp4_model_shared>;SGFP4_CLI=$<TARGET_FILE:sgfp4>;SGFP4_SOURCE_DIR=${PROJECT_SOURCE_DIR};SGFP4_SHARED_DIR=${SGFP4_SHARED_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/python;PYTHONDONTWRITEBYTECODE=1;${_py_env}")
 endforeach()
 
 # The README's route (plain builds, like install_package: an installed ASan library would
