@@ -6,7 +6,7 @@
 #include "common/fp_env.h"
 #include "common/options.h"
 #include "common/parallel.h"
-#include "container/diag.h"
+#include "common/diag.h"
 #include "matvec/matvec_internal.h"
 
 void sgfp4_matvec_options_init(sgfp4_matvec_options *options)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 /* Runs `rounds` rounds of (op[r % n_ops], then the copy if any) and splits the times. */
 static sgfp4_status burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *ops, unsigned n_ops,

@@ -7,19 +7,7 @@
 
 #include "vulkan/vk_internal.h"
 #include "common/options.h"
-#include "container/diag.h"
-
-sgfp4_status sgfp4_vk_fail(sgfp4_diag *diag, VkResult result, const char *what)
-{
-    sgfp4_status status = SGFP4_ERR_VK;
-    if (result == VK_ERROR_DEVICE_LOST)
-        status = SGFP4_ERR_VK_DEVICE_LOST;
-    else if (result == VK_ERROR_OUT_OF_HOST_MEMORY || result == VK_ERROR_OUT_OF_DEVICE_MEMORY ||
-             result == VK_ERROR_OUT_OF_POOL_MEMORY)
-        status = SGFP4_ERR_VK_OUT_OF_MEMORY;
-    return sgfp4_fail(diag, status, -1, -1, -1, "Vulkan: %s failed (VkResult %d)", what,
-                      (int)result);
-}
+#include "common/diag.h"
 
 static int has_extension(const VkExtensionProperties *list, uint32_t n, const char *name)
 {

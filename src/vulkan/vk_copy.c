@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 typedef struct copy_params {
     uint32_t count, groups_x, src_base, dst_base;

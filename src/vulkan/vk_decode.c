@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 static double now_seconds(void)
 {

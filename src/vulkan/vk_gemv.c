@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 typedef struct gemv_params {
     uint32_t rows, cols, w_base, x_base, y_base;

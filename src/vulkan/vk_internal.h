@@ -8,6 +8,7 @@
 #include "sgfp4_experimental.h"
 #include "sgfp4_vulkan.h"
 #include "container/tensor.h"
+#include "vulkan/vk_error.h"
 
 /* Shader variants: the container profile and how v2 leaves are found. */
 enum { SGFP4_VK_KERNEL_V1 = 0, SGFP4_VK_KERNEL_V2_TABLE = 1, SGFP4_VK_KERNEL_V2_WALK = 2,
@@ -98,9 +99,6 @@ typedef struct sgfp4_vk_params {
     uint32_t tiles_x, rows, cols, blocks, src_base, table_base, dst_base, row_stride,
         record_base;
 } sgfp4_vk_params;
-
-/* Records a failed Vulkan call `what` in diag and returns the matching status. */
-sgfp4_status sgfp4_vk_fail(sgfp4_diag *diag, VkResult result, const char *what);
 
 /* Memory and buffers (vk_memory.c). host = host-visible + mapped (staging, readback). */
 sgfp4_status sgfp4_vk_buffer_init(sgfp4_vk_context *ctx, uint64_t size, int host,

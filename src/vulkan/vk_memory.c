@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 /* A memory type allowed by `bits` with all of `want`; -1 if none. */
 static int find_memory_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 sgfp4_status sgfp4_vk_layouts_create(VkDevice device, uint32_t buffers, uint32_t push_bytes,
                                      uint32_t sets,

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 /* The v2 kernel a context uses: the table unless SGFP4_VK_V2_WALK asks for the walk. */
 static int use_walk(const sgfp4_vk_context *ctx)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 /* One copy between `buffer` at `offset` and a fresh staging buffer, in the direction asked. */
 static sgfp4_status transfer(sgfp4_vk_context *ctx, VkBuffer buffer, VkDeviceSize offset,

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "container/diag.h"
+#include "common/diag.h"
 #include "sgfp4_experimental.h"
 #include "sgfp4_vulkan.h"
 
