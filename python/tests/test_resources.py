@@ -179,11 +179,12 @@ def test_decode_releases_the_gil():
     holding = ctypes.PyDLL(sgfp4.library_path()).sgfp4_decode
     holding.argtypes = sgfp4._lib.lib.sgfp4_decode.argtypes
     held = _largest_pause(lambda: holding(*args))
-    released = _largest_pause(lambda: t.decode(out=out, backend="scalar"))
+    released = _largest_pause(lambda: t.decode(out=out, backend="scalar"), calls=3)
     # holding the GIL, the other thread stops for (nearly) the whole call; released, it
-    # pauses only when the scheduler (a loaded 2-core machine) gives its core away
+    # pauses only when the scheduler gives its core away, which on a loaded 2-core machine
+    # can take most of one call: one call of three without a long pause is the evidence
     assert min(held) > 0.8, held
-    assert max(released) < 0.5, released
+    assert min(released) < 0.5, released
 
 
 def test_close_while_a_call_is_running():

@@ -17,7 +17,8 @@ add_executable(cross_decode_check ${cross_check_sources})
 target_include_directories(cross_decode_check PRIVATE ${cross_check_includes})
 target_link_libraries(cross_decode_check PRIVATE sgfp4_static)
 add_test(NAME cross_decode_check COMMAND cross_decode_check)
-set_tests_properties(cross_decode_check PROPERTIES TIMEOUT 300)
+# ~10 s on an idle 2-core machine, several times that under load (and the sanitizers)
+set_tests_properties(cross_decode_check PROPERTIES TIMEOUT 900)
 
 # ---- AArch64 under qemu-user -------------------------------------------------------------
 # Built and run once, in the plain build: its binary has no sanitizers (they do not run under
@@ -78,4 +79,4 @@ else()
   add_test(NAME cross.aarch64_decode
            COMMAND ${SGFP4_QEMU_AARCH64} -L ${SGFP4_AARCH64_SYSROOT} ${cross_binary})
 endif()
-set_tests_properties(cross.aarch64_decode PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+set_tests_properties(cross.aarch64_decode PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
