@@ -225,6 +225,18 @@ interrupt() { # SIGNAL DELAY OUT ARGS...
     [ "$status" -gt 128 ] || fail "SIG$sig: exit $status (not killed by the signal): $(cat "$err")"
     local left
     left=$(ls -A sig)
+    if [ -n "$left" ] && [ -z "$(temps sig)" ]; then
+        # On a loaded machine the signal can land after the last rename: then what is there
+        # must be the complete output, the same as an uninterrupted run's.
+        rm -rf sig-ref && mkdir sig-ref
+        "$sgfp4" "$@" -o "sig-ref/${out#sig/}" -q 2>/dev/null
+        if [ "$left" = "$(ls -A sig-ref)" ] && (cd sig && for f in *; do
+            cmp -s "$f" "../sig-ref/$f" || exit 1; done); then
+            echo "note: SIG$sig came after the output was complete ($out)"
+            left=
+        fi
+        rm -rf sig-ref
+    fi
     [ -z "$left" ] && ok || fail "SIG$sig mid-write of $out left: $left"
     rm -rf sig/* sig/.??* 2>/dev/null
 }
