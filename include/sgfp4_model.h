@@ -111,6 +111,10 @@ typedef struct sgfp4_model_tensor {
 
 typedef struct sgfp4_model sgfp4_model;
 
+/** Default of sgfp4_model_open_options.max_tensors: far above real checkpoints (a few
+ *  thousand tensors; the largest mixture-of-experts models about 100,000 over all shards). */
+#define SGFP4_MODEL_DEFAULT_MAX_TENSORS 1000000u
+
 /** Options of the open calls; NULL means the defaults. */
 typedef struct sgfp4_model_open_options {
     size_t struct_size;    /**< set by sgfp4_model_open_options_init() */
@@ -122,6 +126,9 @@ typedef struct sgfp4_model_open_options {
     /** Sets: 1 accepts an index whose metadata.total_size differs from the shards' data
      *  bytes (some writers count differently); 0 (default): that is SGFP4_ERR_MODEL_INDEX. */
     int ignore_index_total_size;
+    /** Most tensors the header may list (SGFP4_ERR_LIMIT above, refused before the JSON is
+     *  parsed); 0: SGFP4_MODEL_DEFAULT_MAX_TENSORS. */
+    uint64_t max_tensors;
 } sgfp4_model_open_options;
 
 /** Sets struct_size and every default. The only way to initialise the struct. */
