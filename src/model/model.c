@@ -15,10 +15,7 @@
 
 #include "common/options.h"
 #include "model/model_internal.h"
-
-/* From model_zstd_input.c: decompresses fd (a zstd stream) into a new unlinked temp file. */
-sgfp4_status sgfp4_zstd_decompress_to_temp(int fd, const char *path, const char *temp_dir,
-                                           uint64_t max_bytes, int *out_fd, sgfp4_diag *diag);
+#include "model/zstd_bounds.h"
 
 /* A name and its entry, compact, so that the sort reads one small array. */
 typedef struct name_ref {
@@ -119,11 +116,7 @@ static sgfp4_status open_path(const char *path, bool allow_index, sgfp4_model **
                       magic[3] == 0xFD;
     if (compressed) {
         int plain = -1;
-        const sgfp4_status s = sgfp4_zstd_decompress_to_temp(
-            fd, path, options->temp_dir,
-            options->max_decompressed_bytes ? options->max_decompressed_bytes
-                                            : (uint64_t)1 << 40,
-            &plain, diag);
+        const sgfp4_status s = sgfp4_zstd_decompress_to_temp(fd, path, options, &plain, diag);
         close(fd);
         if (s != SGFP4_OK)
             return s;
