@@ -6,6 +6,7 @@
  * independently: the repro files' contents are written out below (their generator is
  * tests/data/model/make_reorder_repros.py), and the random files are written by this test.
  * SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -463,6 +464,41 @@ static void random_key_orders_round_trip(void **state)
     assert_true(quantized < tensors);
 }
 
+/* A sink with `room` bytes: then ENOSPC, as a full disk gives it. */
+typedef struct full_sink {
+    size_t written, room;
+} full_sink;
+static sgfp4_status full_write(void *user, const void *data, size_t size)
+{
+    (void)data;
+    full_sink *f = user;
+    if (f->written + size > f->room) {
+        errno = ENOSPC;
+        return SGFP4_ERR_IO;
+    }
+    f->written += size;
+    return SGFP4_OK;
+}
+
+static void encode_names_no_space(void **state)
+{
+    (void)state;
+    blob f = repro("reorder-swap2.safetensors");
+    sgfp4_model *src = NULL;
+    assert_int_equal(sgfp4_model_open_memory(f.bytes, f.size, &src, NULL, NULL), SGFP4_OK);
+    sgfp4_model_policy *policy = NULL;
+    assert_int_equal(sgfp4_model_policy_create(&policy), SGFP4_OK);
+    full_sink full = {0, 4096}; /* the header fits, the tensors do not */
+    const sgfp4_sink sink = {full_write, &full};
+    sgfp4_diag diag;
+    assert_int_equal(sgfp4_model_encode(src, policy, &sink, NULL, &diag), SGFP4_ERR_IO);
+    if (!strstr(diag.message, "No space left on device"))
+        fail_msg("message: %s", diag.message);
+    sgfp4_model_policy_free(policy);
+    sgfp4_model_close(src);
+    free(f.bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +506,7 @@ int main(void)
         cmocka_unit_test(reorder3_policy_divide),
         cmocka_unit_test(reorder3_writer_short),
         cmocka_unit_test(random_key_orders_round_trip),
+        cmocka_unit_test(encode_names_no_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
