@@ -14,6 +14,11 @@ typedef struct sgfp4_output {
     sgfp4_dtype dtype;
 } sgfp4_output;
 
+/* What the decode calls answer for these options (NULL: the defaults) before they look at
+ * anything else: SGFP4_OK, SGFP4_ERR_ARGUMENT or SGFP4_ERR_UNAVAILABLE (decode/decode.c).
+ * For callers that must refuse bad options before they start writing. */
+sgfp4_status sgfp4_decode_options_check(const sgfp4_decode_options *options);
+
 /* Reference decoder (decode/scalar.c): the oracle every other path is tested against.
  * Decodes tensor rows [row_begin, row_end) to output rows 0.. */
 void sgfp4_scalar_decode_rows(const sgfp4_tensor *t, uint64_t row_begin, uint64_t row_end,

@@ -226,6 +226,13 @@ sgfp4_status sgfp4_model_decode_check(const sgfp4_model *m, const sgfp4_model_wr
                           "the input is not a quantized model (no sgfp4 manifest)");
     if (o->decode_dtype && sgfp4_dtype_size(*o->decode_dtype) == 0)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown output dtype");
+    /* bad decode options are refused here, before the header is written */
+    const sgfp4_status options_ok = sgfp4_decode_options_check(o->decode);
+    if (options_ok != SGFP4_OK)
+        return sgfp4_fail(diag, options_ok, -1, -1, -1, "decode options: %s (threads at most %d, "
+                          "a known backend and store, struct_size from "
+                          "sgfp4_decode_options_init)", sgfp4_status_str(options_ok),
+                          SGFP4_MAX_THREADS);
     return check_output_size(m, o, diag);
 }
 

@@ -39,6 +39,8 @@ static sgfp4_status zsink_pump(sgfp4_zstd_sink *zs, ZSTD_inBuffer *in, ZSTD_EndD
 
 static sgfp4_status zsink_write(void *user, const void *data, size_t size)
 {
+    if (!user || (!data && size)) /* the sink of sgfp4_zstd_sink_get(NULL), or no bytes */
+        return SGFP4_ERR_ARGUMENT;
     ZSTD_inBuffer in = {data, size, 0};
     return zsink_pump(user, &in, ZSTD_e_continue);
 }
@@ -46,7 +48,8 @@ static sgfp4_status zsink_write(void *user, const void *data, size_t size)
 sgfp4_status sgfp4_zstd_sink_begin(const sgfp4_sink *inner, int level, unsigned threads,
                                    sgfp4_zstd_sink **out)
 {
-    if (!inner || !out || level < 0 || level > ZSTD_maxCLevel() || threads > SGFP4_MAX_THREADS)
+    if (!inner || !inner->write || !out || level < 0 || level > ZSTD_maxCLevel() ||
+        threads > SGFP4_MAX_THREADS)
         return SGFP4_ERR_ARGUMENT;
     sgfp4_zstd_sink *zs = calloc(1, sizeof *zs);
     if (!zs)
