@@ -4,13 +4,16 @@
  * Input: one selector byte. Below 0xF0: a safetensors file follows (opened from memory, with
  * max_header_bytes 1 MB when the selector is odd). 0xF0 and above: a policy document.
  * Checks: every tensor a model lists lies inside the file, in data order, with a shape that
- * multiplies out to its element count; each quantized tensor's strict open agrees with its
+ * multiplies out to its element count and the name, dtype, shape and offsets the header
+ * says (parsed again by the harness); each quantized tensor's strict open agrees with its
  * verify (a hash mismatch aside), and what opens passes every check of fuzz_check_tensor();
  * conversions and the restore stay inside their buffers; a small plain model round-trips
  * (encode -> decode keeps every name, dtype, shape, metadata pair and pass-through byte).
  * The libFuzzer binary mutates the safetensors files structurally (fuzz_model_mutator.c).
  * SPDX-License-Identifier: MIT */
 #include <string.h>
+
+#include <jansson.h>
 
 #include "fuzz_common.h"
 #include "sgfp4_model.h"
@@ -78,6 +81,38 @@ static void check_shape(const sgfp4_model_tensor *t)
         product *= t->shape[d];
     }
     FUZZ_ASSERT(product == t->elements);
+}
+
+/* An oracle independent of the reader's structures: the header parsed again here, each
+ * entry compared with what the reader reports for that name (dtype, shape, offsets). A
+ * shape taken from another tensor of the same size passes every other check. */
+static void check_against_header(const sgfp4_model *m, const uint8_t *data)
+{
+    uint64_t n = 0;
+    for (int k = 7; k >= 0; k--)
+        n = n << 8 | data[k];
+    json_t *root = json_loadb((const char *)data + 8, (size_t)n, 0, NULL);
+    FUZZ_ASSERT(json_is_object(root));
+    size_t tensors = 0;
+    const char *name;
+    json_t *entry;
+    json_object_foreach(root, name, entry) {
+        if (strcmp(name, "__metadata__") == 0)
+            continue;
+        tensors++;
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_find(m, name);
+        FUZZ_ASSERT(t && strcmp(t->name, name) == 0);
+        FUZZ_ASSERT(strcmp(json_string_value(json_object_get(entry, "dtype")),
+                           sgfp4_st_dtype_name(t->dtype)) == 0);
+        const json_t *shape = json_object_get(entry, "shape");
+        FUZZ_ASSERT(json_array_size(shape) == t->rank);
+        for (size_t d = 0; d < t->rank; d++)
+            FUZZ_ASSERT((uint64_t)json_integer_value(json_array_get(shape, d)) == t->shape[d]);
+        const json_t *offsets = json_object_get(entry, "data_offsets");
+        FUZZ_ASSERT(8 + n + (uint64_t)json_integer_value(json_array_get(offsets, 0)) == t->offset);
+    }
+    FUZZ_ASSERT(tensors == sgfp4_model_tensor_count(m));
+    json_decref(root);
 }
 
 /* The round trip as an oracle, for every small plain model that opens: encoded with every
@@ -180,6 +215,7 @@ static void fuzz_file(const uint8_t *data, size_t size, int small_header)
         }
     }
     FUZZ_ASSERT(sgfp4_model_tensor_at(m, count) == NULL);
+    check_against_header(m, data);
     const size_t meta = sgfp4_model_metadata_count(m);
     for (size_t i = 0; i < meta; i++) {
         const char *key = NULL, *value = NULL;

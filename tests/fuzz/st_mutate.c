@@ -263,7 +263,7 @@ static bool add_tensor(parsed *p, rng *r)
 {
     const unsigned dt = below(r, 8) == 0 ? below(r, DTYPE_COUNT) : below(r, KNOWN_DTYPES);
     const unsigned size = dtypes[dt].size ? dtypes[dt].size : 1 + below(r, 8);
-    const uint64_t rows = 1 + below(r, 70), cols = 1 + below(r, 70);
+    const uint64_t rows = 1 + below(r, 40), cols = 1 + below(r, 40); /* files stay small */
     const bool matrix = below(r, 2);
     const uint64_t bytes = (matrix ? rows * cols : cols) * size;
     if (p->data_size + bytes > (1u << 22))
@@ -310,7 +310,10 @@ static bool shift_offsets(parsed *p, rng *r)
             continue;
         json_t *v = json_array_get(o, k);
         const json_int_t now = json_is_integer(v) ? json_integer_value(v) : 0;
-        json_array_set_new(o, k, json_integer(now + delta < 0 ? 0 : now + delta));
+        /* now + delta, kept within [0, INT64_MAX] without overflowing */
+        const json_int_t moved = delta < 0 ? (now < -delta ? 0 : now + delta)
+                                 : now > INT64_MAX - delta ? INT64_MAX : now + delta;
+        json_array_set_new(o, k, json_integer(moved < 0 ? 0 : moved));
     }
     return true;
 }
@@ -379,8 +382,10 @@ static bool reshape(parsed *p, rng *r)
         json_array_extend(t, s);
         if (rank) {
             const size_t d = below(r, (uint32_t)rank);
-            const json_int_t v = json_integer_value(json_array_get(s, d));
-            json_array_set_new(t, d, json_integer(below(r, 2) ? 2 * v : (json_int_t)1 << 32));
+            const uint64_t v = (uint64_t)json_integer_value(json_array_get(s, d));
+            /* doubled with the sign bit cleared (no signed overflow), or 2^32 */
+            json_array_set_new(t, d, json_integer(below(r, 2) ? (json_int_t)((2 * v) & INT64_MAX)
+                                                              : (json_int_t)1 << 32));
         }
         break;
     case 5: /* rank 0 */
