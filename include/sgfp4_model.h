@@ -127,6 +127,10 @@ typedef struct sgfp4_model_tensor {
 
 typedef struct sgfp4_model sgfp4_model;
 
+/** Default of sgfp4_model_open_options.max_tensors: far above real checkpoints (a few
+ *  thousand tensors; the largest mixture-of-experts models about 100,000 over all shards). */
+#define SGFP4_MODEL_DEFAULT_MAX_TENSORS 1000000u
+
 /** Options of the open calls; NULL means the defaults. */
 typedef struct sgfp4_model_open_options {
     size_t struct_size;    /**< set by sgfp4_model_open_options_init() */
@@ -138,7 +142,27 @@ typedef struct sgfp4_model_open_options {
     /** Sets: 1 accepts an index whose metadata.total_size differs from the shards' data
      *  bytes (some writers count differently); 0 (default): that is SGFP4_ERR_MODEL_INDEX. */
     int ignore_index_total_size;
+    /** Most tensors the header may list (SGFP4_ERR_LIMIT above, refused before the JSON is
+     *  parsed); 0: SGFP4_MODEL_DEFAULT_MAX_TENSORS. */
+    uint64_t max_tensors;
+    /** A zstd input may decompress to at most this many times its compressed size (but
+     *  always to SGFP4_MODEL_ZSTD_RATIO_FLOOR); 0: SGFP4_MODEL_DEFAULT_ZSTD_RATIO. */
+    uint64_t max_decompression_ratio;
+    /** The decompressed copy may take at most this share (percent, 1..100) of the space
+     *  free in the temp folder when decompression starts; 0: 90. */
+    unsigned max_temp_space_percent;
 } sgfp4_model_open_options;
+
+/** zstd inputs: real weights compress by 1.1-2x; a bomb by up to ~32,000x. Whichever bound
+ *  (max_decompressed_bytes, the ratio, the free space) is smallest applies: SGFP4_ERR_LIMIT
+ *  as soon as the output passes it (or before anything is written, when the frame declares
+ *  its size), and at most that much reaches the disk. */
+#define SGFP4_MODEL_DEFAULT_ZSTD_RATIO 100u
+/** Below this many decompressed bytes the ratio is not checked (a small file may compress
+ *  as well as it likes). */
+#define SGFP4_MODEL_ZSTD_RATIO_FLOOR ((uint64_t)64 << 20)
+#define SGFP4_MODEL_DEFAULT_TEMP_SPACE_PERCENT 90u
+#define SGFP4_MODEL_DEFAULT_MAX_DECOMPRESSED ((uint64_t)1 << 40)
 
 /** Sets struct_size and every default. The only way to initialise the struct. */
 SGFP4_API void sgfp4_model_open_options_init(sgfp4_model_open_options *options);
@@ -430,10 +454,22 @@ typedef struct sgfp4_model_write_options {
     void (*tensor_report)(void *user, const sgfp4_model_tensor_report *report);
     /** If not NULL: the job's totals, filled when it succeeds (zeroed when it fails). */
     sgfp4_model_summary *summary;
+    /** Decode only: most elements the quantized tensors may decode to, all together
+     *  (SGFP4_ERR_LIMIT before anything is written); 0: SGFP4_MODEL_DECODE_ELEMENTS_PER_BYTE
+     *  per byte of their containers. v2 records may overlap (DECISIONS D2), so a small file
+     *  can describe a huge model. */
+    uint64_t max_output_elements;
 } sgfp4_model_write_options;
 
 /** Sets struct_size and every default. The only way to initialise the struct. */
 SGFP4_API void sgfp4_model_write_options_init(sgfp4_model_write_options *options);
+
+/** Default decode limit, per container byte: an encoder writes at least ~2 bits per weight
+ *  (4 elements a byte); 64 leaves a 16-fold margin. */
+#define SGFP4_MODEL_DECODE_ELEMENTS_PER_BYTE 64u
+/** Memory model decode holds per tensor: one band of decoded rows (or segments of a row that
+ *  is wider than this), whatever the tensor's shape. */
+#define SGFP4_MODEL_DECODE_BAND_BYTES ((size_t)16 << 20)
 
 /**
  * Quantizes `source` into a D6 quantized model written to `sink`: each tensor the policy

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything on a fresh Debian 12 machine (as root) and runs the whole test suite:
-# a warnings-as-errors build with ctest, then the same suite under ASan + UBSan.
+# a warnings-as-errors GCC build with ctest, then the same suite built by clang under
+# AddressSanitizer + UndefinedBehaviorSanitizer (with clang's pointer-overflow and implicit
+# integer conversion checks, which GCC's UBSan lacks), also warnings-as-errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -8,8 +10,16 @@ jobs=$(nproc)
 cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSGFP4_WERROR=ON
 cmake --build build/ci -j"$jobs"
 ctest --test-dir build/ci -j"$jobs" --output-on-failure
-cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DSGFP4_WERROR=ON \
-      -DSGFP4_SANITIZE=address,undefined
+# A build folder configured by another compiler is set up afresh (CMake keeps the first).
+if [ -f build/asan/CMakeCache.txt ] && ! grep -q '^CMAKE_C_COMPILER:.*clang' build/asan/CMakeCache.txt; then
+  rm -rf build/asan
+fi
+# tools/sgfp4/cmd_encode.c evaluates both sides of a `|` of booleans on purpose (the output's
+# commit must run after a failed write); clang's -Wbitwise-instead-of-logical stays a warning
+# for it until the code says so in a form clang accepts.
+cmake -S . -B build/asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+      -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS="-Wno-error=bitwise-instead-of-logical" \
+      -DSGFP4_WERROR=ON -DSGFP4_SANITIZE=address,undefined,implicit-conversion
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan -j"$jobs" --output-on-failure

@@ -166,7 +166,9 @@ class ModelTensor(ctypes.Structure):
 
 class ModelOpenOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("limits", Limits), ("temp_dir", c_char_p),
-                ("max_decompressed_bytes", c_u64), ("ignore_index_total_size", c_int)]
+                ("max_decompressed_bytes", c_u64), ("ignore_index_total_size", c_int),
+                ("max_tensors", c_u64), ("max_decompression_ratio", c_u64),
+                ("max_temp_space_percent", ctypes.c_uint)]
 
 
 SINK_WRITE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t)
@@ -216,7 +218,7 @@ class ModelWriteOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("temp_dir", c_char_p), ("progress", PROGRESS_FN),
                 ("progress_user", c_void_p), ("decode_dtype", POINTER(c_int)),
                 ("decode", POINTER(DecodeOptions)), ("tensor_report", REPORT_FN),
-                ("summary", POINTER(ModelSummary))]
+                ("summary", POINTER(ModelSummary)), ("max_output_elements", c_u64)]
 
 
 # ---- prototypes --------------------------------------------------------------------------

@@ -46,6 +46,8 @@ size_t sgfp4_tensor_block_leaves(const sgfp4_tensor *tensor, uint64_t block,
 {
     if (!tensor || block >= tensor->blocks)
         return 0;
+    if (!leaves)
+        capacity = 0; /* no array: the count only */
     sgfp4_leaf_ref refs[SGFP4_MAX_LEAVES];
     const unsigned n = sgfp4_block_leaf_refs(tensor, block, refs);
     for (unsigned i = 0; i < n && i < capacity; i++)

@@ -99,6 +99,13 @@ static sgfp4_status prepare_output(const sgfp4_tensor *t, uint64_t count, sgfp4_
     return SGFP4_OK;
 }
 
+sgfp4_status sgfp4_decode_options_check(const sgfp4_decode_options *options)
+{
+    sgfp4_decode_options o;
+    const sgfp4_decode_kernels *k;
+    return resolve_options(options, &o, &k);
+}
+
 const char *sgfp4_decode_backend_name(sgfp4_backend backend)
 {
     sgfp4_decode_options given, o;

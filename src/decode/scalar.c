@@ -73,3 +73,20 @@ void sgfp4_scalar_decode_gather(const sgfp4_tensor *t, const uint64_t *rows, siz
     for (size_t k = 0; k < count; k++)
         decode_block_row(t, rows[k] / 64, rows[k], rows[k] + 1, out, k);
 }
+
+void sgfp4_scalar_decode_row_columns(const sgfp4_tensor *t, uint64_t row, uint64_t col_begin,
+                                     uint64_t col_end, const sgfp4_output *out)
+{
+    const size_t elem = sgfp4_dtype_size(out->dtype);
+    const uint64_t by = row / 64;
+    const unsigned y = (unsigned)(row - by * 64);
+    float tile[64][64];
+    for (uint64_t bx = col_begin / 64; bx * 64 < col_end; bx++) {
+        decode_tile_rows(t, by * t->tiles_x + bx, y, y + 1, tile);
+        const uint64_t c0 = bx * 64 > col_begin ? bx * 64 : col_begin;
+        const uint64_t c1 = (bx + 1) * 64 < col_end ? (bx + 1) * 64 : col_end;
+        for (uint64_t c = c0; c < c1; c++)
+            sgfp4_store_weight(out->base + (c - col_begin) * elem, out->dtype,
+                               tile[y][c - bx * 64]);
+    }
+}

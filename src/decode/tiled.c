@@ -51,8 +51,9 @@ typedef struct job {
 static void decode_selected(const job *j, unsigned worker, uint64_t by, uint64_t rows,
                             uint8_t *const dst[SGFP4_MB])
 {
-    j->k->decode_rows(j->t, by, rows, dst, j->out->dtype, j->streaming,
-                      j->scratch + worker * j->scratch_stride);
+    /* kernels without scratch memory get NULL (no arithmetic on a null pointer) */
+    void *scratch = j->scratch ? j->scratch + worker * j->scratch_stride : NULL;
+    j->k->decode_rows(j->t, by, rows, dst, j->out->dtype, j->streaming, scratch);
 }
 
 static void rows_item(void *context, uint64_t item, unsigned worker)

@@ -47,7 +47,9 @@ static int shape_ok(uint64_t rows, uint64_t cols, uint64_t *blocks)
 size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64_t cols)
 {
     uint64_t blocks;
-    if (!shape_ok(rows, cols, &blocks))
+    if ((profile != SGFP4_PROFILE_AUTO && profile != SGFP4_PROFILE_V1 &&
+         profile != SGFP4_PROFILE_V2) ||
+        !shape_ok(rows, cols, &blocks))
         return 0;
     const uint64_t per = profile == SGFP4_PROFILE_V1 ? SGFP4_V1_BLOCK_BYTES : MAX_RECORD_BYTES;
     if (blocks > (UINT64_MAX - 64) / (per + 4))

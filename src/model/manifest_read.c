@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 
+#include "model/json_scan.h"
 #include "model/model_internal.h"
 
 #define MANIFEST_FAIL(name, ...) \
@@ -103,11 +104,27 @@ static sgfp4_status parse_entry(sgfp4_model *m, const char *name, json_t *obj, s
 
 sgfp4_status sgfp4_model_parse_manifest(sgfp4_model *m, const char *text, sgfp4_diag *diag)
 {
-    json_error_t err;
-    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
-    if (!root)
+    /* The same memory check as the header's before jansson parses the text (jansson does not
+     * fail cleanly when an allocation fails in the middle of a parse). */
+    const size_t length = strlen(text);
+    json_scan scan;
+    const json_scan_result scanned = json_scan_run(text, length, NULL, &scan);
+    if (scanned == JSON_SCAN_TOO_DEEP)
         return sgfp4_fail(diag, SGFP4_ERR_MODEL_MANIFEST, 8, -1, -1,
-                          "__metadata__['sgfp4'] is not valid JSON (character %d: %s)",
+                          "__metadata__['sgfp4'] nests deeper than %d levels (character %zu)",
+                          JSON_SCAN_MAX_DEPTH, scan.stop);
+    if (!json_memory_available(json_scan_parse_memory(&scan)))
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                          "out of memory: parsing the %zu-byte manifest needs about %llu MB",
+                          length, (unsigned long long)(json_scan_parse_memory(&scan) >> 20) + 1);
+    json_error_t err;
+    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &err);
+    if (!root)
+        return sgfp4_fail(diag,
+                          json_error_code(&err) == json_error_out_of_memory
+                              ? SGFP4_ERR_NOMEM
+                              : SGFP4_ERR_MODEL_MANIFEST,
+                          8, -1, -1, "__metadata__['sgfp4'] is not valid JSON (character %d: %s)",
                           err.position, err.text);
     sgfp4_status s = SGFP4_OK;
     const json_t *format = json_object_get(root, "format");

@@ -15,43 +15,33 @@
 
 #include "common/options.h"
 #include "model/model_internal.h"
+#include "model/zstd_bounds.h"
 
-/* From model_zstd_input.c: decompresses fd (a zstd stream) into a new unlinked temp file. */
-sgfp4_status sgfp4_zstd_decompress_to_temp(int fd, const char *path, const char *temp_dir,
-                                           uint64_t max_bytes, int *out_fd, sgfp4_diag *diag);
+/* A name and its entry, compact, so that the sort reads one small array. */
+typedef struct name_ref {
+    const char *name;
+    size_t index;
+} name_ref;
 
-/* Merge sort of entry indices by name (qsort has no user pointer; no global state). */
-static void sort_indices(const sgfp4_model *m, size_t *idx, size_t *tmp, size_t n)
+static int compare_names(const void *a, const void *b)
 {
-    if (n < 2)
-        return;
-    const size_t h = n / 2;
-    sort_indices(m, idx, tmp, h);
-    sort_indices(m, idx + h, tmp, n - h);
-    size_t i = 0, j = h, k = 0;
-    while (i < h && j < n)
-        tmp[k++] = strcmp(sgfp4_model_tensor_k(m, idx[i])->name,
-                          sgfp4_model_tensor_k(m, idx[j])->name) <= 0
-                       ? idx[i++] : idx[j++];
-    while (i < h)
-        tmp[k++] = idx[i++];
-    while (j < n)
-        tmp[k++] = idx[j++];
-    memcpy(idx, tmp, n * sizeof *idx);
+    return strcmp(((const name_ref *)a)->name, ((const name_ref *)b)->name);
 }
 
 sgfp4_status sgfp4_model_index_names(sgfp4_model *m, sgfp4_diag *diag)
 {
     m->by_name = malloc((m->count ? m->count : 1) * sizeof *m->by_name);
-    size_t *tmp = malloc((m->count ? m->count : 1) * sizeof *tmp);
-    if (!m->by_name || !tmp) {
-        free(tmp);
+    name_ref *refs = malloc((m->count ? m->count : 1) * sizeof *refs);
+    if (!m->by_name || !refs) {
+        free(refs);
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
     }
     for (size_t k = 0; k < m->count; k++)
-        m->by_name[k] = k;
-    sort_indices(m, m->by_name, tmp, m->count);
-    free(tmp);
+        refs[k] = (name_ref){sgfp4_model_tensor_k(m, k)->name, k};
+    qsort(refs, m->count, sizeof *refs, compare_names); /* names are unique: a total order */
+    for (size_t k = 0; k < m->count; k++)
+        m->by_name[k] = refs[k].index;
+    free(refs);
     return SGFP4_OK;
 }
 
@@ -70,7 +60,7 @@ static sgfp4_status read_open_options(const sgfp4_model_open_options *given,
 static sgfp4_status finish_open(sgfp4_model *m, const sgfp4_model_open_options *o,
                                 sgfp4_model **out, sgfp4_diag *diag)
 {
-    const sgfp4_status s = sgfp4_model_parse(m, &o->limits, diag);
+    const sgfp4_status s = sgfp4_model_parse(m, o, diag);
     if (s != SGFP4_OK) {
         sgfp4_model_close(m);
         return s;
@@ -126,11 +116,7 @@ static sgfp4_status open_path(const char *path, bool allow_index, sgfp4_model **
                       magic[3] == 0xFD;
     if (compressed) {
         int plain = -1;
-        const sgfp4_status s = sgfp4_zstd_decompress_to_temp(
-            fd, path, options->temp_dir,
-            options->max_decompressed_bytes ? options->max_decompressed_bytes
-                                            : (uint64_t)1 << 40,
-            &plain, diag);
+        const sgfp4_status s = sgfp4_zstd_decompress_to_temp(fd, path, options, &plain, diag);
         close(fd);
         if (s != SGFP4_OK)
             return s;

@@ -1,14 +1,41 @@
 /* Restoring an ordinary safetensors model from a quantized one, streaming: each container is
- * validated and hash-checked, then decoded in bands of rows straight into the output, so
- * memory stays at one band (a few MB) whatever the tensor's size.
+ * validated and hash-checked, then decoded in bands of at most BAND_BYTES straight into the
+ * output (whole rows, or segments of a row wider than that), so memory stays at one band
+ * whatever the tensor's shape. The total output is bounded before anything is written.
  * SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/options.h"
+#include "decode/decode_internal.h"
 #include "model/model_internal.h"
 
-#define BAND_BYTES ((size_t)16 << 20)
+#define BAND_BYTES SGFP4_MODEL_DECODE_BAND_BYTES
+
+/* The reason a failed sink write gives: the system's, when the sink left one in errno (a
+ * file: "No space left on device"), else the status's. */
+static const char *write_error(sgfp4_status s, int error)
+{
+    return s == SGFP4_ERR_IO && error ? strerror(error) : sgfp4_status_str(s);
+}
+
+/* Writes to the output; on failure, names the tensor, its rows [r0, r1) (none if r0 == r1)
+ * and the reason. */
+static sgfp4_status put(sgfp4_st_writer *w, const void *data, size_t size,
+                        const sgfp4_model_tensor *t, uint64_t r0, uint64_t r1, sgfp4_diag *diag)
+{
+    errno = 0;
+    const sgfp4_status s = sgfp4_st_writer_write(w, data, size);
+    const int error = errno;
+    if (s != SGFP4_OK && r1 > r0)
+        sgfp4_fail(diag, s, -1, -1, -1, "tensor '%s': rows %llu..%llu: cannot write the output: %s",
+                   t->name, (unsigned long long)r0, (unsigned long long)r1, write_error(s, error));
+    else if (s != SGFP4_OK)
+        sgfp4_fail(diag, s, -1, -1, -1, "tensor '%s': cannot write the output: %s", t->name,
+                   write_error(s, error));
+    return s;
+}
 
 static sgfp4_st_dtype st_of(sgfp4_dtype d)
 {
@@ -20,6 +47,32 @@ static sgfp4_st_dtype st_of(sgfp4_dtype d)
 static sgfp4_dtype dtype_of(sgfp4_st_dtype st)
 {
     return st == SGFP4_ST_F16 ? SGFP4_DTYPE_F16 : st == SGFP4_ST_BF16 ? SGFP4_DTYPE_BF16 : SGFP4_DTYPE_F32;
+}
+
+/* Narrows `bytes` of float32 output in buf to `out` when that is an 8-bit float (the decoder
+ * writes those as float32); returns the bytes to write. */
+static size_t narrowed(sgfp4_st_dtype out, sgfp4_dtype dt, uint8_t *buf, size_t bytes)
+{
+    return out != st_of(dt) ? sgfp4_st_narrow_f32(out, buf, bytes / sizeof(float)) : bytes;
+}
+
+/* A row wider than a band: decoded and written in segments of at most BAND_BYTES, through
+ * the scalar decoder (the only one that decodes part of a row; the same bits). */
+static sgfp4_status decode_wide_rows(const sgfp4_tensor *view, const sgfp4_model_tensor *t,
+                                     sgfp4_st_dtype out, sgfp4_dtype dt, uint8_t *buf,
+                                     sgfp4_st_writer *w, sgfp4_diag *diag)
+{
+    const size_t elem = sgfp4_dtype_size(dt);
+    const uint64_t segment = BAND_BYTES / elem;
+    const sgfp4_output dst = {buf, 0, dt};
+    sgfp4_status s = SGFP4_OK;
+    for (uint64_t r = 0; s == SGFP4_OK && r < view->rows; r++)
+        for (uint64_t c = 0; s == SGFP4_OK && c < view->cols; c += segment) {
+            const uint64_t end = c + segment < view->cols ? c + segment : view->cols;
+            sgfp4_scalar_decode_row_columns(view, r, c, end, &dst);
+            s = put(w, buf, narrowed(out, dt, buf, (size_t)(end - c) * elem), t, r, r + 1, diag);
+        }
+    return s;
 }
 
 static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t,
@@ -34,33 +87,68 @@ static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t
     if ((s = sgfp4_model_tensor_open(m, t, &view, NULL, diag)) != SGFP4_OK)
         return s;
     const uint64_t rows = t->quant->rows, cols = t->quant->cols;
-    const size_t row_bytes = (size_t)cols * sgfp4_dtype_size(dt);
-    /* Bands are whole multiples of 64 rows (one macroblock row) where possible. */
-    uint64_t band = BAND_BYTES / (row_bytes ? row_bytes : 1) / 64 * 64;
-    if (band == 0)
-        band = 1;
+    /* cols <= 2^40 (the open checked the padded grid), so this does not overflow */
+    const uint64_t row_bytes = cols * sgfp4_dtype_size(dt);
+    /* Bands of whole rows, multiples of 64 (one macroblock row) where that fits. */
+    uint64_t band = BAND_BYTES / row_bytes;
+    band = band >= 64 ? band / 64 * 64 : band;
     if (band > rows)
         band = rows;
-    uint8_t *buf = malloc((size_t)band * row_bytes);
+    uint8_t *buf = malloc(band ? (size_t)(band * row_bytes) : BAND_BYTES);
     if (!buf)
         s = sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "tensor '%s': out of memory", t->name);
-    for (uint64_t r = 0; s == SGFP4_OK && r < rows; r += band) {
+    else if (band == 0)
+        s = decode_wide_rows(view, t, out, dt, buf, w, diag);
+    for (uint64_t r = 0; s == SGFP4_OK && band && r < rows; r += band) {
         const uint64_t end = r + band < rows ? r + band : rows;
-        const size_t bytes = (size_t)(end - r) * row_bytes;
+        const size_t bytes = (size_t)((end - r) * row_bytes);
         s = sgfp4_decode_rows(view, r, end, dt, buf, 0, bytes, o->decode);
-        const size_t out_bytes = s == SGFP4_OK && out != st_of(dt)
-                                     ? sgfp4_st_narrow_f32(out, buf, bytes / sizeof(float))
-                                     : bytes;
-        if (s == SGFP4_OK)
-            s = sgfp4_st_writer_write(w, buf, out_bytes);
         if (s != SGFP4_OK)
             sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1, "tensor '%s': rows %llu..%llu: %s",
                        t->name, (unsigned long long)r, (unsigned long long)end,
                        sgfp4_status_str(s));
+        else
+            s = put(w, buf, narrowed(out, dt, buf, bytes), t, r, end, diag);
     }
     free(buf);
     sgfp4_tensor_close(view);
     return s;
+}
+
+/* What the quantized tensors decode to, and the limit on it: the caller's, or the default
+ * of SGFP4_MODEL_DECODE_ELEMENTS_PER_BYTE per container byte. */
+static sgfp4_status check_output_size(const sgfp4_model *m, const sgfp4_model_write_options *o,
+                                      sgfp4_diag *diag)
+{
+    uint64_t elements = 0, container_bytes = 0;
+    for (size_t k = 0; k < m->count; k++) {
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_k(m, k);
+        if (!t->quant)
+            continue;
+        /* rows * cols is the product of the original shape, checked to fit 64 bits */
+        const uint64_t n = t->quant->rows * t->quant->cols;
+        elements = elements > UINT64_MAX - n ? UINT64_MAX : elements + n;
+        container_bytes += t->nbytes; /* within the files' sizes */
+    }
+    const uint64_t per_byte = SGFP4_MODEL_DECODE_ELEMENTS_PER_BYTE;
+    const uint64_t limit = o->max_output_elements ? o->max_output_elements
+                           : container_bytes > UINT64_MAX / per_byte
+                               ? UINT64_MAX
+                               : container_bytes * per_byte;
+    if (elements <= limit)
+        return SGFP4_OK;
+    if (o->max_output_elements)
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                          "the quantized tensors decode to %llu elements, more than the limit "
+                          "of %llu (sgfp4_model_write_options.max_output_elements)",
+                          (unsigned long long)elements, (unsigned long long)limit);
+    return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                      "the quantized tensors decode to %llu elements, more than the default "
+                      "limit of %llu: %llu per byte of their %llu container bytes, far above "
+                      "what an encoder writes (raise sgfp4_model_write_options."
+                      "max_output_elements to accept it)",
+                      (unsigned long long)elements, (unsigned long long)limit,
+                      (unsigned long long)per_byte, (unsigned long long)container_bytes);
 }
 
 sgfp4_status sgfp4_model_decode_part(const sgfp4_model *m, const sgfp4_sink *out,
@@ -111,9 +199,8 @@ sgfp4_status sgfp4_model_decode_part(const sgfp4_model *m, const sgfp4_sink *out
         const sgfp4_model_tensor *t = sgfp4_model_tensor_sorted(m, i);
         if (t->quant) {
             s = decode_one(m, t, entries[i].dtype, o, w, diag);
-        } else if ((s = sgfp4_st_writer_write(w, t->data, (size_t)t->nbytes)) != SGFP4_OK) {
-            sgfp4_fail(diag, s, -1, -1, -1, "tensor '%s': cannot write: %s", t->name,
-                       sgfp4_status_str(s));
+        } else {
+            s = put(w, t->data, (size_t)t->nbytes, t, 0, 0, diag);
         }
         sgfp4_model_tensor_evict(m, t);
         if (s == SGFP4_OK)
@@ -139,7 +226,14 @@ sgfp4_status sgfp4_model_decode_check(const sgfp4_model *m, const sgfp4_model_wr
                           "the input is not a quantized model (no sgfp4 manifest)");
     if (o->decode_dtype && sgfp4_dtype_size(*o->decode_dtype) == 0)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown output dtype");
-    return SGFP4_OK;
+    /* bad decode options are refused here, before the header is written */
+    const sgfp4_status options_ok = sgfp4_decode_options_check(o->decode);
+    if (options_ok != SGFP4_OK)
+        return sgfp4_fail(diag, options_ok, -1, -1, -1, "decode options: %s (threads at most %d, "
+                          "a known backend and store, struct_size from "
+                          "sgfp4_decode_options_init)", sgfp4_status_str(options_ok),
+                          SGFP4_MAX_THREADS);
+    return check_output_size(m, o, diag);
 }
 
 sgfp4_status sgfp4_model_decode(const sgfp4_model *m, const sgfp4_sink *sink,

@@ -104,6 +104,10 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     sgfp4_tensor_close(view);
     if (s != SGFP4_OK) {
         sgfp4_free(container);
+        if (s == SGFP4_ERR_NOMEM) /* the check could not run: not a bad container */
+            return sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1,
+                              "tensor '%s': out of memory to check the encoded container",
+                              t->name);
         return sgfp4_fail(diag, SGFP4_ERR_INTERNAL, (int64_t)t->offset, -1, -1,
                           "tensor '%s': the encoder wrote an invalid container (%s)", t->name,
                           inner.message);
@@ -193,10 +197,12 @@ static sgfp4_status copy_spool(encode_job *job, sgfp4_st_writer *w, const planne
             return sgfp4_fail(job->diag, SGFP4_ERR_IO, -1, -1, -1,
                               "tensor '%s': cannot read back the spool file: %s", name,
                               got < 0 ? strerror(errno) : "short read");
+        errno = 0;
         const sgfp4_status s = sgfp4_st_writer_write(w, job->chunk, (size_t)got);
-        if (s != SGFP4_OK)
+        if (s != SGFP4_OK) /* errno: the reason a file sink gives (ENOSPC) */
             return sgfp4_fail(job->diag, s, -1, -1, -1, "tensor '%s': cannot write: %s", name,
-                              sgfp4_status_str(s));
+                              s == SGFP4_ERR_IO && errno ? strerror(errno)
+                                                         : sgfp4_status_str(s));
         done += (uint64_t)got;
     }
     return SGFP4_OK;
@@ -250,10 +256,11 @@ static sgfp4_status assemble(encode_job *job, const sgfp4_sink *sink)
             s = copy_spool(job, w, &job->plan[k], t->name);
             continue;
         }
+        errno = 0;
         s = sgfp4_st_writer_write(w, t->data, (size_t)t->nbytes);
-        if (s != SGFP4_OK)
+        if (s != SGFP4_OK) /* errno: the reason a file sink gives (ENOSPC) */
             sgfp4_fail(diag, s, -1, -1, -1, "tensor '%s': cannot write: %s", t->name,
-                       sgfp4_status_str(s));
+                       s == SGFP4_ERR_IO && errno ? strerror(errno) : sgfp4_status_str(s));
         sgfp4_model_tensor_evict(src, t);
     }
     if (s == SGFP4_OK)

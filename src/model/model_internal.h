@@ -51,8 +51,10 @@ static inline const sgfp4_model_tensor *sgfp4_model_tensor_sorted(const sgfp4_mo
     return sgfp4_model_tensor_k(m, m->by_name[k]);
 }
 
-/* Parses and checks header + manifest of the bytes model->base[0..size). */
-sgfp4_status sgfp4_model_parse(sgfp4_model *model, const sgfp4_limits *limits, sgfp4_diag *diag);
+/* Parses and checks header + manifest of the bytes model->base[0..size) (options: the
+ * limits; NULL = defaults). */
+sgfp4_status sgfp4_model_parse(sgfp4_model *model, const sgfp4_model_open_options *options,
+                               sgfp4_diag *diag);
 /* Parses the manifest JSON text into the entries (called by sgfp4_model_parse). */
 sgfp4_status sgfp4_model_parse_manifest(sgfp4_model *model, const char *json, sgfp4_diag *diag);
 /* Builds model->by_name (entries must be final). */

@@ -85,9 +85,11 @@ static sgfp4_status parse_options(json_t *obj, const char *where, sgfp4_encode_o
         o->profile = s[1] == '1' ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
         *set |= SET_PROFILE;
     }
+    /* The ranges are the encoder's (sgfp4_encode refuses anything outside them), checked
+     * here so that a bad file fails when it is read, naming the field. */
     if ((v = json_object_get(obj, "bpw"))) {
-        if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 32)
-            return POLICY_FAIL("%s: bpw must be a number in (0, 32]", where);
+        if (!json_is_number(v) || !(json_number_value(v) > 0 && json_number_value(v) <= 64))
+            return POLICY_FAIL("%s: bpw must be a number in (0, 64]", where);
         o->target_bpw = json_number_value(v);
         *set |= SET_BPW;
     }
@@ -99,14 +101,14 @@ static sgfp4_status parse_options(json_t *obj, const char *where, sgfp4_encode_o
         *set |= SET_POLICY;
     }
     if ((v = json_object_get(obj, "threshold"))) {
-        if (!json_is_number(v) || json_number_value(v) <= 0)
-            return POLICY_FAIL("%s: threshold must be a positive number", where);
+        if (!json_is_number(v) || !(json_number_value(v) > 0 && json_number_value(v) <= 1e12))
+            return POLICY_FAIL("%s: threshold must be a number in (0, 1e12]", where);
         o->threshold = json_number_value(v);
         *set |= SET_THRESHOLD;
     }
     if ((v = json_object_get(obj, "delta"))) {
-        if (!json_is_number(v) || json_number_value(v) < 0)
-            return POLICY_FAIL("%s: delta must be a non-negative number", where);
+        if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= 1e6))
+            return POLICY_FAIL("%s: delta must be a number in [0, 1e6]", where);
         o->delta = json_number_value(v);
         *set |= SET_DELTA;
     }
@@ -296,12 +298,31 @@ static int mostly_padding(const sgfp4_model_tensor *t)
     return padded * 2 > rows * cols * 3;
 }
 
+/* True when the shape is one the decision can use: present for its rank, within the
+ * reader's rank limit, and multiplying out to `elements` (a caller may pass any view). */
+static bool shape_matches(const sgfp4_model_tensor *t)
+{
+    if (t->rank > SGFP4_MODEL_MAX_RANK || (t->rank && !t->shape))
+        return false;
+    uint64_t product = 1;
+    for (size_t k = 0; k < t->rank; k++) {
+        if (t->shape[k] && product > UINT64_MAX / t->shape[k])
+            return false;
+        product *= t->shape[k];
+    }
+    return product == t->elements;
+}
+
 void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_tensor *t,
                                sgfp4_model_decision *d)
 {
-    memset(d, 0, sizeof *d);
-    if (!p || !t)
+    if (!d)
         return;
+    memset(d, 0, sizeof *d);
+    if (!p || !t || !t->name) {
+        snprintf(d->reason, sizeof d->reason, "no policy or no tensor");
+        return;
+    }
     d->options = p->defaults;
     if (d->options.profile == SGFP4_PROFILE_AUTO)
         d->options.profile = SGFP4_PROFILE_V2;
@@ -318,7 +339,12 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
                  sgfp4_st_dtype_name(t->dtype));
         return;
     }
-    if (t->elements == 0) {
+    if (!shape_matches(t)) {
+        snprintf(d->reason, sizeof d->reason, "the shape does not multiply out to %llu elements",
+                 (unsigned long long)t->elements);
+        return;
+    }
+    if (t->elements == 0) { /* also every shape with a 0 dimension, the last one included */
         snprintf(d->reason, sizeof d->reason, "empty tensor");
         return;
     }

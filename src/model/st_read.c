@@ -1,5 +1,7 @@
-/* Strict safetensors header parsing: the 8-byte length, the JSON header (jansson, duplicate
- * keys rejected), every tensor entry, contiguous offsets and the file's end.
+/* Strict safetensors header parsing: the 8-byte length, a linear pre-scan (tensor count,
+ * nesting, the memory the parse will need), the JSON header (jansson, duplicate keys
+ * rejected), every tensor entry, contiguous offsets and the file's end. Every step is linear
+ * or a sort: a header of n tensors costs O(n log n).
  * SPDX-License-Identifier: MIT */
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,7 +10,14 @@
 
 #include <jansson.h>
 
+#include "model/json_scan.h"
 #include "model/model_internal.h"
+
+/* The deepest a valid header nests: the header, an entry, its shape or data_offsets. */
+#define HEADER_MAX_DEPTH 3
+/* Longest array the pre-scan lets through: above every valid one (a shape has at most
+ * SGFP4_MODEL_MAX_RANK dims), low enough that no array costs much memory. */
+#define HEADER_MAX_ARRAY 64
 
 static uint64_t read_le64(const uint8_t *p)
 {
@@ -113,8 +122,7 @@ static sgfp4_status parse_entry(const char *name, json_t *obj, model_entry *e, i
                           (unsigned long long)(e->end - e->begin),
                           (unsigned long long)nbytes);
     e->pub.rank = rank;
-    e->pub.shape = e->shape;
-    e->pub.elements = elements;
+    e->pub.elements = elements; /* pub.shape is set once the entry has its final place */
     e->pub.nbytes = nbytes;
     return SGFP4_OK;
 }
@@ -144,20 +152,64 @@ static sgfp4_status parse_metadata(sgfp4_model *m, json_t *meta, sgfp4_diag *dia
     return SGFP4_OK;
 }
 
+/* An entry's sort key, compact, so that the sort reads one small array. */
+typedef struct offset_key {
+    uint64_t begin, end;
+    const char *name;
+    size_t index;
+} offset_key;
+
 static int by_offset(const void *a, const void *b)
 {
-    const model_entry *x = a, *y = b;
+    const offset_key *x = a, *y = b;
     if (x->begin != y->begin)
         return x->begin < y->begin ? -1 : 1;
     if (x->end != y->end)
         return x->end < y->end ? -1 : 1;
-    return strcmp(x->pub.name, y->pub.name);
+    return strcmp(x->name, y->name); /* zero-size tensors at one offset: by name */
 }
 
-/* Offsets sorted: contiguous from 0, and the file ends at the last tensor. */
+/* Puts the entries into data order: sorts their keys, then moves each entry once, cycle by
+ * cycle (the keys' indices mark what is in place). */
+static sgfp4_status sort_entries(sgfp4_model *m, sgfp4_diag *diag)
+{
+    offset_key *keys = malloc((m->count ? m->count : 1) * sizeof *keys);
+    if (!keys)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    for (size_t k = 0; k < m->count; k++)
+        keys[k] = (offset_key){m->entries[k].begin, m->entries[k].end, m->entries[k].pub.name, k};
+    qsort(keys, m->count, sizeof *keys, by_offset);
+    for (size_t start = 0; start < m->count; start++) {
+        if (keys[start].index == start)
+            continue;
+        const model_entry saved = m->entries[start];
+        size_t to = start;
+        for (;;) {
+            const size_t from = keys[to].index;
+            keys[to].index = to;
+            if (from == start) {
+                m->entries[to] = saved;
+                break;
+            }
+            m->entries[to] = m->entries[from];
+            to = from;
+        }
+    }
+    free(keys);
+    return SGFP4_OK;
+}
+
+/* Sorts the entries into data order, then checks the offsets: contiguous from 0, and the
+ * file ends at the last tensor. The sort moves the entries, so the pointers each one's
+ * public view holds into itself are set only here, after it (never before: a pointer taken
+ * earlier would name whichever entry moved into the old place). */
 static sgfp4_status check_layout(sgfp4_model *m, sgfp4_diag *diag)
 {
-    qsort(m->entries, m->count, sizeof *m->entries, by_offset);
+    const sgfp4_status sorted = sort_entries(m, diag);
+    if (sorted != SGFP4_OK)
+        return sorted;
+    for (size_t k = 0; k < m->count; k++)
+        m->entries[k].pub.shape = m->entries[k].shape;
     const uint64_t data_bytes = m->size - m->data_offset;
     uint64_t expected = 0;
     for (size_t k = 0; k < m->count; k++) {
@@ -189,45 +241,44 @@ static sgfp4_status check_layout(sgfp4_model *m, sgfp4_diag *diag)
     return SGFP4_OK;
 }
 
-/* File byte of the key "name" in the header (the first match of the quoted name followed by
- * a colon), or 8 (the header's start) if not found, e.g. when the name is escaped. */
-static int64_t key_offset(const sgfp4_model *m, const char *name)
+/* File byte of the k-th top-level key, from the pre-scan: jansson keeps an object's keys in
+ * text order, so once both count the same keys the k-th one is the k-th iterated. Else 8,
+ * the header's start. */
+static int64_t key_offset(const json_scan *scan, size_t k, size_t keys)
 {
-    const char *h = (const char *)m->base + 8;
-    const size_t n = (size_t)(m->data_offset - 8), len = strlen(name);
-    for (size_t k = 0; k + len + 2 <= n; k++)
-        if (h[k] == '"' && memcmp(h + k + 1, name, len) == 0 && h[k + len + 1] == '"') {
-            size_t j = k + len + 2;
-            while (j < n && (h[j] == ' ' || h[j] == '\t' || h[j] == '\n' || h[j] == '\r'))
-                j++;
-            if (j < n && h[j] == ':')
-                return (int64_t)(8 + k);
-        }
-    return 8;
+    return scan->top_keys == keys && k < scan->top_keys ? (int64_t)(8 + scan->top_key_at[k]) : 8;
 }
 
-static sgfp4_status parse_header(sgfp4_model *m, json_t *root, sgfp4_diag *diag)
+static sgfp4_status parse_header(sgfp4_model *m, json_t *root, const json_scan *scan,
+                                 uint64_t max_tensors, sgfp4_diag *diag)
 {
     if (!json_is_object(root))
         return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1, "header is not a JSON object");
     json_t *meta = json_object_get(root, "__metadata__");
-    m->count = json_object_size(root) - (meta ? 1 : 0);
+    const size_t keys = json_object_size(root);
+    m->count = keys - (meta ? 1 : 0);
+    if (m->count > max_tensors)
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, 8, -1, -1,
+                          "the header lists more than %llu tensors (%zu; the limit is "
+                          "sgfp4_model_open_options.max_tensors)",
+                          (unsigned long long)max_tensors, m->count);
     m->entries = calloc(m->count ? m->count : 1, sizeof *m->entries);
     if (!m->entries)
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
     sgfp4_status s = SGFP4_OK;
     if (meta && (s = parse_metadata(m, meta, diag)) != SGFP4_OK)
         return s;
-    size_t k = 0;
+    size_t k = 0, index = 0;
     const char *name;
     json_t *value;
     json_object_foreach(root, name, value) {
+        const int64_t at = key_offset(scan, index++, keys);
         if (strcmp(name, "__metadata__") == 0)
             continue;
         model_entry *e = &m->entries[k++];
         if (!(e->pub.name = strdup(name)))
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
-        if ((s = parse_entry(name, value, e, key_offset(m, name), diag)) != SGFP4_OK)
+        if ((s = parse_entry(name, value, e, at, diag)) != SGFP4_OK)
             return s;
     }
     if ((s = check_layout(m, diag)) != SGFP4_OK)
@@ -235,11 +286,43 @@ static sgfp4_status parse_header(sgfp4_model *m, json_t *root, sgfp4_diag *diag)
     return sgfp4_model_index_names(m, diag);
 }
 
-sgfp4_status sgfp4_model_parse(sgfp4_model *m, const sgfp4_limits *limits, sgfp4_diag *diag)
+/* The pre-scan's verdict on the header text, as a status (SGFP4_OK to go on to jansson,
+ * which also reports what the scan found malformed). */
+static sgfp4_status check_scan(json_scan_result r, const json_scan *scan, uint64_t max_tensors,
+                               sgfp4_diag *diag)
+{
+    const int64_t at = (int64_t)(8 + scan->stop);
+    switch (r) {
+    case JSON_SCAN_TOO_MANY_KEYS:
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, at, -1, -1,
+                          "header byte %lld: the header lists more than %llu tensors (the "
+                          "limit; sgfp4_model_open_options.max_tensors)",
+                          (long long)at, (unsigned long long)max_tensors);
+    case JSON_SCAN_TOO_DEEP:
+        return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, at, -1, -1,
+                          "header byte %lld: nested deeper than a safetensors header can be "
+                          "(header, entry, shape)", (long long)at);
+    case JSON_SCAN_ARRAY_TOO_LONG:
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, at, -1, -1,
+                          "header byte %lld: an array of more than %d elements (a shape has at "
+                          "most %d dimensions)", (long long)at, HEADER_MAX_ARRAY,
+                          SGFP4_MODEL_MAX_RANK);
+    case JSON_SCAN_NOMEM:
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                          "out of memory while scanning the header");
+    default:
+        return SGFP4_OK;
+    }
+}
+
+sgfp4_status sgfp4_model_parse(sgfp4_model *m, const sgfp4_model_open_options *o,
+                               sgfp4_diag *diag)
 {
     sgfp4_diag_clear(diag);
-    const uint64_t max_header =
-        limits && limits->max_header_bytes ? limits->max_header_bytes : SGFP4_DEFAULT_MAX_HEADER;
+    const uint64_t max_header = o && o->limits.max_header_bytes ? o->limits.max_header_bytes
+                                                                : SGFP4_DEFAULT_MAX_HEADER;
+    const uint64_t max_tensors =
+        o && o->max_tensors ? o->max_tensors : SGFP4_MODEL_DEFAULT_MAX_TENSORS;
     if (m->size < 8)
         return sgfp4_fail(diag, SGFP4_ERR_TRUNCATED, 0, -1, -1,
                           "file is %llu bytes, shorter than the 8-byte header length",
@@ -257,17 +340,45 @@ sgfp4_status sgfp4_model_parse(sgfp4_model *m, const sgfp4_limits *limits, sgfp4
         return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1,
                           "header does not start with '{'");
     m->data_offset = 8 + n;
-    json_error_t err;
-    json_t *root = json_loadb((const char *)m->base + 8, (size_t)n, JSON_REJECT_DUPLICATES, &err);
-    if (!root) {
-        const bool dup = json_error_code(&err) == json_error_duplicate_key;
-        return sgfp4_fail(diag, dup ? SGFP4_ERR_MODEL_DUPLICATE : SGFP4_ERR_MODEL_JSON,
-                          (int64_t)(8 + (err.position > 0 ? err.position : 0)), -1, -1,
-                          "header JSON at byte %lld: %s", (long long)(8 + err.position),
-                          err.text);
+    const char *text = (const char *)m->base + 8;
+    /* Pre-scan: refuse what cannot be a header before jansson allocates for it, and make
+     * sure the memory the parse and the entries need can be had (jansson hangs or crashes
+     * when an allocation fails in the middle of a parse). */
+    const json_scan_limits limits = {HEADER_MAX_DEPTH, HEADER_MAX_ARRAY,
+                                     max_tensors < UINT64_MAX ? max_tensors + 1 : 0, true};
+    json_scan scan;
+    sgfp4_status s = check_scan(json_scan_run(text, (size_t)n, &limits, &scan), &scan,
+                                max_tensors, diag);
+    /* jansson's tree, plus the entries and the names copied while it is alive (the counts
+     * are bounded by the header's length, so this does not overflow) */
+    const uint64_t parse = json_scan_parse_memory(&scan);
+    const uint64_t own = scan.top_keys * (sizeof(model_entry) + 2 * sizeof(size_t)) +
+                         scan.string_bytes;
+    const uint64_t need = parse > UINT64_MAX - own ? UINT64_MAX : parse + own;
+    if (s == SGFP4_OK && !json_memory_available(need))
+        s = sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                       "out of memory: parsing the %llu-byte header (%llu entries) needs "
+                       "about %llu MB", (unsigned long long)n,
+                       (unsigned long long)scan.top_keys,
+                       (unsigned long long)(need >> 20) + 1);
+    json_t *root = NULL;
+    if (s == SGFP4_OK) {
+        json_error_t err;
+        root = json_loadb(text, (size_t)n, JSON_REJECT_DUPLICATES, &err);
+        if (!root) {
+            const enum json_error_code code = json_error_code(&err);
+            const sgfp4_status st = code == json_error_duplicate_key  ? SGFP4_ERR_MODEL_DUPLICATE
+                                    : code == json_error_out_of_memory ? SGFP4_ERR_NOMEM
+                                                                       : SGFP4_ERR_MODEL_JSON;
+            s = sgfp4_fail(diag, st, (int64_t)(8 + (err.position > 0 ? err.position : 0)), -1,
+                           -1, "header JSON at byte %lld: %s", (long long)(8 + err.position),
+                           err.text);
+        }
     }
-    sgfp4_status s = parse_header(m, root, diag);
+    if (s == SGFP4_OK)
+        s = parse_header(m, root, &scan, max_tensors, diag);
     json_decref(root);
+    json_scan_free(&scan);
     if (s != SGFP4_OK)
         return s;
     const char *manifest = sgfp4_model_metadata_get(m, "sgfp4");

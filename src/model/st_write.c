@@ -132,7 +132,7 @@ sgfp4_status sgfp4_st_writer_begin(const sgfp4_st_entry *entries, size_t count,
 
 sgfp4_status sgfp4_st_writer_write(sgfp4_st_writer *w, const void *data, size_t size)
 {
-    if (!w || w->failed)
+    if (!w || w->failed || (!data && size))
         return SGFP4_ERR_ARGUMENT;
     if (size > w->expected - w->written) {
         w->failed = true;

@@ -17,6 +17,25 @@ if(SGFP4_FUZZ)
   endif()
   # Coverage feedback from the library itself, not only from the harnesses.
   target_compile_options(sgfp4_objects PRIVATE -fsanitize=fuzzer-no-link)
+  # Except in the encoder's numeric kernels (the leaf fits, block analysis, error metrics,
+  # quantization, the rate-distortion pruning and its lambda search): their loops run over
+  # one leaf's floats or one block's costs, so coverage counters and
+  # comparison tracing guide nothing there (the values come out of arithmetic, not from the
+  # input's bytes), and with UBSan's pointer-overflow, alignment and null checks they stop
+  # the loops' vectorization, which costs the round-trip target most of its time. ASan and
+  # UBSan's other checks stay on them here, and every check on them in the CI sanitizer
+  # build, which replays the fuzz corpora. The rest of the encoder keeps edge coverage,
+  # without comparison tracing.
+  file(GLOB _encoder_sources ${PROJECT_SOURCE_DIR}/src/encode/*.c)
+  foreach(_source ${_encoder_sources})
+    if(_source MATCHES "/(fit_[^/]*|analyze|error_metric|quantize|policy_rate|rate_control)\\.c$")
+      set(_flags -fno-sanitize=fuzzer-no-link -fno-sanitize=pointer-overflow,alignment,null)
+    else()
+      set(_flags -fno-sanitize-coverage=trace-cmp)
+    endif()
+    set_source_files_properties(${_source} DIRECTORY ${PROJECT_SOURCE_DIR}
+                                PROPERTIES COMPILE_OPTIONS "${_flags}")
+  endforeach()
 endif()
 
 # sgfp4_add_fuzz_target(NAME SOURCES...): regression driver fuzz_NAME_regress, CTest test
@@ -57,7 +76,19 @@ foreach(t fuzz_cli_parse_regress fuzz_cli_parse)
   endif()
 endforeach()
 sgfp4_add_fuzz_target(roundtrip ${SGFP4_FUZZ_DIR}/fuzz_roundtrip.c)
-# Whole models: safetensors reader, manifest, quantized tensors, restore, policy parser.
-sgfp4_add_fuzz_target(model ${SGFP4_FUZZ_DIR}/fuzz_model.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)
+# Whole models: safetensors reader, manifest, quantized tensors, restore (and the round trip
+# as an oracle), policy parser; with the structure-aware safetensors mutator (st_mutate.c).
+sgfp4_add_fuzz_target(model ${SGFP4_FUZZ_DIR}/fuzz_model.c ${SGFP4_FUZZ_DIR}/fuzz_common.c
+                      ${SGFP4_FUZZ_DIR}/st_mutate.c)
+if(SGFP4_FUZZ)
+  target_sources(fuzz_model PRIVATE ${SGFP4_FUZZ_DIR}/fuzz_model_mutator.c)
+  # the round trip's error bound compares floats: no comparison tracing there either
+  set_source_files_properties(${SGFP4_FUZZ_DIR}/fuzz_roundtrip.c
+                              PROPERTIES COMPILE_OPTIONS -fno-sanitize-coverage=trace-cmp)
+endif()
+# CI runs structured variants of every model seed too: the regression driver's --mutants
+# (what the libFuzzer mutator would try first, deterministically).
+add_test(NAME fuzz_model_mutants
+         COMMAND fuzz_model_regress --mutants 24 ${SGFP4_FUZZ_DIR}/corpus/model)
 # Sharded sets: the index over fixed shards the target writes into a temporary folder.
 sgfp4_add_fuzz_target(model_index ${SGFP4_FUZZ_DIR}/fuzz_model_index.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)

@@ -1,4 +1,4 @@
-# Hardening tests (issue 7): crash-safe CLI outputs under SIGKILL, and resource limits
+# Hardening tests: crash-safe CLI outputs under SIGKILL, and resource limits
 # (tests/unit/test_limits.c is picked up as a unit test on its own).
 # SPDX-License-Identifier: MIT
 # Under the sanitizers (a Debug build) the commands are ~10x slower: fewer kills, a smaller
@@ -17,3 +17,8 @@ add_test(NAME crash_safe_outputs
                  ${SGFP4_CRASH_SAFE_ITERATIONS})
 set_tests_properties(crash_safe_outputs PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
                      ENVIRONMENT "${crash_safe_env}")
+
+# Benchmark (not a test): opening a header of n tensors against jansson alone
+# (docs/benchmarks.md, "Safetensors headers").
+add_executable(header_open_bench ${PROJECT_SOURCE_DIR}/tests/bench/header_open_bench.c)
+target_link_libraries(header_open_bench PRIVATE sgfp4_static)

@@ -3,11 +3,17 @@
  * the model into a sink; and the JSON policy parser.
  * Input: one selector byte. Below 0xF0: a safetensors file follows (opened from memory, with
  * max_header_bytes 1 MB when the selector is odd). 0xF0 and above: a policy document.
- * Checks: every tensor a model lists lies inside the file; each quantized tensor's strict
- * open agrees with its verify (a hash mismatch aside), and what opens passes every check of
- * fuzz_check_tensor(); conversions and the restore stay inside their buffers.
+ * Checks: every tensor a model lists lies inside the file, in data order, with a shape that
+ * multiplies out to its element count and the name, dtype, shape and offsets the header
+ * says (parsed again by the harness); each quantized tensor's strict open agrees with its
+ * verify (a hash mismatch aside), and what opens passes every check of fuzz_check_tensor();
+ * conversions and the restore stay inside their buffers; a small plain model round-trips
+ * (encode -> decode keeps every name, dtype, shape, metadata pair and pass-through byte).
+ * The libFuzzer binary mutates the safetensors files structurally (fuzz_model_mutator.c).
  * SPDX-License-Identifier: MIT */
 #include <string.h>
+
+#include <jansson.h>
 
 #include "fuzz_common.h"
 #include "sgfp4_model.h"
@@ -48,6 +54,123 @@ static void check_quantized(const sgfp4_model *m, const sgfp4_model_tensor *t,
     (void)size;
 }
 
+typedef struct blob {
+    uint8_t *bytes;
+    size_t size;
+} blob;
+
+static sgfp4_status collect(void *user, const void *data, size_t size)
+{
+    blob *b = user;
+    uint8_t *p = realloc(b->bytes, b->size + size);
+    if (!p)
+        return SGFP4_ERR_NOMEM;
+    memcpy(p + b->size, data, size);
+    b->bytes = p;
+    b->size += size;
+    return SGFP4_OK;
+}
+
+/* The shape a tensor reports multiplies out to its element count (a shape that belongs to
+ * another tensor mostly does not). */
+static void check_shape(const sgfp4_model_tensor *t)
+{
+    uint64_t product = 1;
+    for (size_t d = 0; d < t->rank; d++) {
+        FUZZ_ASSERT(t->shape[d] == 0 || product <= UINT64_MAX / t->shape[d]);
+        product *= t->shape[d];
+    }
+    FUZZ_ASSERT(product == t->elements);
+}
+
+/* An oracle independent of the reader's structures: the header parsed again here, each
+ * entry compared with what the reader reports for that name (dtype, shape, offsets). A
+ * shape taken from another tensor of the same size passes every other check. */
+static void check_against_header(const sgfp4_model *m, const uint8_t *data)
+{
+    uint64_t n = 0;
+    for (int k = 7; k >= 0; k--)
+        n = n << 8 | data[k];
+    json_t *root = json_loadb((const char *)data + 8, (size_t)n, 0, NULL);
+    FUZZ_ASSERT(json_is_object(root));
+    size_t tensors = 0;
+    const char *name;
+    json_t *entry;
+    json_object_foreach(root, name, entry) {
+        if (strcmp(name, "__metadata__") == 0)
+            continue;
+        tensors++;
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_find(m, name);
+        FUZZ_ASSERT(t && strcmp(t->name, name) == 0);
+        FUZZ_ASSERT(strcmp(json_string_value(json_object_get(entry, "dtype")),
+                           sgfp4_st_dtype_name(t->dtype)) == 0);
+        const json_t *shape = json_object_get(entry, "shape");
+        FUZZ_ASSERT(json_array_size(shape) == t->rank);
+        for (size_t d = 0; d < t->rank; d++)
+            FUZZ_ASSERT((uint64_t)json_integer_value(json_array_get(shape, d)) == t->shape[d]);
+        const json_t *offsets = json_object_get(entry, "data_offsets");
+        FUZZ_ASSERT(8 + n + (uint64_t)json_integer_value(json_array_get(offsets, 0)) == t->offset);
+    }
+    FUZZ_ASSERT(tensors == sgfp4_model_tensor_count(m));
+    json_decref(root);
+}
+
+/* The round trip as an oracle, for every small plain model that opens: encoded with every
+ * float tensor quantized (cheap encoder settings) and decoded, the result has the source's
+ * names, dtypes, shapes, metadata and every pass-through byte. Encoding may only refuse
+ * non-finite values. */
+static void check_round_trip(const sgfp4_model *src)
+{
+    static sgfp4_model_policy *policy;
+    if (!policy) {
+        const char doc[] = "{\"min_elements\":1,\"defaults\":{\"policy\":\"threshold\","
+                           "\"fit\":\"reference\"},\"rules\":[{\"match\":\"*\","
+                           "\"action\":\"quantize\"}]}";
+        FUZZ_ASSERT(sgfp4_model_policy_parse(doc, sizeof doc - 1, &policy, NULL) == SGFP4_OK);
+    }
+    blob q = {NULL, 0}, r = {NULL, 0};
+    const sgfp4_sink qsink = {collect, &q}, rsink = {collect, &r};
+    sgfp4_diag diag;
+    const sgfp4_status encoded = sgfp4_model_encode(src, policy, &qsink, NULL, &diag);
+    if (encoded != SGFP4_OK) {
+        if (encoded != SGFP4_ERR_ARGUMENT || !strstr(diag.message, "finite"))
+            fprintf(stderr, "round trip: encode: %s\n", diag.message);
+        FUZZ_ASSERT(encoded == SGFP4_ERR_ARGUMENT && strstr(diag.message, "finite"));
+        free(q.bytes);
+        return;
+    }
+    sgfp4_model *qm = NULL, *rm = NULL;
+    FUZZ_ASSERT(sgfp4_model_open_memory(q.bytes, q.size, &qm, NULL, &diag) == SGFP4_OK);
+    if (sgfp4_model_decode(qm, &rsink, NULL, &diag) != SGFP4_OK)
+        fprintf(stderr, "round trip: decode: %s\n", diag.message);
+    FUZZ_ASSERT(sgfp4_model_open_memory(r.bytes, r.size, &rm, NULL, &diag) == SGFP4_OK);
+    const size_t n = sgfp4_model_tensor_count(src);
+    FUZZ_ASSERT(sgfp4_model_tensor_count(qm) == n && sgfp4_model_tensor_count(rm) == n);
+    for (size_t i = 0; i < n; i++) {
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_at(src, i);
+        const sgfp4_model_tensor *qt = sgfp4_model_tensor_find(qm, t->name);
+        const sgfp4_model_tensor *rt = sgfp4_model_tensor_find(rm, t->name);
+        FUZZ_ASSERT(qt && rt);
+        FUZZ_ASSERT(rt->dtype == t->dtype && rt->rank == t->rank && rt->nbytes == t->nbytes);
+        FUZZ_ASSERT(t->rank == 0 || memcmp(rt->shape, t->shape, t->rank * sizeof *t->shape) == 0);
+        if (!qt->quant)
+            FUZZ_ASSERT(t->nbytes == 0 || memcmp(rt->data, t->data, (size_t)t->nbytes) == 0);
+        else
+            FUZZ_ASSERT(qt->quant->source_dtype == t->dtype &&
+                        qt->quant->original_rank == t->rank);
+    }
+    for (size_t k = 0; k < sgfp4_model_metadata_count(src); k++) {
+        const char *key = NULL, *value = NULL;
+        FUZZ_ASSERT(sgfp4_model_metadata_at(src, k, &key, &value) == 0);
+        const char *restored = sgfp4_model_metadata_get(rm, key);
+        FUZZ_ASSERT(restored && strcmp(restored, value) == 0);
+    }
+    sgfp4_model_close(qm);
+    sgfp4_model_close(rm);
+    free(q.bytes);
+    free(r.bytes);
+}
+
 static void fuzz_file(const uint8_t *data, size_t size, int small_header)
 {
     sgfp4_model_open_options options;
@@ -77,6 +200,9 @@ static void fuzz_file(const uint8_t *data, size_t size, int small_header)
         uint64_t nbytes = 0; /* elements x bits / 8: sub-byte dtypes fill whole bytes */
         FUZZ_ASSERT(sgfp4_st_dtype_bytes(t->dtype, t->elements, &nbytes) == 0);
         FUZZ_ASSERT(t->nbytes == nbytes);
+        check_shape(t);
+        /* tensors come in data order */
+        FUZZ_ASSERT(i == 0 || t->offset >= sgfp4_model_tensor_at(m, i - 1)->offset);
         total_elements += t->elements;
         if (t->quant) {
             check_quantized(m, t, data, size);
@@ -89,6 +215,7 @@ static void fuzz_file(const uint8_t *data, size_t size, int small_header)
         }
     }
     FUZZ_ASSERT(sgfp4_model_tensor_at(m, count) == NULL);
+    check_against_header(m, data);
     const size_t meta = sgfp4_model_metadata_count(m);
     for (size_t i = 0; i < meta; i++) {
         const char *key = NULL, *value = NULL;
@@ -100,6 +227,8 @@ static void fuzz_file(const uint8_t *data, size_t size, int small_header)
         const sgfp4_sink sink = {discard, &written};
         (void)sgfp4_model_decode(m, &sink, NULL, &diag);
     }
+    if (!sgfp4_model_is_quantized(m) && count <= 16 && total_elements <= 4 * 4096)
+        check_round_trip(m);
     sgfp4_model_close(m);
 }
 

@@ -2,6 +2,9 @@
  * is a file, or a folder whose regular files are all run (not recursively). Used by CTest
  * to replay the corpora and crashers under the sanitizers with any compiler. A finding
  * aborts (sanitizer report or FUZZ_ASSERT); otherwise prints how many files ran.
+ * `--mutants N` (first argument) also runs N structured variants of each file, made by the
+ * target's st_mutate() (the model target links it; for the others the option does nothing):
+ * the selector byte stays, the safetensors file after it is mutated with seeds 1..N.
  * SPDX-License-Identifier: MIT */
 #include <dirent.h>
 #include <stdint.h>
@@ -11,6 +14,44 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* st_mutate.h; weak: only the targets that link it have it */
+size_t st_mutate(uint8_t *file, size_t size, size_t max_size, uint32_t seed)
+    __attribute__((weak));
+
+static unsigned mutants;
+static unsigned long variants_run;
+
+/* Runs data and its structured variants (an exact-size copy of each). */
+static void run_input(const uint8_t *data, size_t size)
+{
+    uint8_t *exact = malloc(size ? size : 1);
+    if (!exact)
+        exit(1);
+    if (size)
+        memcpy(exact, data, size);
+    LLVMFuzzerTestOneInput(exact, size);
+    free(exact);
+    if (!st_mutate || size < 2 || data[0] >= 0xF0)
+        return;
+    const size_t cap = 2 * size + 65536;
+    uint8_t *work = malloc(cap);
+    if (!work)
+        exit(1);
+    for (unsigned seed = 1; seed <= mutants; seed++) {
+        memcpy(work, data, size);
+        const size_t n = st_mutate(work + 1, size - 1, cap - 1, seed);
+        if (n == 0)
+            break; /* not a file it parses: no variant will be */
+        uint8_t *variant = malloc(n + 1);
+        if (!variant)
+            exit(1);
+        memcpy(variant, work, n + 1);
+        LLVMFuzzerTestOneInput(variant, n + 1);
+        free(variant);
+        variants_run++;
+    }
+    free(work);
+}
 
 static int run_file(const char *path)
 {
@@ -37,15 +78,9 @@ static int run_file(const char *path)
         size += got;
     }
     fclose(f);
-    /* An exact-size copy, so that ASan catches a read one past the end of the input. */
-    uint8_t *exact = malloc(size ? size : 1);
-    if (!exact)
-        exit(1);
-    if (size)
-        memcpy(exact, buf, size);
+    /* Exact-size copies, so that ASan catches a read one past the end of the input. */
+    run_input(buf, size);
     free(buf);
-    LLVMFuzzerTestOneInput(exact, size);
-    free(exact);
     return 1;
 }
 
@@ -95,7 +130,12 @@ static long run_folder(const char *dir)
 int main(int argc, char **argv)
 {
     long total = 0;
-    for (int i = 1; i < argc; i++) {
+    int first = 1;
+    if (argc > 2 && strcmp(argv[1], "--mutants") == 0) {
+        mutants = (unsigned)strtoul(argv[2], NULL, 10);
+        first = 3;
+    }
+    for (int i = first; i < argc; i++) {
         struct stat st;
         if (stat(argv[i], &st) != 0) {
             fprintf(stderr, "regression driver: %s does not exist\n", argv[i]);
@@ -108,6 +148,7 @@ int main(int argc, char **argv)
         }
         total += ran;
     }
-    printf("regression driver: %ld inputs ran without a finding\n", total);
+    printf("regression driver: %ld inputs and %lu structured variants ran without a finding\n",
+           total, variants_run);
     return 0;
 }

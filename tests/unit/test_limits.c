@@ -1,4 +1,4 @@
-/* Resource limits and size arithmetic on hostile shapes and containers (issue 7, item 3):
+/* Resource limits and size arithmetic on hostile shapes and containers:
  * sgfp4_limits fields refuse with SGFP4_ERR_LIMIT exactly past their value; 0 means the
  * documented default; shapes whose sizes overflow are refused without wrapping; opening
  * allocates only the view, whatever the container or the shape claims; decode arguments

@@ -308,7 +308,11 @@ static void test_policy(void **state)
     const char *bad[] = {"{\"rules\":[{\"match\":\"*\",\"bpw\":\"x\"}]}",
                          "{\"rules\":[{\"match\":\"*\",\"colour\":1}]}",
                          "{\"rules\":[{\"action\":\"skip\"}]}", "{\"defaults\":{\"profile\":\"v9\"}}",
-                         "{\"version\":2}", "{\"rules\":{}}", "[", "{\"a\":1,\"a\":1}"};
+                         "{\"version\":2}", "{\"rules\":{}}", "[", "{\"a\":1,\"a\":1}",
+                         /* values the encoder would refuse, refused when the file is read */
+                         "{\"defaults\":{\"bpw\":64.5}}", "{\"defaults\":{\"threshold\":2e12}}",
+                         "{\"rules\":[{\"match\":\"*\",\"delta\":1e7}]}",
+                         "{\"defaults\":{\"delta\":-0.5}}", "{\"defaults\":{\"threshold\":0}}"};
     for (size_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
         p = (sgfp4_model_policy *)0x1;
         if (sgfp4_model_policy_parse(bad[j], strlen(bad[j]), &p, &diag) == SGFP4_OK)
@@ -318,12 +322,57 @@ static void test_policy(void **state)
     }
 }
 
+/* The decision is total: any tensor view a caller passes, and no decision at all. */
+static void test_policy_any_shape(void **state)
+{
+    (void)state;
+    sgfp4_model_policy *p = NULL;
+    assert_int_equal(sgfp4_model_policy_create(&p), SGFP4_OK);
+    sgfp4_model_policy_decide(p, NULL, NULL); /* nothing to write to: returns */
+    uint64_t zero_last[2] = {64, 0}, fine[2] = {64, 64}, big[2] = {UINT64_C(1) << 40, 1 << 20};
+    sgfp4_model_tensor t = {"layers.0.w", SGFP4_ST_F32, 2, fine, 4096, 0, 0, NULL, NULL, 0};
+    sgfp4_model_policy_decide(p, &t, NULL);
+    sgfp4_model_decision d;
+    /* shapes that do not multiply out to the element count: passed through, no division */
+    const struct {
+        size_t rank;
+        uint64_t *shape;
+    } bad[] = {{2, zero_last}, {2, NULL}, {99, fine}, {2, big}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        t.rank = bad[k].rank;
+        t.shape = bad[k].shape;
+        sgfp4_model_policy_decide(p, &t, &d);
+        assert_false(d.quantize);
+        assert_non_null(strstr(d.reason, "shape"));
+    }
+    /* forced by a rule: a rank-0 tensor is [1, 1], a rank-1 one [1, n] */
+    sgfp4_model_policy_free(p);
+    const char *doc = "{\"rules\":[{\"match\":\"*\",\"action\":\"quantize\"}]}";
+    assert_int_equal(sgfp4_model_policy_parse(doc, strlen(doc), &p, NULL), SGFP4_OK);
+    sgfp4_model_tensor scalar = {"s", SGFP4_ST_F32, 0, NULL, 1, 0, 0, NULL, NULL, 0};
+    sgfp4_model_policy_decide(p, &scalar, &d);
+    assert_true(d.quantize);
+    assert_int_equal(d.rows, 1);
+    assert_int_equal(d.cols, 1);
+    uint64_t vec[1] = {7};
+    sgfp4_model_tensor v = {"v", SGFP4_ST_BF16, 1, vec, 7, 0, 0, NULL, NULL, 0};
+    sgfp4_model_policy_decide(p, &v, &d);
+    assert_true(d.quantize);
+    assert_int_equal(d.rows, 1);
+    assert_int_equal(d.cols, 7);
+    sgfp4_model_tensor unnamed = v;
+    unnamed.name = NULL;
+    sgfp4_model_policy_decide(p, &unnamed, &d);
+    assert_false(d.quantize);
+    sgfp4_model_policy_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),    cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_writer),   cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_policy),   cmocka_unit_test(test_policy_any_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
