@@ -64,6 +64,7 @@ typedef struct job {
     size_t stride;
     sgfp4_encode_options o;
     double mean_square;
+    const float *row_weight, *col_weight; /* error weights of the metric, or NULL */
     float *scratch;              /* per worker: block + SGFP4_ENCODE_SCRATCH floats */
     sgfp4_block_plan *plans;     /* v2 */
     sgfp4_leaf_params *params;   /* rate policy: SGFP4_NODES * 2 per block */
@@ -112,7 +113,13 @@ static void analyze_block(void *ctx, uint64_t b, unsigned worker)
     const job *j = ctx;
     unsigned rows, cols;
     float *block = load_block(j, b, worker, &rows, &cols);
-    sgfp4_analyze_block(block, rows, cols, j->o.fit, SGFP4_PROFILE_V2, block + 4096,
+    const float *rw = NULL, *cw = NULL;
+    if (j->row_weight) {
+        const uint64_t by = b / j->tiles_x, bx = b % j->tiles_x;
+        rw = j->row_weight + by * 64;
+        cw = j->col_weight + bx * 64;
+    }
+    sgfp4_analyze_block(block, rows, cols, rw, cw, j->o.fit, SGFP4_PROFILE_V2, block + 4096,
                         j->params + b * SGFP4_NODES * 2);
 }
 
@@ -137,6 +144,8 @@ static int options_ok(const sgfp4_encode_options *o)
     if (sgfp4_threads_resolve(o->threads) == 0)
         return 0;
     if (!(o->delta >= 0 && o->delta <= 1e6) || !(o->threshold > 0 && o->threshold <= 1e12))
+        return 0;
+    if (o->metric != SGFP4_METRIC_SSE && o->metric != SGFP4_METRIC_ROW_RELATIVE)
         return 0;
     /* target_bpw matters only to the v2 rate policy (v1 is fixed-rate). */
     return o->profile == SGFP4_PROFILE_V1 || o->policy != SGFP4_POLICY_RATE ||
@@ -185,12 +194,13 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     if (o.profile == SGFP4_PROFILE_V1 && blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
         return SGFP4_ERR_LIMIT;
     const double mean_square = scan_input(src, rows, cols, src_stride);
-    if (mean_square < 0)
+    if (mean_square < 0 || !sgfp4_column_importance_ok(o.column_importance, cols) ||
+        !sgfp4_column_importance_ok(o.row_importance, rows))
         return SGFP4_ERR_ARGUMENT;
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);
     job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o, mean_square,
-             NULL, NULL, NULL, NULL, NULL};
+             NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;
     const sgfp4_allocator *alloc = &o.allocator; /* working memory */
@@ -202,6 +212,18 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         j.offsets = sgfp4_alloc_with(alloc, (size_t)blocks * sizeof *j.offsets);
     if (!j.scratch || !j.plans || (o.profile == SGFP4_PROFILE_V2 && !j.offsets))
         goto done;
+    if (o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_RATE &&
+        sgfp4_metric_is_weighted(&o)) {
+        /* row weights, then column weights, each padded to the 64-grid */
+        const size_t tiles_y = (size_t)(blocks / j.tiles_x);
+        float *weights = sgfp4_alloc_with(alloc, (tiles_y + (size_t)j.tiles_x) * 64 *
+                                                     sizeof *weights);
+        if (!weights)
+            goto done;
+        j.row_weight = weights;
+        j.col_weight = weights + tiles_y * 64;
+        sgfp4_error_weights(src, rows, cols, src_stride, &o, weights, weights + tiles_y * 64);
+    }
 
     uint64_t total;
     if (o.profile == SGFP4_PROFILE_V1) {
@@ -277,6 +299,7 @@ done:
     sgfp4_free_with(alloc, j.plans);
     sgfp4_free_with(alloc, j.params);
     sgfp4_free_with(alloc, j.offsets);
+    sgfp4_free_with(alloc, (void *)j.row_weight);
     return status;
 }
 

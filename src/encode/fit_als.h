@@ -12,14 +12,14 @@ typedef struct sgfp4_affine {
     double sse;
 } sgfp4_affine;
 
-/* Sets fit->sse to the squared error of c against S q + B when every q is the nearest code
+/* h: error weights or NULL (encode_internal.h). Sets fit->sse to the squared error of c against S q + B when every q is the nearest code
  * in [lo, hi], and *refit to the least-squares (S, B) for those codes (its sse: the error
  * with those codes, an upper bound of its error with nearest codes). */
-void sgfp4_als_round(const float *c, unsigned n, const sgfp4_leaf_stats *st, float lo,
-                     float hi, sgfp4_affine *fit, sgfp4_affine *refit);
+void sgfp4_als_round(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
+                     float lo, float hi, sgfp4_affine *fit, sgfp4_affine *refit);
 
 /* Runs up to `rounds` ALS rounds from *fit and leaves the best fit seen in *fit. */
-void sgfp4_als(const float *c, unsigned n, const sgfp4_leaf_stats *st, float lo, float hi,
-               unsigned rounds, sgfp4_affine *fit);
+void sgfp4_als(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
+               float lo, float hi, unsigned rounds, sgfp4_affine *fit);
 
 #endif

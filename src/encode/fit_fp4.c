@@ -18,8 +18,8 @@ static const float reference_factor[16] = {
     0.775922787f, 0.834884868f, 0.898327456f, 0.966591022f, 1.04004191f,  1.11907431f,
     1.20411234f,  1.29561239f,  1.39406549f,  1.5f};
 
-static void fit_reference(const float *c, unsigned n, const sgfp4_leaf_stats *st,
-                          sgfp4_affine *best)
+static void fit_reference(const float *c, const float *h, unsigned n,
+                          const sgfp4_leaf_stats *st, sgfp4_affine *best)
 {
     const float absmax = fmaxf(-st->min, st->max);
     const float s0 = absmax / 7.0f;
@@ -28,7 +28,7 @@ static void fit_reference(const float *c, unsigned n, const sgfp4_leaf_stats *st
     best->sse = -1;
     for (unsigned k = 0; k < 16; k++) {
         sgfp4_affine cand = {s0 * reference_factor[k], 0.0f, 0}, unused;
-        sgfp4_als_round(c, n, st, -8.0f, 7.0f, &cand, &unused);
+        sgfp4_als_round(c, h, n, st, -8.0f, 7.0f, &cand, &unused);
         if (best->sse < 0 || cand.sse < best->sse)
             *best = cand;
     }
@@ -45,49 +45,50 @@ static unsigned als_rounds(unsigned n) { return n <= 16 ? ALS_ROUNDS_4X4 : ALS_R
 /* Runs ALS from scale S with the bias at the mean or half a step above it, whichever fits
  * better at the start: the error is periodic in the bias with period S, so ALS cannot move
  * from one to the other, and leaves with many weights near the mean want a level there. */
-static void fit_from(const float *c, unsigned n, const sgfp4_leaf_stats *st, float scale,
-                     sgfp4_affine *best)
+static void fit_from(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
+                     float scale, sgfp4_affine *best)
 {
     sgfp4_affine at_mean = {scale, 0.0f, 0}, half_up = {scale, 0.5f * scale, 0}, unused;
-    sgfp4_als_round(c, n, st, -8.0f, 7.0f, &at_mean, &unused);
-    sgfp4_als_round(c, n, st, -8.0f, 7.0f, &half_up, &unused);
+    sgfp4_als_round(c, h, n, st, -8.0f, 7.0f, &at_mean, &unused);
+    sgfp4_als_round(c, h, n, st, -8.0f, 7.0f, &half_up, &unused);
     sgfp4_affine cand = at_mean.sse < half_up.sse ? at_mean : half_up;
-    sgfp4_als(c, n, st, -8.0f, 7.0f, als_rounds(n), &cand);
+    sgfp4_als(c, h, n, st, -8.0f, 7.0f, als_rounds(n), &cand);
     if (best->sse < 0 || cand.sse < best->sse)
         *best = cand;
 }
 
-static void fit_best(const float *c, unsigned n, const sgfp4_leaf_stats *st, sgfp4_affine *best)
+static void fit_best(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
+                     sgfp4_affine *best)
 {
     static const float shrink[] = {0.9f, 0.8f};
     const float absmax = fmaxf(-st->min, st->max);
     /* The min-max grid: min maps to -8, max to 7. */
     sgfp4_affine cand = {(st->max - st->min) / 15.0f, 0, 0};
     cand.bias = st->min + 8.0f * cand.scale;
-    sgfp4_als(c, n, st, -8.0f, 7.0f, als_rounds(n), &cand);
+    sgfp4_als(c, h, n, st, -8.0f, 7.0f, als_rounds(n), &cand);
     *best = cand;
     /* Symmetric grids shrunk to clip outliers (one for 4x4 leaves, see als_rounds). */
     const unsigned starts = n <= 16 ? 1 : sizeof shrink / sizeof shrink[0];
     for (unsigned k = 0; k < starts; k++)
-        fit_from(c, n, st, shrink[k] * absmax / 7.5f, best);
+        fit_from(c, h, n, st, shrink[k] * absmax / 7.5f, best);
     /* Heavy-tailed leaves have their optimum far below the absolute maximum (clipping
      * several large values): also start from the step of the optimal 16-level uniform
      * quantizer of a Gaussian of the leaf's deviation, 0.335 sigma. */
-    const float sigma = (float)sqrt(st->sum_sq / n);
+    const float sigma = (float)sqrt(st->sum_sq / st->weight);
     if (n > 16 && 0.335f * sigma < 0.8f * absmax / 7.5f)
-        fit_from(c, n, st, 0.335f * sigma, best);
+        fit_from(c, h, n, st, 0.335f * sigma, best);
 }
 
-void sgfp4_fit_fp4(const float *w, const float *c, const sgfp4_leaf_stats *st, unsigned n,
-                   sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
+void sgfp4_fit_fp4(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
+                   unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
 {
     sgfp4_affine a = {0, 0, 0};
     if (st->max > st->min) {
         if (fit == SGFP4_FIT_REFERENCE)
-            fit_reference(c, n, st, &a);
+            fit_reference(c, h, n, st, &a);
         else
-            fit_best(c, n, st, &a);
+            fit_best(c, h, n, st, &a);
     }
-    sgfp4_fit_finalize(w, n, SGFP4_MODE_FP4, a.scale, a.bias + st->mean,
+    sgfp4_fit_finalize(w, h, n, SGFP4_MODE_FP4, a.scale, a.bias + st->mean,
                        fit != SGFP4_FIT_REFERENCE, profile, out);
 }

@@ -9,30 +9,31 @@
 
 #include "encode/fit_als.h"
 
-static void fit_best(const float *c, unsigned n, const sgfp4_leaf_stats *st, sgfp4_affine *best)
+static void fit_best(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
+                     sgfp4_affine *best)
 {
-    const float sigma = (float)sqrt(st->sum_sq / n);
-    const float mad = (float)(st->abs_sum / n);
+    const float sigma = (float)sqrt(st->sum_sq / st->weight);
+    const float mad = (float)(st->abs_sum / st->weight);
     const float starts[] = {1.22f * sigma, 1.6f * mad, 0.9f * mad};
     best->sse = -1;
     for (unsigned k = 0; k < sizeof starts / sizeof starts[0]; k++) {
         sgfp4_affine cand = {starts[k], 0, 0};
-        sgfp4_als(c, n, st, -1.0f, 1.0f, 4, &cand);
+        sgfp4_als(c, h, n, st, -1.0f, 1.0f, 4, &cand);
         if (best->sse < 0 || cand.sse < best->sse)
             *best = cand;
     }
 }
 
-void sgfp4_fit_t158(const float *w, const float *c, const sgfp4_leaf_stats *st, unsigned n,
-                    sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
+void sgfp4_fit_t158(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
+                    unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
 {
     sgfp4_affine a = {0, 0, 0};
     if (st->max > st->min) {
         if (fit == SGFP4_FIT_REFERENCE)
-            a.scale = (float)(st->abs_sum / n);
+            a.scale = (float)(st->abs_sum / st->weight);
         else
-            fit_best(c, n, st, &a);
+            fit_best(c, h, n, st, &a);
     }
-    sgfp4_fit_finalize(w, n, SGFP4_MODE_T158, a.scale, a.bias + st->mean,
+    sgfp4_fit_finalize(w, h, n, SGFP4_MODE_T158, a.scale, a.bias + st->mean,
                        fit != SGFP4_FIT_REFERENCE, profile, out);
 }

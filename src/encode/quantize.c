@@ -58,7 +58,28 @@ void sgfp4_quantize(const float *restrict w, unsigned n, unsigned mode, float sc
 }
 
 SGFP4_VECTOR_CLONES
-double sgfp4_sse_at(const float *restrict w, unsigned n, unsigned mode, float scale, float bias)
+static double sse_weighted(const float *restrict w, const float *restrict h, unsigned n,
+                           unsigned mode, float scale, float bias)
+{
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
+    const size_t body = n & ~(size_t)7;
+    float acc[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const float q = code_of(w[i], bias, inv, lo, hi);
+        const float product = scale * q;
+        const float e = w[i] - (product + bias);
+        acc[i < body ? i % 8 : i - body] += h[i] * e * e;
+    }
+    double sum = 0;
+    for (unsigned j = 0; j < 8; j++)
+        sum += acc[j];
+    return sum;
+}
+
+SGFP4_VECTOR_CLONES
+static double sse_plain(const float *restrict w, unsigned n, unsigned mode, float scale,
+                        float bias)
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
@@ -83,9 +104,36 @@ double sgfp4_sse_at(const float *restrict w, unsigned n, unsigned mode, float sc
     return sum;
 }
 
+double sgfp4_sse_at(const float *w, const float *h, unsigned n, unsigned mode, float scale,
+                    float bias)
+{
+    return h ? sse_weighted(w, h, n, mode, scale, bias) : sse_plain(w, n, mode, scale, bias);
+}
+
 SGFP4_VECTOR_CLONES
-double sgfp4_bias_for_codes(const float *restrict w, unsigned n, unsigned mode, float scale,
-                            float bias)
+static double bias_weighted(const float *restrict w, const float *restrict h, unsigned n,
+                            unsigned mode, float scale, float bias)
+{
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
+    const size_t body = n & ~(size_t)7;
+    float acc[8] = {0}, hs[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const unsigned j = (unsigned)(i < body ? i % 8 : i - body);
+        acc[j] += h[i] * (w[i] - scale * code_of(w[i], bias, inv, lo, hi));
+        hs[j] += h[i];
+    }
+    double sum = 0, weight = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        sum += acc[j];
+        weight += hs[j];
+    }
+    return weight > 0 ? sum / weight : bias;
+}
+
+SGFP4_VECTOR_CLONES
+static double bias_plain(const float *restrict w, unsigned n, unsigned mode, float scale,
+                         float bias)
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
@@ -100,6 +148,12 @@ double sgfp4_bias_for_codes(const float *restrict w, unsigned n, unsigned mode, 
     for (unsigned j = 0; j < 8; j++)
         sum += acc[j];
     return sum / n;
+}
+
+double sgfp4_bias_for_codes(const float *w, const float *h, unsigned n, unsigned mode,
+                            float scale, float bias)
+{
+    return h ? bias_weighted(w, h, n, mode, scale, bias) : bias_plain(w, n, mode, scale, bias);
 }
 
 void sgfp4_pack_codes(const float *codes, unsigned n, unsigned mode, uint8_t *payload)

@@ -54,6 +54,13 @@ static int parse_value(eval_candidate *c, const char *key, const char *value)
             snprintf(c->importance, sizeof c->importance, "%s", value);
             return 0;
         }
+        if (strcmp(key, "use") == 0) {
+            c->importance_use = strcmp(value, "columns") == 0 ? 1
+                                : strcmp(value, "rows") == 0  ? 2
+                                : strcmp(value, "both") == 0  ? 3
+                                                              : -1;
+            return c->importance_use < 0 ? -1 : 0;
+        }
     }
     if (c->kind == KIND_AFFINE) {
         const long v = strtol(value, &end, 10);
@@ -75,6 +82,7 @@ int eval_candidate_parse(const char *spec, eval_candidate *c)
     c->metric = c->fit = c->profile = c->policy = c->effort = -1;
     c->bits = 4;
     c->group = 64;
+    c->importance_use = 3;
     const char *colon = strchr(spec, ':');
     const size_t kind_len = colon ? (size_t)(colon - spec) : strlen(spec);
     static const struct { const char *name; eval_kind kind; } kinds[] = {
@@ -200,11 +208,15 @@ static void apply_spec(const eval_candidate *c, sgfp4_encode_options *o)
     o->threads = 1;
 }
 
-/* The candidate's importance vector for tensor t (NULL if none or not of its length). */
-static const float *importance_of(const eval_weights *importance, const eval_tensor *t)
+/* The candidate's importance vector for tensor t: its columns (key NAME) or rows (key
+ * NAME:rows); NULL if none or not of the right length. */
+static const float *importance_of(const eval_weights *importance, const eval_tensor *t,
+                                  int rows)
 {
-    const eval_tensor *v = importance ? eval_weights_find(importance, t->name) : NULL;
-    return v && v->rows * v->cols == t->cols ? v->data : NULL;
+    char key[512];
+    snprintf(key, sizeof key, rows ? "%s:rows" : "%s", t->name);
+    const eval_tensor *v = importance ? eval_weights_find(importance, key) : NULL;
+    return v && v->rows * v->cols == (rows ? t->rows : t->cols) ? v->data : NULL;
 }
 
 /* Quantizes the set's tensors of out->weights in place. */
@@ -241,7 +253,10 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
             continue;
         if (c->kind == KIND_SGFP4) {
             apply_spec(c, &d.options);
-            d.options.column_importance = importance_of(&importance, t);
+            if (c->importance_use & 1)
+                d.options.column_importance = importance_of(&importance, t, 0);
+            if (c->importance_use & 2)
+                d.options.row_importance = importance_of(&importance, t, 1);
             rc = quantize_sgfp4(t, &d.options, &out->bits);
         } else if (c->kind == KIND_Q4_0) {
             out->bits += baseline_q4_0(t->data, t->rows, t->cols);

@@ -55,6 +55,10 @@ typedef struct llama_model {
 typedef struct llama_act_stats {
     double *sum[SLOT_COUNT];  /* [layer * in_dim + j] */
     double *classifier;       /* [dim] */
+    /* Output-side sensitivities (one layer deep): [layer * out_dim + i]; wv, wo and w2 rows
+     * are filled when the file is written (from weights) */
+    double *out[SLOT_COUNT];
+    double *classifier_out;   /* [vocab]: p (1 - p) of the softmax */
     uint64_t tokens;
 } llama_act_stats;
 
@@ -168,6 +172,7 @@ typedef struct eval_candidate {
     int metric, fit, profile, policy, effort; /* -1: the policy's / library's default */
     double threshold;
     char importance[512];    /* an importance (imatrix) file, or "" */
+    int importance_use;      /* 1: its column vectors, 2: its row vectors, 3: both */
     int bits, group;         /* affine */
     char path[512];          /* file */
 } eval_candidate;

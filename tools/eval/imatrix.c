@@ -49,52 +49,54 @@ static int collect(const eval_run *run, uint64_t seed, int sequences, int length
     return 0;
 }
 
-static int write_file(const llama_config *c, const llama_act_stats *st, const char *path,
-                      const char *classifier_name)
+/* The vectors of the file, in order: name and values. */
+typedef struct entry_list {
+    char (*names)[96];
+    float **values;
+    uint64_t *sizes;
+    size_t count, cap;
+} entry_list;
+
+static int add_entry(entry_list *e, const char *name, const double *sum, uint64_t n,
+                     double divide)
 {
-    const size_t count = (size_t)c->layers * SLOT_COUNT + 1;
-    sgfp4_st_entry *entries = calloc(count, sizeof *entries);
-    uint64_t *shapes = calloc(count, sizeof *shapes);
-    char (*names)[96] = calloc(count, sizeof *names);
-    float *vec = malloc((size_t)(c->hidden > c->dim ? c->hidden : c->dim) * sizeof *vec);
+    if (e->count == e->cap)
+        return -1;
+    snprintf(e->names[e->count], sizeof e->names[0], "%s", name);
+    e->values[e->count] = malloc((size_t)n * sizeof(float));
+    if (!e->values[e->count])
+        return -1;
+    for (uint64_t j = 0; j < n; j++)
+        e->values[e->count][j] = (float)(sum[j] / divide);
+    e->sizes[e->count++] = n;
+    return 0;
+}
+
+static int write_entries(const entry_list *e, const char *path)
+{
+    sgfp4_st_entry *entries = calloc(e->count, sizeof *entries);
     char temp[4096];
     snprintf(temp, sizeof temp, "%s.partial", path);
-    FILE *f = entries && shapes && names && vec ? fopen(temp, "wb") : NULL;
+    FILE *f = entries ? fopen(temp, "wb") : NULL;
     int rc = f ? 0 : -1;
-    size_t n = 0;
-    for (int l = 0; rc == 0 && l < c->layers; l++)
-        for (int slot = 0; slot < SLOT_COUNT; slot++, n++) {
-            snprintf(names[n], sizeof names[n], slot_names[slot], l);
-            shapes[n] = (uint64_t)slot_inputs(c, slot);
-            entries[n] = (sgfp4_st_entry){names[n], SGFP4_ST_F32, 1, &shapes[n]};
-        }
-    if (rc == 0) {
-        snprintf(names[n], sizeof names[n], "%s", classifier_name);
-        shapes[n] = (uint64_t)c->dim;
-        entries[n] = (sgfp4_st_entry){names[n], SGFP4_ST_F32, 1, &shapes[n]};
-    }
+    for (size_t i = 0; rc == 0 && i < e->count; i++)
+        entries[i] = (sgfp4_st_entry){e->names[i], SGFP4_ST_F32, 1, &e->sizes[i]};
     sgfp4_sink sink = {file_write, f};
     sgfp4_st_writer *w = NULL;
     sgfp4_diag diag;
-    const char *key = "sgfp4-eval", *value = "mean squared input activation per column";
-    if (rc == 0 && sgfp4_st_writer_begin(entries, count, &key, &value, 1, &sink, &w, &diag) !=
+    const char *key = "sgfp4-eval",
+               *value = "importance: NAME = mean squared input activation per column; "
+                        "NAME:rows = output-side sensitivity per row";
+    if (rc == 0 && sgfp4_st_writer_begin(entries, e->count, &key, &value, 1, &sink, &w, &diag) !=
                        SGFP4_OK)
         rc = -1;
-    const double tokens = st->tokens ? (double)st->tokens : 1.0;
-    for (int l = 0; rc == 0 && l < c->layers; l++)
-        for (int slot = 0; rc == 0 && slot < SLOT_COUNT; slot++) {
-            const int in = slot_inputs(c, slot);
-            for (int j = 0; j < in; j++)
-                vec[j] = (float)(st->sum[slot][(size_t)l * (size_t)in + (size_t)j] / tokens);
-            rc = sgfp4_st_writer_write(w, vec, (size_t)in * sizeof *vec) == SGFP4_OK ? 0 : -1;
-        }
-    for (int j = 0; rc == 0 && j < c->dim; j++)
-        vec[j] = (float)(st->classifier[j] / tokens);
-    if (rc == 0)
-        rc = sgfp4_st_writer_write(w, vec, (size_t)c->dim * sizeof *vec) == SGFP4_OK &&
-                     sgfp4_st_writer_finish(w, &diag) == SGFP4_OK
+    for (size_t i = 0; rc == 0 && i < e->count; i++)
+        rc = sgfp4_st_writer_write(w, e->values[i], (size_t)e->sizes[i] * sizeof(float)) ==
+                     SGFP4_OK
                  ? 0
                  : -1;
+    if (rc == 0 && sgfp4_st_writer_finish(w, &diag) != SGFP4_OK)
+        rc = -1;
     sgfp4_st_writer_free(w);
     if (f && fclose(f) != 0)
         rc = -1;
@@ -106,9 +108,68 @@ static int write_file(const llama_config *c, const llama_act_stats *st, const ch
         fprintf(stderr, "sgfp4-eval: cannot write %s\n", path);
     }
     free(entries);
-    free(shapes);
-    free(names);
-    free(vec);
+    return rc;
+}
+
+static int slot_outputs(const llama_config *c, int slot)
+{
+    const int kv = c->dim / c->heads * c->kv_heads;
+    return slot == SLOT_WK || slot == SLOT_WV ? kv : slot == SLOT_W1 || slot == SLOT_W3 ? c->hidden
+                                                                                      : c->dim;
+}
+
+/* wv row (kv head g, dim i) reaches the output through wo's columns of every query head of
+ * group g: the sum of their squared norms. */
+static void value_sensitivity(const llama_model *m, int layer, double *out)
+{
+    const llama_config *c = &m->c;
+    const int hs = c->dim / c->heads, group = c->heads / c->kv_heads;
+    const float *wo = m->w[SLOT_WO][layer];
+    for (int h = 0; h < c->heads; h++)
+        for (int i = 0; i < hs; i++) {
+            double col = 0;
+            for (int r = 0; r < c->dim; r++)
+                col += (double)wo[(size_t)r * (size_t)c->dim + (size_t)(h * hs + i)] *
+                       wo[(size_t)r * (size_t)c->dim + (size_t)(h * hs + i)];
+            out[(h / group) * hs + i] += col;
+        }
+}
+
+static int build_entries(const llama_model *m, const llama_act_stats *st, entry_list *e)
+{
+    const llama_config *c = &m->c;
+    const double tokens = st->tokens ? (double)st->tokens : 1.0;
+    char name[96];
+    double *values = calloc((size_t)(c->vocab > c->hidden ? c->vocab : c->hidden) + 1,
+                            sizeof *values);
+    int rc = values ? 0 : -1;
+    for (int l = 0; rc == 0 && l < c->layers; l++)
+        for (int slot = 0; rc == 0 && slot < SLOT_COUNT; slot++) {
+            snprintf(name, sizeof name, slot_names[slot], l);
+            const int in = slot_inputs(c, slot), out = slot_outputs(c, slot);
+            rc = add_entry(e, name, st->sum[slot] + (size_t)l * (size_t)in, (uint64_t)in, tokens);
+            if (rc != 0 || slot == SLOT_WO || slot == SLOT_W2)
+                continue; /* the residual stream: rows alike */
+            char rows[112];
+            snprintf(rows, sizeof rows, "%s:rows", name);
+            if (slot == SLOT_WV) {
+                memset(values, 0, (size_t)out * sizeof *values);
+                value_sensitivity(m, l, values);
+                rc = add_entry(e, rows, values, (uint64_t)out, 1.0);
+            } else {
+                rc = add_entry(e, rows, st->out[slot] + (size_t)l * (size_t)out, (uint64_t)out,
+                               tokens);
+            }
+        }
+    const int shared = m->classifier == m->tok_embeddings;
+    const char *cls = shared ? "tok_embeddings.weight" : "output.weight";
+    if (rc == 0)
+        rc = add_entry(e, cls, st->classifier, (uint64_t)c->dim, tokens);
+    if (rc == 0) {
+        snprintf(name, sizeof name, "%s:rows", cls);
+        rc = add_entry(e, name, st->classifier_out, (uint64_t)c->vocab, tokens);
+    }
+    free(values);
     return rc;
 }
 
@@ -120,17 +181,34 @@ int eval_imatrix_write(const eval_run *run, const llama_config *c, uint64_t seed
     int rc = 0;
     for (int slot = 0; slot < SLOT_COUNT; slot++)
         if (!(st.sum[slot] = calloc((size_t)c->layers * (size_t)slot_inputs(c, slot),
+                                    sizeof(double))) ||
+            !(st.out[slot] = calloc((size_t)c->layers * (size_t)slot_outputs(c, slot),
                                     sizeof(double))))
             rc = -1;
-    if (!(st.classifier = calloc((size_t)c->dim, sizeof(double))))
+    if (!(st.classifier = calloc((size_t)c->dim, sizeof(double))) ||
+        !(st.classifier_out = calloc((size_t)c->vocab, sizeof(double))))
         rc = -1;
     if (rc == 0)
         rc = collect(run, seed, sequences, length, &st);
-    const int shared = run->model->classifier == run->model->tok_embeddings;
+    entry_list e = {0};
+    e.cap = (size_t)c->layers * SLOT_COUNT * 2 + 2;
+    e.names = calloc(e.cap, sizeof *e.names);
+    e.values = calloc(e.cap, sizeof *e.values);
+    e.sizes = calloc(e.cap, sizeof *e.sizes);
     if (rc == 0)
-        rc = write_file(c, &st, path, shared ? "tok_embeddings.weight" : "output.weight");
-    for (int slot = 0; slot < SLOT_COUNT; slot++)
+        rc = e.names && e.values && e.sizes ? build_entries(run->model, &st, &e) : -1;
+    if (rc == 0)
+        rc = write_entries(&e, path);
+    for (size_t i = 0; i < e.count; i++)
+        free(e.values[i]);
+    free(e.names);
+    free(e.values);
+    free(e.sizes);
+    for (int slot = 0; slot < SLOT_COUNT; slot++) {
         free(st.sum[slot]);
+        free(st.out[slot]);
+    }
     free(st.classifier);
+    free(st.classifier_out);
     return rc;
 }

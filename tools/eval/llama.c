@@ -261,6 +261,59 @@ static void attention(const llama_config *c, llama_state *s, int layer, int pos)
     }
 }
 
+/* wq row (head h, dim i) meets the keys' dim i: E[k_i^2]; wk row meets the queries of its
+ * group: sum of E[q_i^2]. RoPE mixes each pair, so a pair shares its mean. */
+static void attention_sensitivity(const llama_config *c, const float *q, const float *k,
+                                  llama_act_stats *st, int layer)
+{
+    const int hs = c->dim / c->heads, kv_dim = hs * c->kv_heads, group = c->heads / c->kv_heads;
+    double *oq = st->out[SLOT_WQ] + (size_t)layer * (size_t)c->dim;
+    double *ok = st->out[SLOT_WK] + (size_t)layer * (size_t)kv_dim;
+    for (int h = 0; h < c->heads; h++)
+        for (int i = 0; i < hs; i += 2) {
+            const float *kk = k + (h / group) * hs + i, *qq = q + h * hs + i;
+            const double k2 = ((double)kk[0] * kk[0] + (double)kk[1] * kk[1]) / 2;
+            const double q2 = ((double)qq[0] * qq[0] + (double)qq[1] * qq[1]) / 2;
+            oq[h * hs + i] += k2;
+            oq[h * hs + i + 1] += k2;
+            ok[(h / group) * hs + i] += q2;
+            ok[(h / group) * hs + i + 1] += q2;
+        }
+    (void)kv_dim;
+}
+
+/* w1 row i: (w3 x)_i silu'((w1 x)_i) times |w2 column i|^2; w3 row i: silu((w1 x)_i) times the
+ * same. */
+static void ffn_sensitivity(const llama_config *c, const float *pre1, const float *pre3,
+                            const float *w2, llama_act_stats *st, int layer)
+{
+    double *o1 = st->out[SLOT_W1] + (size_t)layer * (size_t)c->hidden;
+    double *o3 = st->out[SLOT_W3] + (size_t)layer * (size_t)c->hidden;
+    for (int i = 0; i < c->hidden; i++) {
+        double col = 0;
+        for (int r = 0; r < c->dim; r++)
+            col += (double)w2[(size_t)r * (size_t)c->hidden + (size_t)i] *
+                   w2[(size_t)r * (size_t)c->hidden + (size_t)i];
+        const double v = pre1[i], sig = 1.0 / (1.0 + exp(-v));
+        const double d1 = pre3[i] * sig * (1.0 + v * (1.0 - sig)), d3 = v * sig;
+        o1[i] += d1 * d1 * col;
+        o3[i] += d3 * d3 * col;
+    }
+}
+
+static void classifier_sensitivity(const float *logits, int vocab, double *out)
+{
+    double max = logits[0], sum = 0;
+    for (int i = 1; i < vocab; i++)
+        max = logits[i] > max ? logits[i] : max;
+    for (int i = 0; i < vocab; i++)
+        sum += exp((double)logits[i] - max);
+    for (int i = 0; i < vocab; i++) {
+        const double p = exp((double)logits[i] - max) / sum;
+        out[i] += p * (1.0 - p);
+    }
+}
+
 const float *llama_forward(const llama_model *m, llama_state *s, int token, int pos,
                            llama_act_stats *stats)
 {
@@ -282,6 +335,8 @@ const float *llama_forward(const llama_model *m, llama_state *s, int token, int 
         }
         rope(s->q, dim, hs, cs, sn);
         rope(s->key_cache + at, kv_dim, hs, cs, sn);
+        if (stats)
+            attention_sensitivity(c, s->q, s->key_cache + at, stats, l);
         attention(c, s, l, pos);
         if (stats)
             accumulate(stats->sum[SLOT_WO] + (size_t)l * (size_t)dim, s->xb, dim);
@@ -295,6 +350,8 @@ const float *llama_forward(const llama_model *m, llama_state *s, int token, int 
             accumulate(stats->sum[SLOT_W1] + (size_t)l * (size_t)dim, s->xb, dim);
             accumulate(stats->sum[SLOT_W3] + (size_t)l * (size_t)dim, s->xb, dim);
         }
+        if (stats)
+            ffn_sensitivity(c, s->hb, s->hb2, m->w[SLOT_W2][l], stats, l);
         for (int i = 0; i < hid; i++) {
             const float v = s->hb[i];
             s->hb[i] = v * (1.0f / (1.0f + expf(-v))) * s->hb2[i];
@@ -311,5 +368,7 @@ const float *llama_forward(const llama_model *m, llama_state *s, int token, int 
         stats->tokens++;
     }
     matmul(s->logits, s->x, m->classifier, dim, c->vocab);
+    if (stats)
+        classifier_sensitivity(s->logits, c->vocab, stats->classifier_out);
     return s->logits;
 }
