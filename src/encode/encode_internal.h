@@ -77,6 +77,12 @@ void sgfp4_fit_fp4(const float *w, const float *c, const float *h, const sgfp4_l
                    unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out);
 void sgfp4_fit_t158(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
                     unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out);
+/* The searches of those fits alone: the fitted (scale, bias) before rounding to the stored
+ * values (bias in w's coordinates, not centred). */
+void sgfp4_search_fp4(const float *c, const float *h, const sgfp4_leaf_stats *st, unsigned n,
+                      sgfp4_fit fit, float *scale, float *bias);
+void sgfp4_search_t158(const float *c, const float *h, const sgfp4_leaf_stats *st, unsigned n,
+                       sgfp4_fit fit, float *scale, float *bias);
 /* Rounds a fitted (scale, bias) to the stored fp16 values; the codes are those nearest
  * under the stored values. `refine`: refit the bias to the codes after rounding S, and keep
  * the better of the two stored bias neighbours. Fills out. */

@@ -224,6 +224,7 @@ void sgfp4_als(const float *c, const float *h, unsigned n, const sgfp4_leaf_stat
     sgfp4_affine cur = *fit, best, next;
     best.sse = -1;
     for (unsigned r = 0; r < rounds; r++) {
+        const float from_scale = cur.scale, from_bias = cur.bias;
         sgfp4_als_round(c, h, n, st, lo, hi, &cur, &next);
         if (best.sse < 0 || cur.sse < best.sse)
             best = cur;
@@ -234,6 +235,10 @@ void sgfp4_als(const float *c, const float *h, unsigned n, const sgfp4_leaf_stat
         if (next.scale == cur.scale && next.bias == cur.bias)
             break;
         cur = next;
+        if (r > 0) {
+            cur.scale = next.scale + (SGFP4_ALS_OVERRELAX - 1.0f) * (next.scale - from_scale);
+            cur.bias = next.bias + (SGFP4_ALS_OVERRELAX - 1.0f) * (next.bias - from_bias);
+        }
     }
     *fit = best;
 }

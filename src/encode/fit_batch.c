@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "encode/fit_als.h"
 #include "encode/fit_batch.h"
 #include "encode/simd.h"
 
@@ -23,6 +24,44 @@ typedef struct fits {
     float scale[L], bias[L];
     double sse[L];
 } fits;
+
+/* Centres eight lanes (stride L) around their means; their sums, minima and maxima. Inlined
+ * into the (cloned) caller. */
+static inline __attribute__((always_inline)) void center_group(const float *restrict w, const float *restrict h, size_t n,
+                                const float *restrict mean, float *restrict c,
+                                float *restrict s, float *restrict sq, float *restrict ab,
+                                float *restrict mn, float *restrict mx)
+{
+    for (unsigned j = 0; j < G; j++) {
+        s[j] = sq[j] = ab[j] = 0.0f;
+        mn[j] = INFINITY;
+        mx[j] = -INFINITY;
+    }
+    if (h) {
+        for (size_t k = 0; k < n; k++)
+            for (unsigned j = 0; j < G; j++) {
+                const float hk = h[k * L + j];
+                const float v = w[k * L + j] - mean[j], hv = hk * v;
+                c[k * L + j] = v;
+                s[j] += hv;
+                sq[j] += hv * v;
+                ab[j] += hv < 0 ? -hv : hv;
+                mn[j] = hk > 0.0f && v < mn[j] ? v : mn[j];
+                mx[j] = hk > 0.0f && v > mx[j] ? v : mx[j];
+            }
+    } else {
+        for (size_t k = 0; k < n; k++)
+            for (unsigned j = 0; j < G; j++) {
+                const float v = w[k * L + j] - mean[j];
+                c[k * L + j] = v;
+                s[j] += v;
+                sq[j] += v * v;
+                ab[j] += v < 0 ? -v : v;
+                mn[j] = v < mn[j] ? v : mn[j];
+                mx[j] = v > mx[j] ? v : mx[j];
+            }
+    }
+}
 
 SGFP4_VECTOR_CLONES
 void sgfp4_batch_center(sgfp4_batch *b)
@@ -49,35 +88,8 @@ void sgfp4_batch_center(sgfp4_batch *b)
             mean[j] = weight > 0 ? (float)((double)acc[j] / weight) : 0.0f;
             b->st[g + j].weight = weight > 0 ? weight : 1.0; /* an unused empty lane */
         }
-        float s[G] = {0}, sq[G] = {0}, ab[G] = {0}, mn[G], mx[G];
-        for (unsigned j = 0; j < G; j++) {
-            mn[j] = INFINITY;
-            mx[j] = -INFINITY;
-        }
-        if (h) {
-            for (size_t k = 0; k < n; k++)
-                for (unsigned j = 0; j < G; j++) {
-                    const float hk = h[k * L + g + j];
-                    const float v = w[k * L + g + j] - mean[j], hv = hk * v;
-                    c[k * L + g + j] = v;
-                    s[j] += hv;
-                    sq[j] += hv * v;
-                    ab[j] += hv < 0 ? -hv : hv;
-                    mn[j] = hk > 0.0f && v < mn[j] ? v : mn[j];
-                    mx[j] = hk > 0.0f && v > mx[j] ? v : mx[j];
-                }
-        } else {
-            for (size_t k = 0; k < n; k++)
-                for (unsigned j = 0; j < G; j++) {
-                    const float v = w[k * L + g + j] - mean[j];
-                    c[k * L + g + j] = v;
-                    s[j] += v;
-                    sq[j] += v * v;
-                    ab[j] += v < 0 ? -v : v;
-                    mn[j] = v < mn[j] ? v : mn[j];
-                    mx[j] = v > mx[j] ? v : mx[j];
-                }
-        }
+        float s[G], sq[G], ab[G], mn[G], mx[G];
+        center_group(w + g, h ? h + g : NULL, n, mean, c + g, s, sq, ab, mn, mx);
         for (unsigned j = 0; j < G; j++) {
             sgfp4_leaf_stats *st = &b->st[g + j];
             const int empty = !(mn[j] <= mx[j]); /* a lane without valid weights: unused */
@@ -87,6 +99,9 @@ void sgfp4_batch_center(sgfp4_batch *b)
             st->abs_sum = ab[j];
             st->min = empty ? 0.0f : mn[j];
             st->max = empty ? 0.0f : mx[j];
+            b->sum[g + j] = st->sum;
+            b->sum_sq[g + j] = st->sum_sq;
+            b->weight[g + j] = st->weight;
         }
     }
 }
@@ -140,6 +155,35 @@ static void code_sums(const sgfp4_batch *b, const float *restrict bias,
     }
 }
 
+/* The closed-form part of an ALS round for every lane (sgfp4_als_round), branch-free so
+ * that it runs on vectors of doubles. Every operation is evaluated for every lane and the
+ * results selected; the compiler may do so only when told that no floating-point exception
+ * is observed (SGFP4_NO_TRAPS), which changes no value. */
+SGFP4_VECTOR_CLONES SGFP4_NO_TRAPS
+static void als_solve(const sgfp4_batch *b, const float *restrict sq, const float *restrict sqq,
+                      const float *restrict sqc, fits *restrict cur, fits *restrict refit)
+{
+    for (unsigned j = 0; j < L; j++) {
+        const float positive = cur->scale[j] > 0.0f ? cur->scale[j] : 0.0f;
+        const double s = positive, bb = cur->bias[j];
+        const double nn = b->weight[j], q = sq[j], qq = sqq[j], qc = sqc[j];
+        const double sum = b->sum[j], sum_sq = b->sum_sq[j];
+        const double sse =
+            sum_sq - 2 * s * qc - 2 * bb * sum + s * s * qq + 2 * s * bb * q + nn * bb * bb;
+        const double det = nn * qq - q * q;
+        const double rs = (nn * qc - q * sum) / (det > 0 ? det : 1.0);
+        const double rb = (sum - rs * q) / nn;
+        const int ok = (det > 0) & (rs > 0) & (rs < SGFP4_HALF_MAX);
+        const double rsse =
+            sum_sq - 2 * rs * qc - 2 * rb * sum + rs * rs * qq + 2 * rs * rb * q + nn * rb * rb;
+        const float rs_float = (float)rs, rb_float = (float)rb; /* evaluated either way */
+        cur->sse[j] = sse;
+        refit->scale[j] = ok ? rs_float : cur->scale[j];
+        refit->bias[j] = ok ? rb_float : cur->bias[j];
+        refit->sse[j] = ok ? rsse : sse;
+    }
+}
+
 /* One ALS round on every lane (sgfp4_als_round): cur->sse gets the error of cur with its
  * nearest codes, *refit the least-squares (S, B) for those codes. */
 static void als_round(const sgfp4_batch *b, float lo, float hi, fits *cur, fits *refit)
@@ -148,26 +192,7 @@ static void als_round(const sgfp4_batch *b, float lo, float hi, fits *cur, fits 
     for (unsigned j = 0; j < L; j++)
         inv[j] = cur->scale[j] > 0.0f ? 1.0f / cur->scale[j] : 0.0f;
     code_sums(b, cur->bias, inv, lo, hi, sq, sqq, sqc);
-    *refit = *cur;
-    for (unsigned j = 0; j < L; j++) {
-        const sgfp4_leaf_stats *st = &b->st[j];
-        const double s = cur->scale[j] > 0.0f ? cur->scale[j] : 0.0, bb = cur->bias[j];
-        const double nn = st->weight, q = sq[j], qq = sqq[j], qc = sqc[j];
-        cur->sse[j] = st->sum_sq - 2 * s * qc - 2 * bb * st->sum + s * s * qq + 2 * s * bb * q +
-                      nn * bb * bb;
-        refit->sse[j] = cur->sse[j];
-        const double det = nn * qq - q * q;
-        if (det > 0) {
-            const double rs = (nn * qc - q * st->sum) / det;
-            if (rs > 0 && rs < SGFP4_HALF_MAX) {
-                const double rb = (st->sum - rs * q) / nn;
-                refit->scale[j] = (float)rs;
-                refit->bias[j] = (float)rb;
-                refit->sse[j] = st->sum_sq - 2 * rs * qc - 2 * rb * st->sum + rs * rs * qq +
-                                2 * rs * rb * q + nn * rb * rb;
-            }
-        }
-    }
+    als_solve(b, sq, sqq, sqc, cur, refit);
 }
 
 static void take(fits *dst, const fits *src, unsigned j)
@@ -177,11 +202,44 @@ static void take(fits *dst, const fits *src, unsigned j)
     dst->sse[j] = src->sse[j];
 }
 
+/* The bookkeeping of one ALS round on every lane, branch-free (so it runs on vectors):
+ * lanes still running keep the best of cur and next, stop when the refit no longer moves or
+ * their rounds are used up, and otherwise step on, over-relaxed from the second round.
+ * Returns whether any lane runs on. */
+SGFP4_VECTOR_CLONES SGFP4_NO_TRAPS
+static int als_step(unsigned r, const unsigned *restrict rounds, int *restrict stopped,
+                    const float *restrict from_scale, const float *restrict from_bias,
+                    fits *restrict cur, const fits *restrict next, fits *restrict best)
+{
+    int running = 0;
+    for (unsigned j = 0; j < L; j++) {
+        const int active = !stopped[j];
+        const int take_cur = active & ((best->sse[j] < 0) | (cur->sse[j] < best->sse[j]));
+        best->scale[j] = take_cur ? cur->scale[j] : best->scale[j];
+        best->bias[j] = take_cur ? cur->bias[j] : best->bias[j];
+        best->sse[j] = take_cur ? cur->sse[j] : best->sse[j];
+        const int take_next = active & (next->sse[j] < best->sse[j]);
+        best->scale[j] = take_next ? next->scale[j] : best->scale[j];
+        best->bias[j] = take_next ? next->bias[j] : best->bias[j];
+        best->sse[j] = take_next ? next->sse[j] : best->sse[j];
+        const int still = (next->scale[j] != cur->scale[j]) | (next->bias[j] != cur->bias[j]);
+        const int go_on = active & still & (r + 1 < rounds[j]);
+        const float relax = r > 0 ? SGFP4_ALS_OVERRELAX - 1.0f : 0.0f;
+        const float step_scale = next->scale[j] + relax * (next->scale[j] - from_scale[j]);
+        const float step_bias = next->bias[j] + relax * (next->bias[j] - from_bias[j]);
+        cur->scale[j] = go_on ? step_scale : cur->scale[j];
+        cur->bias[j] = go_on ? step_bias : cur->bias[j];
+        stopped[j] = !go_on;
+        running |= go_on;
+    }
+    return running;
+}
+
 /* sgfp4_als on every lane: up to rounds[j] rounds from *fit, the best fit seen left in
  * *fit. A lane that stopped (converged or out of rounds) keeps its result. */
 static void als(const sgfp4_batch *b, float lo, float hi, const unsigned *rounds, fits *fit)
 {
-    fits cur = *fit, best, next;
+    fits cur = *fit, best = *fit, next;
     unsigned most = 0;
     int stopped[L];
     for (unsigned j = 0; j < L; j++) {
@@ -190,24 +248,11 @@ static void als(const sgfp4_batch *b, float lo, float hi, const unsigned *rounds
         most = rounds[j] > most ? rounds[j] : most;
     }
     for (unsigned r = 0; r < most; r++) {
+        float from_scale[L], from_bias[L];
+        memcpy(from_scale, cur.scale, sizeof from_scale);
+        memcpy(from_bias, cur.bias, sizeof from_bias);
         als_round(b, lo, hi, &cur, &next);
-        int running = 0;
-        for (unsigned j = 0; j < L; j++) {
-            if (stopped[j])
-                continue;
-            if (best.sse[j] < 0 || cur.sse[j] < best.sse[j])
-                take(&best, &cur, j);
-            if (next.sse[j] < best.sse[j])
-                take(&best, &next, j);
-            if ((next.scale[j] == cur.scale[j] && next.bias[j] == cur.bias[j]) ||
-                r + 1 >= rounds[j]) {
-                stopped[j] = 1;
-                continue;
-            }
-            take(&cur, &next, j);
-            running = 1;
-        }
-        if (!running)
+        if (!als_step(r, rounds, stopped, from_scale, from_bias, &cur, &next, &best))
             break;
     }
     for (unsigned j = 0; j < L; j++)
@@ -242,8 +287,9 @@ static void fp4_from(const sgfp4_batch *b, const float *scale, const int *enable
             take(best, &cand, j);
 }
 
-/* ALS rounds per start (fit_fp4.c): 10, and 4 for leaves of at most 16 weights. */
-static unsigned fp4_rounds(unsigned count) { return count <= 16 ? 4u : 10u; }
+/* ALS rounds per start for the small leaves of the batches: 5, and 4 for leaves of at most
+ * 16 weights (the per-leaf fits of fit_fp4.c, for larger leaves, run 7). */
+static unsigned fp4_rounds(unsigned count) { return count <= 16 ? 4u : 5u; }
 
 static void fit_fp4(const sgfp4_batch *b, fits *best)
 {

@@ -20,6 +20,8 @@ typedef struct sgfp4_batch {
     float *h;        /* error weights, 0 for padding slots; NULL: every slot valid, weight 1 */
     unsigned count[SGFP4_LANES]; /* valid weights of each leaf (>= 1) */
     sgfp4_leaf_stats st[SGFP4_LANES];
+    /* st's sums again, lane by lane, for the vector loops */
+    double sum[SGFP4_LANES], sum_sq[SGFP4_LANES], weight[SGFP4_LANES];
 } sgfp4_batch;
 
 /* Centres every lane and fills its statistics (as sgfp4_leaf_center). */

@@ -34,8 +34,8 @@ static void fit_reference(const float *c, const float *h, unsigned n,
     }
 }
 
-/* ALS rounds per start: the fits keep improving for many rounds (each moves a few codes). */
-#define ALS_ROUNDS 10
+/* ALS rounds per start (over-relaxed, fit_als.h). */
+#define ALS_ROUNDS 7
 #define ALS_ROUNDS_4X4 4
 
 /* 4x4 leaves are many (256 per block), each call costs more per weight, and few of them
@@ -79,8 +79,8 @@ static void fit_best(const float *c, const float *h, unsigned n, const sgfp4_lea
         fit_from(c, h, n, st, 0.335f * sigma, best);
 }
 
-void sgfp4_fit_fp4(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
-                   unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
+void sgfp4_search_fp4(const float *c, const float *h, const sgfp4_leaf_stats *st, unsigned n,
+                      sgfp4_fit fit, float *scale, float *bias)
 {
     sgfp4_affine a = {0, 0, 0};
     if (st->max > st->min) {
@@ -89,6 +89,15 @@ void sgfp4_fit_fp4(const float *w, const float *c, const float *h, const sgfp4_l
         else
             fit_best(c, h, n, st, &a);
     }
-    sgfp4_fit_finalize(w, h, n, SGFP4_MODE_FP4, a.scale, a.bias + st->mean,
-                       fit != SGFP4_FIT_REFERENCE, profile, out);
+    *scale = a.scale;
+    *bias = a.bias + st->mean;
+}
+
+void sgfp4_fit_fp4(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
+                   unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
+{
+    float scale, bias;
+    sgfp4_search_fp4(c, h, st, n, fit, &scale, &bias);
+    sgfp4_fit_finalize(w, h, n, SGFP4_MODE_FP4, scale, bias, fit != SGFP4_FIT_REFERENCE,
+                       profile, out);
 }

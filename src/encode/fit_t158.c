@@ -24,8 +24,8 @@ static void fit_best(const float *c, const float *h, unsigned n, const sgfp4_lea
     }
 }
 
-void sgfp4_fit_t158(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
-                    unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
+void sgfp4_search_t158(const float *c, const float *h, const sgfp4_leaf_stats *st, unsigned n,
+                       sgfp4_fit fit, float *scale, float *bias)
 {
     sgfp4_affine a = {0, 0, 0};
     if (st->max > st->min) {
@@ -34,6 +34,15 @@ void sgfp4_fit_t158(const float *w, const float *c, const float *h, const sgfp4_
         else
             fit_best(c, h, n, st, &a);
     }
-    sgfp4_fit_finalize(w, h, n, SGFP4_MODE_T158, a.scale, a.bias + st->mean,
-                       fit != SGFP4_FIT_REFERENCE, profile, out);
+    *scale = a.scale;
+    *bias = a.bias + st->mean;
+}
+
+void sgfp4_fit_t158(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
+                    unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out)
+{
+    float scale, bias;
+    sgfp4_search_t158(c, h, st, n, fit, &scale, &bias);
+    sgfp4_fit_finalize(w, h, n, SGFP4_MODE_T158, scale, bias, fit != SGFP4_FIT_REFERENCE,
+                       profile, out);
 }
