@@ -23,6 +23,10 @@ void sgfp4_als_round(const float *c, const float *h, unsigned n, const sgfp4_lea
  * (SGFP4_ALS_OVERRELAX - 1) times the step that led to it (S' + (S' - S) for 2), which
  * reaches better fits in fewer rounds; every point is still scored exactly. */
 #define SGFP4_ALS_OVERRELAX 2.0f
+
+/* Leaves of at least this many weights (32x32) search from fewer starts (fit_fp4.c,
+ * fit_t158.c). */
+#define SGFP4_LARGE_LEAF 1024u
 void sgfp4_als(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
                float lo, float hi, unsigned rounds, sgfp4_affine *fit);
 
