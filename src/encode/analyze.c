@@ -94,8 +94,9 @@ static int gather_batch(const float *block, unsigned valid_rows, unsigned valid_
 }
 
 static void analyze_batches(const float *block, unsigned valid_rows, unsigned valid_cols,
-                            const float *row_weight, const float *col_weight, float *scratch,
-                            unsigned level, sgfp4_leaf_params params[SGFP4_NODES * 2])
+                            const float *row_weight, const float *col_weight, sgfp4_fit fit,
+                            float *scratch, unsigned level,
+                            sgfp4_leaf_params params[SGFP4_NODES * 2])
 {
     const unsigned grid = 1u << level, size = 64u >> level;
     for (unsigned first = 0; first < grid * grid; first += SGFP4_LANES) {
@@ -108,9 +109,9 @@ static void analyze_batches(const float *block, unsigned valid_rows, unsigned va
         }
         sgfp4_leaf_params fp4[SGFP4_LANES], t158[SGFP4_LANES];
         sgfp4_batch_center(&b);
-        sgfp4_batch_fit(&b, SGFP4_MODE_FP4, fp4);
+        sgfp4_batch_fit(&b, SGFP4_MODE_FP4, fit, fp4);
         if (size > 4)
-            sgfp4_batch_fit(&b, SGFP4_MODE_T158, t158);
+            sgfp4_batch_fit(&b, SGFP4_MODE_T158, fit, t158);
         for (unsigned j = 0; j < SGFP4_LANES; j++) {
             sgfp4_leaf_params *p = &params[(sgfp4_node_base[level] + first + j) * 2];
             if (b.count[j] == 0) {
@@ -129,10 +130,10 @@ void sgfp4_analyze_block(const float *block, unsigned valid_rows, unsigned valid
                          sgfp4_profile profile, float *scratch,
                          sgfp4_leaf_params params[SGFP4_NODES * 2])
 {
-    const int batched = fit == SGFP4_FIT_BEST && profile == SGFP4_PROFILE_V2;
+    const int batched = fit != SGFP4_FIT_REFERENCE && profile == SGFP4_PROFILE_V2;
     for (unsigned level = 0; level < SGFP4_LEVELS; level++) {
         if (batched && level >= FIRST_BATCH_LEVEL) {
-            analyze_batches(block, valid_rows, valid_cols, row_weight, col_weight, scratch,
+            analyze_batches(block, valid_rows, valid_cols, row_weight, col_weight, fit, scratch,
                             level, params);
             continue;
         }

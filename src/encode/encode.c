@@ -139,7 +139,7 @@ static int options_ok(const sgfp4_encode_options *o)
         return 0;
     if (o->policy != SGFP4_POLICY_RATE && o->policy != SGFP4_POLICY_THRESHOLD)
         return 0;
-    if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE)
+    if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE && o->fit != SGFP4_FIT_FAST)
         return 0;
     if (sgfp4_threads_resolve(o->threads) == 0)
         return 0;

@@ -27,6 +27,10 @@ void sgfp4_als_round(const float *c, const float *h, unsigned n, const sgfp4_lea
 /* Leaves of at least this many weights (32x32) search from fewer starts (fit_fp4.c,
  * fit_t158.c). */
 #define SGFP4_LARGE_LEAF 1024u
+
+/* SGFP4_FIT_FAST: ALS rounds per start (from the min-max and the 0.9 grids for FP4, the
+ * Gaussian start for T158). */
+#define SGFP4_FAST_ROUNDS 3u
 void sgfp4_als(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
                float lo, float hi, unsigned rounds, sgfp4_affine *fit);
 

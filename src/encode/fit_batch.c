@@ -291,21 +291,21 @@ static void fp4_from(const sgfp4_batch *b, const float *scale, const int *enable
  * 16 weights (the per-leaf fits of fit_fp4.c, for larger leaves, run 7). */
 static unsigned fp4_rounds(unsigned count) { return count <= 16 ? 4u : 5u; }
 
-static void fit_fp4(const sgfp4_batch *b, fits *best)
+static void fit_fp4(const sgfp4_batch *b, int fast, fits *best)
 {
     unsigned rounds[L];
     float start[L];
     int enabled[L];
     for (unsigned j = 0; j < L; j++) {
         const sgfp4_leaf_stats *st = &b->st[j];
-        rounds[j] = fp4_rounds(b->count[j]);
+        rounds[j] = fast ? SGFP4_FAST_ROUNDS : fp4_rounds(b->count[j]);
         /* The min-max grid: min maps to -8, max to 7. */
         best->scale[j] = (st->max - st->min) / 15.0f;
         best->bias[j] = st->min + 8.0f * best->scale[j];
     }
     als(b, -8.0f, 7.0f, rounds, best);
     static const float shrink[] = {0.9f, 0.8f};
-    for (unsigned k = 0; k < 2; k++) {
+    for (unsigned k = 0; k < (fast ? 1u : 2u); k++) {
         for (unsigned j = 0; j < L; j++) {
             const sgfp4_leaf_stats *st = &b->st[j];
             start[j] = shrink[k] * fmaxf(-st->min, st->max) / 7.5f;
@@ -317,19 +317,20 @@ static void fit_fp4(const sgfp4_batch *b, fits *best)
         const sgfp4_leaf_stats *st = &b->st[j];
         const float sigma = (float)sqrt(st->sum_sq / st->weight);
         start[j] = 0.335f * sigma;
-        enabled[j] = b->count[j] > 16 && 0.335f * sigma < 0.8f * fmaxf(-st->min, st->max) / 7.5f;
+        enabled[j] = !fast && b->count[j] > 16 &&
+                     0.335f * sigma < 0.8f * fmaxf(-st->min, st->max) / 7.5f;
     }
     fp4_from(b, start, enabled, rounds, best);
 }
 
-static void fit_t158(const sgfp4_batch *b, fits *best)
+static void fit_t158(const sgfp4_batch *b, int fast, fits *best)
 {
     unsigned rounds[L];
     for (unsigned j = 0; j < L; j++) {
         best->sse[j] = -1;
-        rounds[j] = 4;
+        rounds[j] = fast ? SGFP4_FAST_ROUNDS : 4;
     }
-    for (unsigned k = 0; k < 3; k++) {
+    for (unsigned k = 0; k < (fast ? 1u : 3u); k++) {
         fits cand;
         for (unsigned j = 0; j < L; j++) {
             const sgfp4_leaf_stats *st = &b->st[j];
@@ -467,13 +468,14 @@ static void finalize(const sgfp4_batch *b, unsigned mode, const fits *a,
     }
 }
 
-void sgfp4_batch_fit(const sgfp4_batch *b, unsigned mode, sgfp4_leaf_params out[L])
+void sgfp4_batch_fit(const sgfp4_batch *b, unsigned mode, sgfp4_fit fit,
+                     sgfp4_leaf_params out[L])
 {
     fits a;
     if (mode == SGFP4_MODE_FP4)
-        fit_fp4(b, &a);
+        fit_fp4(b, fit == SGFP4_FIT_FAST, &a);
     else
-        fit_t158(b, &a);
+        fit_t158(b, fit == SGFP4_FIT_FAST, &a);
     for (unsigned j = 0; j < L; j++) {
         const sgfp4_leaf_stats *st = &b->st[j];
         if (!(st->max > st->min)) { /* a constant leaf: S = 0 and the bias at the mean */

@@ -29,6 +29,7 @@ void sgfp4_batch_center(sgfp4_batch *b);
 
 /* Best fit of every lane in one mode; out[j] as sgfp4_fit_fp4 / sgfp4_fit_t158 with
  * SGFP4_FIT_BEST would give for the v2 profile. */
-void sgfp4_batch_fit(const sgfp4_batch *b, unsigned mode, sgfp4_leaf_params out[SGFP4_LANES]);
+void sgfp4_batch_fit(const sgfp4_batch *b, unsigned mode, sgfp4_fit fit,
+                     sgfp4_leaf_params out[SGFP4_LANES]);
 
 #endif

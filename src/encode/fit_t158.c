@@ -10,7 +10,7 @@
 #include "encode/fit_als.h"
 
 static void fit_best(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
-                     sgfp4_affine *best)
+                     int fast, sgfp4_affine *best)
 {
     const float sigma = (float)sqrt(st->sum_sq / st->weight);
     const float mad = (float)(st->abs_sum / st->weight);
@@ -18,10 +18,10 @@ static void fit_best(const float *c, const float *h, unsigned n, const sgfp4_lea
     best->sse = -1;
     /* Leaves of 32x32 weights or more: the Gaussian start alone (the others never won
      * anything there on the benchmark weights). */
-    const unsigned count = n >= SGFP4_LARGE_LEAF ? 1 : sizeof starts / sizeof starts[0];
+    const unsigned count = n >= SGFP4_LARGE_LEAF || fast ? 1 : sizeof starts / sizeof starts[0];
     for (unsigned k = 0; k < count; k++) {
         sgfp4_affine cand = {starts[k], 0, 0};
-        sgfp4_als(c, h, n, st, -1.0f, 1.0f, 4, &cand);
+        sgfp4_als(c, h, n, st, -1.0f, 1.0f, fast ? SGFP4_FAST_ROUNDS : 4, &cand);
         if (best->sse < 0 || cand.sse < best->sse)
             *best = cand;
     }
@@ -35,7 +35,7 @@ void sgfp4_search_t158(const float *c, const float *h, const sgfp4_leaf_stats *s
         if (fit == SGFP4_FIT_REFERENCE)
             a.scale = (float)(st->abs_sum / st->weight);
         else
-            fit_best(c, h, n, st, &a);
+            fit_best(c, h, n, st, fit == SGFP4_FIT_FAST, &a);
     }
     *scale = a.scale;
     *bias = a.bias + st->mean;
