@@ -146,9 +146,9 @@ static int quantize_sgfp4(eval_tensor *t, const sgfp4_encode_options *o, double 
     void *bytes = NULL;
     size_t size = 0;
     sgfp4_tensor *view = NULL;
-    sgfp4_status s = sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, o, &bytes, &size);
+    sgfp4_status s = sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &bytes, &size, o);
     if (s == SGFP4_OK)
-        s = sgfp4_tensor_open(bytes, size, o->profile, t->rows, t->cols, NULL, &view, NULL);
+        s = sgfp4_tensor_open(bytes, size, o->profile, t->rows, t->cols, &view, NULL, NULL);
     if (s == SGFP4_OK)
         s = sgfp4_decode(view, SGFP4_DTYPE_F32, t->data, 0,
                          (size_t)(t->rows * t->cols) * sizeof(float), NULL);
@@ -228,7 +228,7 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
     eval_weights importance = {NULL, 0};
     char *unused = NULL;
     sgfp4_diag diag;
-    if (sgfp4_model_open(set->source_path, NULL, &m, &diag) != SGFP4_OK) {
+    if (sgfp4_model_open(set->source_path, &m, NULL, &diag) != SGFP4_OK) {
         fprintf(stderr, "sgfp4-eval: %s: %s\n", set->source_path, diag.message);
         return -1;
     }
@@ -247,7 +247,7 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
         } else {
             memset(&d, 0, sizeof d);
             d.quantize = mt->rank == 2;
-            sgfp4_encode_options_default(&d.options);
+            sgfp4_encode_options_init(&d.options);
         }
         if (!d.quantize)
             continue;

@@ -17,8 +17,8 @@ static int load_quantized(const sgfp4_model *m, const sgfp4_model_tensor *t, eva
 {
     sgfp4_diag diag;
     sgfp4_tensor *view = NULL;
-    if (sgfp4_model_verify_tensor(m, t, &diag) != SGFP4_OK ||
-        sgfp4_model_tensor_open(m, t, NULL, &view, &diag) != SGFP4_OK) {
+    if (sgfp4_model_tensor_verify(m, t, &diag) != SGFP4_OK ||
+        sgfp4_model_tensor_open(m, t, &view, NULL, &diag) != SGFP4_OK) {
         fprintf(stderr, "sgfp4-eval: %s: %s\n", t->name, diag.message);
         return -1;
     }
@@ -43,8 +43,9 @@ static int load_plain(const sgfp4_model_tensor *t, eval_tensor *out)
     out->cols = t->rank ? t->shape[t->rank - 1] : 1;
     out->rows = out->cols ? t->elements / out->cols : 0;
     out->data = malloc((size_t)(t->elements ? t->elements : 1) * sizeof(float));
-    if (!out->data || sgfp4_model_tensor_to_f32(t, out->data, (size_t)t->elements * sizeof(float),
-                                                1, &diag) != SGFP4_OK) {
+    if (!out->data || sgfp4_model_tensor_to_f32(t, 1, out->data,
+                                                (size_t)t->elements * sizeof(float),
+                                                &diag) != SGFP4_OK) {
         fprintf(stderr, "sgfp4-eval: %s: %s\n", t->name, out->data ? diag.message : "no memory");
         return -1;
     }
@@ -56,7 +57,7 @@ int eval_weights_load(const char *path, eval_weights *w, char **config_json)
     memset(w, 0, sizeof *w);
     sgfp4_model *m = NULL;
     sgfp4_diag diag;
-    if (sgfp4_model_open(path, NULL, &m, &diag) != SGFP4_OK) {
+    if (sgfp4_model_open(path, &m, NULL, &diag) != SGFP4_OK) {
         fprintf(stderr, "sgfp4-eval: %s: %s\n", path, diag.message);
         return -1;
     }
