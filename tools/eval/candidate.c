@@ -164,9 +164,39 @@ static int quantize_sgfp4(eval_tensor *t, const sgfp4_encode_options *o, double 
 
 static int is_attention(const char *name) { return strstr(name, "attention.w") != NULL; }
 
-/* Adds the error of q (quantized) against r (float32) to the totals. */
-static int add_error(const eval_tensor *r, const eval_tensor *q, eval_quantized *out)
+/* The candidate's importance vector for tensor t: its columns (key NAME) or rows (key
+ * NAME:rows); NULL if none or not of the right length. */
+static const float *importance_of(const eval_weights *importance, const eval_tensor *t,
+                                  int rows)
 {
+    char key[512];
+    snprintf(key, sizeof key, rows ? "%s:rows" : "%s", t->name);
+    const eval_tensor *v = importance ? eval_weights_find(importance, key) : NULL;
+    return v && v->rows * v->cols == (rows ? t->rows : t->cols) ? v->data : NULL;
+}
+
+/* The second-order prediction of the KL divergence that q's errors cause: 1/2 of the
+ * Fisher quadratic form, rows x columns factors of the importance file. */
+static double predict_kl(const eval_weights *fisher, const eval_tensor *r, const eval_tensor *q)
+{
+    const float *cols = fisher ? importance_of(fisher, r, 0) : NULL;
+    const float *rows = fisher ? importance_of(fisher, r, 1) : NULL;
+    if (!cols || !rows)
+        return 0;
+    double sum = 0;
+    for (uint64_t i = 0; i < r->rows; i++)
+        for (uint64_t j = 0; j < r->cols; j++) {
+            const double e = (double)r->data[i * r->cols + j] - q->data[i * r->cols + j];
+            sum += (double)rows[i] * cols[j] * e * e;
+        }
+    return sum / 2;
+}
+
+/* Adds the error of q (quantized) against r (float32) to the totals. */
+static int add_error(const eval_tensor *r, const eval_tensor *q, const eval_weights *fisher,
+                     eval_quantized *out)
+{
+    out->predicted_kl += predict_kl(fisher, r, q);
     if (is_attention(r->name)) {
         double *grown = realloc(out->attention_row_error,
                                 (out->attention_rows + r->rows) * sizeof *grown);
@@ -206,17 +236,6 @@ static void apply_spec(const eval_candidate *c, sgfp4_encode_options *o)
     if (c->threshold > 0)
         o->threshold = c->threshold;
     o->threads = 1;
-}
-
-/* The candidate's importance vector for tensor t: its columns (key NAME) or rows (key
- * NAME:rows); NULL if none or not of the right length. */
-static const float *importance_of(const eval_weights *importance, const eval_tensor *t,
-                                  int rows)
-{
-    char key[512];
-    snprintf(key, sizeof key, rows ? "%s:rows" : "%s", t->name);
-    const eval_tensor *v = importance ? eval_weights_find(importance, key) : NULL;
-    return v && v->rows * v->cols == (rows ? t->rows : t->cols) ? v->data : NULL;
 }
 
 /* Quantizes the set's tensors of out->weights in place. */
@@ -266,7 +285,7 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
             out->bits += (double)(t->rows * t->cols) * 32.0;
         }
         if (rc == 0)
-            rc = add_error(eval_weights_find(reference, t->name), t, out);
+            rc = add_error(eval_weights_find(reference, t->name), t, set->fisher, out);
     }
     eval_weights_free(&importance);
     sgfp4_model_policy_free(policy);
@@ -275,8 +294,8 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
 }
 
 /* A quantized model file: its quantized tensors form the set. */
-static int build_from_file(const eval_candidate *c, const eval_weights *reference,
-                           eval_quantized *out)
+static int build_from_file(const eval_candidate *c, const eval_set *set,
+                           const eval_weights *reference, eval_quantized *out)
 {
     char *unused = NULL;
     if (eval_weights_load(c->path, &out->weights, &unused) != 0)
@@ -293,7 +312,7 @@ static int build_from_file(const eval_candidate *c, const eval_weights *referenc
         if (t->container_bytes == 0)
             continue;
         out->bits += (double)t->container_bytes * 8.0;
-        if (add_error(r, t, out) != 0)
+        if (add_error(r, t, set->fisher, out) != 0)
             return -1;
     }
     return 0;
@@ -305,7 +324,7 @@ int eval_candidate_build(const eval_candidate *c, const eval_set *set,
     memset(out, 0, sizeof *out);
     int rc;
     if (c->kind == KIND_FILE) {
-        rc = build_from_file(c, reference, out);
+        rc = build_from_file(c, set, reference, out);
     } else {
         rc = eval_weights_copy(reference, &out->weights);
         if (rc == 0)

@@ -41,7 +41,7 @@ typedef struct llama_config {
     int dim, hidden, layers, heads, kv_heads, vocab, seq_len;
 } llama_config;
 
-/* Which matrix of a layer an activation statistic belongs to (the calibration pass). */
+/* The matrices of a layer. */
 enum { SLOT_WQ, SLOT_WK, SLOT_WV, SLOT_WO, SLOT_W1, SLOT_W2, SLOT_W3, SLOT_COUNT };
 
 typedef struct llama_model {
@@ -51,14 +51,13 @@ typedef struct llama_model {
     const float **w[SLOT_COUNT]; /* [slot][layer] */
 } llama_model;
 
-/* Per-input-column sums of squared activations of every matrix (calibration, imatrix). */
+/* The Fisher factors of every matrix, summed over the calibration tokens (fisher.c). */
 typedef struct llama_act_stats {
-    double *sum[SLOT_COUNT];  /* [layer * in_dim + j] */
-    double *classifier;       /* [dim] */
-    /* Output-side sensitivities (one layer deep): [layer * out_dim + i]; wv, wo and w2 rows
-     * are filled when the file is written (from weights) */
-    double *out[SLOT_COUNT];
-    double *classifier_out;   /* [vocab]: p (1 - p) of the softmax */
+    double *sum[SLOT_COUNT];  /* inputs: sum of x_j^2, [layer * in_dim + j] */
+    double *out[SLOT_COUNT];  /* outputs: sum of (dL/dy_i)^2, [layer * out_dim + i] */
+    double *classifier;       /* [dim]: the classifier's inputs */
+    double *classifier_out;   /* [vocab]: dL/dlogit squared */
+    double *lookup_out;       /* [vocab]: the embedding row read, its gradient's mean square */
     uint64_t tokens;
 } llama_act_stats;
 
@@ -71,9 +70,24 @@ int llama_bind(const llama_config *c, const eval_weights *w, llama_model *m);
 llama_state *llama_state_create(const llama_config *c);
 void llama_state_free(llama_state *s);
 /* One step: token at position pos (0-based, < seq_len); returns the logits (vocab floats,
- * valid until the next call). stats: NULL, or accumulates the matrices' input squares. */
-const float *llama_forward(const llama_model *m, llama_state *s, int token, int pos,
-                           llama_act_stats *stats);
+ * valid until the next call). */
+const float *llama_forward(const llama_model *m, llama_state *s, int token, int pos);
+/* Samples `sequences` sequences of `length` tokens from the model (seed) and adds their
+ * Fisher factors to *st (whose arrays are zeroed by the caller). */
+int eval_fisher_collect(const llama_model *m, uint64_t seed, int sequences, int length,
+                        llama_act_stats *st);
+
+/* The forward pass's operations, shared with the Fisher pass (fisher.c). */
+/* out = weight * x / rms(x) (eps 1e-5); returns 1 / rms(x). out may be x. */
+float llama_rmsnorm(float *out, const float *x, const float *weight, int n);
+/* out[rows] = W[rows x n] x[n]. */
+void llama_matmul(float *out, const float *x, const float *w, int n, int rows);
+void llama_softmax(float *x, int n);
+/* Turns pair (2j, 2j+1) of every head of vec[n] by the angle whose cos / sin are cs[j] /
+ * sn[j]; a negated sn turns back. */
+void llama_rope(float *vec, int n, int head_size, const float *cs, const float *sn);
+/* The RoPE cos / sin of position pos: head_size / 2 values each. */
+void llama_rope_angles(int head_size, int pos, float *cs, float *sn);
 
 /* ---- tokenizer (tokenizer.c): llama2.c's tok*.bin, decoding only ---- */
 
@@ -154,8 +168,9 @@ typedef struct eval_score {
 /* Scores a model against the reference (teacher-forced on the sampled sequences). */
 int eval_score_model(const eval_run *run, const eval_reference *ref, eval_score *score);
 
-/* Per-input-column mean squared activations of every matrix over sampled text, written as a
- * safetensors file of F32 vectors keyed by tensor name (the importance file). */
+/* The importance file: for every matrix NAME, the mean squared input activation per column
+ * (key NAME) and the mean squared loss gradient per output row (key NAME:rows), over text
+ * sampled from the model (fisher.c), as F32 vectors in a safetensors file. */
 int eval_imatrix_write(const eval_run *run, const llama_config *c, uint64_t seed,
                        int sequences, int length, const char *path);
 
@@ -188,6 +203,7 @@ typedef struct eval_quantized {
     double sse, norm;        /* squared error and squared norm over the set */
     double *attention_row_error; /* per-row relative error of attention matrices in the set */
     size_t attention_rows;
+    double predicted_kl;     /* 1/2 sum of Fisher factors times squared errors, per token */
 } eval_quantized;
 
 /* Which tensors a candidate quantizes: "default" (the library's default policy), "all" (every
@@ -195,6 +211,7 @@ typedef struct eval_quantized {
 typedef struct eval_set {
     const char *source_path; /* the float32 model */
     const char *selection;
+    const eval_weights *fisher; /* an importance file to predict the KL by, or NULL */
 } eval_set;
 
 int eval_candidate_build(const eval_candidate *c, const eval_set *set,

@@ -1,8 +1,8 @@
-/* The importance file (imatrix-style): for every matrix, the mean square of each input
- * activation over calibration text, as float32 vectors keyed by the tensor's name in a
- * safetensors file. The calibration text is sampled from the float32 model itself with its
- * own seed (kept apart from the evaluation's). A shared classifier's statistics are stored
- * under the token embedding's name (its columns are the classifier's inputs).
+/* Writing the importance file: the Fisher factors of fisher.c as mean squares per token,
+ * float32 vectors keyed by tensor name (NAME: columns, NAME:rows: rows) in a safetensors
+ * file. The calibration text is sampled from the float32 model itself with its own seed
+ * (kept apart from the evaluation's). A shared classifier's factors are stored under the
+ * token embedding's name.
  * SPDX-License-Identifier: MIT */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,26 +27,6 @@ static int slot_inputs(const llama_config *c, int slot)
 static sgfp4_status file_write(void *user, const void *data, size_t size)
 {
     return fwrite(data, 1, size, user) == size ? SGFP4_OK : SGFP4_ERR_IO;
-}
-
-static int collect(const eval_run *run, uint64_t seed, int sequences, int length,
-                   llama_act_stats *st)
-{
-    const llama_config *c = &run->model->c;
-    llama_state *s = llama_state_create(c);
-    if (!s)
-        return -1;
-    for (int k = 0; k < sequences; k++) {
-        eval_rng rng;
-        eval_rng_seed(&rng, seed, (uint64_t)k);
-        int token = BOS;
-        for (int pos = 0; pos < length; pos++) {
-            const float *logits = llama_forward(run->model, s, token, pos, st);
-            token = eval_sample(logits, c->vocab, &rng);
-        }
-    }
-    llama_state_free(s);
-    return 0;
 }
 
 /* The vectors of the file, in order: name and values. */
@@ -118,23 +98,6 @@ static int slot_outputs(const llama_config *c, int slot)
                                                                                       : c->dim;
 }
 
-/* wv row (kv head g, dim i) reaches the output through wo's columns of every query head of
- * group g: the sum of their squared norms. */
-static void value_sensitivity(const llama_model *m, int layer, double *out)
-{
-    const llama_config *c = &m->c;
-    const int hs = c->dim / c->heads, group = c->heads / c->kv_heads;
-    const float *wo = m->w[SLOT_WO][layer];
-    for (int h = 0; h < c->heads; h++)
-        for (int i = 0; i < hs; i++) {
-            double col = 0;
-            for (int r = 0; r < c->dim; r++)
-                col += (double)wo[(size_t)r * (size_t)c->dim + (size_t)(h * hs + i)] *
-                       wo[(size_t)r * (size_t)c->dim + (size_t)(h * hs + i)];
-            out[(h / group) * hs + i] += col;
-        }
-}
-
 static int build_entries(const llama_model *m, const llama_act_stats *st, entry_list *e)
 {
     const llama_config *c = &m->c;
@@ -148,26 +111,27 @@ static int build_entries(const llama_model *m, const llama_act_stats *st, entry_
             snprintf(name, sizeof name, slot_names[slot], l);
             const int in = slot_inputs(c, slot), out = slot_outputs(c, slot);
             rc = add_entry(e, name, st->sum[slot] + (size_t)l * (size_t)in, (uint64_t)in, tokens);
-            if (rc != 0 || slot == SLOT_WO || slot == SLOT_W2)
-                continue; /* the residual stream: rows alike */
             char rows[112];
             snprintf(rows, sizeof rows, "%s:rows", name);
-            if (slot == SLOT_WV) {
-                memset(values, 0, (size_t)out * sizeof *values);
-                value_sensitivity(m, l, values);
-                rc = add_entry(e, rows, values, (uint64_t)out, 1.0);
-            } else {
+            if (rc == 0)
                 rc = add_entry(e, rows, st->out[slot] + (size_t)l * (size_t)out, (uint64_t)out,
                                tokens);
-            }
         }
     const int shared = m->classifier == m->tok_embeddings;
     const char *cls = shared ? "tok_embeddings.weight" : "output.weight";
     if (rc == 0)
         rc = add_entry(e, cls, st->classifier, (uint64_t)c->dim, tokens);
     if (rc == 0) {
+        /* A shared embedding's rows: the classifier's factor, plus the lookup's in units of
+         * the classifier's mean column factor (the columns are the classifier's). */
+        double mean_col = 0;
+        for (int j = 0; j < c->dim; j++)
+            mean_col += st->classifier[j] / tokens / c->dim;
+        for (int i = 0; i < c->vocab; i++)
+            values[i] = st->classifier_out[i] +
+                        (shared && mean_col > 0 ? st->lookup_out[i] / mean_col : 0.0);
         snprintf(name, sizeof name, "%s:rows", cls);
-        rc = add_entry(e, name, st->classifier_out, (uint64_t)c->vocab, tokens);
+        rc = add_entry(e, name, values, (uint64_t)c->vocab, tokens);
     }
     free(values);
     return rc;
@@ -186,10 +150,11 @@ int eval_imatrix_write(const eval_run *run, const llama_config *c, uint64_t seed
                                     sizeof(double))))
             rc = -1;
     if (!(st.classifier = calloc((size_t)c->dim, sizeof(double))) ||
-        !(st.classifier_out = calloc((size_t)c->vocab, sizeof(double))))
+        !(st.classifier_out = calloc((size_t)c->vocab, sizeof(double))) ||
+        !(st.lookup_out = calloc((size_t)c->vocab, sizeof(double))))
         rc = -1;
     if (rc == 0)
-        rc = collect(run, seed, sequences, length, &st);
+        rc = eval_fisher_collect(run->model, seed, sequences, length, &st);
     entry_list e = {0};
     e.cap = (size_t)c->layers * SLOT_COUNT * 2 + 2;
     e.names = calloc(e.cap, sizeof *e.names);
@@ -210,5 +175,6 @@ int eval_imatrix_write(const eval_run *run, const llama_config *c, uint64_t seed
     }
     free(st.classifier);
     free(st.classifier_out);
+    free(st.lookup_out);
     return rc;
 }

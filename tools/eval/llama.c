@@ -157,15 +157,20 @@ llama_state *llama_state_create(const llama_config *c)
             llama_state_free(s);
             return NULL;
         }
-    /* RoPE: pair (2j, 2j+1) of every head turns by pos * 10000^(-2j / head_size). */
     for (size_t pos = 0; pos < seq; pos++)
-        for (size_t j = 0; j < hs / 2; j++) {
-            const float freq = 1.0f / powf(10000.0f, (float)(2 * j) / (float)hs);
-            const float angle = (float)pos * freq;
-            s->rope_cos[pos * hs / 2 + j] = cosf(angle);
-            s->rope_sin[pos * hs / 2 + j] = sinf(angle);
-        }
+        llama_rope_angles((int)hs, (int)pos, s->rope_cos + pos * hs / 2, s->rope_sin + pos * hs / 2);
     return s;
+}
+
+/* RoPE: pair (2j, 2j+1) of every head turns by pos * 10000^(-2j / head_size). */
+void llama_rope_angles(int head_size, int pos, float *cs, float *sn)
+{
+    for (int j = 0; j < head_size / 2; j++) {
+        const float freq = 1.0f / powf(10000.0f, (float)(2 * j) / (float)head_size);
+        const float angle = (float)pos * freq;
+        cs[j] = cosf(angle);
+        sn[j] = sinf(angle);
+    }
 }
 
 void llama_state_free(llama_state *s)
@@ -179,7 +184,7 @@ void llama_state_free(llama_state *s)
     free(s);
 }
 
-static void rmsnorm(float *out, const float *x, const float *weight, int n)
+float llama_rmsnorm(float *out, const float *x, const float *weight, int n)
 {
     float ss = 0.0f;
     for (int j = 0; j < n; j++)
@@ -187,10 +192,11 @@ static void rmsnorm(float *out, const float *x, const float *weight, int n)
     ss = 1.0f / sqrtf(ss / (float)n + 1e-5f);
     for (int j = 0; j < n; j++)
         out[j] = weight[j] * (ss * x[j]);
+    return ss;
 }
 
 /* out[rows] = W[rows x n] x[n]; eight partial sums per row, added in a fixed order. */
-static void matmul(float *out, const float *x, const float *w, int n, int rows)
+void llama_matmul(float *out, const float *x, const float *w, int n, int rows)
 {
     for (int i = 0; i < rows; i++) {
         const float *row = w + (size_t)i * (size_t)n;
@@ -205,13 +211,7 @@ static void matmul(float *out, const float *x, const float *w, int n, int rows)
     }
 }
 
-static void accumulate(double *sum, const float *x, int n)
-{
-    for (int j = 0; j < n; j++)
-        sum[j] += (double)x[j] * x[j];
-}
-
-static void softmax(float *x, int n)
+void llama_softmax(float *x, int n)
 {
     float max = x[0];
     for (int i = 1; i < n; i++)
@@ -225,7 +225,7 @@ static void softmax(float *x, int n)
         x[i] /= sum;
 }
 
-static void rope(float *vec, int n, int head_size, const float *cs, const float *sn)
+void llama_rope(float *vec, int n, int head_size, const float *cs, const float *sn)
 {
     for (int i = 0; i < n; i += 2) {
         const int j = (i % head_size) / 2;
@@ -250,7 +250,7 @@ static void attention(const llama_config *c, llama_state *s, int layer, int pos)
                 score += q[i] * k[i];
             att[t] = score / sqrtf((float)hs);
         }
-        softmax(att, pos + 1);
+        llama_softmax(att, pos + 1);
         float *out = s->xb + h * hs;
         memset(out, 0, (size_t)hs * sizeof(float));
         for (int t = 0; t <= pos; t++) {
@@ -261,61 +261,7 @@ static void attention(const llama_config *c, llama_state *s, int layer, int pos)
     }
 }
 
-/* wq row (head h, dim i) meets the keys' dim i: E[k_i^2]; wk row meets the queries of its
- * group: sum of E[q_i^2]. RoPE mixes each pair, so a pair shares its mean. */
-static void attention_sensitivity(const llama_config *c, const float *q, const float *k,
-                                  llama_act_stats *st, int layer)
-{
-    const int hs = c->dim / c->heads, kv_dim = hs * c->kv_heads, group = c->heads / c->kv_heads;
-    double *oq = st->out[SLOT_WQ] + (size_t)layer * (size_t)c->dim;
-    double *ok = st->out[SLOT_WK] + (size_t)layer * (size_t)kv_dim;
-    for (int h = 0; h < c->heads; h++)
-        for (int i = 0; i < hs; i += 2) {
-            const float *kk = k + (h / group) * hs + i, *qq = q + h * hs + i;
-            const double k2 = ((double)kk[0] * kk[0] + (double)kk[1] * kk[1]) / 2;
-            const double q2 = ((double)qq[0] * qq[0] + (double)qq[1] * qq[1]) / 2;
-            oq[h * hs + i] += k2;
-            oq[h * hs + i + 1] += k2;
-            ok[(h / group) * hs + i] += q2;
-            ok[(h / group) * hs + i + 1] += q2;
-        }
-    (void)kv_dim;
-}
-
-/* w1 row i: (w3 x)_i silu'((w1 x)_i) times |w2 column i|^2; w3 row i: silu((w1 x)_i) times the
- * same. */
-static void ffn_sensitivity(const llama_config *c, const float *pre1, const float *pre3,
-                            const float *w2, llama_act_stats *st, int layer)
-{
-    double *o1 = st->out[SLOT_W1] + (size_t)layer * (size_t)c->hidden;
-    double *o3 = st->out[SLOT_W3] + (size_t)layer * (size_t)c->hidden;
-    for (int i = 0; i < c->hidden; i++) {
-        double col = 0;
-        for (int r = 0; r < c->dim; r++)
-            col += (double)w2[(size_t)r * (size_t)c->hidden + (size_t)i] *
-                   w2[(size_t)r * (size_t)c->hidden + (size_t)i];
-        const double v = pre1[i], sig = 1.0 / (1.0 + exp(-v));
-        const double d1 = pre3[i] * sig * (1.0 + v * (1.0 - sig)), d3 = v * sig;
-        o1[i] += d1 * d1 * col;
-        o3[i] += d3 * d3 * col;
-    }
-}
-
-static void classifier_sensitivity(const float *logits, int vocab, double *out)
-{
-    double max = logits[0], sum = 0;
-    for (int i = 1; i < vocab; i++)
-        max = logits[i] > max ? logits[i] : max;
-    for (int i = 0; i < vocab; i++)
-        sum += exp((double)logits[i] - max);
-    for (int i = 0; i < vocab; i++) {
-        const double p = exp((double)logits[i] - max) / sum;
-        out[i] += p * (1.0 - p);
-    }
-}
-
-const float *llama_forward(const llama_model *m, llama_state *s, int token, int pos,
-                           llama_act_stats *stats)
+const float *llama_forward(const llama_model *m, llama_state *s, int token, int pos)
 {
     const llama_config *c = &m->c;
     const int dim = c->dim, hid = c->hidden, hs = dim / c->heads, kv_dim = hs * c->kv_heads;
@@ -323,52 +269,29 @@ const float *llama_forward(const llama_model *m, llama_state *s, int token, int 
     const float *sn = s->rope_sin + (size_t)pos * (size_t)(hs / 2);
     memcpy(s->x, m->tok_embeddings + (size_t)token * (size_t)dim, (size_t)dim * sizeof(float));
     for (int l = 0; l < c->layers; l++) {
-        rmsnorm(s->xb, s->x, m->rms_att[l], dim);
+        llama_rmsnorm(s->xb, s->x, m->rms_att[l], dim);
         const size_t at = ((size_t)l * (size_t)c->seq_len + (size_t)pos) * (size_t)kv_dim;
-        matmul(s->q, s->xb, m->w[SLOT_WQ][l], dim, dim);
-        matmul(s->key_cache + at, s->xb, m->w[SLOT_WK][l], dim, kv_dim);
-        matmul(s->value_cache + at, s->xb, m->w[SLOT_WV][l], dim, kv_dim);
-        if (stats) {
-            accumulate(stats->sum[SLOT_WQ] + (size_t)l * (size_t)dim, s->xb, dim);
-            accumulate(stats->sum[SLOT_WK] + (size_t)l * (size_t)dim, s->xb, dim);
-            accumulate(stats->sum[SLOT_WV] + (size_t)l * (size_t)dim, s->xb, dim);
-        }
-        rope(s->q, dim, hs, cs, sn);
-        rope(s->key_cache + at, kv_dim, hs, cs, sn);
-        if (stats)
-            attention_sensitivity(c, s->q, s->key_cache + at, stats, l);
+        llama_matmul(s->q, s->xb, m->w[SLOT_WQ][l], dim, dim);
+        llama_matmul(s->key_cache + at, s->xb, m->w[SLOT_WK][l], dim, kv_dim);
+        llama_matmul(s->value_cache + at, s->xb, m->w[SLOT_WV][l], dim, kv_dim);
+        llama_rope(s->q, dim, hs, cs, sn);
+        llama_rope(s->key_cache + at, kv_dim, hs, cs, sn);
         attention(c, s, l, pos);
-        if (stats)
-            accumulate(stats->sum[SLOT_WO] + (size_t)l * (size_t)dim, s->xb, dim);
-        matmul(s->xb2, s->xb, m->w[SLOT_WO][l], dim, dim);
+        llama_matmul(s->xb2, s->xb, m->w[SLOT_WO][l], dim, dim);
         for (int i = 0; i < dim; i++)
             s->x[i] += s->xb2[i];
-        rmsnorm(s->xb, s->x, m->rms_ffn[l], dim);
-        matmul(s->hb, s->xb, m->w[SLOT_W1][l], dim, hid);
-        matmul(s->hb2, s->xb, m->w[SLOT_W3][l], dim, hid);
-        if (stats) {
-            accumulate(stats->sum[SLOT_W1] + (size_t)l * (size_t)dim, s->xb, dim);
-            accumulate(stats->sum[SLOT_W3] + (size_t)l * (size_t)dim, s->xb, dim);
-        }
-        if (stats)
-            ffn_sensitivity(c, s->hb, s->hb2, m->w[SLOT_W2][l], stats, l);
+        llama_rmsnorm(s->xb, s->x, m->rms_ffn[l], dim);
+        llama_matmul(s->hb, s->xb, m->w[SLOT_W1][l], dim, hid);
+        llama_matmul(s->hb2, s->xb, m->w[SLOT_W3][l], dim, hid);
         for (int i = 0; i < hid; i++) {
             const float v = s->hb[i];
             s->hb[i] = v * (1.0f / (1.0f + expf(-v))) * s->hb2[i];
         }
-        if (stats)
-            accumulate(stats->sum[SLOT_W2] + (size_t)l * (size_t)hid, s->hb, hid);
-        matmul(s->xb, s->hb, m->w[SLOT_W2][l], hid, dim);
+        llama_matmul(s->xb, s->hb, m->w[SLOT_W2][l], hid, dim);
         for (int i = 0; i < dim; i++)
             s->x[i] += s->xb[i];
     }
-    rmsnorm(s->x, s->x, m->rms_final, dim);
-    if (stats) {
-        accumulate(stats->classifier, s->x, dim);
-        stats->tokens++;
-    }
-    matmul(s->logits, s->x, m->classifier, dim, c->vocab);
-    if (stats)
-        classifier_sensitivity(s->logits, c->vocab, stats->classifier_out);
+    llama_rmsnorm(s->x, s->x, m->rms_final, dim);
+    llama_matmul(s->logits, s->x, m->classifier, dim, c->vocab);
     return s->logits;
 }

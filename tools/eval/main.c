@@ -29,7 +29,7 @@ static const char *const standard_table[] = {
 };
 
 typedef struct args {
-    const char *model, *tokenizer, *set, *imatrix_out, *check_text;
+    const char *model, *tokenizer, *set, *imatrix_out, *check_text, *fisher;
     int sequences, length, greedy_steps, prompt, continuation, threads, tsv, print_text;
     int calib_sequences, calib_length, versus;
     uint64_t seed, calib_seed;
@@ -61,6 +61,8 @@ static void usage(FILE *f)
             "  --calib-sequences N  calibration sequences (32)  --calib-length T (256)\n"
             "  --calib-seed S       calibration sampling seed (1001)\n"
             "  --heads N --kv-heads N   when the model has no config metadata\n"
+            "  --predict FILE       add the KL predicted by the importance file FILE (the Fisher\n"
+            "                       factors of --imatrix-out) from each candidate's errors\n"
             "  --tsv                tab-separated output instead of Markdown\n");
 }
 
@@ -96,6 +98,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"imatrix-out", 1, 0, 'i'},    {"calib-sequences", 1, 0, 'N'},
         {"calib-length", 1, 0, 'L'},   {"calib-seed", 1, 0, 'Z'},  {"heads", 1, 0, 'H'},
         {"kv-heads", 1, 0, 'K'},       {"tsv", 0, 0, 'T'},         {"help", 0, 0, 'h'},
+        {"predict", 1, 0, 'P'},
         {0, 0, 0, 0}};
     int ch, bad = 0;
     while (!bad && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -124,6 +127,7 @@ static int parse_args(int argc, char **argv, args *a)
         case 'H': bad = parse_int(optarg, 1, 1 << 16, &a->heads); break;
         case 'K': bad = parse_int(optarg, 1, 1 << 16, &a->kv_heads); break;
         case 'T': a->tsv = 1; break;
+        case 'P': a->fisher = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: bad = 1;
         }
@@ -161,13 +165,15 @@ static void print_header(const args *a, int versus_set)
 {
     const char *cols[] = {"candidate", "bits/weight", "mean KL", "top-1 agree", "PPL (f32 text)",
                           "greedy match", "prompted match", "attn row err p50", "p99", "max",
-                          "rows > 0.15", "rel-L2 (set)", "KL below versus"};
+                          "rows > 0.15", "rel-L2 (set)", "KL below versus", "predicted KL"};
     const int n = versus_set ? 13 : 12;
     for (int i = 0; i < n; i++)
         printf(a->tsv ? (i ? "\t%s" : "%s") : "| %s ", cols[i]);
+    if (a->fisher)
+        printf(a->tsv ? "\t%s" : "| %s ", cols[13]);
     printf(a->tsv ? "\n" : "|\n");
     if (!a->tsv) {
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n + (a->fisher != NULL); i++)
             printf(i < 1 ? "|---" : "|---:");
         printf("|\n");
     }
@@ -238,7 +244,12 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
     eval_quantized stats[MAX_CANDIDATES];
     memset(scores, 0, sizeof scores);
     memset(stats, 0, sizeof stats);
-    const eval_set set = {a->model, a->set};
+    eval_weights fisher = {NULL, 0};
+    char *unused = NULL;
+    if (a->fisher && eval_weights_load(a->fisher, &fisher, &unused) != 0)
+        return -1;
+    free(unused);
+    const eval_set set = {a->model, a->set, a->fisher ? &fisher : NULL};
     int rc = 0;
     for (int k = 0; k < n && rc == 0; k++) {
         const int i = order[k];
@@ -300,6 +311,8 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
                 snprintf(buf, sizeof buf, "%d/%d", below, ref->sequences);
                 printf(a->tsv ? "\t%s" : "| %s ", buf);
             }
+            if (a->fisher)
+                cell(a, 0, "%.4f", q->predicted_kl);
             printf(a->tsv ? "\n" : "|\n");
         }
         printf(a->tsv ? "" : "\n");
@@ -315,6 +328,7 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
         free(scores[i].sequence_kl);
         eval_quantized_free(&stats[i]);
     }
+    eval_weights_free(&fisher);
     return rc;
 }
 

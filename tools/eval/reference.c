@@ -22,11 +22,11 @@ void eval_greedy(const llama_model *m, llama_state *s, const int *tokens, int co
 {
     const float *logits = NULL;
     for (int pos = 0; pos < count; pos++)
-        logits = llama_forward(m, s, tokens[pos], pos, NULL);
+        logits = llama_forward(m, s, tokens[pos], pos);
     for (int k = 0; k < steps; k++) {
         out[k] = eval_argmax(logits, m->c.vocab);
         if (k + 1 < steps)
-            logits = llama_forward(m, s, out[k], count + k, NULL);
+            logits = llama_forward(m, s, out[k], count + k);
     }
 }
 
@@ -46,7 +46,7 @@ static void build_one(void *arg, int seq, llama_state *s)
     eval_rng_seed(&rng, b->seed, (uint64_t)seq);
     tokens[0] = BOS;
     for (int pos = 0; pos + 1 < len; pos++) {
-        const float *logits = llama_forward(b->m, s, tokens[pos], pos, NULL);
+        const float *logits = llama_forward(b->m, s, tokens[pos], pos);
         eval_log_softmax(logits, vocab, lp);
         for (int i = 0; i < vocab; i++)
             logp[(size_t)pos * (size_t)vocab + (size_t)i] = (float)lp[i];

@@ -49,7 +49,7 @@ static void score_one(void *arg, int seq, llama_state *s)
     }
     seq_result r = {0, 0, 0, 0};
     for (int pos = 0; pos + 1 < len; pos++) {
-        const float *logits = llama_forward(x->m, s, tokens[pos], pos, NULL);
+        const float *logits = llama_forward(x->m, s, tokens[pos], pos);
         eval_log_softmax(logits, vocab, lq);
         const float *lp = logp + (size_t)pos * (size_t)vocab;
         double kl = 0;
