@@ -12,6 +12,7 @@
 #include "container/tensor.h"
 #include "encode/encode_internal.h"
 #include "encode/rate_control.h"
+#include "encode/simd.h"
 #include "format/bits.h"
 
 void sgfp4_encode_options_init(sgfp4_encode_options *options)
@@ -152,16 +153,36 @@ static int options_ok(const sgfp4_encode_options *o)
            (o->target_bpw > 0 && o->target_bpw <= 64);
 }
 
-/* Checks every input is finite; returns the mean of w^2 (clipped to the fp16 range) or -1. */
-static double scan_input(const float *src, uint64_t rows, uint64_t cols, size_t stride)
+/* Whether every input is finite: x - x is 0 for a finite x and NaN for an infinity or a NaN,
+ * so eight lanes of such sums are all 0 exactly when every value is finite (no branch in
+ * the loop). */
+SGFP4_VECTOR_CLONES
+static int inputs_finite(const float *src, uint64_t rows, uint64_t cols, size_t stride)
+{
+    for (uint64_t r = 0; r < rows; r++) {
+        const float *restrict row = src + r * stride;
+        const uint64_t body = cols & ~(uint64_t)7;
+        float acc[8] = {0};
+        for (uint64_t c = 0; c < body; c += 8)
+            for (unsigned j = 0; j < 8; j++)
+                acc[j] += row[c + j] - row[c + j];
+        for (uint64_t c = body; c < cols; c++)
+            acc[0] += row[c] - row[c];
+        for (unsigned j = 0; j < 8; j++)
+            if (acc[j] != 0.0f)
+                return 0;
+    }
+    return 1;
+}
+
+/* The mean of w^2 (clipped to the fp16 range): the threshold policy's scale. */
+static double mean_square(const float *src, uint64_t rows, uint64_t cols, size_t stride)
 {
     double sum = 0;
     for (uint64_t r = 0; r < rows; r++) {
         const float *row = src + r * stride;
         float acc = 0;
         for (uint64_t c = 0; c < cols; c++) {
-            if (!isfinite(row[c]))
-                return -1;
             const float v = fminf(fabsf(row[c]), SGFP4_HALF_MAX);
             acc += v * v;
         }
@@ -193,13 +214,15 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         o.profile = SGFP4_PROFILE_V2;
     if (o.profile == SGFP4_PROFILE_V1 && blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
         return SGFP4_ERR_LIMIT;
-    const double mean_square = scan_input(src, rows, cols, src_stride);
-    if (mean_square < 0 || !sgfp4_column_importance_ok(o.column_importance, cols) ||
+    if (!inputs_finite(src, rows, cols, src_stride) ||
+        !sgfp4_column_importance_ok(o.column_importance, cols) ||
         !sgfp4_column_importance_ok(o.row_importance, rows))
         return SGFP4_ERR_ARGUMENT;
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);
-    job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o, mean_square,
+    const int threshold = o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_THRESHOLD;
+    job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o,
+             threshold ? mean_square(src, rows, cols, src_stride) : 0,
              NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;

@@ -22,6 +22,8 @@ typedef struct rate_ctx {
     sgfp4_block_plan *plans;
     uint64_t *chunk_bytes;
     const sgfp4_allocator *alloc;
+    uint8_t *trees;  /* prune_trees(): SGFP4_NODES choices per block */
+    unsigned threads;
 } rate_ctx;
 
 static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
@@ -38,6 +40,23 @@ static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
             sgfp4_plan_from_choices(choice, p, &r->plans[b]);
     }
     r->chunk_bytes[item] = bytes;
+}
+
+static void prune_tree_chunk(void *ctx, uint64_t item, unsigned worker)
+{
+    (void)worker;
+    const rate_ctx *r = ctx;
+    const uint64_t end = (item + 1) * CHUNK < r->blocks ? (item + 1) * CHUNK : r->blocks;
+    for (uint64_t b = item * CHUNK; b < end; b++)
+        sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, r->lambda, r->trees + b * SGFP4_NODES);
+}
+
+/* The pruned tree of every block at lambda into trees (on the rate control's threads). */
+static void prune_trees(rate_ctx *r, double lambda, uint8_t *trees)
+{
+    r->lambda = lambda;
+    r->trees = trees;
+    sgfp4_parallel_for((r->blocks + CHUNK - 1) / CHUNK, r->threads, prune_tree_chunk, r);
 }
 
 /* Container bytes at lambda; leaves the plans of that lambda in r->plans. */
@@ -133,20 +152,26 @@ static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, do
 {
     const double enough = FILL_ENOUGH * target; /* stop once this close */
     uint8_t *cur = sgfp4_alloc_with(r->alloc, r->blocks * SGFP4_NODES);
-    if (!cur)
+    uint8_t *fine = sgfp4_alloc_with(r->alloc, r->blocks * SGFP4_NODES);
+    if (!cur || !fine) {
+        sgfp4_free_with(r->alloc, cur);
+        sgfp4_free_with(r->alloc, fine);
         return 0;
-    for (uint64_t b = 0; b < r->blocks; b++)
-        sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, lambda_coarse, cur + b * SGFP4_NODES);
-    uint8_t fine[SGFP4_NODES];
+    }
+    prune_trees(r, lambda_coarse, cur);
     double lambda = lambda_fine;
     for (unsigned pass = 0; pass < FILL_PASSES && budget > enough; pass++, lambda *= 0.25) {
+        /* The trees at the finer lambda come first, on every thread; spending the budget
+         * on them runs in block order. */
+        prune_trees(r, lambda, fine);
         for (uint64_t b = 0; b < r->blocks && budget > 0; b++) {
-            sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, lambda, fine);
-            if (memcmp(fine, cur + b * SGFP4_NODES, SGFP4_NODES) != 0)
-                improve_block(r, b, cur + b * SGFP4_NODES, fine, &budget);
+            uint8_t *f = fine + b * SGFP4_NODES;
+            if (memcmp(f, cur + b * SGFP4_NODES, SGFP4_NODES) != 0)
+                improve_block(r, b, cur + b * SGFP4_NODES, f, &budget);
         }
     }
     sgfp4_free_with(r->alloc, cur);
+    sgfp4_free_with(r->alloc, fine);
     return 1;
 }
 
@@ -156,7 +181,7 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
 {
     const uint64_t items = (blocks + CHUNK - 1) / CHUNK;
     rate_ctx r = {params, blocks, 0, 0, plans, sgfp4_alloc_with(alloc, items * sizeof(uint64_t)),
-                  alloc};
+                  alloc, NULL, threads};
     if (!r.chunk_bytes)
         return 0;
     /* lambda0: the mean squared error per byte of whole-block FP4 leaves, a natural unit. */
