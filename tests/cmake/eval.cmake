@@ -8,3 +8,9 @@ target_link_libraries(sgfp4-eval PRIVATE sgfp4_static ${JANSSON_LIBRARY} Threads
 if(MATH_LIBRARY)
   target_link_libraries(sgfp4-eval PRIVATE ${MATH_LIBRARY})
 endif()
+
+add_test(NAME eval.stories260K
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/eval/eval_check.sh $<TARGET_FILE:sgfp4-eval>
+                 $<TARGET_FILE:sgfp4> ${SGFP4_SHARED_DIR}/weights
+                 ${CMAKE_CURRENT_BINARY_DIR}/eval-work)
+set_tests_properties(eval.stories260K PROPERTIES SKIP_RETURN_CODE 77 LABELS eval)

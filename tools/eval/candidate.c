@@ -29,7 +29,8 @@ static int parse_value(eval_candidate *c, const char *key, const char *value)
             return c->metric == -2 ? -1 : 0;
         }
         if (strcmp(key, "fit") == 0) {
-            c->fit = strcmp(value, "best") == 0 ? SGFP4_FIT_BEST
+            c->fit = strcmp(value, "best") == 0        ? SGFP4_FIT_BEST
+                     : strcmp(value, "fast") == 0      ? SGFP4_FIT_FAST
                      : strcmp(value, "reference") == 0 ? SGFP4_FIT_REFERENCE
                                                        : -2;
             return c->fit == -2 ? -1 : 0;

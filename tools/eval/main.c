@@ -43,9 +43,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: sgfp4-eval [options] MODEL.safetensors\n"
             "  --candidate SPEC     f32 | q4_0 | affine[:bits=B,group=G] | file:QUANTIZED.safetensors\n"
-            "                       | sgfp4[:bpw=X,metric=sse|row,importance=FILE,fit=best|reference,\n"
-            "                         profile=v1|v2,policy=rate|threshold,threshold=T]; ',label=TEXT'\n"
-            "                       names a row. Repeatable; none: the standard table.\n"
+            "                       | sgfp4[:bpw=X,metric=sse|row,importance=FILE,use=columns|rows|both,\n"
+            "                         fit=best|fast|reference,profile=v1|v2,policy=rate|threshold,\n"
+            "                         threshold=T]; ',label=TEXT' names a row.\n"
+            "                       Repeatable; none: the standard table.\n"
             "  --set S              which tensors are quantized: default (the library's default\n"
             "                       policy), all (every matrix), or a policy file (default: default)\n"
             "  --sequences N        sampled sequences (64)      --length T    tokens each (256)\n"
