@@ -94,6 +94,10 @@ void sgfp4_fit_finalize(const float *w, const float *h, unsigned n, unsigned mod
  * are zero. `other` (v2) selects the other neighbour instead (the same one when the other
  * is not finite). Clips to the fp16 range. */
 uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other);
+/* The two stored v2 values around a bias at once, as sgfp4_bias_to_half(bias, V2, 0) and
+ * (.., 1) give them, with their float values. */
+void sgfp4_bias_candidates(float bias, uint16_t *nearest, uint16_t *other, float *nearest_value,
+                           float *other_value);
 /* Codes (as floats) of n weights for S and B: nearest grid point,
  * clipped to the mode's code range; all zero when S is zero. */
 void sgfp4_quantize(const float *w, unsigned n, unsigned mode, float scale, float bias,

@@ -452,12 +452,8 @@ static void finalize(const sgfp4_batch *b, unsigned mode, const fits *a,
         bias[j] = a->bias[j];
     }
     bias_for_codes(b, lo, hi, s, inv, bias, refined);
-    for (unsigned j = 0; j < L; j++) {
-        first_bits[j] = sgfp4_bias_to_half(refined[j], SGFP4_PROFILE_V2, 0);
-        second_bits[j] = sgfp4_bias_to_half(refined[j], SGFP4_PROFILE_V2, 1);
-        first[j] = sgfp4_half_to_float(first_bits[j]);
-        second[j] = sgfp4_half_to_float(second_bits[j]);
-    }
+    for (unsigned j = 0; j < L; j++)
+        sgfp4_bias_candidates(refined[j], &first_bits[j], &second_bits[j], &first[j], &second[j]);
     double e_first[L], e_second[L];
     sse_at(b, lo, hi, s, inv, first, e_first);
     sse_at(b, lo, hi, s, inv, second, e_second);

@@ -34,6 +34,26 @@ uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other)
     return (pick_away != (other != 0)) ? away : toward;
 }
 
+void sgfp4_bias_candidates(float bias, uint16_t *nearest, uint16_t *other, float *nearest_value,
+                           float *other_value)
+{
+    const uint16_t h = clip_half(bias);
+    const uint16_t toward = (uint16_t)(h & 0xFFF0u);
+    const uint16_t away = (uint16_t)(toward + 0x10u);
+    const int away_ok = (away & 0x7C00u) != 0x7C00u;
+    const float toward_value = sgfp4_half_to_float(toward);
+    const float away_value = away_ok ? sgfp4_half_to_float(away) : toward_value;
+    int pick_away = 0;
+    if (away_ok && (h & 0xFu) != 0) {
+        const float dt = bias - toward_value, da = away_value - bias;
+        pick_away = (dt < 0 ? -dt : dt) > (da < 0 ? -da : da);
+    }
+    *nearest = pick_away ? away : toward;
+    *nearest_value = pick_away ? away_value : toward_value;
+    *other = !away_ok ? toward : pick_away ? toward : away;
+    *other_value = !away_ok ? toward_value : pick_away ? toward_value : away_value;
+}
+
 /* The nearest code of one weight: shared by every loop below so they agree exactly. */
 static inline float code_of(float w, float bias, float inv, float lo, float hi)
 {

@@ -285,6 +285,36 @@ static void batch_lanes_are_independent(void **state)
     free(scratch);
 }
 
+/* sgfp4_bias_candidates gives what two calls of sgfp4_bias_to_half give (v2). */
+static void bias_candidates_match_bias_to_half(void **state)
+{
+    (void)state;
+    uint32_t x = 99;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        float v;
+        if (i < 65536) { /* every half, and a nudge off it */
+            v = sgfp4_half_to_float((uint16_t)i);
+            if (!isfinite(v))
+                continue;
+            v = nextafterf(v, (i & 1) ? INFINITY : -INFINITY);
+        } else {
+            uint32_t bits = x;
+            memcpy(&v, &bits, sizeof v);
+            if (!isfinite(v))
+                continue;
+        }
+        uint16_t a, b;
+        float av, bv;
+        sgfp4_bias_candidates(v, &a, &b, &av, &bv);
+        assert_int_equal(a, sgfp4_bias_to_half(v, SGFP4_PROFILE_V2, 0));
+        assert_int_equal(b, sgfp4_bias_to_half(v, SGFP4_PROFILE_V2, 1));
+        assert_true(av == sgfp4_half_to_float(a) && bv == sgfp4_half_to_float(b));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +324,7 @@ int main(void)
         cmocka_unit_test(bad_importance_and_options_are_refused),
         cmocka_unit_test(fast_preset_stays_close),
         cmocka_unit_test(batch_lanes_are_independent),
+        cmocka_unit_test(bias_candidates_match_bias_to_half),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
