@@ -2,6 +2,7 @@
  *
  *   sgfp4-encode-bench [--bpw X,Y,...] [--threshold] [--threshold-scale T] [--v1]
  *                      [--threads N] [--every K] [--min-dim D] [--fit best|fast|reference]
+ *                      [--metric sse|row]
  *                      FILE.safetensors...
  *
  * Takes every 2-D F32 tensor with both dimensions >= D (default 64) of the models (read with
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
     double threshold_scale = 1.0;
     uint64_t min_dim = 64;
     sgfp4_fit fit = SGFP4_FIT_BEST;
+    sgfp4_error_metric metric = SGFP4_METRIC_SSE;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--bpw") == 0 && i + 1 < argc)
             snprintf(bpw_list, sizeof bpw_list, "%s", argv[++i]);
@@ -131,6 +133,8 @@ int main(int argc, char **argv)
             fit = strcmp(f, "fast") == 0        ? SGFP4_FIT_FAST
                   : strcmp(f, "reference") == 0 ? SGFP4_FIT_REFERENCE
                                                 : SGFP4_FIT_BEST;
+        } else if (strcmp(argv[i], "--metric") == 0 && i + 1 < argc) {
+            metric = strcmp(argv[++i], "row") == 0 ? SGFP4_METRIC_ROW_RELATIVE : SGFP4_METRIC_SSE;
         } else if (strcmp(argv[i], "--min-dim") == 0 && i + 1 < argc)
             min_dim = (uint64_t)atoll(argv[++i]);
         else {
@@ -149,6 +153,7 @@ int main(int argc, char **argv)
         s->o.target_bpw = atof(p);
         s->o.threads = threads;
         s->o.fit = fit;
+        s->o.metric = metric;
         snprintf(s->label, sizeof s->label, "bpw %s", p);
     }
     if (threshold) {
