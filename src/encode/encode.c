@@ -215,8 +215,8 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     if (o.profile == SGFP4_PROFILE_V1 && blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
         return SGFP4_ERR_LIMIT;
     if (!inputs_finite(src, rows, cols, src_stride) ||
-        !sgfp4_column_importance_ok(o.column_importance, cols) ||
-        !sgfp4_column_importance_ok(o.row_importance, rows))
+        !sgfp4_importance_ok(o.column_importance, cols) ||
+        !sgfp4_importance_ok(o.row_importance, rows))
         return SGFP4_ERR_ARGUMENT;
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);

@@ -189,9 +189,9 @@ void sgfp4_plan_v1(const float *block, unsigned valid_rows, unsigned valid_cols,
 /* ---- error weights (error_weights.c) ---- */
 /* Whether the options' metric weighs errors (anything but plain squared error). */
 int sgfp4_metric_is_weighted(const sgfp4_encode_options *o);
-/* Whether a column importance vector is acceptable: NULL, or cols finite values >= 0 with a
+/* Whether an importance vector is acceptable: NULL, or `count` finite values >= 0 with a
  * positive finite sum. */
-int sgfp4_column_importance_ok(const float *importance, uint64_t cols);
+int sgfp4_importance_ok(const float *importance, uint64_t count);
 /* Fills row_weight[ceil(rows/64)*64] and col_weight[ceil(cols/64)*64]: the metric's error
  * weights (each normalized to mean 1 over the tensor, floored above 0), 0 in the padding. */
 void sgfp4_error_weights(const float *src, uint64_t rows, uint64_t cols, size_t stride,

@@ -11,15 +11,15 @@ int sgfp4_metric_is_weighted(const sgfp4_encode_options *o)
            o->row_importance != NULL;
 }
 
-int sgfp4_column_importance_ok(const float *importance, uint64_t cols)
+int sgfp4_importance_ok(const float *importance, uint64_t count)
 {
     if (!importance)
         return 1;
     double sum = 0;
-    for (uint64_t c = 0; c < cols; c++) {
-        if (!isfinite(importance[c]) || importance[c] < 0)
+    for (uint64_t i = 0; i < count; i++) {
+        if (!isfinite(importance[i]) || importance[i] < 0)
             return 0;
-        sum += importance[c];
+        sum += importance[i];
     }
     return sum > 0 && isfinite(sum);
 }

@@ -1,9 +1,9 @@
 /* Best fitting of 16 leaves at once (fit_batch.h). The algorithm per lane is that of
- * fit_fp4.c / fit_t158.c / fit_finalize.c (starts, ALS rounds with early stop, stored-value
- * rounding); the loops run over the elements of all lanes together, each lane summing its
- * own elements in element order. Lanes whose start does not apply, or that stopped early,
- * run along without their results being used, so every lane ends exactly where the
- * per-leaf loop would. The error weights of a weighted metric (and 0 for the padding slots
+ * fit_fp4.c / fit_t158.c / fit_finalize.c (starts, over-relaxed ALS rounds with early stop,
+ * stored-value rounding); the loops run over the elements of all lanes together, each lane
+ * summing its own elements in element order. Lanes whose start does not apply, or that
+ * stopped early, run along without their results being used, so every lane ends where a
+ * per-leaf loop over its leaf alone would. The error weights of a weighted metric (and 0 for the padding slots
  * of edge leaves) enter every sum; without them (h NULL) the products by 1 are left out,
  * which gives the same bits.
  * SPDX-License-Identifier: MIT */

@@ -1,9 +1,9 @@
-/* Best fitting of 16 leaves of one size at once (docs/encoder.md, "Speed"): lane j of every
- * array belongs to leaf j, so the loops run across leaves, with no per-leaf reductions or
- * calls. Each lane computes exactly what the per-leaf best fit (fit_fp4.c, fit_t158.c) would
- * compute for its leaf with sums taken in element order: its starts, its ALS rounds and
- * early stop, its finalize. A lane's result depends only on its own leaf, never on the other
- * leaves of its batch.
+/* Best (and fast) fitting of 16 leaves of one size at once (docs/encoder.md, "Leaf
+ * fitting"): lane j of every array belongs to leaf j, so the loops run across leaves, with
+ * no per-leaf reductions or calls. Each lane runs the algorithm of the per-leaf fits
+ * (fit_fp4.c, fit_t158.c: the same starts, over-relaxed ALS with early stop, finalize; 5
+ * rounds per start, 4 at 4x4) for its leaf, with sums taken in element order. A lane's result
+ * depends only on its own leaf, never on the other leaves of its batch.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_ENCODE_FIT_BATCH_H
 #define SGFP4_ENCODE_FIT_BATCH_H
