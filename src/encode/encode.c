@@ -8,11 +8,11 @@
 
 #include "common/fp_env.h"
 #include "common/options.h"
-#include "common/parallel.h"
 #include "container/tensor.h"
 #include "encode/encode_internal.h"
 #include "encode/rate_control.h"
 #include "encode/simd.h"
+#include "encode/team.h"
 #include "format/bits.h"
 
 void sgfp4_encode_options_init(sgfp4_encode_options *options)
@@ -227,6 +227,11 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;
     const sgfp4_allocator *alloc = &o.allocator; /* working memory */
+    /* The workers, for the whole call (a team that cannot be made leaves the calling thread
+     * to do everything: the same bytes). */
+    sgfp4_team *team = threads > 1 && blocks > 1
+                           ? sgfp4_team_create(blocks < threads ? (unsigned)blocks : threads, alloc)
+                           : NULL;
     j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
                                             sizeof(float));
     const size_t plan_count = o.profile == SGFP4_PROFILE_V1 ? threads : (size_t)blocks;
@@ -257,12 +262,12 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
                                                    sizeof *j.params);
             if (!j.params)
                 goto done;
-            sgfp4_parallel_for(blocks, threads, analyze_block, &j);
-            if (!sgfp4_rate_control(j.params, blocks, rows * cols, o.target_bpw, threads,
+            sgfp4_team_run(team, blocks, analyze_block, &j);
+            if (!sgfp4_rate_control(j.params, blocks, rows * cols, o.target_bpw, team,
                                     alloc, j.plans))
                 goto done;
         } else {
-            sgfp4_parallel_for(blocks, threads, threshold_block, &j);
+            sgfp4_team_run(team, blocks, threshold_block, &j);
         }
         uint64_t at = 0;
         for (uint64_t b = 0; b < blocks; b++) {
@@ -292,10 +297,10 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     }
     j.out = dst;
     if (o.profile == SGFP4_PROFILE_V1) {
-        sgfp4_parallel_for(blocks, threads, v1_block, &j);
+        sgfp4_team_run(team, blocks, v1_block, &j);
     } else {
         sgfp4_write_v2_table(blocks, j.offsets, dst);
-        sgfp4_parallel_for(blocks, threads, write_block, &j);
+        sgfp4_team_run(team, blocks, write_block, &j);
     }
     /* Self-check: what we wrote must pass the strict validation. */
     sgfp4_tensor *check = NULL;
@@ -317,6 +322,7 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     }
     status = SGFP4_OK;
 done:
+    sgfp4_team_free(team);
     free(allocated);
     sgfp4_free_with(alloc, j.scratch);
     sgfp4_free_with(alloc, j.plans);

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/parallel.h"
 #include "container/tensor.h"
 #include "encode/rate_control.h"
 
@@ -23,7 +22,7 @@ typedef struct rate_ctx {
     uint64_t *chunk_bytes;
     const sgfp4_allocator *alloc;
     uint8_t *trees;  /* prune_trees(): SGFP4_NODES choices per block */
-    unsigned threads;
+    sgfp4_team *team;
 } rate_ctx;
 
 static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
@@ -56,14 +55,14 @@ static void prune_trees(rate_ctx *r, double lambda, uint8_t *trees)
 {
     r->lambda = lambda;
     r->trees = trees;
-    sgfp4_parallel_for((r->blocks + CHUNK - 1) / CHUNK, r->threads, prune_tree_chunk, r);
+    sgfp4_team_run(r->team, (r->blocks + CHUNK - 1) / CHUNK, prune_tree_chunk, r);
 }
 
 /* Container bytes at lambda; leaves the plans of that lambda in r->plans. */
-static uint64_t evaluate(rate_ctx *r, double lambda, unsigned threads, uint64_t items)
+static uint64_t evaluate(rate_ctx *r, double lambda, uint64_t items)
 {
     r->lambda = lambda;
-    sgfp4_parallel_for(items, threads, prune_chunk, r);
+    sgfp4_team_run(r->team, items, prune_chunk, r);
     uint64_t total = sgfp4_v2_table_bytes(r->blocks);
     for (uint64_t i = 0; i < items; i++)
         total += r->chunk_bytes[i];
@@ -176,12 +175,12 @@ static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, do
 }
 
 int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
-                       double target_bpw, unsigned threads, const sgfp4_allocator *alloc,
+                       double target_bpw, sgfp4_team *team, const sgfp4_allocator *alloc,
                        sgfp4_block_plan *plans)
 {
     const uint64_t items = (blocks + CHUNK - 1) / CHUNK;
     rate_ctx r = {params, blocks, 0, 0, plans, sgfp4_alloc_with(alloc, items * sizeof(uint64_t)),
-                  alloc, NULL, threads};
+                  alloc, NULL, team};
     if (!r.chunk_bytes)
         return 0;
     /* lambda0: the mean squared error per byte of whole-block FP4 leaves, a natural unit. */
@@ -195,12 +194,12 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
     /* Bisection over log(lambda) by geometric means (sqrt is correctly rounded, so no libm
      * approximation enters the output). */
     double lo = ldexp(lambda0, -LOG2_RANGE), hi = ldexp(lambda0, LOG2_RANGE);
-    uint64_t bytes_hi = evaluate(&r, hi, threads, items);
+    uint64_t bytes_hi = evaluate(&r, hi, items);
     if ((double)bytes_hi < target) {
-        const uint64_t bytes_lo = evaluate(&r, lo, threads, items);
+        const uint64_t bytes_lo = evaluate(&r, lo, items);
         if ((double)bytes_lo <= target) {
             r.build_plans = 1;
-            evaluate(&r, lo, threads, items);
+            evaluate(&r, lo, items);
             sgfp4_free_with(alloc, r.chunk_bytes);
             return 1; /* the finest trees fit: plans hold them */
         }
@@ -208,7 +207,7 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
             if (hi <= lo * (1.0 + 1e-6))
                 break; /* a jump in size the bisection cannot split: fill_budget() does */
             const double mid = sqrt(lo) * sqrt(hi);
-            const uint64_t bytes = evaluate(&r, mid, threads, items);
+            const uint64_t bytes = evaluate(&r, mid, items);
             if ((double)bytes <= target) {
                 hi = mid;
                 bytes_hi = bytes;
@@ -218,7 +217,7 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
         }
     }
     r.build_plans = 1;
-    bytes_hi = evaluate(&r, hi, threads, items);
+    bytes_hi = evaluate(&r, hi, items);
     const int ok = fill_budget(&r, hi, lo, target - (double)bytes_hi, target);
     sgfp4_free_with(alloc, r.chunk_bytes);
     return ok;
