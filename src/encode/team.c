@@ -22,10 +22,10 @@ struct sgfp4_team {
     unsigned started;
     pthread_mutex_t lock;
     pthread_cond_t wake, done;
-    /* the job, under lock */
-    uint64_t generation; /* bumped for every job; workers run each generation once */
+    /* the job: written under lock, published by generation (release) */
+    _Atomic uint64_t generation; /* bumped for every job; workers run each generation once */
     int quit;
-    unsigned busy;       /* workers still on the current job */
+    _Atomic unsigned busy;       /* workers still on the current job */
     sgfp4_work_fn fn;
     void *context;
     uint64_t count;
@@ -42,26 +42,48 @@ static void drain(sgfp4_team *t, unsigned index)
     }
 }
 
+/* Jobs come back to back (rate control runs one per bisection step, a fraction of a
+ * millisecond each): a worker that has finished one, and the caller waiting for the end of
+ * one, spin this many rounds before sleeping, so that a short job does not end before the
+ * other thread wakes up. */
+#define SPIN_ROUNDS 20000u
+
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 static void *worker_main(void *p)
 {
     const slot *s = p;
     sgfp4_team *t = s->team;
     const unsigned index = s->index;
     uint64_t seen = 0;
-    pthread_mutex_lock(&t->lock);
     for (;;) {
-        while (!t->quit && t->generation == seen)
-            pthread_cond_wait(&t->wake, &t->lock);
-        if (t->quit)
-            break;
-        seen = t->generation;
-        pthread_mutex_unlock(&t->lock);
-        drain(t, index);
+        for (unsigned i = 0; i < SPIN_ROUNDS; i++) {
+            if (atomic_load_explicit(&t->generation, memory_order_acquire) != seen)
+                break;
+            relax();
+        }
         pthread_mutex_lock(&t->lock);
-        if (--t->busy == 0)
+        while (!t->quit && atomic_load_explicit(&t->generation, memory_order_acquire) == seen)
+            pthread_cond_wait(&t->wake, &t->lock);
+        const int quit = t->quit;
+        pthread_mutex_unlock(&t->lock);
+        if (quit)
+            break;
+        seen = atomic_load_explicit(&t->generation, memory_order_acquire);
+        drain(t, index);
+        if (atomic_fetch_sub_explicit(&t->busy, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&t->lock);
             pthread_cond_signal(&t->done);
+            pthread_mutex_unlock(&t->lock);
+        }
     }
-    pthread_mutex_unlock(&t->lock);
     return NULL;
 }
 
@@ -110,13 +132,18 @@ void sgfp4_team_run(sgfp4_team *t, uint64_t count, sgfp4_work_fn fn, void *conte
     t->context = context;
     t->count = count;
     atomic_store_explicit(&t->next, 0, memory_order_relaxed);
-    t->busy = t->started;
-    t->generation++;
+    atomic_store_explicit(&t->busy, t->started, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->generation, 1, memory_order_release);
     pthread_cond_broadcast(&t->wake);
     pthread_mutex_unlock(&t->lock);
     drain(t, 0);
+    for (unsigned i = 0; i < SPIN_ROUNDS; i++) {
+        if (atomic_load_explicit(&t->busy, memory_order_acquire) == 0)
+            return;
+        relax();
+    }
     pthread_mutex_lock(&t->lock);
-    while (t->busy > 0)
+    while (atomic_load_explicit(&t->busy, memory_order_acquire) > 0)
         pthread_cond_wait(&t->done, &t->lock);
     pthread_mutex_unlock(&t->lock);
 }
