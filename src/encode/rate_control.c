@@ -9,6 +9,7 @@
 #define CHUNK 16u          /* blocks per work item */
 #define ITERATIONS 60u     /* bisection steps at most */
 #define LOG2_RANGE 48      /* lambda in [lambda0 * 2^-RANGE, lambda0 * 2^RANGE] */
+#define BRACKET_STEP 4     /* the bracket's search steps: factors of 2^4 */
 #define FILL_ENOUGH 1e-4   /* the fill stops within 0.01% below the target */
 #define FILL_PASSES 8      /* finer lambdas tried when filling the budget */
 #define CLOSE_ENOUGH 0.9995 /* stop once the size is within 0.05% below the target */
@@ -191,29 +192,54 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
     if (!(lambda0 > 0))
         lambda0 = 1.0;
     const double target = target_bpw * (double)weights / 8.0;
-    /* Bisection over log(lambda) by geometric means (sqrt is correctly rounded, so no libm
-     * approximation enters the output). */
-    double lo = ldexp(lambda0, -LOG2_RANGE), hi = ldexp(lambda0, LOG2_RANGE);
-    uint64_t bytes_hi = evaluate(&r, hi, items);
-    if ((double)bytes_hi < target) {
-        const uint64_t bytes_lo = evaluate(&r, lo, items);
-        if ((double)bytes_lo <= target) {
-            r.build_plans = 1;
-            evaluate(&r, lo, items);
-            sgfp4_free_with(alloc, r.chunk_bytes);
-            return 1; /* the finest trees fit: plans hold them */
-        }
-        for (unsigned k = 0; k < ITERATIONS && (double)bytes_hi < CLOSE_ENOUGH * target; k++) {
-            if (hi <= lo * (1.0 + 1e-6))
-                break; /* a jump in size the bisection cannot split: fill_budget() does */
-            const double mid = sqrt(lo) * sqrt(hi);
-            const uint64_t bytes = evaluate(&r, mid, items);
-            if ((double)bytes <= target) {
-                hi = mid;
-                bytes_hi = bytes;
-            } else {
-                lo = mid;
+    /* The bracket: from lambda0, steps of 2^BRACKET_STEP toward the target until it is
+     * crossed, within lambda0 * [2^-LOG2_RANGE, 2^LOG2_RANGE] (ldexp is exact). */
+    double lo, hi;
+    int e = 0;
+    uint64_t bytes_hi = evaluate(&r, lambda0, items);
+    if ((double)bytes_hi <= target) {
+        hi = lambda0;
+        for (;;) {
+            if (e <= -LOG2_RANGE) {
+                r.build_plans = 1;
+                evaluate(&r, hi, items);
+                sgfp4_free_with(alloc, r.chunk_bytes);
+                return 1; /* the finest trees fit: plans hold them */
             }
+            e -= BRACKET_STEP;
+            const uint64_t bytes = evaluate(&r, ldexp(lambda0, e), items);
+            if ((double)bytes > target) {
+                lo = ldexp(lambda0, e);
+                break;
+            }
+            hi = ldexp(lambda0, e);
+            bytes_hi = bytes;
+        }
+    } else {
+        lo = lambda0;
+        hi = lambda0;
+        while (e < LOG2_RANGE && (double)bytes_hi > target) {
+            lo = hi;
+            e += BRACKET_STEP;
+            hi = ldexp(lambda0, e);
+            bytes_hi = evaluate(&r, hi, items);
+        }
+    }
+    /* Bisection over log(lambda) by geometric means (sqrt is correctly rounded, so no libm
+     * approximation enters the output). The coarsest trees above the target (a tensor too
+     * small to reach it) skip it. */
+    for (unsigned k = 0; k < ITERATIONS && (double)bytes_hi <= target &&
+                         (double)bytes_hi < CLOSE_ENOUGH * target;
+         k++) {
+        if (hi <= lo * (1.0 + 1e-6))
+            break; /* a jump in size the bisection cannot split: fill_budget() does */
+        const double mid = sqrt(lo) * sqrt(hi);
+        const uint64_t bytes = evaluate(&r, mid, items);
+        if ((double)bytes <= target) {
+            hi = mid;
+            bytes_hi = bytes;
+        } else {
+            lo = mid;
         }
     }
     r.build_plans = 1;
