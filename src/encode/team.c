@@ -1,6 +1,7 @@
 /* A team of worker threads kept for the whole of one encode call (team.h).
  * SPDX-License-Identifier: MIT */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,18 +45,12 @@ static void drain(sgfp4_team *t, unsigned index)
 
 /* Jobs come back to back (rate control runs one per bisection step, a fraction of a
  * millisecond each): a worker that has finished one, and the caller waiting for the end of
- * one, spin this many rounds before sleeping, so that a short job does not end before the
- * other thread wakes up. */
-#define SPIN_ROUNDS 20000u
+ * one, look again this many times before sleeping, so that a short job does not end before
+ * the other thread wakes up. Each look yields the processor: on a machine with other work
+ * that work runs meanwhile, on an idle one the yield returns at once. */
+#define SPIN_ROUNDS 200u
 
-static inline void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield");
-#endif
-}
+static inline void relax(void) { sched_yield(); }
 
 static void *worker_main(void *p)
 {
