@@ -296,6 +296,32 @@ static void batch_lanes_are_independent(void **state)
     free(scratch);
 }
 
+/* A caller built before the metric fields (struct_size of that layout) gets their defaults:
+ * whatever lies past its struct_size is not read. */
+static void older_options_layout_gets_the_defaults(void **state)
+{
+    (void)state;
+    float *m = make_matrix(128, 128, 21);
+    sgfp4_encode_options o;
+    sgfp4_encode_options_init(&o);
+    void *a = NULL, *b = NULL;
+    size_t sa = 0, sb = 0;
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &a, &sa, &o), SGFP4_OK);
+    o.struct_size = offsetof(sgfp4_encode_options, metric);
+    o.metric = (sgfp4_error_metric)99;           /* past the old struct: never read */
+    o.column_importance = (const float *)(uintptr_t)1;
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &b, &sb, &o), SGFP4_OK);
+    assert_int_equal(sa, sb);
+    assert_memory_equal(a, b, sa);
+    o.struct_size = offsetof(sgfp4_encode_options, metric) + 1; /* no such layout */
+    void *c = NULL;
+    size_t sc = 0;
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &c, &sc, &o), SGFP4_ERR_ARGUMENT);
+    sgfp4_free(a);
+    sgfp4_free(b);
+    free(m);
+}
+
 /* sgfp4_bias_candidates gives what two calls of sgfp4_bias_to_half give (v2). */
 static void bias_candidates_match_bias_to_half(void **state)
 {
@@ -336,6 +362,7 @@ int main(void)
         cmocka_unit_test(fast_preset_stays_close),
         cmocka_unit_test(batch_lanes_are_independent),
         cmocka_unit_test(bias_candidates_match_bias_to_half),
+        cmocka_unit_test(older_options_layout_gets_the_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
