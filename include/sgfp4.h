@@ -381,8 +381,23 @@ typedef enum sgfp4_policy {
 /** How each leaf's scale and bias are fitted. */
 typedef enum sgfp4_fit {
     SGFP4_FIT_BEST = 0,      /**< search + alternating least squares (default) */
-    SGFP4_FIT_REFERENCE = 1  /**< the spec's reference fitting (§22.7) */
+    SGFP4_FIT_REFERENCE = 1, /**< the spec's reference fitting (§22.7) */
+    /** The faster preset: the best fitting's search from fewer starts and rounds (about
+     *  twice the speed, slightly larger errors; docs/encoder.md, "Speed") */
+    SGFP4_FIT_FAST = 2
 } sgfp4_fit;
+
+/** What rate control and leaf fitting minimize (docs/encoder.md, "Error metrics"). Every
+ *  metric is a weighted squared error: weight (r, c) counts with row_weight(r) *
+ *  column_importance[c]. */
+typedef enum sgfp4_error_metric {
+    /** Squared error, every row alike (row_weight = 1). */
+    SGFP4_METRIC_SSE = 0,
+    /** Each output row's squared error relative to its squared norm (row_weight =
+     *  1 / ||w_r||^2, rows of norm 0 get the smallest non-zero row's weight), so that small
+     *  rows sharing a leaf with large ones are not sacrificed. */
+    SGFP4_METRIC_ROW_RELATIVE = 1
+} sgfp4_error_metric;
 
 /**
  * Encoder options. Start from sgfp4_encode_options_init(), then change fields.
@@ -409,6 +424,17 @@ typedef struct sgfp4_encode_options {
     /** Working memory (optional; zeroed = malloc). The buffer sgfp4_encode_alloc() returns
      *  always comes from malloc, so that sgfp4_free() releases it. */
     sgfp4_allocator allocator;
+    /** What rate control and the leaf fits minimize (v2 rate policy; the v1 profile and the
+     *  threshold policy keep the reference rules). Default SGFP4_METRIC_SSE. */
+    sgfp4_error_metric metric;
+    /** Importance of each input column (imatrix-style: the mean square of the activation
+     *  each column multiplies): NULL (all alike, the default) or `cols` finite floats >= 0,
+     *  not all 0, read during the call. Multiplies the metric's weights. */
+    const float *column_importance;
+    /** Importance of each output row (the expected square of the loss gradient at that
+     *  output, or any proxy): NULL (all alike, the default) or `rows` finite floats >= 0,
+     *  not all 0, read during the call. Multiplies the metric's row weights. */
+    const float *row_importance;
 } sgfp4_encode_options;
 
 /** Sets struct_size and every default. The only way to initialise the struct. */

@@ -384,6 +384,9 @@ typedef struct sgfp4_model_decision {
     uint64_t rows, cols;           /**< the 2-D view: [prod(leading dims), last dim] */
     sgfp4_encode_options options;
     char reason[96];               /**< why (rule matched, or the default's reason) */
+    /** Empty, or why the chosen options may hurt the model: a v2 rate below 4.125 bits per
+     *  weight, where part of the weights must be ternary (docs/encoder.md, "Low rates"). */
+    char warning[160];
 } sgfp4_model_decision;
 
 /** Decides for `tensor`. */
@@ -459,6 +462,12 @@ typedef struct sgfp4_model_write_options {
      *  per byte of their containers. v2 records may overlap (DECISIONS D2), so a small file
      *  can describe a huge model. */
     uint64_t max_output_elements;
+    /** Encode only: an importance file (docs/encoder.md, "Error metrics"), opened with
+     *  sgfp4_model_open(); NULL = none. For a quantized tensor NAME its float vector NAME
+     *  (one value per column) is the column importance and NAME:rows (one per row of the 2-D
+     *  view) the row importance; either may be absent, a present one of another length is an
+     *  error. */
+    const sgfp4_model *importance;
 } sgfp4_model_write_options;
 
 /** Sets struct_size and every default. The only way to initialise the struct. */

@@ -144,7 +144,9 @@ class DecodeOptions(ctypes.Structure):
 class EncodeOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("profile", c_int), ("policy", c_int),
                 ("target_bpw", c_double), ("delta", c_double), ("threshold", c_double),
-                ("fit", c_int), ("threads", c_uint), ("allocator", Allocator)]
+                ("fit", c_int), ("threads", c_uint), ("allocator", Allocator),
+                ("metric", c_int), ("column_importance", POINTER(ctypes.c_float)),
+                ("row_importance", POINTER(ctypes.c_float))]
 
 
 # ---- structs (include/sgfp4_model.h) -----------------------------------------------------
@@ -185,7 +187,8 @@ class StEntry(ctypes.Structure):
 
 class ModelDecision(ctypes.Structure):
     _fields_ = [("quantize", c_int), ("rows", c_u64), ("cols", c_u64),
-                ("options", EncodeOptions), ("reason", ctypes.c_char * 96)]
+                ("options", EncodeOptions), ("reason", ctypes.c_char * 96),
+                ("warning", ctypes.c_char * 160)]
 
 
 class ModelProgress(ctypes.Structure):
@@ -218,7 +221,8 @@ class ModelWriteOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("temp_dir", c_char_p), ("progress", PROGRESS_FN),
                 ("progress_user", c_void_p), ("decode_dtype", POINTER(c_int)),
                 ("decode", POINTER(DecodeOptions)), ("tensor_report", REPORT_FN),
-                ("summary", POINTER(ModelSummary)), ("max_output_elements", c_u64)]
+                ("summary", POINTER(ModelSummary)), ("max_output_elements", c_u64),
+                ("importance", c_void_p)]
 
 
 # ---- prototypes --------------------------------------------------------------------------

@@ -24,9 +24,12 @@ sgfp4_status sgfp4_options_copy(const void *given, void *out, size_t size,
  * release appends a field, append the new sizeof here; never remove an entry. */
 #define SGFP4_LAYOUTS_sgfp4_open_options sizeof(sgfp4_open_options)
 #define SGFP4_LAYOUTS_sgfp4_decode_options sizeof(sgfp4_decode_options)
-#define SGFP4_LAYOUTS_sgfp4_encode_options sizeof(sgfp4_encode_options)
-#define SGFP4_LAYOUTS_sgfp4_model_open_options sizeof(sgfp4_model_open_options)
-#define SGFP4_LAYOUTS_sgfp4_model_write_options sizeof(sgfp4_model_write_options)
+#define SGFP4_LAYOUTS_sgfp4_encode_options                                                     \
+    offsetof(sgfp4_encode_options, metric), sizeof(sgfp4_encode_options)
+#define SGFP4_LAYOUTS_sgfp4_model_open_options                                                 \
+    offsetof(sgfp4_model_open_options, max_tensors), sizeof(sgfp4_model_open_options)
+#define SGFP4_LAYOUTS_sgfp4_model_write_options                                                \
+    offsetof(sgfp4_model_write_options, max_output_elements), sizeof(sgfp4_model_write_options)
 #define SGFP4_LAYOUTS_sgfp4_vk_context_options sizeof(sgfp4_vk_context_options)
 #define SGFP4_LAYOUTS_sgfp4_matvec_options sizeof(sgfp4_matvec_options)
 

@@ -3,6 +3,25 @@
 #include <string.h>
 
 #include "encode/encode_internal.h"
+#include "encode/simd.h"
+
+/* One row of n weights clipped to the fp16 range. */
+static inline void clip_row(const float *restrict row, float *restrict out, unsigned n)
+{
+    for (unsigned x = 0; x < n; x++) {
+        float v = row[x];
+        v = v > SGFP4_HALF_MAX ? SGFP4_HALF_MAX : v;
+        v = v < -SGFP4_HALF_MAX ? -SGFP4_HALF_MAX : v;
+        out[x] = v;
+    }
+}
+
+/* A whole row of 64 (a constant count, so that it runs on vectors). */
+SGFP4_VECTOR_CLONES SGFP4_NO_TRAPS
+static void clip_row64(const float *restrict row, float *restrict out)
+{
+    clip_row(row, out, 64);
+}
 
 void sgfp4_gather_block(const float *src, uint64_t rows, uint64_t cols, size_t stride,
                         uint64_t by, uint64_t bx, float *block)
@@ -14,13 +33,10 @@ void sgfp4_gather_block(const float *src, uint64_t rows, uint64_t cols, size_t s
         memset(block, 0, 64 * 64 * sizeof *block);
     for (unsigned y = 0; y < h; y++) {
         const float *row = src + (r0 + y) * stride + c0;
-        float *out = block + y * 64;
-        for (unsigned x = 0; x < wd; x++) {
-            float v = row[x];
-            v = v > SGFP4_HALF_MAX ? SGFP4_HALF_MAX : v;
-            v = v < -SGFP4_HALF_MAX ? -SGFP4_HALF_MAX : v;
-            out[x] = v;
-        }
+        if (wd == 64)
+            clip_row64(row, block + y * 64);
+        else
+            clip_row(row, block + y * 64, wd);
     }
 }
 

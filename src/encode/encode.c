@@ -8,10 +8,11 @@
 
 #include "common/fp_env.h"
 #include "common/options.h"
-#include "common/parallel.h"
 #include "container/tensor.h"
 #include "encode/encode_internal.h"
 #include "encode/rate_control.h"
+#include "encode/simd.h"
+#include "encode/team.h"
 #include "format/bits.h"
 
 void sgfp4_encode_options_init(sgfp4_encode_options *options)
@@ -66,6 +67,7 @@ typedef struct job {
     size_t stride;
     sgfp4_encode_options o;
     double mean_square;
+    const float *row_weight, *col_weight; /* error weights of the metric, or NULL */
     float *scratch;              /* per worker: block + SGFP4_ENCODE_SCRATCH floats */
     sgfp4_block_plan *plans;     /* v2 */
     sgfp4_leaf_params *params;   /* rate policy: SGFP4_NODES * 2 per block */
@@ -114,7 +116,13 @@ static void analyze_block(void *ctx, uint64_t b, unsigned worker)
     const job *j = ctx;
     unsigned rows, cols;
     float *block = load_block(j, b, worker, &rows, &cols);
-    sgfp4_analyze_block(block, rows, cols, j->o.fit, SGFP4_PROFILE_V2, block + 4096,
+    const float *rw = NULL, *cw = NULL;
+    if (j->row_weight) {
+        const uint64_t by = b / j->tiles_x, bx = b % j->tiles_x;
+        rw = j->row_weight + by * 64;
+        cw = j->col_weight + bx * 64;
+    }
+    sgfp4_analyze_block(block, rows, cols, rw, cw, j->o.fit, SGFP4_PROFILE_V2, block + 4096,
                         j->params + b * SGFP4_NODES * 2);
 }
 
@@ -134,27 +142,49 @@ static int options_ok(const sgfp4_encode_options *o)
         return 0;
     if (o->policy != SGFP4_POLICY_RATE && o->policy != SGFP4_POLICY_THRESHOLD)
         return 0;
-    if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE)
+    if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE && o->fit != SGFP4_FIT_FAST)
         return 0;
     if (sgfp4_threads_resolve(o->threads) == 0)
         return 0;
     if (!(o->delta >= 0 && o->delta <= 1e6) || !(o->threshold > 0 && o->threshold <= 1e12))
+        return 0;
+    if (o->metric != SGFP4_METRIC_SSE && o->metric != SGFP4_METRIC_ROW_RELATIVE)
         return 0;
     /* target_bpw matters only to the v2 rate policy (v1 is fixed-rate). */
     return o->profile == SGFP4_PROFILE_V1 || o->policy != SGFP4_POLICY_RATE ||
            (o->target_bpw > 0 && o->target_bpw <= 64);
 }
 
-/* Checks every input is finite; returns the mean of w^2 (clipped to the fp16 range) or -1. */
-static double scan_input(const float *src, uint64_t rows, uint64_t cols, size_t stride)
+/* Whether every input is finite: x - x is 0 for a finite x and NaN for an infinity or a NaN,
+ * so eight lanes of such sums are all 0 exactly when every value is finite (no branch in
+ * the loop). */
+SGFP4_VECTOR_CLONES
+static int inputs_finite(const float *src, uint64_t rows, uint64_t cols, size_t stride)
+{
+    for (uint64_t r = 0; r < rows; r++) {
+        const float *restrict row = src + r * stride;
+        const uint64_t body = cols & ~(uint64_t)7;
+        float acc[8] = {0};
+        for (uint64_t c = 0; c < body; c += 8)
+            for (unsigned j = 0; j < 8; j++)
+                acc[j] += row[c + j] - row[c + j];
+        for (uint64_t c = body; c < cols; c++)
+            acc[0] += row[c] - row[c];
+        for (unsigned j = 0; j < 8; j++)
+            if (acc[j] != 0.0f)
+                return 0;
+    }
+    return 1;
+}
+
+/* The mean of w^2 (clipped to the fp16 range): the threshold policy's scale. */
+static double mean_square(const float *src, uint64_t rows, uint64_t cols, size_t stride)
 {
     double sum = 0;
     for (uint64_t r = 0; r < rows; r++) {
         const float *row = src + r * stride;
         float acc = 0;
         for (uint64_t c = 0; c < cols; c++) {
-            if (!isfinite(row[c]))
-                return -1;
             const float v = fminf(fabsf(row[c]), SGFP4_HALF_MAX);
             acc += v * v;
         }
@@ -186,16 +216,24 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         o.profile = SGFP4_PROFILE_V2;
     if (o.profile == SGFP4_PROFILE_V1 && blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
         return SGFP4_ERR_LIMIT;
-    const double mean_square = scan_input(src, rows, cols, src_stride);
-    if (mean_square < 0)
+    if (!inputs_finite(src, rows, cols, src_stride) ||
+        !sgfp4_importance_ok(o.column_importance, cols) ||
+        !sgfp4_importance_ok(o.row_importance, rows))
         return SGFP4_ERR_ARGUMENT;
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);
-    job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o, mean_square,
-             NULL, NULL, NULL, NULL, NULL};
+    const int threshold = o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_THRESHOLD;
+    job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o,
+             threshold ? mean_square(src, rows, cols, src_stride) : 0,
+             NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;
     const sgfp4_allocator *alloc = &o.allocator; /* working memory */
+    /* The workers, for the whole call (a team that cannot be made leaves the calling thread
+     * to do everything: the same bytes). */
+    sgfp4_team *team = threads > 1 && blocks > 1
+                           ? sgfp4_team_create(blocks < threads ? (unsigned)blocks : threads, alloc)
+                           : NULL;
     j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
                                             sizeof(float));
     const size_t plan_count = o.profile == SGFP4_PROFILE_V1 ? threads : (size_t)blocks;
@@ -204,6 +242,18 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         j.offsets = sgfp4_alloc_with(alloc, (size_t)blocks * sizeof *j.offsets);
     if (!j.scratch || !j.plans || (o.profile == SGFP4_PROFILE_V2 && !j.offsets))
         goto done;
+    if (o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_RATE &&
+        sgfp4_metric_is_weighted(&o)) {
+        /* row weights, then column weights, each padded to the 64-grid */
+        const size_t tiles_y = (size_t)(blocks / j.tiles_x);
+        float *weights = sgfp4_alloc_with(alloc, (tiles_y + (size_t)j.tiles_x) * 64 *
+                                                     sizeof *weights);
+        if (!weights)
+            goto done;
+        j.row_weight = weights;
+        j.col_weight = weights + tiles_y * 64;
+        sgfp4_error_weights(src, rows, cols, src_stride, &o, weights, weights + tiles_y * 64);
+    }
 
     uint64_t total;
     if (o.profile == SGFP4_PROFILE_V1) {
@@ -214,12 +264,12 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
                                                    sizeof *j.params);
             if (!j.params)
                 goto done;
-            sgfp4_parallel_for(blocks, threads, analyze_block, &j);
-            if (!sgfp4_rate_control(j.params, blocks, rows * cols, o.target_bpw, threads,
+            sgfp4_team_run(team, blocks, analyze_block, &j);
+            if (!sgfp4_rate_control(j.params, blocks, rows * cols, o.target_bpw, team,
                                     alloc, j.plans))
                 goto done;
         } else {
-            sgfp4_parallel_for(blocks, threads, threshold_block, &j);
+            sgfp4_team_run(team, blocks, threshold_block, &j);
         }
         uint64_t at = 0;
         for (uint64_t b = 0; b < blocks; b++) {
@@ -249,10 +299,10 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     }
     j.out = dst;
     if (o.profile == SGFP4_PROFILE_V1) {
-        sgfp4_parallel_for(blocks, threads, v1_block, &j);
+        sgfp4_team_run(team, blocks, v1_block, &j);
     } else {
         sgfp4_write_v2_table(blocks, j.offsets, dst);
-        sgfp4_parallel_for(blocks, threads, write_block, &j);
+        sgfp4_team_run(team, blocks, write_block, &j);
     }
     /* Self-check: what we wrote must pass the strict validation. */
     sgfp4_tensor *check = NULL;
@@ -274,11 +324,13 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     }
     status = SGFP4_OK;
 done:
+    sgfp4_team_free(team);
     free(allocated);
     sgfp4_free_with(alloc, j.scratch);
     sgfp4_free_with(alloc, j.plans);
     sgfp4_free_with(alloc, j.params);
     sgfp4_free_with(alloc, j.offsets);
+    sgfp4_free_with(alloc, (void *)j.row_weight);
     return status;
 }
 

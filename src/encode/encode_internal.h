@@ -61,36 +61,54 @@ typedef struct sgfp4_leaf_stats {
     float min, max;      /* of the centred values c = w - mean */
     double sum, sum_sq;  /* sum of c and of c^2 */
     double abs_sum;      /* sum of |c| */
+    double weight;       /* sum of the error weights (n when unweighted) */
 } sgfp4_leaf_stats;
+/* Error weights: a leaf's fits minimize sum h_i (w_i - decoded_i)^2, h the per-weight error
+ * weights of the metric (docs/encoder.md, "Error metrics"), or h = NULL: every h_i = 1 (plain
+ * squared error). With weights, the sums of sgfp4_leaf_stats are weighted (sum = sum h c,
+ * sum_sq = sum h c^2, abs_sum = sum h |c|) and the mean is the weighted mean. */
 /* Centres w (n >= 1 weights) into c and fills the statistics. The fits work on c, so
  * their sums do not cancel when a leaf's values sit far from zero. */
-void sgfp4_leaf_center(const float *w, unsigned n, float *c, sgfp4_leaf_stats *st);
+void sgfp4_leaf_center(const float *w, const float *h, unsigned n, float *c,
+                       sgfp4_leaf_stats *st);
 /* Fits a leaf of n weights (w, and c and st from sgfp4_leaf_center) in one mode and returns
- * the stored parameters with the exact squared error of the decoded leaf. */
-void sgfp4_fit_fp4(const float *w, const float *c, const sgfp4_leaf_stats *st, unsigned n,
-                   sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out);
-void sgfp4_fit_t158(const float *w, const float *c, const sgfp4_leaf_stats *st, unsigned n,
-                    sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out);
+ * the stored parameters with the exact (weighted) squared error of the decoded leaf. */
+void sgfp4_fit_fp4(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
+                   unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out);
+void sgfp4_fit_t158(const float *w, const float *c, const float *h, const sgfp4_leaf_stats *st,
+                    unsigned n, sgfp4_fit fit, sgfp4_profile profile, sgfp4_leaf_params *out);
+/* The searches of those fits alone: the fitted (scale, bias) before rounding to the stored
+ * values (bias in w's coordinates, not centred). */
+void sgfp4_search_fp4(const float *c, const float *h, const sgfp4_leaf_stats *st, unsigned n,
+                      sgfp4_fit fit, float *scale, float *bias);
+void sgfp4_search_t158(const float *c, const float *h, const sgfp4_leaf_stats *st, unsigned n,
+                       sgfp4_fit fit, float *scale, float *bias);
 /* Rounds a fitted (scale, bias) to the stored fp16 values; the codes are those nearest
  * under the stored values. `refine`: refit the bias to the codes after rounding S, and keep
  * the better of the two stored bias neighbours. Fills out. */
-void sgfp4_fit_finalize(const float *w, unsigned n, unsigned mode, float scale, float bias,
-                        int refine, sgfp4_profile profile, sgfp4_leaf_params *out);
+void sgfp4_fit_finalize(const float *w, const float *h, unsigned n, unsigned mode, float scale,
+                        float bias, int refine, sgfp4_profile profile, sgfp4_leaf_params *out);
 
 /* ---- quantization against stored values (quantize.c) ---- */
 /* The stored fp16 value of a bias: v1 nearest fp16; v2 the nearest value whose low 4 bits
  * are zero. `other` (v2) selects the other neighbour instead (the same one when the other
  * is not finite). Clips to the fp16 range. */
 uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other);
+/* The two stored v2 values around a bias at once, as sgfp4_bias_to_half(bias, V2, 0) and
+ * (.., 1) give them, with their float values. */
+void sgfp4_bias_candidates(float bias, uint16_t *nearest, uint16_t *other, float *nearest_value,
+                           float *other_value);
 /* Codes (as floats) of n weights for S and B: nearest grid point,
  * clipped to the mode's code range; all zero when S is zero. */
 void sgfp4_quantize(const float *w, unsigned n, unsigned mode, float scale, float bias,
                     float *codes);
-/* Exact squared error of the decoded leaf fl32(S*q + B) against w, q as sgfp4_quantize. */
-double sgfp4_sse_at(const float *w, unsigned n, unsigned mode, float scale, float bias);
-/* Mean of w - S q, q as sgfp4_quantize: the best bias for those codes. */
-double sgfp4_bias_for_codes(const float *w, unsigned n, unsigned mode, float scale,
-                            float bias);
+/* Exact squared error of the decoded leaf fl32(S*q + B) against w, q as sgfp4_quantize,
+ * each weight's error times h_i (h NULL: unweighted). */
+double sgfp4_sse_at(const float *w, const float *h, unsigned n, unsigned mode, float scale,
+                    float bias);
+/* The (h-weighted) mean of w - S q, q as sgfp4_quantize: the best bias for those codes. */
+double sgfp4_bias_for_codes(const float *w, const float *h, unsigned n, unsigned mode,
+                            float scale, float bias);
 /* Packs codes into a payload (FP4 nibbles or T158 2-bit symbols, spec §22.6). */
 void sgfp4_pack_codes(const float *codes, unsigned n, unsigned mode, uint8_t *payload);
 
@@ -143,9 +161,12 @@ void sgfp4_write_v1_block(const sgfp4_block_plan *plan, const float *block, uint
 
 /* ---- per-macroblock analysis and policies (analyze.c, policy_*.c) ---- */
 /* Fits both modes at every node of a block whose valid part is its top-left
- * valid_rows x valid_cols: params[node*2 + mode]. */
+ * valid_rows x valid_cols: params[node*2 + mode]. row_weight and col_weight (64 each, or
+ * both NULL: unweighted) give the error weight of block weight (y, x) as
+ * row_weight[y] * col_weight[x]. */
 void sgfp4_analyze_block(const float *block, unsigned valid_rows, unsigned valid_cols,
-                         sgfp4_fit fit, sgfp4_profile profile, float *scratch,
+                         const float *row_weight, const float *col_weight, sgfp4_fit fit,
+                         sgfp4_profile profile, float *scratch,
                          sgfp4_leaf_params params[SGFP4_NODES * 2]);
 /* Cost in bytes of a leaf of edge size in mode: 4 (header) + payload padded to 16. */
 static inline uint32_t sgfp4_leaf_cost(unsigned size, unsigned mode)
@@ -164,6 +185,17 @@ void sgfp4_plan_threshold(const float *block, unsigned valid_rows, unsigned vali
 /* One v1 block: a single 64x64 leaf, mode chosen by the reference rule. */
 void sgfp4_plan_v1(const float *block, unsigned valid_rows, unsigned valid_cols,
                    const sgfp4_encode_options *o, float *scratch, sgfp4_block_plan *plan);
+
+/* ---- error weights (error_weights.c) ---- */
+/* Whether the options' metric weighs errors (anything but plain squared error). */
+int sgfp4_metric_is_weighted(const sgfp4_encode_options *o);
+/* Whether an importance vector is acceptable: NULL, or `count` finite values >= 0 with a
+ * positive finite sum. */
+int sgfp4_importance_ok(const float *importance, uint64_t count);
+/* Fills row_weight[ceil(rows/64)*64] and col_weight[ceil(cols/64)*64]: the metric's error
+ * weights (each normalized to mean 1 over the tensor, floored above 0), 0 in the padding. */
+void sgfp4_error_weights(const float *src, uint64_t rows, uint64_t cols, size_t stride,
+                         const sgfp4_encode_options *o, float *row_weight, float *col_weight);
 
 /* Scratch floats a worker needs for any of the calls above (16-byte aligned). */
 #define SGFP4_ENCODE_SCRATCH (4096u * 4u)

@@ -40,9 +40,9 @@ static double decide(threshold_ctx *t, unsigned level, unsigned r, unsigned c)
     float *leaf = t->scratch, *work = t->scratch + 4096;
     sgfp4_leaf_stats st;
     sgfp4_gather_leaf_valid(t->block, r * size, c * size, rows, cols, leaf);
-    sgfp4_leaf_center(leaf, n, work, &st);
-    sgfp4_fit_fp4(leaf, work, &st, n, t->o->fit, t->profile, fp4);
-    sgfp4_fit_t158(leaf, work, &st, n, t->o->fit, t->profile, t158);
+    sgfp4_leaf_center(leaf, NULL, n, work, &st);
+    sgfp4_fit_fp4(leaf, work, NULL, &st, n, t->o->fit, t->profile, fp4);
+    sgfp4_fit_t158(leaf, work, NULL, &st, n, t->o->fit, t->profile, t158);
     double error;
     t->choice[node] = (uint8_t)sgfp4_choose_mode_reference(
         leaf, rows, cols, fp4, t158, t->o->delta, t->profile, work, &error);
@@ -96,9 +96,9 @@ void sgfp4_plan_v1(const float *block, unsigned valid_rows, unsigned valid_cols,
     }
     sgfp4_leaf_params p[2];
     sgfp4_leaf_stats st;
-    sgfp4_leaf_center(valid, n, work, &st);
-    sgfp4_fit_fp4(valid, work, &st, n, o->fit, SGFP4_PROFILE_V1, &p[0]);
-    sgfp4_fit_t158(valid, work, &st, n, o->fit, SGFP4_PROFILE_V1, &p[1]);
+    sgfp4_leaf_center(valid, NULL, n, work, &st);
+    sgfp4_fit_fp4(valid, work, NULL, &st, n, o->fit, SGFP4_PROFILE_V1, &p[0]);
+    sgfp4_fit_t158(valid, work, NULL, &st, n, o->fit, SGFP4_PROFILE_V1, &p[1]);
     double error;
     const unsigned mode = sgfp4_choose_mode_reference(valid, valid_rows, valid_cols, &p[0],
                                                       &p[1], o->delta, SGFP4_PROFILE_V1, work,

@@ -34,6 +34,26 @@ uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other)
     return (pick_away != (other != 0)) ? away : toward;
 }
 
+void sgfp4_bias_candidates(float bias, uint16_t *nearest, uint16_t *other, float *nearest_value,
+                           float *other_value)
+{
+    const uint16_t h = clip_half(bias);
+    const uint16_t toward = (uint16_t)(h & 0xFFF0u);
+    const uint16_t away = (uint16_t)(toward + 0x10u);
+    const int away_ok = (away & 0x7C00u) != 0x7C00u;
+    const float toward_value = sgfp4_half_to_float(toward);
+    const float away_value = away_ok ? sgfp4_half_to_float(away) : toward_value;
+    int pick_away = 0;
+    if (away_ok && (h & 0xFu) != 0) {
+        const float dt = bias - toward_value, da = away_value - bias;
+        pick_away = (dt < 0 ? -dt : dt) > (da < 0 ? -da : da);
+    }
+    *nearest = pick_away ? away : toward;
+    *nearest_value = pick_away ? away_value : toward_value;
+    *other = !away_ok ? toward : pick_away ? toward : away;
+    *other_value = !away_ok ? toward_value : pick_away ? toward_value : away_value;
+}
+
 /* The nearest code of one weight: shared by every loop below so they agree exactly. */
 static inline float code_of(float w, float bias, float inv, float lo, float hi)
 {
@@ -58,7 +78,28 @@ void sgfp4_quantize(const float *restrict w, unsigned n, unsigned mode, float sc
 }
 
 SGFP4_VECTOR_CLONES
-double sgfp4_sse_at(const float *restrict w, unsigned n, unsigned mode, float scale, float bias)
+static double sse_weighted(const float *restrict w, const float *restrict h, unsigned n,
+                           unsigned mode, float scale, float bias)
+{
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
+    const size_t body = n & ~(size_t)7;
+    float acc[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const float q = code_of(w[i], bias, inv, lo, hi);
+        const float product = scale * q;
+        const float e = w[i] - (product + bias);
+        acc[i < body ? i % 8 : i - body] += h[i] * e * e;
+    }
+    double sum = 0;
+    for (unsigned j = 0; j < 8; j++)
+        sum += acc[j];
+    return sum;
+}
+
+SGFP4_VECTOR_CLONES
+static double sse_plain(const float *restrict w, unsigned n, unsigned mode, float scale,
+                        float bias)
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
@@ -83,9 +124,36 @@ double sgfp4_sse_at(const float *restrict w, unsigned n, unsigned mode, float sc
     return sum;
 }
 
+double sgfp4_sse_at(const float *w, const float *h, unsigned n, unsigned mode, float scale,
+                    float bias)
+{
+    return h ? sse_weighted(w, h, n, mode, scale, bias) : sse_plain(w, n, mode, scale, bias);
+}
+
 SGFP4_VECTOR_CLONES
-double sgfp4_bias_for_codes(const float *restrict w, unsigned n, unsigned mode, float scale,
-                            float bias)
+static double bias_weighted(const float *restrict w, const float *restrict h, unsigned n,
+                            unsigned mode, float scale, float bias)
+{
+    const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+    const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
+    const size_t body = n & ~(size_t)7;
+    float acc[8] = {0}, hs[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const unsigned j = (unsigned)(i < body ? i % 8 : i - body);
+        acc[j] += h[i] * (w[i] - scale * code_of(w[i], bias, inv, lo, hi));
+        hs[j] += h[i];
+    }
+    double sum = 0, weight = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        sum += acc[j];
+        weight += hs[j];
+    }
+    return weight > 0 ? sum / weight : bias;
+}
+
+SGFP4_VECTOR_CLONES
+static double bias_plain(const float *restrict w, unsigned n, unsigned mode, float scale,
+                         float bias)
 {
     const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
@@ -100,6 +168,12 @@ double sgfp4_bias_for_codes(const float *restrict w, unsigned n, unsigned mode, 
     for (unsigned j = 0; j < 8; j++)
         sum += acc[j];
     return sum / n;
+}
+
+double sgfp4_bias_for_codes(const float *w, const float *h, unsigned n, unsigned mode,
+                            float scale, float bias)
+{
+    return h ? bias_weighted(w, h, n, mode, scale, bias) : bias_plain(w, n, mode, scale, bias);
 }
 
 void sgfp4_pack_codes(const float *codes, unsigned n, unsigned mode, uint8_t *payload)

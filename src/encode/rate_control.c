@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/parallel.h"
 #include "container/tensor.h"
 #include "encode/rate_control.h"
 
 #define CHUNK 16u          /* blocks per work item */
 #define ITERATIONS 60u     /* bisection steps at most */
 #define LOG2_RANGE 48      /* lambda in [lambda0 * 2^-RANGE, lambda0 * 2^RANGE] */
+#define BRACKET_STEP 4     /* the bracket's search steps: factors of 2^4 */
 #define FILL_ENOUGH 1e-4   /* the fill stops within 0.01% below the target */
 #define FILL_PASSES 8      /* finer lambdas tried when filling the budget */
 #define CLOSE_ENOUGH 0.9995 /* stop once the size is within 0.05% below the target */
@@ -22,6 +22,8 @@ typedef struct rate_ctx {
     sgfp4_block_plan *plans;
     uint64_t *chunk_bytes;
     const sgfp4_allocator *alloc;
+    uint8_t *trees;  /* prune_trees(): SGFP4_NODES choices per block */
+    sgfp4_team *team;
 } rate_ctx;
 
 static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
@@ -40,11 +42,28 @@ static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
     r->chunk_bytes[item] = bytes;
 }
 
-/* Container bytes at lambda; leaves the plans of that lambda in r->plans. */
-static uint64_t evaluate(rate_ctx *r, double lambda, unsigned threads, uint64_t items)
+static void prune_tree_chunk(void *ctx, uint64_t item, unsigned worker)
+{
+    (void)worker;
+    const rate_ctx *r = ctx;
+    const uint64_t end = (item + 1) * CHUNK < r->blocks ? (item + 1) * CHUNK : r->blocks;
+    for (uint64_t b = item * CHUNK; b < end; b++)
+        sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, r->lambda, r->trees + b * SGFP4_NODES);
+}
+
+/* The pruned tree of every block at lambda into trees (on the rate control's threads). */
+static void prune_trees(rate_ctx *r, double lambda, uint8_t *trees)
 {
     r->lambda = lambda;
-    sgfp4_parallel_for(items, threads, prune_chunk, r);
+    r->trees = trees;
+    sgfp4_team_run(r->team, (r->blocks + CHUNK - 1) / CHUNK, prune_tree_chunk, r);
+}
+
+/* Container bytes at lambda; leaves the plans of that lambda in r->plans. */
+static uint64_t evaluate(rate_ctx *r, double lambda, uint64_t items)
+{
+    r->lambda = lambda;
+    sgfp4_team_run(r->team, items, prune_chunk, r);
     uint64_t total = sgfp4_v2_table_bytes(r->blocks);
     for (uint64_t i = 0; i < items; i++)
         total += r->chunk_bytes[i];
@@ -133,30 +152,36 @@ static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, do
 {
     const double enough = FILL_ENOUGH * target; /* stop once this close */
     uint8_t *cur = sgfp4_alloc_with(r->alloc, r->blocks * SGFP4_NODES);
-    if (!cur)
+    uint8_t *fine = sgfp4_alloc_with(r->alloc, r->blocks * SGFP4_NODES);
+    if (!cur || !fine) {
+        sgfp4_free_with(r->alloc, cur);
+        sgfp4_free_with(r->alloc, fine);
         return 0;
-    for (uint64_t b = 0; b < r->blocks; b++)
-        sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, lambda_coarse, cur + b * SGFP4_NODES);
-    uint8_t fine[SGFP4_NODES];
+    }
+    prune_trees(r, lambda_coarse, cur);
     double lambda = lambda_fine;
     for (unsigned pass = 0; pass < FILL_PASSES && budget > enough; pass++, lambda *= 0.25) {
+        /* The trees at the finer lambda come first, on every thread; spending the budget
+         * on them runs in block order. */
+        prune_trees(r, lambda, fine);
         for (uint64_t b = 0; b < r->blocks && budget > 0; b++) {
-            sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, lambda, fine);
-            if (memcmp(fine, cur + b * SGFP4_NODES, SGFP4_NODES) != 0)
-                improve_block(r, b, cur + b * SGFP4_NODES, fine, &budget);
+            uint8_t *f = fine + b * SGFP4_NODES;
+            if (memcmp(f, cur + b * SGFP4_NODES, SGFP4_NODES) != 0)
+                improve_block(r, b, cur + b * SGFP4_NODES, f, &budget);
         }
     }
     sgfp4_free_with(r->alloc, cur);
+    sgfp4_free_with(r->alloc, fine);
     return 1;
 }
 
 int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
-                       double target_bpw, unsigned threads, const sgfp4_allocator *alloc,
+                       double target_bpw, sgfp4_team *team, const sgfp4_allocator *alloc,
                        sgfp4_block_plan *plans)
 {
     const uint64_t items = (blocks + CHUNK - 1) / CHUNK;
     rate_ctx r = {params, blocks, 0, 0, plans, sgfp4_alloc_with(alloc, items * sizeof(uint64_t)),
-                  alloc};
+                  alloc, NULL, team};
     if (!r.chunk_bytes)
         return 0;
     /* lambda0: the mean squared error per byte of whole-block FP4 leaves, a natural unit. */
@@ -167,33 +192,58 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
     if (!(lambda0 > 0))
         lambda0 = 1.0;
     const double target = target_bpw * (double)weights / 8.0;
-    /* Bisection over log(lambda) by geometric means (sqrt is correctly rounded, so no libm
-     * approximation enters the output). */
-    double lo = ldexp(lambda0, -LOG2_RANGE), hi = ldexp(lambda0, LOG2_RANGE);
-    uint64_t bytes_hi = evaluate(&r, hi, threads, items);
-    if ((double)bytes_hi < target) {
-        const uint64_t bytes_lo = evaluate(&r, lo, threads, items);
-        if ((double)bytes_lo <= target) {
-            r.build_plans = 1;
-            evaluate(&r, lo, threads, items);
-            sgfp4_free_with(alloc, r.chunk_bytes);
-            return 1; /* the finest trees fit: plans hold them */
-        }
-        for (unsigned k = 0; k < ITERATIONS && (double)bytes_hi < CLOSE_ENOUGH * target; k++) {
-            if (hi <= lo * (1.0 + 1e-6))
-                break; /* a jump in size the bisection cannot split: fill_budget() does */
-            const double mid = sqrt(lo) * sqrt(hi);
-            const uint64_t bytes = evaluate(&r, mid, threads, items);
-            if ((double)bytes <= target) {
-                hi = mid;
-                bytes_hi = bytes;
-            } else {
-                lo = mid;
+    /* The bracket: from lambda0, steps of 2^BRACKET_STEP toward the target until it is
+     * crossed, within lambda0 * [2^-LOG2_RANGE, 2^LOG2_RANGE] (ldexp is exact). */
+    double lo, hi;
+    int e = 0;
+    uint64_t bytes_hi = evaluate(&r, lambda0, items);
+    if ((double)bytes_hi <= target) {
+        hi = lambda0;
+        for (;;) {
+            if (e <= -LOG2_RANGE) {
+                r.build_plans = 1;
+                evaluate(&r, hi, items);
+                sgfp4_free_with(alloc, r.chunk_bytes);
+                return 1; /* the finest trees fit: plans hold them */
             }
+            e -= BRACKET_STEP;
+            const uint64_t bytes = evaluate(&r, ldexp(lambda0, e), items);
+            if ((double)bytes > target) {
+                lo = ldexp(lambda0, e);
+                break;
+            }
+            hi = ldexp(lambda0, e);
+            bytes_hi = bytes;
+        }
+    } else {
+        lo = lambda0;
+        hi = lambda0;
+        while (e < LOG2_RANGE && (double)bytes_hi > target) {
+            lo = hi;
+            e += BRACKET_STEP;
+            hi = ldexp(lambda0, e);
+            bytes_hi = evaluate(&r, hi, items);
+        }
+    }
+    /* Bisection over log(lambda) by geometric means (sqrt is correctly rounded, so no libm
+     * approximation enters the output). The coarsest trees above the target (a tensor too
+     * small to reach it) skip it. */
+    for (unsigned k = 0; k < ITERATIONS && (double)bytes_hi <= target &&
+                         (double)bytes_hi < CLOSE_ENOUGH * target;
+         k++) {
+        if (hi <= lo * (1.0 + 1e-6))
+            break; /* a jump in size the bisection cannot split: fill_budget() does */
+        const double mid = sqrt(lo) * sqrt(hi);
+        const uint64_t bytes = evaluate(&r, mid, items);
+        if ((double)bytes <= target) {
+            hi = mid;
+            bytes_hi = bytes;
+        } else {
+            lo = mid;
         }
     }
     r.build_plans = 1;
-    bytes_hi = evaluate(&r, hi, threads, items);
+    bytes_hi = evaluate(&r, hi, items);
     const int ok = fill_budget(&r, hi, lo, target - (double)bytes_hi, target);
     sgfp4_free_with(alloc, r.chunk_bytes);
     return ok;

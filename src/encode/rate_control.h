@@ -5,11 +5,13 @@
 #define SGFP4_ENCODE_RATE_CONTROL_H
 
 #include "encode/encode_internal.h"
+#include "encode/team.h"
 
-/* params: SGFP4_NODES * 2 per block (sgfp4_analyze_block). Fills plans[0..blocks).
+/* params: SGFP4_NODES * 2 per block (sgfp4_analyze_block). Fills plans[0..blocks); the
+ * pruning of every pass runs on the team (NULL: the calling thread).
  * Working memory from alloc (sgfp4_alloc_with). Returns 0 when out of memory. */
 int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
-                       double target_bpw, unsigned threads, const sgfp4_allocator *alloc,
+                       double target_bpw, sgfp4_team *team, const sgfp4_allocator *alloc,
                        sgfp4_block_plan *plans);
 
 #endif

@@ -14,6 +14,15 @@
 #define SGFP4_VECTOR_CLONES
 #endif
 
+/* Lets the compiler evaluate both sides of a floating-point select (and so vectorize a loop
+ * with selects): with traps masked, as the encoder runs them (common/fp_env.h), that changes
+ * only which exception flags are raised, never a value. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SGFP4_NO_TRAPS __attribute__((optimize("no-trapping-math")))
+#else
+#define SGFP4_NO_TRAPS
+#endif
+
 /* Adding and subtracting 1.5 * 2^23 rounds a float of magnitude < 2^22 to the nearest
  * integer, ties to even, in the default rounding mode. */
 #define SGFP4_ROUND_MAGIC 12582912.0f

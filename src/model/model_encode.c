@@ -23,11 +23,13 @@
 typedef struct planned {
     sgfp4_model_decision decision;
     uint64_t spool_offset, bytes;   /* the container in the spool (quantized tensors) */
+    unsigned importance;            /* importance vectors used: 1 columns, 2 rows */
     char sha256[65];
 } planned;
 
 typedef struct encode_job {
     const sgfp4_model *src;
+    const sgfp4_model *importance; /* NULL: none */
     planned *plan;
     int spool;
     uint64_t spool_end;
@@ -58,14 +60,54 @@ static bool pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t at)
     return true;
 }
 
+/* The importance vector `key` of n values for tensor t, converted to float32 into *out
+ * (malloc), or *out = NULL when the importance file has no such vector. */
+static sgfp4_status importance_vector(const sgfp4_model *importance, const sgfp4_model_tensor *t,
+                                      const char *suffix, uint64_t n, float **out,
+                                      sgfp4_diag *diag)
+{
+    *out = NULL;
+    char key[1024];
+    if (snprintf(key, sizeof key, "%s%s", t->name, suffix) >= (int)sizeof key)
+        return SGFP4_OK;
+    const sgfp4_model_tensor *v = sgfp4_model_tensor_find(importance, key);
+    if (!v)
+        return SGFP4_OK;
+    if (v->elements != n || n > SIZE_MAX / sizeof(float))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, (int64_t)v->offset, -1, -1,
+                          "importance '%s': %llu values for %llu %s of tensor '%s'", key,
+                          (unsigned long long)v->elements, (unsigned long long)n,
+                          suffix[0] ? "rows" : "columns", t->name);
+    if (!(*out = malloc((size_t)n * sizeof(float))))
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    const sgfp4_status s = sgfp4_model_tensor_to_f32(v, 1, *out, (size_t)n * sizeof(float), diag);
+    if (s != SGFP4_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
 /* Pass 1 for one tensor: convert, encode, validate, hash, spool. */
 static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, planned *p)
 {
     sgfp4_diag *diag = job->diag;
-    const sgfp4_model_decision *d = &p->decision;
+    sgfp4_model_decision *d = &p->decision;
     if (t->elements > SIZE_MAX / sizeof(float))
         return sgfp4_fail(diag, SGFP4_ERR_LIMIT, (int64_t)t->offset, -1, -1,
                           "tensor '%s': too large for this address space", t->name);
+    float *columns = NULL, *rows = NULL;
+    if (job->importance) {
+        sgfp4_status si = importance_vector(job->importance, t, "", d->cols, &columns, diag);
+        if (si == SGFP4_OK)
+            si = importance_vector(job->importance, t, ":rows", d->rows, &rows, diag);
+        if (si != SGFP4_OK) {
+            free(columns);
+            return si;
+        }
+        d->options.column_importance = columns;
+        d->options.row_importance = rows;
+    }
     const float *src = NULL;
     float *owned = NULL;
     /* A little-endian F32 tensor at a 4-aligned address is encoded straight from the map,
@@ -94,6 +136,12 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
                        (unsigned long long)d->cols, sgfp4_status_str(s));
     }
     free(owned);
+    /* The manifest records that importance was used; the vectors themselves go. */
+    p->importance = (columns ? 1u : 0u) | (rows ? 2u : 0u);
+    free(columns);
+    free(rows);
+    d->options.column_importance = NULL;
+    d->options.row_importance = NULL;
     if (s != SGFP4_OK)
         return s;
     /* Self-check: the container we are about to publish must pass strict validation. */
@@ -125,7 +173,7 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     return SGFP4_OK;
 }
 
-static json_t *encoder_json(const sgfp4_encode_options *o)
+static json_t *encoder_json(const sgfp4_encode_options *o, unsigned importance)
 {
     json_t *e = json_object();
     json_object_set_new(e, "library", json_string(sgfp4_version_string()));
@@ -136,7 +184,18 @@ static json_t *encoder_json(const sgfp4_encode_options *o)
     else
         json_object_set_new(e, "threshold", json_real(o->threshold));
     json_object_set_new(e, "delta", json_real(o->delta));
-    json_object_set_new(e, "fit", json_string(o->fit == SGFP4_FIT_BEST ? "best" : "reference"));
+    json_object_set_new(e, "fit", json_string(o->fit == SGFP4_FIT_BEST   ? "best"
+                                              : o->fit == SGFP4_FIT_FAST ? "fast"
+                                                                         : "reference"));
+    if (o->policy == SGFP4_POLICY_RATE && o->profile != SGFP4_PROFILE_V1) {
+        json_object_set_new(e, "metric",
+                            json_string(o->metric == SGFP4_METRIC_SSE ? "sse" : "row"));
+        if (importance)
+            json_object_set_new(e, "importance",
+                                json_string(importance == 3   ? "both"
+                                            : importance == 1 ? "columns"
+                                                              : "rows"));
+    }
     return e;
 }
 
@@ -168,7 +227,7 @@ static char *manifest_text(const sgfp4_model *src, const planned *plan)
         json_object_set_new(e, "original_shape", shape_array(t->shape, t->rank));
         json_object_set_new(e, "dtype", json_string(sgfp4_st_dtype_name(t->dtype)));
         json_object_set_new(e, "sha256", json_string(plan[k].sha256));
-        json_object_set_new(e, "encoder", encoder_json(&d->options));
+        json_object_set_new(e, "encoder", encoder_json(&d->options, plan[k].importance));
         json_object_set_new(tensors, t->name, e);
     }
     char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -299,7 +358,7 @@ sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_p
                                      const sgfp4_model_write_options *options,
                                      model_report *report, sgfp4_diag *diag)
 {
-    encode_job job = {src, NULL, -1, 0, NULL, diag};
+    encode_job job = {src, options->importance, NULL, -1, 0, NULL, diag};
     job.plan = calloc(src->count ? src->count : 1, sizeof *job.plan);
     job.chunk = malloc(COPY_CHUNK);
     if (!job.plan || !job.chunk) {

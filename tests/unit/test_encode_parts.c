@@ -99,7 +99,7 @@ static void analysis_ignores_the_padding(void **state)
     const float valid[6] = {0.5f, 0.625f, 0.75f, 1.25f, 1.5f, 0.5f}; /* S = 1/8, B = 1 */
     for (unsigned i = 0; i < 6; i++)
         block[(i / 3) * 64 + i % 3] = valid[i];
-    sgfp4_analyze_block(block, 2, 3, SGFP4_FIT_BEST, SGFP4_PROFILE_V2, scratch, params);
+    sgfp4_analyze_block(block, 2, 3, NULL, NULL, SGFP4_FIT_BEST, SGFP4_PROFILE_V2, scratch, params);
     for (unsigned level = 0; level < SGFP4_LEVELS; level++) {
         const unsigned grid = 1u << level;
         for (unsigned k = 0; k < grid * grid; k++) {
@@ -181,15 +181,15 @@ static void best_fit_beats_reference(void **state)
                 w[i] = 0.02f * g * g * g + 0.001f * (float)k; /* heavy tails, offset */
             }
             sgfp4_leaf_stats st;
-            sgfp4_leaf_center(w, n, c, &st);
+            sgfp4_leaf_center(w, NULL, n, c, &st);
             for (unsigned mode = 0; mode < 2; mode++) {
                 sgfp4_leaf_params best, ref;
                 if (mode) {
-                    sgfp4_fit_t158(w, c, &st, n, SGFP4_FIT_BEST, SGFP4_PROFILE_V2, &best);
-                    sgfp4_fit_t158(w, c, &st, n, SGFP4_FIT_REFERENCE, SGFP4_PROFILE_V2, &ref);
+                    sgfp4_fit_t158(w, c, NULL, &st, n, SGFP4_FIT_BEST, SGFP4_PROFILE_V2, &best);
+                    sgfp4_fit_t158(w, c, NULL, &st, n, SGFP4_FIT_REFERENCE, SGFP4_PROFILE_V2, &ref);
                 } else {
-                    sgfp4_fit_fp4(w, c, &st, n, SGFP4_FIT_BEST, SGFP4_PROFILE_V2, &best);
-                    sgfp4_fit_fp4(w, c, &st, n, SGFP4_FIT_REFERENCE, SGFP4_PROFILE_V2, &ref);
+                    sgfp4_fit_fp4(w, c, NULL, &st, n, SGFP4_FIT_BEST, SGFP4_PROFILE_V2, &best);
+                    sgfp4_fit_fp4(w, c, NULL, &st, n, SGFP4_FIT_REFERENCE, SGFP4_PROFILE_V2, &ref);
                 }
                 /* ALS is a local search: on a rare leaf it may land a little above the
                  * reference's scale grid (seen: 1.1% on one 4x4 leaf), never far. */
@@ -200,7 +200,7 @@ static void best_fit_beats_reference(void **state)
                 assert_true(isfinite(sgfp4_half_to_float(best.scale)));
                 assert_int_equal(best.bias & 0xF, 0);
                 /* the reported error is the decoded error */
-                const double sse = sgfp4_sse_at(w, n, mode, sgfp4_half_to_float(best.scale),
+                const double sse = sgfp4_sse_at(w, NULL, n, mode, sgfp4_half_to_float(best.scale),
                                                 sgfp4_half_to_float(best.bias));
                 assert_true(fabs(sse - best.sse) <= 1e-6 * sse + 1e-30);
             }

@@ -1,7 +1,8 @@
 /* Encode speed and quality on real weights (docs/benchmarks.md, "Encode speed and quality").
  *
  *   sgfp4-encode-bench [--bpw X,Y,...] [--threshold] [--threshold-scale T] [--v1]
- *                      [--threads N] [--every K] [--min-dim D]
+ *                      [--threads N] [--every K] [--min-dim D] [--fit best|fast|reference]
+ *                      [--metric sse|row]
  *                      FILE.safetensors...
  *
  * Takes every 2-D F32 tensor with both dimensions >= D (default 64) of the models (read with
@@ -112,6 +113,8 @@ int main(int argc, char **argv)
     int threshold = 0, v1 = 0;
     double threshold_scale = 1.0;
     uint64_t min_dim = 64;
+    sgfp4_fit fit = SGFP4_FIT_BEST;
+    sgfp4_error_metric metric = SGFP4_METRIC_SSE;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--bpw") == 0 && i + 1 < argc)
             snprintf(bpw_list, sizeof bpw_list, "%s", argv[++i]);
@@ -125,7 +128,14 @@ int main(int argc, char **argv)
             threads = (unsigned)atoi(argv[++i]);
         else if (strcmp(argv[i], "--every") == 0 && i + 1 < argc)
             every = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--min-dim") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--fit") == 0 && i + 1 < argc) {
+            const char *f = argv[++i];
+            fit = strcmp(f, "fast") == 0        ? SGFP4_FIT_FAST
+                  : strcmp(f, "reference") == 0 ? SGFP4_FIT_REFERENCE
+                                                : SGFP4_FIT_BEST;
+        } else if (strcmp(argv[i], "--metric") == 0 && i + 1 < argc) {
+            metric = strcmp(argv[++i], "row") == 0 ? SGFP4_METRIC_ROW_RELATIVE : SGFP4_METRIC_SSE;
+        } else if (strcmp(argv[i], "--min-dim") == 0 && i + 1 < argc)
             min_dim = (uint64_t)atoll(argv[++i]);
         else {
             const int got = load_file(argv[i], tensors, nt, min_dim);
@@ -142,6 +152,8 @@ int main(int argc, char **argv)
         sgfp4_encode_options_init(&s->o);
         s->o.target_bpw = atof(p);
         s->o.threads = threads;
+        s->o.fit = fit;
+        s->o.metric = metric;
         snprintf(s->label, sizeof s->label, "bpw %s", p);
     }
     if (threshold) {

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Quick checks of the model-level benchmark on stories260K (docs/eval.md):
+# - the float32 forward pass reproduces llama2.c's greedy reference text (test_all.py's
+#   expected_stdout, 200 tokens from BOS: stories260K_greedy200.txt);
+# - the float32 candidate scores KL 0 and agrees everywhere; the baselines and SGFP4 score
+#   plausible, non-zero KL at about 4.5 bits per weight;
+# - a quantized model written by `sgfp4 encode` and read back through the model API scores
+#   exactly what the same encoding done in process scores (same bytes, D7);
+# - the numbers do not depend on the thread count;
+# - an importance file can be written and used, and its KL prediction is 0 for float32.
+# usage: eval_check.sh SGFP4_EVAL SGFP4_CLI WEIGHTS_DIR WORK_DIR
+set -euo pipefail
+eval_bin=$1 cli=$2 weights=$3 work=$4
+here=$(cd "$(dirname "$0")" && pwd)
+model=$weights/stories260K/stories260K.safetensors
+tok=$weights/stories260K/tok512.bin
+[ -f "$model" ] && [ -f "$tok" ] || { echo "stories260K not found: skipped"; exit 77; }
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$eval_bin" --tokenizer "$tok" --check-text "$here/stories260K_greedy200.txt" --sequences 1 \
+    --length 8 --prompt 4 --continuation 4 --candidate f32 "$model" > /dev/null 2> "$work/text.log" ||
+    { cat "$work/text.log"; fail "the float32 greedy text differs from llama2.c's"; }
+
+"$cli" encode "$model" -o "$work/q.safetensors" -q
+common=(--sequences 8 --length 64 --greedy-steps 64 --prompt 8 --continuation 24 --tsv)
+cands=(--candidate f32 --candidate q4_0 --candidate affine:bits=4,group=64 --candidate sgfp4
+       --candidate "file:$work/q.safetensors" --candidate sgfp4:fit=fast)
+"$eval_bin" "${common[@]}" --threads 1 "${cands[@]}" "$model" > "$work/t1.tsv"
+"$eval_bin" "${common[@]}" --threads 2 "${cands[@]}" "$model" > "$work/t2.tsv"
+cmp -s "$work/t1.tsv" "$work/t2.tsv" || { diff "$work/t1.tsv" "$work/t2.tsv"; fail "results depend on threads"; }
+cat "$work/t1.tsv"
+
+# field FILE ROW COLUMN-NAME: the cell of the row whose first cell is ROW.
+field() {
+    awk -F'\t' -v row="$2" -v name="$3" \
+        'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) col = i } $1 == row { print $col }' "$1"
+}
+t1=$work/t1.tsv
+q=file:$work/q.safetensors
+[ "$(field "$t1" f32 'mean KL')" = "0.0000" ] && [ "$(field "$t1" f32 'top-1 agree')" = "1.0000" ] &&
+    [ "$(field "$t1" f32 'greedy match')" = "64" ] || fail "float32 against itself is not exact"
+awk -v k="$(field "$t1" q4_0 'mean KL')" 'BEGIN { exit !(k > 0.01 && k < 1) }' ||
+    fail "Q4_0-style KL implausible"
+awk -v k="$(field "$t1" sgfp4 'mean KL')" -v b="$(field "$t1" sgfp4 'bits/weight')" \
+    'BEGIN { exit !(k > 0.01 && k < 1 && b > 4.4 && b <= 4.5) }' || fail "SGFP4 KL or bits implausible"
+for col in 'mean KL' 'top-1 agree' 'rel-L2 (set)' 'bits/weight'; do
+    [ "$(field "$t1" sgfp4 "$col")" = "$(field "$t1" "$q" "$col")" ] ||
+        fail "the quantized file scores differently ($col) from the same encoding in process"
+done
+
+"$eval_bin" --imatrix-out "$work/imp.safetensors" --calib-sequences 2 --calib-length 32 "$model"
+"$eval_bin" "${common[@]}" --predict "$work/imp.safetensors" --candidate f32 \
+    --candidate "sgfp4:importance=$work/imp.safetensors" "$model" > "$work/imp.tsv"
+cat "$work/imp.tsv"
+imp=$work/imp.tsv cand=sgfp4:importance=$work/imp.safetensors
+[ "$(field "$imp" f32 'predicted KL')" = "0.0000" ] || fail "f32's predicted KL is not 0"
+awk -v k="$(field "$imp" "$cand" 'mean KL')" -v p="$(field "$imp" "$cand" 'predicted KL')" \
+    'BEGIN { exit !(k > 0 && p > 0) }' || fail "the importance candidate did not score"
+echo "eval checks passed"
