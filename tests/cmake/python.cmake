@@ -37,10 +37,17 @@ endif()
 # measurement and the C suite's LeakSanitizer run).
 set(_py_env "")
 if(SGFP4_SANITIZE AND NOT _py_skip)
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+  # GCC's shared runtime is libasan.so; clang's (which carries UBSan's handlers too) is
+  # libclang_rt.asan-<arch>.so.
+  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+    set(_asan_rt_name libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
+  else()
+    set(_asan_rt_name libasan.so)
+  endif()
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=${_asan_rt_name}
                   OUTPUT_VARIABLE _asan_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT IS_ABSOLUTE "${_asan_rt}" OR NOT EXISTS "${_asan_rt}")
-    set(_py_skip "the compiler names no libasan.so to preload into the interpreter")
+    set(_py_skip "the compiler names no ${_asan_rt_name} to preload into the interpreter")
   else()
     list(APPEND _py_env "LD_PRELOAD=${_asan_rt}" "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"
                         "SGFP4_PY_SANITIZED=1")

@@ -111,7 +111,7 @@ static void install_handlers(void)
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sa.sa_flags = (int)(SA_RESETHAND | SA_NODEFER); /* glibc defines them unsigned */
         sigaction(fatal_signals[k], &sa, NULL);
     }
 }
