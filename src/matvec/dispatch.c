@@ -7,6 +7,7 @@
 #include "sgfp4_experimental.h"
 
 static const sgfp4_matvec_kernels *const all_kernels[] = {
+    &sgfp4_matvec_kernels_generic,
     &sgfp4_matvec_kernels_scalar,
 };
 
@@ -33,7 +34,7 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int 
     case SGFP4_BACKEND_AUTO:
     case SGFP4_BACKEND_CPU: return sgfp4_matvec_kernels_best();
     case SGFP4_BACKEND_SCALAR: return &sgfp4_matvec_kernels_scalar;
-    case SGFP4_BACKEND_GENERIC:
+    case SGFP4_BACKEND_GENERIC: return &sgfp4_matvec_kernels_generic;
     case SGFP4_BACKEND_AVX2:
     case SGFP4_BACKEND_AVX512:
     case SGFP4_BACKEND_NEON: return NULL; /* no such matvec kernel set yet */

@@ -76,6 +76,8 @@ typedef struct sgfp4_matvec_kernels {
 
 /* The scalar reference (matvec/scalar.c, quantize.c): the oracle of every other kernel set. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_scalar;
+/* Portable C on the shared strip loop (matvec/kernels_generic.c): every machine. */
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_generic;
 
 /* The reference quantizer of one vector (matvec/quantize.c). */
 void sgfp4_matvec_quantize_scalar(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q,
