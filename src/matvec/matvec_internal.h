@@ -78,6 +78,12 @@ typedef struct sgfp4_matvec_kernels {
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_scalar;
 /* Portable C on the shared strip loop (matvec/kernels_generic.c): every machine. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_generic;
+#if defined(__x86_64__) && defined(__GNUC__)
+/* AVX-512 F/BW/DQ/VL with and without VNNI (matvec/avx512_body.h), AVX2 + FMA + F16C
+ * (matvec/kernels_avx2.c): dispatch.c runs them only where the CPU has them. */
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512vnni;
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512;
+#endif
 
 /* The reference quantizer of one vector (matvec/quantize.c). */
 void sgfp4_matvec_quantize_scalar(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q,
@@ -105,6 +111,8 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_best(void);
 /* Every kernel set this build and CPU run, the scalar reference first, into out[0..cap);
  * returns the count (tests run every one against the reference). */
 unsigned sgfp4_matvec_kernel_sets(const sgfp4_matvec_kernels **out, unsigned cap);
+/* The kernel set called `name` if this CPU runs it, else NULL. */
+const sgfp4_matvec_kernels *sgfp4_matvec_kernels_named(const char *name);
 /* The kernels a backend selects (NULL: unknown, or it cannot run here). *known is set false
  * for a value that is no sgfp4_backend at all. */
 const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int *known);
