@@ -55,7 +55,8 @@ typedef struct mv_work {
         mv_prep_b b[SGFP4_MATVEC_CHUNK];
     } prep __attribute__((aligned(64)));
     uint32_t valid[8][4][2] __attribute__((aligned(64))); /* Class B: ~0 for a real column */
-    sgfp4_leaf_list list;
+    float scale[SGFP4_MAX_LEAVES] __attribute__((aligned(64))); /* per leaf, storage order */
+    float bias[SGFP4_MAX_LEAVES] __attribute__((aligned(64)));
 } mv_work;
 
 /* ---- constants -------------------------------------------------------------------------- */
@@ -239,13 +240,14 @@ MV_INLINE void unit_b(mv_work *w, unsigned nv, __m512i cells, unsigned mode, uns
 
 /* ---- leaves to units -------------------------------------------------------------------- */
 
-MV_INLINE void unit(mv_work *w, const sgfp4_matvec_strip *s, __m512i cells, unsigned mode,
-                    unsigned p, unsigned row, float scale, float bias, __m512 table, bool padded)
+MV_INLINE void unit(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, __m512i cells,
+                    unsigned mode, unsigned p, unsigned row, float scale, float bias,
+                    __m512 table, bool padded)
 {
     if (s->class_a)
-        unit_a(w, s->nv, cells, mode, p, row, scale, bias);
+        unit_a(w, nv, cells, mode, p, row, scale, bias);
     else
-        unit_b(w, s->nv, cells, mode, p, row, table, padded);
+        unit_b(w, nv, cells, mode, p, row, table, padded);
 }
 
 /* T158 cells from a unit's 16 bytes (row i's two cell bytes at 2i, 2i + 1). */
@@ -255,7 +257,8 @@ MV_INLINE __m512i t158_cells(__m128i bytes)
 }
 
 /* Every unit of rows [lo, hi) of a leaf of size class cls (1..4: 8x8 .. 64x64). */
-MV_INLINE void leaf_units(mv_work *w, const sgfp4_matvec_strip *s, unsigned cls, unsigned mode,
+MV_INLINE void leaf_units(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, unsigned cls,
+                          unsigned mode,
                           const uint8_t *payload, unsigned y, unsigned x, float scale,
                           float bias, unsigned lo, unsigned hi, bool padded)
 {
@@ -271,17 +274,17 @@ MV_INLINE void leaf_units(mv_work *w, const sgfp4_matvec_strip *s, unsigned cls,
             const uint8_t *lines = payload + 8 * gi * row_bytes;
             if (cls == 1) {
                 const __m512i z = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)lines));
-                unit(w, s, _mm512_permutexvar_epi16(_mm512_load_si512(unit_words_f8), z), mode, p0,
+                unit(w, s, nv, _mm512_permutexvar_epi16(_mm512_load_si512(unit_words_f8), z), mode, p0,
                      row, scale, bias, table, padded);
             } else if (cls == 2) {
                 const __m512i z = _mm512_loadu_si512(lines);
                 for (unsigned pi = 0; pi < 2; pi++)
-                    unit(w, s, _mm512_permutexvar_epi16(_mm512_load_si512(unit_words_f16[pi]), z),
+                    unit(w, s, nv, _mm512_permutexvar_epi16(_mm512_load_si512(unit_words_f16[pi]), z),
                          mode, p0 + pi, row, scale, bias, table, padded);
             } else if (cls == 3) {
                 const __m512i z0 = _mm512_loadu_si512(lines), z1 = _mm512_loadu_si512(lines + 64);
                 for (unsigned pi = 0; pi < 4; pi++)
-                    unit(w, s,
+                    unit(w, s, nv,
                          _mm512_permutex2var_epi16(z0, _mm512_load_si512(unit_words_f32[pi]), z1),
                          mode, p0 + pi, row, scale, bias, table, padded);
             } else {
@@ -293,7 +296,7 @@ MV_INLINE void leaf_units(mv_work *w, const sgfp4_matvec_strip *s, unsigned cls,
                     const __m512i top = _mm512_permutex2var_epi16(z0, pick, z1);
                     const __m512i bottom = _mm512_permutex2var_epi16(z2, pick, z3);
                     for (unsigned m = 0; m < 4; m++)
-                        unit(w, s,
+                        unit(w, s, nv,
                              _mm512_permutex2var_epi16(top, _mm512_load_si512(unit_words_f64[m]),
                                                        bottom),
                              mode, 4 * k + m, row, scale, bias, table, padded);
@@ -302,19 +305,19 @@ MV_INLINE void leaf_units(mv_work *w, const sgfp4_matvec_strip *s, unsigned cls,
         } else {
             const unsigned row_bytes = 1u << cls; /* size / 4 */
             if (cls == 1) {
-                unit(w, s, t158_cells(_mm_loadu_si128((const __m128i *)payload)), mode, p0, row,
+                unit(w, s, nv, t158_cells(_mm_loadu_si128((const __m128i *)payload)), mode, p0, row,
                      scale, bias, table, padded);
             } else if (cls == 2) {
                 const __m512i z = _mm512_loadu_si512(payload);
                 for (unsigned pi = 0; pi < 2; pi++)
-                    unit(w, s,
+                    unit(w, s, nv,
                          t158_cells(_mm512_castsi512_si128(_mm512_permutexvar_epi16(
                              _mm512_load_si512(unit_words_t16[gi][pi]), z))),
                          mode, p0 + pi, row, scale, bias, table, padded);
             } else if (cls == 3) {
                 const __m512i z = _mm512_loadu_si512(payload + 8 * gi * row_bytes);
                 for (unsigned pi = 0; pi < 4; pi++)
-                    unit(w, s,
+                    unit(w, s, nv,
                          t158_cells(_mm512_castsi512_si128(
                              _mm512_permutexvar_epi16(_mm512_load_si512(unit_words_t32[pi]), z))),
                          mode, p0 + pi, row, scale, bias, table, padded);
@@ -322,7 +325,7 @@ MV_INLINE void leaf_units(mv_work *w, const sgfp4_matvec_strip *s, unsigned cls,
                 const uint8_t *lines = payload + 8 * gi * row_bytes;
                 const __m512i z0 = _mm512_loadu_si512(lines), z1 = _mm512_loadu_si512(lines + 64);
                 for (unsigned pi = 0; pi < 8; pi++)
-                    unit(w, s,
+                    unit(w, s, nv,
                          t158_cells(_mm512_castsi512_si128(_mm512_permutex2var_epi16(
                              z0, _mm512_load_si512(unit_words_t64[pi]), z1))),
                          mode, pi, row, scale, bias, table, padded);
@@ -333,7 +336,7 @@ MV_INLINE void leaf_units(mv_work *w, const sgfp4_matvec_strip *s, unsigned cls,
 
 /* A 4x4 leaf: cell x / 4 of rows y..y + 3, in lanes 0..3, stored into lanes j, j + 2, ...
  * of its unit's rows. */
-MV_INLINE void leaf_4x4(mv_work *w, const sgfp4_matvec_strip *s, unsigned mode,
+MV_INLINE void leaf_4x4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, unsigned mode,
                         const uint8_t *payload, unsigned y, unsigned x, float scale, float bias,
                         bool padded)
 {
@@ -350,7 +353,7 @@ MV_INLINE void leaf_4x4(mv_work *w, const sgfp4_matvec_strip *s, unsigned mode,
     }
     if (s->class_a) {
         const __m512i u = mode ? t158_u(cells) : fp4_u(cells);
-        for (unsigned v = 0; v < s->nv; v++) {
+        for (unsigned v = 0; v < nv; v++) {
             const mv_prep_a *a = &w->prep.a[v];
             int32_t q4;
             memcpy(&q4, (mode ? a->q : a->qperm) + 4 * k, 4);
@@ -367,7 +370,7 @@ MV_INLINE void leaf_4x4(mv_work *w, const sgfp4_matvec_strip *s, unsigned mode,
         const __m512 w1 = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, shift), table);
         const __m512 w2 = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, 2 * shift), table);
         const __m512 w3 = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, 3 * shift), table);
-        for (unsigned v = 0; v < s->nv; v++) {
+        for (unsigned v = 0; v < nv; v++) {
             const float(*xm)[2] = w->prep.b[v].xm[p];
             __m512 p0 = _mm512_mul_ps(w0, _mm512_set1_ps(xm[0][j]));
             __m512 p1 = _mm512_mul_ps(w1, _mm512_set1_ps(xm[1][j]));
@@ -385,35 +388,49 @@ MV_INLINE void leaf_4x4(mv_work *w, const sgfp4_matvec_strip *s, unsigned mode,
     }
 }
 
-/* Every leaf of one kind (2 * class + mode). */
-MV_INLINE void kind_leaves(mv_work *w, const sgfp4_matvec_strip *s, unsigned kind, unsigned lo,
-                           unsigned hi, bool padded)
+/* The leaves of one kind (2 * class + mode) from the plan's table. */
+MV_INLINE void kind_leaves(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, unsigned kind,
+                           const uint8_t *rec, const uint32_t *entries, unsigned count,
+                           unsigned lo, unsigned hi, bool padded)
 {
-    const sgfp4_leaf_list *list = &w->list;
     const unsigned cls = kind >> 1, mode = kind & 1u;
     const unsigned size = 4u << cls;
-    for (unsigned n = 0; n < list->kind_count[kind]; n++) {
-        const unsigned i = list->by_kind[kind][n];
-        const unsigned at = list->desc[i] & 0xFFFFu, y = at / SGFP4_MB, x = at % SGFP4_MB;
+    for (unsigned n = 0; n < count; n++) {
+        const uint32_t e = entries[n];
+        const unsigned y = sgfp4_matvec_entry_y(e), x = sgfp4_matvec_entry_x(e);
         if (y + size <= lo || y >= hi)
             continue;
-        const uint8_t *payload = list->payload + list->offset[i];
+        const uint8_t *payload = rec + sgfp4_matvec_entry_payload(e);
+        const unsigned i = sgfp4_matvec_entry_index(e);
         if (cls == 0)
-            leaf_4x4(w, s, mode, payload, y, x, list->scale[i], list->bias[i], padded);
+            leaf_4x4(w, s, nv, mode, payload, y, x, w->scale[i], w->bias[i], padded);
         else
-            leaf_units(w, s, cls, mode, payload, y, x, list->scale[i], list->bias[i], lo, hi,
+            leaf_units(w, s, nv, cls, mode, payload, y, x, w->scale[i], w->bias[i], lo, hi,
                        padded);
+    }
+}
+
+/* S and B of a record's n leaf headers (at h), 16 at a time (exact: every fp16 value is a
+ * binary32, and the products run in the default floating-point environment). */
+MV_INLINE void convert_headers(mv_work *w, const uint8_t *h, unsigned n)
+{
+    for (unsigned i = 0; i < n; i += 16) {
+        const __mmask16 live = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        const __m512i v = _mm512_maskz_loadu_epi32(live, h + 4 * i);
+        _mm512_store_ps(w->scale + i, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16))));
+        _mm512_store_ps(w->bias + i, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+                                         _mm512_and_si512(v, _mm512_set1_epi32(0xFFF0)))));
     }
 }
 
 /* ---- per-vector data of a block --------------------------------------------------------- */
 
-MV_INLINE void prep_a(mv_work *w, const sgfp4_matvec_strip *s, uint64_t bx)
+MV_INLINE void prep_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, uint64_t bx)
 {
     /* each cell's bytes 0, 1, 2, 3 -> 0, 2, 1, 3 */
     const __m512i order = _mm512_broadcast_i32x4(
         _mm_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15));
-    for (unsigned v = 0; v < s->nv; v++) {
+    for (unsigned v = 0; v < nv; v++) {
         mv_prep_a *a = &w->prep.a[v];
         const __m512i q = _mm512_loadu_si512(sgfp4_q8_q(s->x, s->n0 + v) + bx * SGFP4_MB);
         _mm512_store_si512(a->q, q);
@@ -430,13 +447,13 @@ MV_INLINE void prep_a(mv_work *w, const sgfp4_matvec_strip *s, uint64_t bx)
 /* Class B: each vector's 64 activations as D8 reads them (+0 below 2^-60, f16 converted
  * exactly), arranged per pair and column; and, for a block with padding columns, the
  * masks of the real ones. Returns whether the block has padding. */
-MV_INLINE bool prep_b(mv_work *w, const sgfp4_matvec_strip *s, uint64_t bx)
+MV_INLINE bool prep_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, uint64_t bx)
 {
     const uint64_t c0 = bx * SGFP4_MB;
     const unsigned width = (unsigned)(s->t->cols - c0 < SGFP4_MB ? s->t->cols - c0 : SGFP4_MB);
     /* out lane 8 pp + 2m + j of a 16-column group reads its column 8 pp + 4j + m */
     const __m512i arrange = _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
-    for (unsigned v = 0; v < s->nv; v++) {
+    for (unsigned v = 0; v < nv; v++) {
         const uint8_t *in = s->x->data + (s->n0 + v) * s->x->vector_bytes;
         for (unsigned g = 0; g < 4; g++) {
             const unsigned first = 16 * g;
@@ -471,12 +488,13 @@ MV_INLINE bool prep_b(mv_work *w, const sgfp4_matvec_strip *s, uint64_t bx)
 /* ---- the cell tree ---------------------------------------------------------------------- */
 
 /* t[v][r] for the rows of groups [g0, g1): the tree of the 16 cells of each row. */
-MV_INLINE void cell_trees(mv_work *w, const sgfp4_matvec_strip *s, float (*t)[SGFP4_MB])
+MV_INLINE void cell_trees(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
+                          float (*t)[SGFP4_MB])
 {
     /* the two cells of each row of two groups: even lanes of (a, b), odd lanes of (a, b) */
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    for (unsigned v = 0; v < s->nv; v++) {
+    for (unsigned v = 0; v < nv; v++) {
         const __m512 d = _mm512_set1_ps(s->class_a ? w->prep.a[v].d : 1.0f);
         __m512 pending = _mm512_setzero_ps();
         for (unsigned g = s->g0; g < s->g1; g++) {
@@ -504,35 +522,285 @@ MV_INLINE void cell_trees(mv_work *w, const sgfp4_matvec_strip *s, float (*t)[SG
     }
 }
 
+/* ---- in-register paths: UNIFORM_8 and whole-block leaves, FP4 -------------------------- */
+
+/* The cell tree of a row group's 8 units, c[p] for pair p, as D8 pairs them (k + 8 is pair
+ * p + 4, k + 4 is p + 2, k + 2 is p + 1); the result holds each row's two remaining
+ * cells, which emit_group() adds. */
+
+/* Rows of group g (8 rows x 2 cells) to t: pairs of groups at once (16 rows). */
+MV_INLINE void emit_group(float *t, __m512 rows, __m512 *pending, unsigned g, unsigned g0,
+                          unsigned g1, float d, bool class_a)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const bool second = (g - g0) & 1u;
+    if (!second && g + 1 < g1) {
+        *pending = rows;
+        return;
+    }
+    const __m512 first = second ? *pending : rows;
+    const __m512 sum = _mm512_add_ps(_mm512_permutex2var_ps(first, even, rows),
+                                     _mm512_permutex2var_ps(first, odd, rows));
+    const __m512 scaled = class_a ? _mm512_mul_ps(sum, _mm512_set1_ps(d)) : sum; /* exact */
+    if (second)
+        _mm512_storeu_ps(t + 8 * g - 8, scaled);
+    else
+        _mm256_storeu_ps(t + 8 * g, _mm512_castps512_ps256(scaled));
+}
+
+/* One unit's cells c for vector v: Class A from u (with the leaf's S and the unit's
+ * B * is pair), Class B from the 4 weight columns. */
+MV_INLINE __m512 unit_c_a(const mv_prep_a *a, __m512i u, unsigned p, __m512 scale,
+                          const float *bis_pair)
+{
+    const __m512i acc = dot_u8_s8(bcast64i(a->m8is + 2 * p), u, bcast64i(a->qperm + 8 * p));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), scale, bcast64f(bis_pair));
+}
+
+MV_INLINE __m512 unit_c_b(const mv_work *w, unsigned v, const __m512 wc[4], unsigned p,
+                          bool padded)
+{
+    const float(*xm)[2] = w->prep.b[v].xm[p];
+    __m512 p0 = _mm512_mul_ps(wc[0], bcast64f(xm[0]));
+    __m512 p1 = _mm512_mul_ps(wc[1], bcast64f(xm[1]));
+    __m512 p2 = _mm512_mul_ps(wc[2], bcast64f(xm[2]));
+    __m512 p3 = _mm512_mul_ps(wc[3], bcast64f(xm[3]));
+    if (padded) { /* D8: +0 in padding columns, not w * 0 */
+        p0 = _mm512_and_ps(p0, bcast64f(w->valid[p][0]));
+        p1 = _mm512_and_ps(p1, bcast64f(w->valid[p][1]));
+        p2 = _mm512_and_ps(p2, bcast64f(w->valid[p][2]));
+        p3 = _mm512_and_ps(p3, bcast64f(w->valid[p][3]));
+    }
+    return _mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3));
+}
+
+/* The 4 weight columns of an FP4 unit (cells as fp4 words) from its leaf's table. */
+MV_INLINE void fp4_columns(__m512i cells, __m512 table, __m512 wc[4])
+{
+    wc[0] = _mm512_permutexvar_ps(cells, table);
+    wc[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, 4), table);
+    wc[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, 8), table);
+    wc[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, 12), table);
+}
+
+/* The 8 units of a row group (c_of(p, c) sets c[v] for pair p), tree-summed per vector
+ * into rows[v]: ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)). */
+#define GROUP_TREE(nv, rows, c_of)                                                            \
+    do {                                                                                       \
+        __m512 l_[SGFP4_MATVEC_CHUNK], r_[SGFP4_MATVEC_CHUNK], c_[SGFP4_MATVEC_CHUNK];       \
+        __m512 h_[SGFP4_MATVEC_CHUNK];                                                         \
+        c_of(0, l_);                                                                           \
+        c_of(4, c_);                                                                           \
+        for (unsigned v = 0; v < (nv); v++)                                                    \
+            l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
+        c_of(2, r_);                                                                           \
+        c_of(6, c_);                                                                           \
+        for (unsigned v = 0; v < (nv); v++)                                                    \
+            h_[v] = _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v]));                         \
+        c_of(1, l_);                                                                           \
+        c_of(5, c_);                                                                           \
+        for (unsigned v = 0; v < (nv); v++)                                                    \
+            l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
+        c_of(3, r_);                                                                           \
+        c_of(7, c_);                                                                           \
+        for (unsigned v = 0; v < (nv); v++)                                                    \
+            (rows)[v] =                                                                        \
+                _mm512_add_ps(h_[v], _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v])));      \
+    } while (0)
+
+/* A UNIFORM_8 record whose 64 leaves are all FP4: leaf i = 8 g + p at payload + 32 i. */
+MV_INLINE void uniform8_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
+                            const uint8_t *rec, float (*t)[SGFP4_MB], bool padded)
+{
+    const uint8_t *headers = rec + 4, *payload = rec + 272; /* align16(4 + 64 * 4) */
+    float scale[64] __attribute__((aligned(64))), bias[64] __attribute__((aligned(64)));
+    for (unsigned k = 0; k < 4; k++) {
+        const __m512i h = _mm512_loadu_si512(headers + 64 * k);
+        _mm512_store_ps(scale + 16 * k, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16))));
+        _mm512_store_ps(bias + 16 * k, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+                                           _mm512_and_si512(h, _mm512_set1_epi32(0xFFF0)))));
+    }
+    const __m512i dup8 = _mm512_load_si512(unit_words_f8);
+    float bis[SGFP4_MATVEC_CHUNK][16] __attribute__((aligned(64)));
+    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    for (unsigned g = s->g0; g < s->g1; g++) {
+        const uint8_t *row_payload = payload + 256 * g;
+        __m512 rows[SGFP4_MATVEC_CHUNK];
+        if (s->class_a) {
+            /* B of leaf 8 g + p for both cells of pair p, times is */
+            const __m512 b16 = _mm512_permutexvar_ps(
+                _mm512_add_epi32(_mm512_set1_epi32((int)(8 * (g & 1u))),
+                                 _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7)),
+                _mm512_load_ps(bias + 16 * (g / 2)));
+            for (unsigned v = 0; v < nv; v++)
+                _mm512_store_ps(bis[v], _mm512_mul_ps(b16, _mm512_load_ps(w->prep.a[v].isf)));
+#define C_OF_A(p, c)                                                                           \
+    do {                                                                                       \
+        const __m512i u_ = fp4_u(_mm512_permutexvar_epi16(                                     \
+            dup8, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(row_payload + 32 * (p)))))); \
+        const __m512 s_ = _mm512_set1_ps(scale[8 * g + (p)]);                                  \
+        for (unsigned v = 0; v < nv; v++)                                                      \
+            (c)[v] = unit_c_a(&w->prep.a[v], u_, (p), s_, bis[v] + 2 * (p));                   \
+    } while (0)
+            GROUP_TREE(nv, rows, C_OF_A);
+#undef C_OF_A
+        } else {
+#define C_OF_B(p, c)                                                                           \
+    do {                                                                                       \
+        __m512 wc_[4];                                                                         \
+        fp4_columns(_mm512_permutexvar_epi16(dup8, _mm512_castsi256_si512(_mm256_loadu_si256( \
+                        (const __m256i *)(row_payload + 32 * (p))))),                          \
+                    leaf_table(SGFP4_MODE_FP4, scale[8 * g + (p)], bias[8 * g + (p)]), wc_);    \
+        for (unsigned v = 0; v < nv; v++)                                                      \
+            (c)[v] = unit_c_b(w, v, wc_, (p), padded);                                         \
+    } while (0)
+            GROUP_TREE(nv, rows, C_OF_B);
+#undef C_OF_B
+        }
+        for (unsigned v = 0; v < nv; v++)
+            emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1,
+                       s->class_a ? w->prep.a[v].d : 1.0f, s->class_a);
+    }
+}
+
+/* A block that is one 64x64 FP4 leaf (v1, or a v2 UNIFORM_64 record): rows of 32 bytes. */
+MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
+                         const uint8_t *payload, float scale, float bias, float (*t)[SGFP4_MB],
+                         bool padded)
+{
+    float bis[SGFP4_MATVEC_CHUNK][16] __attribute__((aligned(64)));
+    const __m512 s16 = _mm512_set1_ps(scale);
+    const __m512 table = leaf_table(SGFP4_MODE_FP4, scale, bias);
+    if (s->class_a)
+        for (unsigned v = 0; v < nv; v++)
+            _mm512_store_ps(bis[v], _mm512_mul_ps(_mm512_set1_ps(bias), _mm512_load_ps(w->prep.a[v].isf)));
+    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    for (unsigned g = s->g0; g < s->g1; g++) {
+        const uint8_t *lines = payload + 256 * g;
+        const __m512i z0 = _mm512_loadu_si512(lines), z1 = _mm512_loadu_si512(lines + 64);
+        const __m512i z2 = _mm512_loadu_si512(lines + 128), z3 = _mm512_loadu_si512(lines + 192);
+        __m512i top[2], bottom[2];
+        for (unsigned k = 0; k < 2; k++) {
+            const __m512i pick = _mm512_load_si512(rows_words_f64[k]);
+            top[k] = _mm512_permutex2var_epi16(z0, pick, z1);
+            bottom[k] = _mm512_permutex2var_epi16(z2, pick, z3);
+        }
+        __m512 rows[SGFP4_MATVEC_CHUNK];
+#define CELLS_64(p)                                                                            \
+    _mm512_permutex2var_epi16(top[(p) / 4], _mm512_load_si512(unit_words_f64[(p) % 4]), bottom[(p) / 4])
+        if (s->class_a) {
+#define C_OF_A(p, c)                                                                           \
+    do {                                                                                       \
+        const __m512i u_ = fp4_u(CELLS_64(p));                                                 \
+        for (unsigned v = 0; v < nv; v++)                                                      \
+            (c)[v] = unit_c_a(&w->prep.a[v], u_, (p), s16, bis[v] + 2 * (p));                  \
+    } while (0)
+            GROUP_TREE(nv, rows, C_OF_A);
+#undef C_OF_A
+        } else {
+#define C_OF_B(p, c)                                                                           \
+    do {                                                                                       \
+        __m512 wc_[4];                                                                         \
+        fp4_columns(CELLS_64(p), table, wc_);                                                  \
+        for (unsigned v = 0; v < nv; v++)                                                      \
+            (c)[v] = unit_c_b(w, v, wc_, (p), padded);                                         \
+    } while (0)
+            GROUP_TREE(nv, rows, C_OF_B);
+#undef C_OF_B
+        }
+#undef CELLS_64
+        for (unsigned v = 0; v < nv; v++)
+            emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1,
+                       s->class_a ? w->prep.a[v].d : 1.0f, s->class_a);
+    }
+}
+
 /* ---- the block -------------------------------------------------------------------------- */
 
+/* Whether the 64 UNIFORM_8 leaf headers at h are all FP4 (flag bit 0 clear). */
+MV_INLINE bool all_fp4(const uint8_t *h)
+{
+    const __m512i any = _mm512_or_si512(
+        _mm512_or_si512(_mm512_loadu_si512(h), _mm512_loadu_si512(h + 64)),
+        _mm512_or_si512(_mm512_loadu_si512(h + 128), _mm512_loadu_si512(h + 192)));
+    return _mm512_test_epi32_mask(any, _mm512_set1_epi32(1)) == 0;
+}
+
+MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGFP4_MB],
+                        mv_work *w, const unsigned nv)
+{
+    const sgfp4_tensor *tensor = s->t;
+    const uint64_t b = s->by * tensor->tiles_x + bx;
+    bool padded = false;
+    if (s->class_a)
+        prep_a(w, s, nv, bx);
+    else
+        padded = prep_b(w, s, nv, bx);
+    const uint8_t *d = tensor->data;
+    const unsigned lo = 8 * s->g0, hi = 8 * s->g1;
+    if (tensor->profile == SGFP4_PROFILE_V1) {
+        const uint32_t offset = sgfp4_load_u32le(d + 4 * tensor->blocks + 4 * b);
+        const uint32_t h = sgfp4_load_u32le(d + 4 * b);
+        const uint8_t *payload = d + 8 * tensor->blocks + (offset & ~UINT32_C(0xF));
+        const float scale = sgfp4_half_to_float_finite(h >> 16);
+        const float bias = sgfp4_half_to_float_finite(h & 0xFFFFu);
+        if (!(offset & 1u)) {
+            whole_fp4(w, s, nv, payload, scale, bias, t, padded);
+            return;
+        }
+        leaf_units(w, s, nv, 4, SGFP4_MODE_T158, payload, 0, 0, scale, bias, lo, hi, padded);
+        cell_trees(w, s, nv, t);
+        return;
+    }
+    const uint8_t *rec = d + tensor->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
+    const unsigned layout = rec[0] & 7u;
+    if (layout == SGFP4_LAYOUT_UNIFORM_8 && all_fp4(rec + 4)) {
+        uniform8_fp4(w, s, nv, rec, t, padded);
+        return;
+    }
+    if (layout == SGFP4_LAYOUT_UNIFORM_64 && !(rec[4] & 1u)) {
+        const uint32_t h = sgfp4_load_u32le(rec + 4);
+        whole_fp4(w, s, nv, rec + 16, sgfp4_half_to_float_finite(h >> 16),
+                  sgfp4_half_to_float_finite(h & 0xFFF0u), t, padded);
+        return;
+    }
+    const sgfp4_matvec_block_leaves *bl = &s->plan->blocks[b];
+    unsigned counts[SGFP4_LEAF_KINDS] = {bl->count_4x4[0], bl->count_4x4[1]};
+    unsigned n = counts[0] + counts[1];
+    for (unsigned k = 2; k < SGFP4_LEAF_KINDS; k++)
+        n += counts[k] = bl->count[k - 2];
+    convert_headers(w, rec + (layout == SGFP4_LAYOUT_MIXED ? 16 : 4), n);
+    const uint32_t *e = s->plan->entries + bl->first;
+    for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; e += counts[kind], kind++) {
+        if (!counts[kind])
+            continue;
+        switch (kind) { /* constant kinds, so that each loop is specialised */
+        case 0: kind_leaves(w, s, nv, 0, rec, e, counts[0], lo, hi, padded); break;
+        case 1: kind_leaves(w, s, nv, 1, rec, e, counts[1], lo, hi, padded); break;
+        case 2: kind_leaves(w, s, nv, 2, rec, e, counts[2], lo, hi, padded); break;
+        case 3: kind_leaves(w, s, nv, 3, rec, e, counts[3], lo, hi, padded); break;
+        case 4: kind_leaves(w, s, nv, 4, rec, e, counts[4], lo, hi, padded); break;
+        case 5: kind_leaves(w, s, nv, 5, rec, e, counts[5], lo, hi, padded); break;
+        case 6: kind_leaves(w, s, nv, 6, rec, e, counts[6], lo, hi, padded); break;
+        case 7: kind_leaves(w, s, nv, 7, rec, e, counts[7], lo, hi, padded); break;
+        case 8: kind_leaves(w, s, nv, 8, rec, e, counts[8], lo, hi, padded); break;
+        default: kind_leaves(w, s, nv, 9, rec, e, counts[9], lo, hi, padded); break;
+        }
+    }
+    cell_trees(w, s, nv, t);
+}
+
+/* The block for the chunk's vector count, a constant in each copy. */
 MV_INLINE void mv_block(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGFP4_MB],
                         mv_work *w)
 {
-    sgfp4_avx512_block_leaves(s->t, s->by * s->t->tiles_x + bx, &w->list);
-    bool padded = false;
-    if (s->class_a)
-        prep_a(w, s, bx);
-    else
-        padded = prep_b(w, s, bx);
-    const unsigned lo = 8 * s->g0, hi = 8 * s->g1;
-    for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; kind++) {
-        if (!w->list.kind_count[kind])
-            continue;
-        switch (kind) { /* constant kinds, so that each loop is specialised */
-        case 0: kind_leaves(w, s, 0, lo, hi, padded); break;
-        case 1: kind_leaves(w, s, 1, lo, hi, padded); break;
-        case 2: kind_leaves(w, s, 2, lo, hi, padded); break;
-        case 3: kind_leaves(w, s, 3, lo, hi, padded); break;
-        case 4: kind_leaves(w, s, 4, lo, hi, padded); break;
-        case 5: kind_leaves(w, s, 5, lo, hi, padded); break;
-        case 6: kind_leaves(w, s, 6, lo, hi, padded); break;
-        case 7: kind_leaves(w, s, 7, lo, hi, padded); break;
-        case 8: kind_leaves(w, s, 8, lo, hi, padded); break;
-        default: kind_leaves(w, s, 9, lo, hi, padded); break;
-        }
+    switch (s->nv) {
+    case 1: block_nv(s, bx, t, w, 1); break;
+    case 2: block_nv(s, bx, t, w, 2); break;
+    case 3: block_nv(s, bx, t, w, 3); break;
+    default: block_nv(s, bx, t, w, 4); break;
     }
-    cell_trees(w, s, t);
 }
 
 MV_INLINE void mv_add(float *restrict a, const float *restrict b, unsigned count)

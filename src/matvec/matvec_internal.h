@@ -18,10 +18,46 @@
 
 #define SGFP4_MATVEC_CELLS 16u /* 4-column cells in a macroblock row */
 
-/* The plan: the tensor and, in later versions, whatever table the kernels read (none in
- * this version: every kernel set reads the container through the view). */
+/* The leaves of one v2 block as the plan's table lists them (matvec/plan.c): entries
+ * [first, first + the counts' sum) of the table, grouped by kind (2 * size class + mode,
+ * kind 0 = 4x4 FP4 first), each kind in storage order. Empty for the records the kernels
+ * read without it (UNIFORM_8 records of FP4 leaves only, UNIFORM_64 FP4 records). */
+typedef struct sgfp4_matvec_block_leaves {
+    uint32_t first;
+    uint16_t count_4x4[2]; /* kinds 0 and 1 (up to 256 leaves) */
+    uint8_t count[8];      /* kinds 2..9 */
+} sgfp4_matvec_block_leaves;
+
+/* A table entry: the leaf's position (y / 4 << 4 | x / 4), its index in storage order (its
+ * header is the record's header number `index`), its payload's offset from the record's
+ * start in 16-byte units. */
+#define SGFP4_MATVEC_ENTRY(pos, index, payload16) ((uint32_t)(pos) | (uint32_t)(index) << 8 | (uint32_t)(payload16) << 16)
+static inline unsigned sgfp4_matvec_entry_y(uint32_t e) { return (e >> 4 & 15u) * 4u; }
+static inline unsigned sgfp4_matvec_entry_x(uint32_t e) { return (e & 15u) * 4u; }
+static inline unsigned sgfp4_matvec_entry_index(uint32_t e) { return e >> 8 & 255u; }
+static inline unsigned sgfp4_matvec_entry_payload(uint32_t e) { return (e >> 16) * 16u; }
+
+/* Whether the kernels read v2 record `rec` without the table: UNIFORM_8 with FP4 leaves
+ * only, or UNIFORM_64 with an FP4 leaf. */
+static inline bool sgfp4_matvec_record_is_direct(const uint8_t *rec)
+{
+    const unsigned layout = rec[0] & 7u;
+    if (layout == SGFP4_LAYOUT_UNIFORM_64)
+        return !(rec[4] & 1u);
+    if (layout != SGFP4_LAYOUT_UNIFORM_8)
+        return false;
+    for (unsigned i = 0; i < 64; i++)
+        if (rec[4 + 4 * i] & 1u)
+            return false;
+    return true;
+}
+
+/* The plan: the tensor and, for v2 tensors, the leaf table the kernels read instead of
+ * walking each record's split map on every product (docs/matvec.md, "The plan"). */
 struct sgfp4_matvec_plan {
     const sgfp4_tensor *tensor;
+    const sgfp4_matvec_block_leaves *blocks; /* v2: one per block; NULL for v1 */
+    const uint32_t *entries;
     size_t bytes; /* memory this plan holds */
 };
 

@@ -37,6 +37,7 @@
 
 /* What mv_block() computes: one chunk of vectors over 8-row groups [g0, g1) of a strip. */
 typedef struct sgfp4_matvec_strip {
+    const sgfp4_matvec_plan *plan;
     const sgfp4_tensor *t;
     const sgfp4_matvec_x *x;
     bool class_a;
@@ -52,6 +53,31 @@ static inline uint64_t sgfp4_bit_reverse(uint64_t k, unsigned bits)
     for (unsigned i = 0; i < bits; i++, k >>= 1)
         r = r << 1 | (k & 1u);
     return r;
+}
+
+/* Asks the caches for block b's bytes (v2: its record, up to the next one's start; v1: its
+ * header, offset and payload). The strip loop visits blocks in bit-reversed order, which
+ * the hardware prefetchers cannot follow: it calls this for the next block of its order
+ * before computing the current one. A hint only (prefetches never fault); the bounds are
+ * the validated view's anyway. */
+static inline void sgfp4_matvec_prefetch_block(const sgfp4_tensor *t, uint64_t b)
+{
+    const uint8_t *d = t->data;
+    const uint8_t *begin, *end;
+    if (t->profile == SGFP4_PROFILE_V1) {
+        __builtin_prefetch(d + 4 * b);
+        __builtin_prefetch(d + 4 * t->blocks + 4 * b);
+        begin = d + 8 * t->blocks + (sgfp4_load_u32le(d + 4 * t->blocks + 4 * b) & ~UINT32_C(0xF));
+        end = begin + SGFP4_V1_PAYLOAD;
+    } else {
+        begin = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
+        end = b + 1 < t->blocks ? d + t->record_base + sgfp4_load_u32le(d + 20 + 4 * b)
+                                : d + t->size;
+        if (end < begin || end - begin > 8192)
+            end = begin + 8192; /* a record is at most ~5 KB (256 leaves of 4x4) */
+    }
+    for (const uint8_t *p = (const uint8_t *)((uintptr_t)begin & ~(uintptr_t)63); p < end; p += 64)
+        __builtin_prefetch(p);
 }
 
 #endif

@@ -1,3 +1,6 @@
+#ifndef MVPD
+#define MVPD 1
+#endif
 /* The strip loop of matvec/strip.h, instantiated once per kernel set (this file has no
  * include guard: a set includes it after defining MV_FN, mv_work, mv_block and mv_add).
  * SPDX-License-Identifier: MIT */
@@ -15,7 +18,7 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
     }
     const uint64_t by = r0 / SGFP4_MB;
     const unsigned ya = (unsigned)(r0 % SGFP4_MB), yb = ya + (unsigned)(r1 - r0);
-    sgfp4_matvec_strip s = {t, x, class_a, by, ya / 8, (yb + 7) / 8, 0, 0};
+    sgfp4_matvec_strip s = {plan, t, x, class_a, by, ya / 8, (yb + 7) / 8, 0, 0};
     const unsigned lo = 8 * s.g0, count = 8 * (s.g1 - s.g0);
     float stack[SGFP4_MATVEC_STACK][SGFP4_MATVEC_CHUNK][SGFP4_MB] __attribute__((aligned(64)));
     mv_work work;
@@ -26,6 +29,11 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
         unsigned top = 0;
         for (uint64_t k = 0; k < UINT64_C(1) << levels; k++) {
             const uint64_t bx = sgfp4_bit_reverse(k, levels);
+            const uint64_t next = sgfp4_bit_reverse(k + MVPD, levels);
+            if (MVPD && k + MVPD < UINT64_C(1) << levels && next < t->tiles_x)
+                sgfp4_matvec_prefetch_block(t, by * t->tiles_x + next);
+            else if (k + 1 == UINT64_C(1) << levels && by + 1 < t->tiles_y && n0 + SGFP4_MATVEC_CHUNK >= x->batch)
+                sgfp4_matvec_prefetch_block(t, (by + 1) * t->tiles_x); /* the next strip's first */
             if (bx < t->tiles_x) {
                 mv_block(&s, bx, stack[top], &work);
             } else {
