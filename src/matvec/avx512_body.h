@@ -195,13 +195,14 @@ MV_INLINE void unit_a(mv_work *w, unsigned nv, __m512i cells, unsigned mode, uns
                       unsigned row, float scale, float bias)
 {
     const __m512i u = mode ? t158_u(cells) : fp4_u(cells);
-    const __m512 s = _mm512_set1_ps(scale), b = _mm512_set1_ps(bias);
     for (unsigned v = 0; v < nv; v++) {
         const mv_prep_a *a = &w->prep.a[v];
         const __m512i acc = dot_u8_s8(bcast64i(mode ? a->mis + 2 * p : a->m8is + 2 * p), u,
                                       bcast64i(mode ? a->q + 8 * p : a->qperm + 8 * p));
-        const __m512 scaled = _mm512_mul_ps(s, _mm512_cvtepi32_ps(acc)); /* exact */
-        _mm512_store_ps(w->c2[v][p][row], _mm512_fmadd_ps(b, bcast64f(a->isf + 2 * p), scaled));
+        /* B * is exact, then S * iq + B * is rounded once */
+        const __m512 shifted = _mm512_mul_ps(bcast64f(a->isf + 2 * p), _mm512_set1_ps(bias));
+        _mm512_store_ps(w->c2[v][p][row],
+                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(scale), shifted));
     }
 }
 
@@ -765,13 +766,11 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
                   sgfp4_half_to_float_finite(h & 0xFFF0u), t, padded);
         return;
     }
-    const sgfp4_matvec_block_leaves *bl = &s->plan->blocks[b];
-    unsigned counts[SGFP4_LEAF_KINDS] = {bl->count_4x4[0], bl->count_4x4[1]};
-    unsigned n = counts[0] + counts[1];
-    for (unsigned k = 2; k < SGFP4_LEAF_KINDS; k++)
-        n += counts[k] = bl->count[k - 2];
-    convert_headers(w, rec + (layout == SGFP4_LAYOUT_MIXED ? 16 : 4), n);
-    const uint32_t *e = s->plan->entries + bl->first;
+    sgfp4_matvec_block_view view;
+    sgfp4_matvec_block_view_get(s->plan, b, &view);
+    const unsigned *counts = view.count;
+    convert_headers(w, view.headers, view.leaves);
+    const uint32_t *e = view.entries;
     for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; e += counts[kind], kind++) {
         if (!counts[kind])
             continue;

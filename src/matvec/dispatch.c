@@ -23,6 +23,7 @@ static const sgfp4_matvec_kernels *const all_kernels[] = {
 #ifdef SGFP4_HAVE_X86_KERNELS
     &sgfp4_matvec_kernels_avx512vnni,
     &sgfp4_matvec_kernels_avx512,
+    &sgfp4_matvec_kernels_avx2,
 #endif
     &sgfp4_matvec_kernels_generic,
     &sgfp4_matvec_kernels_scalar,
@@ -37,6 +38,8 @@ static bool runs_here(const sgfp4_matvec_kernels *k)
         return cpu_has_avx512_vnni();
     if (k == &sgfp4_matvec_kernels_avx512)
         return sgfp4_cpu_has_avx512();
+    if (k == &sgfp4_matvec_kernels_avx2)
+        return sgfp4_cpu_has_avx2_fma_f16c();
 #endif
     return k == &sgfp4_matvec_kernels_generic || k == &sgfp4_matvec_kernels_scalar;
 }
@@ -93,6 +96,11 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int 
 #endif
     }
     case SGFP4_BACKEND_AVX2:
+#ifdef SGFP4_HAVE_X86_KERNELS
+        return runs_here(&sgfp4_matvec_kernels_avx2) ? &sgfp4_matvec_kernels_avx2 : NULL;
+#else
+        return NULL;
+#endif
     case SGFP4_BACKEND_NEON: return NULL; /* no such matvec kernel set yet */
     default: *known = 0; return NULL;
     }

@@ -58,8 +58,45 @@ struct sgfp4_matvec_plan {
     const sgfp4_tensor *tensor;
     const sgfp4_matvec_block_leaves *blocks; /* v2: one per block; NULL for v1 */
     const uint32_t *entries;
+    /* the entries of the records the table leaves out, which are the same in every block:
+     * UNIFORM_8 FP4 (64 leaves in raster order) and UNIFORM_64 FP4 */
+    uint32_t uniform8_entries[64];
+    uint32_t uniform64_entry;
     size_t bytes; /* memory this plan holds */
 };
+
+/* Block b of a v2 tensor as the kernels walk it: its record, where its leaf headers start,
+ * its leaves per kind and their entries (kind 0 first). */
+typedef struct sgfp4_matvec_block_view {
+    const uint8_t *rec, *headers;
+    const uint32_t *entries;
+    unsigned count[10]; /* per kind (SGFP4_LEAF_KINDS) */
+    unsigned leaves;
+} sgfp4_matvec_block_view;
+
+static inline void sgfp4_matvec_block_view_get(const sgfp4_matvec_plan *plan, uint64_t b,
+                                               sgfp4_matvec_block_view *v)
+{
+    const sgfp4_tensor *t = plan->tensor;
+    v->rec = t->data + t->record_base + sgfp4_load_u32le(t->data + 16 + 4 * b);
+    const unsigned layout = v->rec[0] & 7u;
+    v->headers = v->rec + (layout == SGFP4_LAYOUT_MIXED ? 16 : 4);
+    for (unsigned k = 0; k < 10; k++)
+        v->count[k] = 0;
+    if (sgfp4_matvec_record_is_direct(v->rec)) {
+        const bool eight = layout == SGFP4_LAYOUT_UNIFORM_8;
+        v->entries = eight ? plan->uniform8_entries : &plan->uniform64_entry;
+        v->leaves = v->count[eight ? 2 : 8] = eight ? 64 : 1;
+        return;
+    }
+    const sgfp4_matvec_block_leaves *bl = &plan->blocks[b];
+    v->entries = plan->entries + bl->first;
+    v->count[0] = bl->count_4x4[0];
+    v->count[1] = bl->count_4x4[1];
+    v->leaves = v->count[0] + v->count[1];
+    for (unsigned k = 2; k < 10; k++)
+        v->leaves += v->count[k] = bl->count[k - 2];
+}
 
 /* Class A (q8) activations: vector n starts at data + n * vector_bytes; its q for block b at
  * + b * 64 (int8), its block scales d at + tiles_x * 64 (float32, 0 or 2^e). */
@@ -119,6 +156,7 @@ extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_generic;
  * (matvec/kernels_avx2.c): dispatch.c runs them only where the CPU has them. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512vnni;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512;
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx2;
 #endif
 
 /* The reference quantizer of one vector (matvec/quantize.c). */

@@ -54,7 +54,11 @@ sgfp4_status sgfp4_matvec_plan_create(const sgfp4_tensor *tensor, sgfp4_matvec_p
     sgfp4_matvec_plan *plan = sgfp4_alloc_with(&tensor->allocator, sizeof *plan);
     if (!plan)
         return SGFP4_ERR_NOMEM;
-    *plan = (sgfp4_matvec_plan){tensor, NULL, NULL, sizeof *plan};
+    *plan = (sgfp4_matvec_plan){tensor, NULL, NULL, {0}, 0, sizeof *plan};
+    for (unsigned i = 0; i < 64; i++) /* 8x8 leaf i at (8 (i / 8), 8 (i % 8)), payload 32 i */
+        plan->uniform8_entries[i] =
+            SGFP4_MATVEC_ENTRY((i / 8 * 2) << 4 | i % 8 * 2, i, (272 + 32 * i) / 16);
+    plan->uniform64_entry = SGFP4_MATVEC_ENTRY(0, 0, 1); /* payload at 16 */
     if (tensor->profile == SGFP4_PROFILE_V2) {
         if (tensor->blocks > SIZE_MAX / sizeof(sgfp4_matvec_block_leaves)) {
             sgfp4_matvec_plan_free(plan);

@@ -1,6 +1,3 @@
-#ifndef MVPD
-#define MVPD 1
-#endif
 /* The strip loop of matvec/strip.h, instantiated once per kernel set (this file has no
  * include guard: a set includes it after defining MV_FN, mv_work, mv_block and mv_add).
  * SPDX-License-Identifier: MIT */
@@ -29,8 +26,8 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
         unsigned top = 0;
         for (uint64_t k = 0; k < UINT64_C(1) << levels; k++) {
             const uint64_t bx = sgfp4_bit_reverse(k, levels);
-            const uint64_t next = sgfp4_bit_reverse(k + MVPD, levels);
-            if (MVPD && k + MVPD < UINT64_C(1) << levels && next < t->tiles_x)
+            const uint64_t next = sgfp4_bit_reverse(k + 1, levels);
+            if (k + 1 < UINT64_C(1) << levels && next < t->tiles_x)
                 sgfp4_matvec_prefetch_block(t, by * t->tiles_x + next);
             else if (k + 1 == UINT64_C(1) << levels && by + 1 < t->tiles_y && n0 + SGFP4_MATVEC_CHUNK >= x->batch)
                 sgfp4_matvec_prefetch_block(t, (by + 1) * t->tiles_x); /* the next strip's first */
