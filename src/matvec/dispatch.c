@@ -18,12 +18,26 @@ static bool cpu_has_avx512_vnni(void)
 }
 #endif
 
+#ifdef SGFP4_HAVE_NEON_KERNELS
+#include <sys/auxv.h>
+
+/* The DotProd extension (SDOT), as the kernel reports it (HWCAP_ASIMDDP, bit 20). */
+static bool cpu_has_dotprod(void)
+{
+    return (getauxval(AT_HWCAP) >> 20) & 1u;
+}
+#endif
+
 /* Every kernel set, fastest first. */
 static const sgfp4_matvec_kernels *const all_kernels[] = {
 #ifdef SGFP4_HAVE_X86_KERNELS
     &sgfp4_matvec_kernels_avx512vnni,
     &sgfp4_matvec_kernels_avx512,
     &sgfp4_matvec_kernels_avx2,
+#endif
+#ifdef SGFP4_HAVE_NEON_KERNELS
+    &sgfp4_matvec_kernels_neondot,
+    &sgfp4_matvec_kernels_neon,
 #endif
     &sgfp4_matvec_kernels_generic,
     &sgfp4_matvec_kernels_scalar,
@@ -40,6 +54,12 @@ static bool runs_here(const sgfp4_matvec_kernels *k)
         return sgfp4_cpu_has_avx512();
     if (k == &sgfp4_matvec_kernels_avx2)
         return sgfp4_cpu_has_avx2_fma_f16c();
+#endif
+#ifdef SGFP4_HAVE_NEON_KERNELS
+    if (k == &sgfp4_matvec_kernels_neondot)
+        return cpu_has_dotprod();
+    if (k == &sgfp4_matvec_kernels_neon)
+        return true; /* Advanced SIMD is part of the base AArch64 ISA */
 #endif
     return k == &sgfp4_matvec_kernels_generic || k == &sgfp4_matvec_kernels_scalar;
 }
@@ -101,7 +121,16 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int 
 #else
         return NULL;
 #endif
-    case SGFP4_BACKEND_NEON: return NULL; /* no such matvec kernel set yet */
+    case SGFP4_BACKEND_NEON: {
+#ifdef SGFP4_HAVE_NEON_KERNELS
+        /* the DotProd set where the CPU has it */
+        const sgfp4_matvec_kernels *const sets[] = {&sgfp4_matvec_kernels_neondot,
+                                                    &sgfp4_matvec_kernels_neon};
+        return first_running(sets, 2);
+#else
+        return NULL;
+#endif
+    }
     default: *known = 0; return NULL;
     }
 }

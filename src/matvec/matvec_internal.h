@@ -158,6 +158,12 @@ extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512vnni;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx2;
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON) && defined(__GNUC__) &&                        \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* NEON with and without DotProd (matvec/neon_body.h). */
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neondot;
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neon;
+#endif
 
 /* The reference quantizer of one vector (matvec/quantize.c). */
 void sgfp4_matvec_quantize_scalar(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q,
