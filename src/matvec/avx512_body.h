@@ -825,5 +825,50 @@ MV_FN void mv_rows_float(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1
     mv_strip(plan, r0, r1, x, y, false);
 }
 
-const sgfp4_matvec_kernels MV_SET = {MV_SET_NAME, mv_rows_q8, mv_rows_float,
-                                     sgfp4_matvec_quantize_scalar};
+/* ---- the Class A quantizer -------------------------------------------------------------
+ * The reference's bytes (matvec/quantize.c) with floating-point instructions where they are
+ * exact: the block maximum of the magnitude bits (integer order is magnitude order for
+ * finite values), e from its bits as the reference finds it, then q = x * 2^-e rounded to
+ * nearest even by the conversion. The scaling by a power of two is exact but where the
+ * product is below 2^-126, and then |x * 2^-e| < 2^-80 rounds to 0 whatever the rounding
+ * or flush-to-zero mode; both operations carry their rounding (nearest) in the instruction.
+ * f16 input converts exactly (vcvtph2ps). */
+MV_FN void mv_quantize(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q, uint8_t *d)
+{
+    const uint64_t tiles = (cols + 63u) / 64u;
+    for (uint64_t b = 0; b < tiles; b++) {
+        const uint64_t c0 = b * 64u;
+        const unsigned width = (unsigned)(cols - c0 < 64u ? cols - c0 : 64u);
+        __m512 x[4];
+        __m512i m = _mm512_setzero_si512();
+        for (unsigned g = 0; g < 4; g++) {
+            const unsigned first = 16 * g;
+            const unsigned live = width > first ? (width - first < 16 ? width - first : 16) : 0;
+            const __mmask16 lanes = (__mmask16)((1u << live) - 1u);
+            if (dtype == SGFP4_DTYPE_F16)
+                x[g] = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(lanes, (const uint16_t *)in + c0 + first));
+            else
+                x[g] = _mm512_maskz_loadu_ps(lanes, (const float *)in + c0 + first);
+            m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_castps_si512(x[g]),
+                                                     _mm512_set1_epi32(0x7FFFFFFF)));
+        }
+        const uint32_t max = (uint32_t)_mm512_reduce_max_epu32(m);
+        if (max < SGFP4_MATVEC_Q8_FLOOR) {
+            memset(q + c0, 0, 64);
+            sgfp4_store_u32le(d + 4 * b, 0); /* d_b = +0 */
+            continue;
+        }
+        const int e = sgfp4_matvec_block_exponent(max);
+        const __m512 scale = _mm512_castsi512_ps(_mm512_set1_epi32((127 - e) << 23)); /* 2^-e */
+        for (unsigned g = 0; g < 4; g++) {
+            const __m512 scaled =
+                _mm512_mul_round_ps(x[g], scale, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            const __m512i qi =
+                _mm512_cvt_roundps_epi32(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            _mm_storeu_si128((__m128i *)(q + c0 + 16 * g), _mm512_cvtepi32_epi8(qi)); /* |q| <= 127 */
+        }
+        sgfp4_store_u32le(d + 4 * b, (uint32_t)(e + 127) << 23);
+    }
+}
+
+const sgfp4_matvec_kernels MV_SET = {MV_SET_NAME, mv_rows_q8, mv_rows_float, mv_quantize};

@@ -485,6 +485,57 @@ MV_FN void avx2_rows_float(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t 
     mv_strip(plan, r0, r1, x, y, false);
 }
 
+/* The Class A quantizer: the reference's bytes, as the AVX-512 one computes them
+ * (avx512_body.h): integer maximum of the magnitude bits, the reference's e, q = x * 2^-e
+ * rounded to nearest even by the conversion (the products run in the default
+ * floating-point environment; the scaling is exact where the result can round to nonzero). */
+MV_FN void avx2_quantize(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q, uint8_t *d)
+{
+    const uint64_t tiles = (cols + 63u) / 64u;
+    for (uint64_t b = 0; b < tiles; b++) {
+        const uint64_t c0 = b * 64u;
+        const unsigned width = (unsigned)(cols - c0 < 64u ? cols - c0 : 64u);
+        float x[64] __attribute__((aligned(32)));
+        if (width == 64 && dtype == SGFP4_DTYPE_F32) {
+            memcpy(x, (const float *)in + c0, sizeof x);
+        } else if (width == 64) {
+            for (unsigned g = 0; g < 8; g++)
+                _mm256_store_ps(x + 8 * g, _mm256_cvtph_ps(_mm_loadu_si128(
+                                               (const __m128i *)((const uint16_t *)in + c0 + 8 * g))));
+        } else {
+            for (unsigned j = 0; j < 64; j++)
+                x[j] = j < width ? sgfp4_matvec_x_at(in, dtype, c0 + j) : 0.0f;
+        }
+        __m256i m = _mm256_setzero_si256();
+        for (unsigned g = 0; g < 8; g++)
+            m = _mm256_max_epu32(m, _mm256_and_si256(_mm256_castps_si256(_mm256_load_ps(x + 8 * g)),
+                                                     _mm256_set1_epi32(0x7FFFFFFF)));
+        uint32_t lanes[8];
+        _mm256_storeu_si256((__m256i *)lanes, m);
+        uint32_t max = 0;
+        for (unsigned i = 0; i < 8; i++)
+            max = lanes[i] > max ? lanes[i] : max;
+        if (max < SGFP4_MATVEC_Q8_FLOOR) {
+            memset(q + c0, 0, 64);
+            sgfp4_store_u32le(d + 4 * b, 0);
+            continue;
+        }
+        const int e = sgfp4_matvec_block_exponent(max);
+        const __m256 scale = _mm256_castsi256_ps(_mm256_set1_epi32((127 - e) << 23)); /* 2^-e */
+        for (unsigned g = 0; g < 2; g++) {
+            __m256i qi[4];
+            for (unsigned k = 0; k < 4; k++)
+                qi[k] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_load_ps(x + 32 * g + 8 * k), scale));
+            /* 32 int32 in [-127, 127] -> bytes in order (the packs work per 128-bit lane) */
+            const __m256i w01 = _mm256_packs_epi32(qi[0], qi[1]), w23 = _mm256_packs_epi32(qi[2], qi[3]);
+            const __m256i bytes = _mm256_packs_epi16(w01, w23);
+            const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256((__m256i *)(q + c0 + 32 * g), ordered);
+        }
+        sgfp4_store_u32le(d + 4 * b, (uint32_t)(e + 127) << 23);
+    }
+}
+
 const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx2 = {"avx2", avx2_rows_q8, avx2_rows_float,
-                                                        sgfp4_matvec_quantize_scalar};
+                                                        avx2_quantize};
 #endif

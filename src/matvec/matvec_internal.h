@@ -165,6 +165,18 @@ extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neondot;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neon;
 #endif
 
+/* The quantizer's floor: the binary32 bits of 2^-40 (a block maximum below it: d = 0). */
+#define SGFP4_MATVEC_Q8_FLOOR ((uint32_t)(127 - 40) << 23)
+
+/* e of a block maximum m >= 2^-40 (m: its magnitude bits): m = (1 + f) * 2^p with 1 + f in
+ * [1, 2), and 127 * 2^(p - 6) = 1.984375 * 2^p covers m exactly when f <= 63/64 (mantissa
+ * <= 0x7E0000); 127 * 2^(p - 7) < 2^p never does. Shared by every quantizer. */
+static inline int sgfp4_matvec_block_exponent(uint32_t m)
+{
+    const int p = (int)(m >> 23) - 127;
+    return (m & 0x7FFFFFu) <= 0x7E0000u ? p - 6 : p - 5;
+}
+
 /* The reference quantizer of one vector (matvec/quantize.c). */
 void sgfp4_matvec_quantize_scalar(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q,
                                   uint8_t *d);

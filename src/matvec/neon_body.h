@@ -477,5 +477,45 @@ MV_FN void mv_rows_float(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1
     mv_strip(plan, r0, r1, x, y, false);
 }
 
-const sgfp4_matvec_kernels MV_SET = {MV_SET_NAME, mv_rows_q8, mv_rows_float,
-                                     sgfp4_matvec_quantize_scalar};
+/* The Class A quantizer: the reference's bytes (matvec/quantize.c): integer maximum of the
+ * magnitude bits, the reference's e, q = x * 2^-e converted with FCVTNS (nearest even, by
+ * its encoding). The scaling by a power of two is exact where the product can round to a
+ * nonzero q (below 2^-126, |x * 2^-e| < 2^-80 rounds to 0 under any FPCR mode). */
+MV_FN void mv_quantize(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q, uint8_t *d)
+{
+    const uint64_t tiles = (cols + 63u) / 64u;
+    for (uint64_t b = 0; b < tiles; b++) {
+        const uint64_t c0 = b * 64u;
+        const unsigned width = (unsigned)(cols - c0 < 64u ? cols - c0 : 64u);
+        float x[64] __attribute__((aligned(16)));
+        if (width == 64 && dtype == SGFP4_DTYPE_F32)
+            memcpy(x, (const float *)in + c0, sizeof x);
+        else
+            for (unsigned j = 0; j < 64; j++)
+                x[j] = j < width ? sgfp4_matvec_x_at(in, dtype, c0 + j) : 0.0f;
+        uint32x4_t m = vdupq_n_u32(0);
+        for (unsigned g = 0; g < 16; g++)
+            m = vmaxq_u32(m, vandq_u32(vreinterpretq_u32_f32(vld1q_f32(x + 4 * g)),
+                                       vdupq_n_u32(0x7FFFFFFFu)));
+        const uint32_t max = vmaxvq_u32(m);
+        if (max < SGFP4_MATVEC_Q8_FLOOR) {
+            memset(q + c0, 0, 64);
+            sgfp4_store_u32le(d + 4 * b, 0);
+            continue;
+        }
+        const int e = sgfp4_matvec_block_exponent(max);
+        const float32x4_t scale = vreinterpretq_f32_u32(vdupq_n_u32((uint32_t)(127 - e) << 23));
+        for (unsigned g = 0; g < 4; g++) {
+            int16x8_t h[2];
+            for (unsigned k = 0; k < 2; k++) {
+                const int32x4_t a = vcvtnq_s32_f32(vmulq_f32(vld1q_f32(x + 16 * g + 8 * k), scale));
+                const int32x4_t c = vcvtnq_s32_f32(vmulq_f32(vld1q_f32(x + 16 * g + 8 * k + 4), scale));
+                h[k] = vcombine_s16(vmovn_s32(a), vmovn_s32(c));
+            }
+            vst1q_s8(q + c0 + 16 * g, vcombine_s8(vmovn_s16(h[0]), vmovn_s16(h[1])));
+        }
+        sgfp4_store_u32le(d + 4 * b, (uint32_t)(e + 127) << 23);
+    }
+}
+
+const sgfp4_matvec_kernels MV_SET = {MV_SET_NAME, mv_rows_q8, mv_rows_float, mv_quantize};
