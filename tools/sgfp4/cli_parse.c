@@ -63,6 +63,9 @@ static const option_spec specs[] = {
                                         "(default 0)"},
     {KEY_RESIDENT_CASES, "resident-cases", "N", "--op repeat: burst cases on one resident "
                                                 "tensor, no new memory (default 0)"},
+    {KEY_X, "x", "X.f32", "activations: row-major [N][I] float32, little-endian"},
+    {KEY_CLASS, "class", "a|b", "a: integer activations, quantized per 64 columns (default); b: "
+                                "float activations as they are (docs/matvec.md)"},
     {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
     {KEY_DIM, "dim", "D", "model width (default 512)"},
     {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
@@ -149,6 +152,10 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_GOLDEN: a->golden = v; return NULL;
     case KEY_ONLY: a->only = v; return NULL;
     case KEY_MAP: a->map = v; return NULL;
+    case KEY_X: a->x = v; return NULL;
+    case KEY_CLASS:
+        a->class_b = strcmp(v, "b") == 0;
+        return a->class_b || strcmp(v, "a") == 0 ? NULL : "wants a or b";
     case KEY_QUIET: cli_verbosity = 0; return NULL;
     case KEY_VERBOSE: cli_verbosity = 2; return NULL;
     case KEY_SHAPE:
