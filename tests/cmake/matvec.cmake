@@ -102,3 +102,23 @@ else()
            COMMAND ${SGFP4_QEMU_AARCH64} -L ${SGFP4_AARCH64_SYSROOT} ${matvec_cross_binary})
 endif()
 set_tests_properties(cross.aarch64_matvec PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS matvec)
+
+# `sgfp4 matvec`: the golden vectors' expected bytes with every backend, a quantized model's
+# tensor through --tensor, the error contract (tests/matvec/test_cli_matvec.py).
+find_program(SGFP4_PYTHON3 python3)
+if(SGFP4_PYTHON3)
+  add_test(NAME cli.matvec
+           COMMAND ${SGFP4_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/matvec/test_cli_matvec.py
+                   $<TARGET_FILE:sgfp4> ${PROJECT_SOURCE_DIR}/golden
+                   ${PROJECT_SOURCE_DIR}/../shared/weights ${CMAKE_CURRENT_BINARY_DIR}/cli-matvec)
+  set_tests_properties(cli.matvec PROPERTIES LABELS "matvec;cli" TIMEOUT 600)
+endif()
+
+# `sgfp4 verify --golden` runs golden/matvec too: the whole set with the automatic and the
+# portable kernel sets, 3 threads (the scalar reference runs in golden.all_scalar_backend).
+foreach(backend auto generic)
+  add_test(NAME golden.matvec_${backend}
+           COMMAND sgfp4 verify -q --golden ${PROJECT_SOURCE_DIR}/golden --backend ${backend}
+                   --threads 3)
+  set_tests_properties(golden.matvec_${backend} PROPERTIES LABELS "golden;matvec")
+endforeach()

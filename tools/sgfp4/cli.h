@@ -170,6 +170,10 @@ int cli_info_container(const cli_args *args, const char *name, const sgfp4_tenso
 int cmd_verify_model(const cli_args *args);
 int cmd_info_model(const cli_args *args);
 int cmd_verify_golden(const cli_args *args);
+/* The matrix-vector part of --golden (DIR/matvec/manifest.json, when present): runs its
+ * vectors (--only, --backend, --threads), prints a line per failure (and per pass without
+ * -q), counts them; returns CLI_EXIT_OK, or the exit code of a manifest it cannot read. */
+int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed);
 /* `--against REF` of verify and info: error statistics of a container against its weights. */
 int cli_quality_report(const cli_args *args, const sgfp4_tensor *t);
 /* Vulkan (cmd_vulkan.c): `info --devices`, and a whole-tensor decode into host memory. */
