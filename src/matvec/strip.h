@@ -80,5 +80,27 @@ static inline void sgfp4_matvec_prefetch_block(const sgfp4_tensor *t, uint64_t b
         __builtin_prefetch(p);
 }
 
+/* The bytes of strip by's blocks, [*begin, *end): v2 records lie in block order, so a
+ * strip's are one run; v1 payloads may lie anywhere (then false). */
+static inline bool sgfp4_matvec_strip_bytes(const sgfp4_tensor *t, uint64_t by,
+                                            const uint8_t **begin, const uint8_t **end)
+{
+    if (t->profile == SGFP4_PROFILE_V1 || by >= t->tiles_y)
+        return false;
+    const uint8_t *d = t->data;
+    const uint64_t b = by * t->tiles_x;
+    *begin = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
+    *end = by + 1 < t->tiles_y ? d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * (b + t->tiles_x))
+                               : d + t->size;
+    return *begin < *end;
+}
+
+/* Asks for the lines of [p, end) in L2 (a hint: prefetches never fault). */
+static inline void sgfp4_matvec_prefetch_l2(const uint8_t *p, const uint8_t *end)
+{
+    for (p = (const uint8_t *)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64)
+        __builtin_prefetch(p, 0, 2);
+}
+
 #endif
 
