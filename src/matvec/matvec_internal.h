@@ -58,6 +58,7 @@ struct sgfp4_matvec_plan {
     const sgfp4_tensor *tensor;
     const sgfp4_matvec_block_leaves *blocks; /* v2: one per block; NULL for v1 */
     const uint32_t *entries;
+    uint64_t entry_count;
     /* the entries of the records the table leaves out, which are the same in every block:
      * UNIFORM_8 FP4 (64 leaves in raster order) and UNIFORM_64 FP4 */
     uint32_t uniform8_entries[64];

@@ -54,7 +54,7 @@ sgfp4_status sgfp4_matvec_plan_create(const sgfp4_tensor *tensor, sgfp4_matvec_p
     sgfp4_matvec_plan *plan = sgfp4_alloc_with(&tensor->allocator, sizeof *plan);
     if (!plan)
         return SGFP4_ERR_NOMEM;
-    *plan = (sgfp4_matvec_plan){tensor, NULL, NULL, {0}, 0, sizeof *plan};
+    *plan = (sgfp4_matvec_plan){tensor, NULL, NULL, 0, {0}, 0, sizeof *plan};
     for (unsigned i = 0; i < 64; i++) /* 8x8 leaf i at (8 (i / 8), 8 (i % 8)), payload 32 i */
         plan->uniform8_entries[i] =
             SGFP4_MATVEC_ENTRY((i / 8 * 2) << 4 | i % 8 * 2, i, (272 + 32 * i) / 16);
@@ -86,6 +86,7 @@ sgfp4_status sgfp4_matvec_plan_create(const sgfp4_tensor *tensor, sgfp4_matvec_p
                 return SGFP4_ERR_NOMEM;
             }
             plan->entries = entries;
+            plan->entry_count = count;
             fill_table(tensor, blocks, entries);
         }
         plan->bytes += block_bytes + (size_t)count * sizeof *entries;

@@ -55,51 +55,49 @@ static inline uint64_t sgfp4_bit_reverse(uint64_t k, unsigned bits)
     return r;
 }
 
-/* Asks the caches for block b's bytes (v2: its record, up to the next one's start; v1: its
- * header, offset and payload). The strip loop visits blocks in bit-reversed order, which
- * the hardware prefetchers cannot follow: it calls this for the next block of its order
- * before computing the current one. A hint only (prefetches never fault); the bounds are
- * the validated view's anyway. */
-static inline void sgfp4_matvec_prefetch_block(const sgfp4_tensor *t, uint64_t b)
+/* Reads one byte of every 64-byte line that [p, end) touches (demand loads, in address
+ * order, which the hardware prefetchers follow). Only bytes inside [p, end) are read. */
+static inline void sgfp4_matvec_touch(const uint8_t *p, const uint8_t *end)
 {
-    const uint8_t *d = t->data;
-    const uint8_t *begin, *end;
-    if (t->profile == SGFP4_PROFILE_V1) {
-        __builtin_prefetch(d + 4 * b);
-        __builtin_prefetch(d + 4 * t->blocks + 4 * b);
-        begin = d + 8 * t->blocks + (sgfp4_load_u32le(d + 4 * t->blocks + 4 * b) & ~UINT32_C(0xF));
-        end = begin + SGFP4_V1_PAYLOAD;
-    } else {
-        begin = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-        end = b + 1 < t->blocks ? d + t->record_base + sgfp4_load_u32le(d + 20 + 4 * b)
-                                : d + t->size;
-        if (end < begin || end - begin > 8192)
-            end = begin + 8192; /* a record is at most ~5 KB (256 leaves of 4x4) */
+    while (p < end) {
+        (void)*(const volatile uint8_t *)p; /* a volatile read is never dropped */
+        p = (const uint8_t *)(((uintptr_t)p | (uintptr_t)63) + 1);
     }
-    for (const uint8_t *p = (const uint8_t *)((uintptr_t)begin & ~(uintptr_t)63); p < end; p += 64)
-        __builtin_prefetch(p);
 }
 
-/* The bytes of strip by's blocks, [*begin, *end): v2 records lie in block order, so a
- * strip's are one run; v1 payloads may lie anywhere (then false). */
-static inline bool sgfp4_matvec_strip_bytes(const sgfp4_tensor *t, uint64_t by,
-                                            const uint8_t **begin, const uint8_t **end)
+/* Brings strip by's bytes into the caches before its blocks are computed: the loop visits
+ * them in bit-reversed order, which the hardware prefetchers cannot follow, and software
+ * prefetches of the next blocks or strip did not keep up on the AMD VM this was measured on
+ * (docs/matvec.md, "Memory"), while one sequential pass over the strip first made cold
+ * products 1.6x faster. v2: the record offsets, the strip's part of the plan's table and its
+ * records (one run: records lie in block order); v1: headers, offsets and each payload. */
+static inline void sgfp4_matvec_touch_strip(const sgfp4_matvec_plan *plan, uint64_t by)
 {
-    if (t->profile == SGFP4_PROFILE_V1 || by >= t->tiles_y)
-        return false;
+    const sgfp4_tensor *t = plan->tensor;
     const uint8_t *d = t->data;
-    const uint64_t b = by * t->tiles_x;
-    *begin = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-    *end = by + 1 < t->tiles_y ? d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * (b + t->tiles_x))
-                               : d + t->size;
-    return *begin < *end;
-}
-
-/* Asks for the lines of [p, end) in L2 (a hint: prefetches never fault). */
-static inline void sgfp4_matvec_prefetch_l2(const uint8_t *p, const uint8_t *end)
-{
-    for (p = (const uint8_t *)((uintptr_t)p & ~(uintptr_t)63); p < end; p += 64)
-        __builtin_prefetch(p, 0, 2);
+    const uint64_t b0 = by * t->tiles_x, b1 = b0 + t->tiles_x;
+    if (t->profile == SGFP4_PROFILE_V1) {
+        sgfp4_matvec_touch(d + 4 * b0, d + 4 * b1);
+        sgfp4_matvec_touch(d + 4 * (t->blocks + b0), d + 4 * (t->blocks + b1));
+        for (uint64_t b = b0; b < b1; b++) {
+            const uint8_t *payload =
+                d + 8 * t->blocks + (sgfp4_load_u32le(d + 4 * (t->blocks + b)) & ~UINT32_C(0xF));
+            sgfp4_matvec_touch(payload, payload + SGFP4_V1_PAYLOAD);
+        }
+        return;
+    }
+    sgfp4_matvec_touch(d + 16 + 4 * b0, d + 16 + 4 * b1);
+    const sgfp4_matvec_block_leaves *first = &plan->blocks[b0];
+    sgfp4_matvec_touch((const uint8_t *)first, (const uint8_t *)(first + t->tiles_x));
+    const uint64_t e_end = b1 < t->blocks ? first[t->tiles_x].first : plan->entry_count;
+    if (plan->entries && first->first < e_end)
+        sgfp4_matvec_touch((const uint8_t *)(plan->entries + first->first),
+                           (const uint8_t *)(plan->entries + e_end));
+    const uint8_t *begin = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b0);
+    const uint8_t *end = b1 < t->blocks ? d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b1)
+                                        : d + t->size;
+    if (begin < end)
+        sgfp4_matvec_touch(begin, end);
 }
 
 #endif

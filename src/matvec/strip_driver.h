@@ -20,30 +20,13 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
     float stack[SGFP4_MATVEC_STACK][SGFP4_MATVEC_CHUNK][SGFP4_MB] __attribute__((aligned(64)));
     mv_work work;
     float *out = y->base + (by * SGFP4_MB + ya - y->row_begin);
-    /* Memory: the blocks are visited out of order, which the hardware prefetchers cannot
-     * follow. This strip's bytes are asked for at once (a no-op where the previous strip
-     * already asked for them), the next strip's a slice per visited block, and each next
-     * block's into L1 just before it. */
-    const uint8_t *here, *here_end, *next_begin = NULL, *next_end = NULL;
-    if (sgfp4_matvec_strip_bytes(t, by, &here, &here_end))
-        sgfp4_matvec_prefetch_l2(here, here_end - here > (1 << 19) ? here + (1 << 19) : here_end);
-    if (!sgfp4_matvec_strip_bytes(t, by + 1, &next_begin, &next_end))
-        next_begin = next_end = NULL;
-    const size_t slice = (size_t)(next_end - next_begin) / ((size_t)1 << levels) + 64;
+    sgfp4_matvec_touch_strip(plan, by);
     for (unsigned n0 = 0; n0 < x->batch; n0 += SGFP4_MATVEC_CHUNK) {
         s.n0 = n0;
         s.nv = x->batch - n0 < SGFP4_MATVEC_CHUNK ? x->batch - n0 : SGFP4_MATVEC_CHUNK;
         unsigned top = 0;
         for (uint64_t k = 0; k < UINT64_C(1) << levels; k++) {
             const uint64_t bx = sgfp4_bit_reverse(k, levels);
-            const uint64_t next = sgfp4_bit_reverse(k + 1, levels);
-            if (k + 1 < UINT64_C(1) << levels && next < t->tiles_x)
-                sgfp4_matvec_prefetch_block(t, by * t->tiles_x + next);
-            if (n0 == 0 && next_begin) {
-                const uint8_t *from = next_begin + k * (slice - 64);
-                if (from < next_end)
-                    sgfp4_matvec_prefetch_l2(from, from + slice < next_end ? from + slice : next_end);
-            }
             if (bx < t->tiles_x) {
                 mv_block(&s, bx, stack[top], &work);
             } else {
