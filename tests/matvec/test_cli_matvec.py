@@ -112,11 +112,11 @@ def golden_vectors():
                                                               err.strip()))
                     continue
                 why = same_results(open(out, "rb").read(), want)
+                os.remove(out)
                 if why:
                     fail("%s, %s, %s threads: %s" % (v["name"], backend, threads, why))
                 else:
                     checks += 1
-        os.remove(out)
     ran = [b for b in BACKENDS if available.get(b)]
     print("golden: %d vectors, backends run: %s" % (len(manifest["vectors"]), " ".join(ran)))
     if "scalar" not in ran or "generic" not in ran:
@@ -242,6 +242,20 @@ def errors():
         fail("Class B with a NaN: exit %d: %s" % (rc, err.strip()))
     else:
         os.remove(out)
+    # an existing Y is replaced only with -f (and then completely)
+    open(out, "wb").write(b"keep")
+    rc, err = run("matvec", *common, "--x", x, "-o", out)
+    if rc != 1 or "already exists" not in err or open(out, "rb").read() != b"keep":
+        fail("an existing -o without -f: exit %d, %s" % (rc, err.strip()))
+    rc, err = run("matvec", *common, "--x", x, "-f", "-o", out)
+    if rc != 0 or len(open(out, "rb").read()) != 64 * 4:
+        fail("an existing -o with -f: exit %d: %s" % (rc, err.strip()))
+    os.remove(out)
+    # -o naming the activations file is refused before anything is written
+    before = open(x, "rb").read()
+    rc, err = run("matvec", *common, "--x", x, "-f", "-o", x)
+    if rc == 0 or open(x, "rb").read() != before:
+        fail("-o X: exit %d, X changed: %s" % (rc, open(x, "rb").read() != before))
     # standard output
     p = subprocess.run([SGFP4, "matvec", *common, "--x", x, "-o", "-"], capture_output=True)
     if p.returncode != 0 or len(p.stdout) != 64 * 4:

@@ -21,6 +21,7 @@ static const cli_accept options[] = {
     {KEY_BACKEND, "auto (default), cpu, scalar (the reference), generic, avx2, avx512, neon "
                   "(one CPU kernel set): every one gives the same bits"},
     {KEY_THREADS, NULL},
+    {KEY_FORCE, NULL},
     {0, NULL},
 };
 
@@ -43,7 +44,7 @@ typedef struct weights {
 static int weights_open(const cli_args *a, weights *w)
 {
     memset(w, 0, sizeof *w);
-    if (cli_is_model_path(a->in)) {
+    if (cli_is_model_input(a)) {
         static const int container_only[] = {KEY_SHAPE, KEY_PROFILE, 0};
         int rc = cli_reject(a, "a quantized model (the manifest gives shape and profile)",
                             container_only);
@@ -52,7 +53,7 @@ static int weights_open(const cli_args *a, weights *w)
         if (!a->tensor)
             return cli_usage_error(a->command, "%s is a model: name the tensor (--tensor NAME)",
                                    a->in);
-        if (!cli_model_open(a->command, a->in, &w->model))
+        if (!cli_model_open(a, a->in, &w->model))
             return CLI_EXIT_FAIL;
         const sgfp4_model_tensor *mt = sgfp4_model_tensor_find(w->model, a->tensor);
         if (!mt)
@@ -92,13 +93,14 @@ static void weights_close(weights *w)
         cli_container_close(&w->container);
 }
 
-/* Writes y crash-safe to path. */
+/* Writes y crash-safe to -o (an existing file only with -f; never one of the inputs). */
 static bool write_output(const cli_args *a, const float *y, size_t bytes)
 {
     char err[FILEIO_ERROR_SIZE];
     fileio_output out;
-    if (!fileio_output_open(a->out, &out, err))
-        return cli_error(a->command, "%s", err), false;
+    fileio_note_input(a->x);
+    if (!cli_output_open(a, a->out, &out))
+        return false;
     if (!fileio_output_write(&out, y, bytes)) {
         fileio_output_abort(&out);
         return cli_error(a->command, "%s: cannot write", a->out), false;
@@ -213,7 +215,7 @@ done:
 const cli_command cli_matvec = {
     "matvec", "multiply compressed weights by activation vectors (DECISIONS D8)",
     "usage: sgfp4 matvec IN --shape OxI [--profile v1|v2] --x X.f32 [--batch N] [--class a|b]\n"
-    "                    [--backend B] [--threads N] -o Y.f32\n"
+    "                    [--backend B] [--threads N] [-f] -o Y.f32\n"
     "       sgfp4 matvec MODEL.sgfp4.safetensors[.zst] --tensor NAME --x X.f32 [options] -o Y.f32\n"
     "\n"
     "Computes Y[n] = W X[n] straight from the compressed weights W (a container, or a quantized\n"
