@@ -1,29 +1,100 @@
-/* Choosing the matvec kernels. In this version the scalar reference is the only kernel set:
- * AUTO and CPU select it, and every forced SIMD set is unavailable. Faster sets join the
- * list below (fastest first) with the CPU features they need, and the tests run each one
- * against the reference.
+/* Choosing the matvec kernels: the fastest set this CPU runs, detected once, and the sets
+ * the experimental tier's backends force. Every set gives the oracle's bits; the tests run
+ * each one the CPU runs against it (sgfp4_matvec_kernel_sets).
  * SPDX-License-Identifier: MIT */
-#include "matvec/matvec_internal.h"
-#include "sgfp4_experimental.h"
+#include <stdatomic.h>
 
+#include "decode/kernels.h"
+#include "matvec/matvec_internal.h"
+
+#ifdef SGFP4_HAVE_X86_KERNELS
+#include <cpuid.h>
+
+/* AVX-512 VNNI (CPUID leaf 7, ECX bit 11) on top of what the AVX-512 decode set needs. */
+static bool cpu_has_avx512_vnni(void)
+{
+    unsigned a, b, c, d;
+    return sgfp4_cpu_has_avx512() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 11) & 1u);
+}
+#endif
+
+#ifdef SGFP4_HAVE_NEON_KERNELS
+#include <sys/auxv.h>
+
+/* The DotProd extension (SDOT), as the kernel reports it (HWCAP_ASIMDDP, bit 20). */
+static bool cpu_has_dotprod(void)
+{
+    return (getauxval(AT_HWCAP) >> 20) & 1u;
+}
+#endif
+
+/* Every kernel set, fastest first. */
 static const sgfp4_matvec_kernels *const all_kernels[] = {
+#ifdef SGFP4_HAVE_X86_KERNELS
+    &sgfp4_matvec_kernels_avx512vnni,
+    &sgfp4_matvec_kernels_avx512,
+    &sgfp4_matvec_kernels_avx2,
+#endif
+#ifdef SGFP4_HAVE_NEON_KERNELS
+    &sgfp4_matvec_kernels_neondot,
+    &sgfp4_matvec_kernels_neon,
+#endif
+    &sgfp4_matvec_kernels_generic,
     &sgfp4_matvec_kernels_scalar,
 };
 
 #define KERNEL_SETS (sizeof all_kernels / sizeof all_kernels[0])
 
+static bool runs_here(const sgfp4_matvec_kernels *k)
+{
+#ifdef SGFP4_HAVE_X86_KERNELS
+    if (k == &sgfp4_matvec_kernels_avx512vnni)
+        return cpu_has_avx512_vnni();
+    if (k == &sgfp4_matvec_kernels_avx512)
+        return sgfp4_cpu_has_avx512();
+    if (k == &sgfp4_matvec_kernels_avx2)
+        return sgfp4_cpu_has_avx2_fma_f16c();
+#endif
+#ifdef SGFP4_HAVE_NEON_KERNELS
+    if (k == &sgfp4_matvec_kernels_neondot)
+        return cpu_has_dotprod();
+    if (k == &sgfp4_matvec_kernels_neon)
+        return true; /* Advanced SIMD is part of the base AArch64 ISA */
+#endif
+    return k == &sgfp4_matvec_kernels_generic || k == &sgfp4_matvec_kernels_scalar;
+}
+
 const sgfp4_matvec_kernels *sgfp4_matvec_kernels_best(void)
 {
-    return all_kernels[0];
+    /* A benign race: every thread computes the same answer. */
+    static _Atomic(const sgfp4_matvec_kernels *) chosen = NULL;
+    const sgfp4_matvec_kernels *k = atomic_load_explicit(&chosen, memory_order_acquire);
+    if (k)
+        return k;
+    for (size_t i = 0; i < KERNEL_SETS && !k; i++)
+        if (runs_here(all_kernels[i]))
+            k = all_kernels[i];
+    atomic_store_explicit(&chosen, k, memory_order_release);
+    return k;
 }
 
 unsigned sgfp4_matvec_kernel_sets(const sgfp4_matvec_kernels **out, unsigned cap)
 {
     unsigned n = 0;
     for (size_t i = KERNEL_SETS; i-- > 0;) /* the reference, listed last above, first here */
-        if (n < cap)
+        if (n < cap && runs_here(all_kernels[i]))
             out[n++] = all_kernels[i];
     return n;
+}
+
+/* The first set of `sets` (fastest first) this CPU runs. */
+static const sgfp4_matvec_kernels *first_running(const sgfp4_matvec_kernels *const *sets,
+                                                 unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (sets[i] && runs_here(sets[i]))
+            return sets[i];
+    return NULL;
 }
 
 const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int *known)
@@ -33,12 +104,43 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int 
     case SGFP4_BACKEND_AUTO:
     case SGFP4_BACKEND_CPU: return sgfp4_matvec_kernels_best();
     case SGFP4_BACKEND_SCALAR: return &sgfp4_matvec_kernels_scalar;
-    case SGFP4_BACKEND_GENERIC:
+    case SGFP4_BACKEND_GENERIC: return &sgfp4_matvec_kernels_generic;
+    case SGFP4_BACKEND_AVX512: {
+#ifdef SGFP4_HAVE_X86_KERNELS
+        /* the AVX-512 set with VNNI where the CPU has it */
+        const sgfp4_matvec_kernels *const sets[] = {&sgfp4_matvec_kernels_avx512vnni,
+                                                    &sgfp4_matvec_kernels_avx512};
+        return first_running(sets, 2);
+#else
+        return NULL;
+#endif
+    }
     case SGFP4_BACKEND_AVX2:
-    case SGFP4_BACKEND_AVX512:
-    case SGFP4_BACKEND_NEON: return NULL; /* no such matvec kernel set yet */
+#ifdef SGFP4_HAVE_X86_KERNELS
+        return runs_here(&sgfp4_matvec_kernels_avx2) ? &sgfp4_matvec_kernels_avx2 : NULL;
+#else
+        return NULL;
+#endif
+    case SGFP4_BACKEND_NEON: {
+#ifdef SGFP4_HAVE_NEON_KERNELS
+        /* the DotProd set where the CPU has it */
+        const sgfp4_matvec_kernels *const sets[] = {&sgfp4_matvec_kernels_neondot,
+                                                    &sgfp4_matvec_kernels_neon};
+        return first_running(sets, 2);
+#else
+        return NULL;
+#endif
+    }
     default: *known = 0; return NULL;
     }
+}
+
+const sgfp4_matvec_kernels *sgfp4_matvec_kernels_named(const char *name)
+{
+    for (size_t i = 0; i < KERNEL_SETS; i++)
+        if (strcmp(all_kernels[i]->name, name) == 0 && runs_here(all_kernels[i]))
+            return all_kernels[i];
+    return NULL;
 }
 
 const char *sgfp4_matvec_backend_name(sgfp4_backend backend)

@@ -18,12 +18,86 @@
 
 #define SGFP4_MATVEC_CELLS 16u /* 4-column cells in a macroblock row */
 
-/* The plan: the tensor and, in later versions, whatever table the kernels read (none in
- * this version: every kernel set reads the container through the view). */
+/* The leaves of one v2 block as the plan's table lists them (matvec/plan.c): entries
+ * [first, first + the counts' sum) of the table, grouped by kind (2 * size class + mode,
+ * kind 0 = 4x4 FP4 first), each kind in storage order. Empty for the records the kernels
+ * read without it (UNIFORM_8 records of FP4 leaves only, UNIFORM_64 FP4 records). */
+typedef struct sgfp4_matvec_block_leaves {
+    uint32_t first;
+    uint16_t count_4x4[2]; /* kinds 0 and 1 (up to 256 leaves) */
+    uint8_t count[8];      /* kinds 2..9 */
+} sgfp4_matvec_block_leaves;
+
+/* A table entry: the leaf's position (y / 4 << 4 | x / 4), its index in storage order (its
+ * header is the record's header number `index`), its payload's offset from the record's
+ * start in 16-byte units. */
+#define SGFP4_MATVEC_ENTRY(pos, index, payload16) ((uint32_t)(pos) | (uint32_t)(index) << 8 | (uint32_t)(payload16) << 16)
+static inline unsigned sgfp4_matvec_entry_y(uint32_t e) { return (e >> 4 & 15u) * 4u; }
+static inline unsigned sgfp4_matvec_entry_x(uint32_t e) { return (e & 15u) * 4u; }
+static inline unsigned sgfp4_matvec_entry_index(uint32_t e) { return e >> 8 & 255u; }
+static inline unsigned sgfp4_matvec_entry_payload(uint32_t e) { return (e >> 16) * 16u; }
+
+/* Whether the kernels read v2 record `rec` without the table: UNIFORM_8 with FP4 leaves
+ * only, or UNIFORM_64 with an FP4 leaf. */
+static inline bool sgfp4_matvec_record_is_direct(const uint8_t *rec)
+{
+    const unsigned layout = rec[0] & 7u;
+    if (layout == SGFP4_LAYOUT_UNIFORM_64)
+        return !(rec[4] & 1u);
+    if (layout != SGFP4_LAYOUT_UNIFORM_8)
+        return false;
+    for (unsigned i = 0; i < 64; i++)
+        if (rec[4 + 4 * i] & 1u)
+            return false;
+    return true;
+}
+
+/* The plan: the tensor and, for v2 tensors, the leaf table the kernels read instead of
+ * walking each record's split map on every product (docs/matvec.md, "The plan"). */
 struct sgfp4_matvec_plan {
     const sgfp4_tensor *tensor;
+    const sgfp4_matvec_block_leaves *blocks; /* v2: one per block; NULL for v1 */
+    const uint32_t *entries;
+    uint64_t entry_count;
+    /* the entries of the records the table leaves out, which are the same in every block:
+     * UNIFORM_8 FP4 (64 leaves in raster order) and UNIFORM_64 FP4 */
+    uint32_t uniform8_entries[64];
+    uint32_t uniform64_entry;
     size_t bytes; /* memory this plan holds */
 };
+
+/* Block b of a v2 tensor as the kernels walk it: its record, where its leaf headers start,
+ * its leaves per kind and their entries (kind 0 first). */
+typedef struct sgfp4_matvec_block_view {
+    const uint8_t *rec, *headers;
+    const uint32_t *entries;
+    unsigned count[10]; /* per kind (SGFP4_LEAF_KINDS) */
+    unsigned leaves;
+} sgfp4_matvec_block_view;
+
+static inline void sgfp4_matvec_block_view_get(const sgfp4_matvec_plan *plan, uint64_t b,
+                                               sgfp4_matvec_block_view *v)
+{
+    const sgfp4_tensor *t = plan->tensor;
+    v->rec = t->data + t->record_base + sgfp4_load_u32le(t->data + 16 + 4 * b);
+    const unsigned layout = v->rec[0] & 7u;
+    v->headers = v->rec + (layout == SGFP4_LAYOUT_MIXED ? 16 : 4);
+    for (unsigned k = 0; k < 10; k++)
+        v->count[k] = 0;
+    if (sgfp4_matvec_record_is_direct(v->rec)) {
+        const bool eight = layout == SGFP4_LAYOUT_UNIFORM_8;
+        v->entries = eight ? plan->uniform8_entries : &plan->uniform64_entry;
+        v->leaves = v->count[eight ? 2 : 8] = eight ? 64 : 1;
+        return;
+    }
+    const sgfp4_matvec_block_leaves *bl = &plan->blocks[b];
+    v->entries = plan->entries + bl->first;
+    v->count[0] = bl->count_4x4[0];
+    v->count[1] = bl->count_4x4[1];
+    v->leaves = v->count[0] + v->count[1];
+    for (unsigned k = 2; k < 10; k++)
+        v->leaves += v->count[k] = bl->count[k - 2];
+}
 
 /* Class A (q8) activations: vector n starts at data + n * vector_bytes; its q for block b at
  * + b * 64 (int8), its block scales d at + tiles_x * 64 (float32, 0 or 2^e). */
@@ -76,6 +150,33 @@ typedef struct sgfp4_matvec_kernels {
 
 /* The scalar reference (matvec/scalar.c, quantize.c): the oracle of every other kernel set. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_scalar;
+/* Portable C on the shared strip loop (matvec/kernels_generic.c): every machine. */
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_generic;
+#if defined(__x86_64__) && defined(__GNUC__)
+/* AVX-512 F/BW/DQ/VL with and without VNNI (matvec/avx512_body.h), AVX2 + FMA + F16C
+ * (matvec/kernels_avx2.c): dispatch.c runs them only where the CPU has them. */
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512vnni;
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512;
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx2;
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON) && defined(__GNUC__) &&                        \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* NEON with and without DotProd (matvec/neon_body.h). */
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neondot;
+extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neon;
+#endif
+
+/* The quantizer's floor: the binary32 bits of 2^-40 (a block maximum below it: d = 0). */
+#define SGFP4_MATVEC_Q8_FLOOR ((uint32_t)(127 - 40) << 23)
+
+/* e of a block maximum m >= 2^-40 (m: its magnitude bits): m = (1 + f) * 2^p with 1 + f in
+ * [1, 2), and 127 * 2^(p - 6) = 1.984375 * 2^p covers m exactly when f <= 63/64 (mantissa
+ * <= 0x7E0000); 127 * 2^(p - 7) < 2^p never does. Shared by every quantizer. */
+static inline int sgfp4_matvec_block_exponent(uint32_t m)
+{
+    const int p = (int)(m >> 23) - 127;
+    return (m & 0x7FFFFFu) <= 0x7E0000u ? p - 6 : p - 5;
+}
 
 /* The reference quantizer of one vector (matvec/quantize.c). */
 void sgfp4_matvec_quantize_scalar(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q,
@@ -103,6 +204,8 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_best(void);
 /* Every kernel set this build and CPU run, the scalar reference first, into out[0..cap);
  * returns the count (tests run every one against the reference). */
 unsigned sgfp4_matvec_kernel_sets(const sgfp4_matvec_kernels **out, unsigned cap);
+/* The kernel set called `name` if this CPU runs it, else NULL. */
+const sgfp4_matvec_kernels *sgfp4_matvec_kernels_named(const char *name);
 /* The kernels a backend selects (NULL: unknown, or it cannot run here). *known is set false
  * for a value that is no sgfp4_backend at all. */
 const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int *known);

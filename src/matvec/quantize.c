@@ -7,7 +7,6 @@
  * SPDX-License-Identifier: MIT */
 #include "matvec/matvec_internal.h"
 
-#define FLOOR_BITS ((uint32_t)(127 - 40) << 23) /* binary32 bits of 2^-40 */
 
 /* |x| = significand * 2^exponent for the magnitude bits of a finite binary32. */
 static void split_magnitude(uint32_t magnitude, uint32_t *significand, int *exponent)
@@ -22,14 +21,6 @@ static void split_magnitude(uint32_t magnitude, uint32_t *significand, int *expo
     }
 }
 
-/* e of a block maximum m >= 2^-40: m = (1 + f) * 2^p with 1 + f in [1, 2), and
- * 127 * 2^(p - 6) = 1.984375 * 2^p covers m exactly when f <= 63/64 (mantissa <= 0x7E0000);
- * 127 * 2^(p - 7) < 2^p never does. */
-static int block_exponent(uint32_t m)
-{
-    const int p = (int)(m >> 23) - 127;
-    return (m & 0x7FFFFFu) <= 0x7E0000u ? p - 6 : p - 5;
-}
 
 /* round_half_even(significand / 2^shift), shift >= 1. */
 static uint32_t round_shift_half_even(uint32_t significand, int shift)
@@ -59,11 +50,11 @@ void sgfp4_matvec_quantize_scalar(const void *in, sgfp4_dtype dtype, uint64_t co
         }
         int8_t *qb = q + c0;
         memset(qb, 0, 64);
-        if (m < FLOOR_BITS) {
+        if (m < SGFP4_MATVEC_Q8_FLOOR) {
             sgfp4_store_u32le(d + 4u * b, 0); /* d_b = +0 */
             continue;
         }
-        const int e = block_exponent(m);
+        const int e = sgfp4_matvec_block_exponent(m);
         sgfp4_store_u32le(d + 4u * b, (uint32_t)(e + 127) << 23); /* 2^e, e in [-46, 122] */
         for (unsigned j = 0; j < width; j++) {
             uint32_t significand;

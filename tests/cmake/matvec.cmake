@@ -60,3 +60,65 @@ add_test(NAME fuzz_matvec COMMAND fuzz_matvec_regress
          ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/v1_decode
          ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/v2_decode)
 set_tests_properties(fuzz_matvec PROPERTIES LABELS matvec)
+
+# Every matvec kernel set against the oracle with nothing but libc, pthreads and libm
+# (tests/cross/cross_matvec_check.c): natively as `cross_matvec_check`, and cross-compiled
+# for AArch64 and run under qemu-user as `cross.aarch64_matvec` (the NEON sets, with and
+# without SDOT: qemu-user's default CPU has DotProd). The cross compiler, qemu and the
+# AArch64 C library are found by tests/cmake/cross.cmake; without them the test skips (77).
+set(matvec_cross_sources ${PROJECT_SOURCE_DIR}/tests/cross/cross_matvec_check.c
+    ${PROJECT_SOURCE_DIR}/tests/matvec/matvec_paths.c ${PROJECT_SOURCE_DIR}/tests/support/generator.c
+    ${PROJECT_SOURCE_DIR}/tests/support/llm_weights.c)
+add_executable(cross_matvec_check ${matvec_cross_sources})
+target_include_directories(cross_matvec_check PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+target_link_libraries(cross_matvec_check PRIVATE sgfp4_static)
+add_test(NAME cross_matvec_check COMMAND cross_matvec_check)
+set_tests_properties(cross_matvec_check PROPERTIES TIMEOUT 600 LABELS matvec)
+if(cross_missing)
+  add_test(NAME cross.aarch64_matvec
+           COMMAND sh -c "echo \"cross.aarch64_matvec: SKIP: missing $0\"; exit 77"
+                   "${cross_missing_text}")
+else()
+  # The library core the products need (the encoder too, for the encoded containers),
+  # compiled with the project's flags as for the decode check.
+  file(GLOB matvec_cross_core CONFIGURE_DEPENDS
+       ${PROJECT_SOURCE_DIR}/src/format/*.c ${PROJECT_SOURCE_DIR}/src/container/*.c
+       ${PROJECT_SOURCE_DIR}/src/decode/*.c ${PROJECT_SOURCE_DIR}/src/common/*.c
+       ${PROJECT_SOURCE_DIR}/src/matvec/*.c ${PROJECT_SOURCE_DIR}/src/encode/*.c)
+  file(GLOB matvec_cross_headers CONFIGURE_DEPENDS
+       ${PROJECT_SOURCE_DIR}/include/*.h ${PROJECT_SOURCE_DIR}/src/*/*.h
+       ${PROJECT_SOURCE_DIR}/tests/support/*.h ${PROJECT_SOURCE_DIR}/tests/matvec/*.h)
+  set(matvec_cross_binary ${CMAKE_CURRENT_BINARY_DIR}/cross_matvec_check.aarch64)
+  add_custom_command(
+    OUTPUT ${matvec_cross_binary}
+    COMMAND ${SGFP4_AARCH64_CC} ${cross_flags} -I${PROJECT_SOURCE_DIR}/include
+            -I${PROJECT_BINARY_DIR}/include -I${PROJECT_SOURCE_DIR}/src -I${PROJECT_SOURCE_DIR}/tests
+            ${matvec_cross_core} ${matvec_cross_sources} -o ${matvec_cross_binary} -pthread -lm
+    DEPENDS ${matvec_cross_core} ${matvec_cross_sources} ${matvec_cross_headers}
+    COMMENT "Cross-compiling the matvec check for AArch64"
+    VERBATIM)
+  add_custom_target(cross_matvec_check_aarch64 ALL DEPENDS ${matvec_cross_binary})
+  add_test(NAME cross.aarch64_matvec
+           COMMAND ${SGFP4_QEMU_AARCH64} -L ${SGFP4_AARCH64_SYSROOT} ${matvec_cross_binary})
+endif()
+set_tests_properties(cross.aarch64_matvec PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS matvec)
+
+# `sgfp4 matvec`: the golden vectors' expected bytes with every backend, a quantized model's
+# tensor through --tensor, the error contract (tests/matvec/test_cli_matvec.py).
+find_program(SGFP4_PYTHON3 python3)
+if(SGFP4_PYTHON3)
+  add_test(NAME cli.matvec
+           COMMAND ${SGFP4_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/matvec/test_cli_matvec.py
+                   $<TARGET_FILE:sgfp4> ${PROJECT_SOURCE_DIR}/golden
+                   ${PROJECT_SOURCE_DIR}/../shared/weights ${CMAKE_CURRENT_BINARY_DIR}/cli-matvec)
+  set_tests_properties(cli.matvec PROPERTIES LABELS "matvec;cli" TIMEOUT 600)
+endif()
+
+# `sgfp4 verify --golden` runs golden/matvec too: the whole set with the automatic and the
+# portable kernel sets, 3 threads (the scalar reference runs in golden.all_scalar_backend).
+foreach(backend auto generic)
+  add_test(NAME golden.matvec_${backend}
+           COMMAND sgfp4 verify -q --golden ${PROJECT_SOURCE_DIR}/golden --backend ${backend}
+                   --threads 3)
+  set_tests_properties(golden.matvec_${backend} PROPERTIES LABELS "golden;matvec")
+endforeach()

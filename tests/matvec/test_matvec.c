@@ -940,8 +940,9 @@ static void arguments_are_checked(void **state)
     assert_null(plan);
     assert_int_equal(sgfp4_matvec_plan_create(t, NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_matvec_plan_create(t, &plan), SGFP4_OK);
-    assert_int_equal(allocations, before + 1); /* through the tensor's allocator */
-    assert_true(sgfp4_matvec_plan_bytes(plan) > 0);
+    /* through the tensor's allocator: the object, and for v2 its leaf table (two arrays) */
+    assert_true(allocations >= before + 2 && allocations <= before + 3);
+    assert_true(sgfp4_matvec_plan_bytes(plan) >= sizeof(sgfp4_matvec_block_leaves) * t->blocks);
     assert_int_equal(sgfp4_matvec_plan_bytes(NULL), 0);
 
     const uint64_t rows = c.rows, cols = c.cols;

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "bench_cpu.h"
 #include "cli.h"
 #include "support/generator.h"
 #include "timing.h"
@@ -197,10 +198,8 @@ static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
            gather_count);
 }
 
-/* A synthetic container (malloc'ed) of shape rows x cols: random codes near --bpw, or an
- * LLM-like tensor encoded at --bpw. */
-static uint8_t *synthetic(const cli_args *a, uint64_t rows, uint64_t cols, sgfp4_profile profile,
-                          size_t *size, char *source, size_t source_size)
+uint8_t *bench_synthetic(const cli_args *a, uint64_t rows, uint64_t cols, sgfp4_profile profile,
+                         size_t *size, char *source, size_t source_size)
 {
     if (a->random_codes) {
         gen_params p = gen_shape_params(profile, rows, cols);
@@ -288,7 +287,7 @@ int cmd_bench_cpu(const cli_args *args)
     } else {
         profile = a.given[KEY_PROFILE] ? a.profile : SGFP4_PROFILE_V2;
         sgfp4_diag diag;
-        if (!(owned = synthetic(&a, a.rows, a.cols, profile, &size, source, sizeof source)))
+        if (!(owned = bench_synthetic(&a, a.rows, a.cols, profile, &size, source, sizeof source)))
             goto done;
         if (sgfp4_tensor_open(owned, size, profile, a.rows, a.cols, &c.tensor, NULL, &diag)) {
             cli_error(a.command, "synthetic container: %s", diag.message);
@@ -346,6 +345,8 @@ static int run(const cli_args *a)
     if (a->vulkan && a->op && strcmp(a->op, "open") == 0)
         return cli_usage_error(a->command, "--op open times the CPU open, which every backend "
                                            "shares: it takes no --backend vulkan");
+    if (!a->vulkan && a->op && strcmp(a->op, "matvec") == 0)
+        return bench_matvec(a);
     return a->vulkan ? cmd_bench_vulkan(a) : cmd_bench_cpu(a);
 }
 
@@ -353,6 +354,7 @@ const cli_command cli_bench = {
     "bench", "measure decode (or open) speed against memset/memcpy",
     "usage: sgfp4 bench [FILE] [options]\n"
     "       sgfp4 bench [FILE] --op open [options]\n"
+    "       sgfp4 bench [FILE] --op matvec [--batch B] [--json] [--no-check] [options]\n"
     "       sgfp4 bench --backend vulkan [--op decode|gemv|repeat|variants] [--json] [--size N]\n"
     "                   [--repeat R] [--no-check] [--integer] [--batch B] [--variant NAME]\n"
     "                   [--cases N] [--sync-cases N] [--resident-cases N]\n"
@@ -365,6 +367,9 @@ const cli_command cli_bench = {
     "--codes random builds a container of random codes directly (no encoder). Each timing is\n"
     "the median of --runs rounds after two warm-up rounds; a round writes a ring of output\n"
     "buffers at least 4x the last-level cache. Runs with 1 thread and with --threads.\n"
+    "--op matvec times the matrix-vector products instead (Class A batch 1 and --batch, Class\n"
+    "B batch 1) against a plain read of the same container bytes, cold (after evicting the\n"
+    "cache) and warm, after checking them bit for bit against the scalar reference.\n"
     "--backend vulkan decodes random NxN containers on the Vulkan device instead and measures\n"
     "a device-to-device copy of the same traffic as the ceiling (--op decode, counting\n"
     "repetitions slower than 1.5x the case's best). Its other operations: gemv times the\n"

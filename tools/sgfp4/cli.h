@@ -42,6 +42,7 @@ enum cli_key {
     KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM,
     KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
     KEY_IGNORE_TOTAL_SIZE,
+    KEY_X, KEY_CLASS,
     KEY_END
 };
 
@@ -71,6 +72,9 @@ typedef struct cli_args {
      * all), and the repeat operation's cases per arm */
     const char *op, *variant;
     unsigned batch, cases, sync_cases, resident_cases;
+    /* matvec: the activations file (--x) and the class (--class a|b: false = A) */
+    const char *x;
+    bool class_b;
 } cli_args;
 
 /* One option a command takes, with its own --help text where the shared one does not fit. */
@@ -154,7 +158,8 @@ void progress_bar_update(void *bar, const sgfp4_model_progress *progress);
 void progress_bar_done(progress_bar *bar);
 
 /* ---- commands ---- */
-extern const cli_command cli_encode, cli_decode, cli_verify, cli_info, cli_bench, cli_example;
+extern const cli_command cli_encode, cli_decode, cli_verify, cli_info, cli_bench, cli_example,
+    cli_matvec;
 int cmd_encode_model(const cli_args *args);
 int cmd_decode_model(const cli_args *args);
 /* decode MODEL --tensor NAME, info MODEL --tensor NAME (cmd_model_tensor.c) */
@@ -165,6 +170,10 @@ int cli_info_container(const cli_args *args, const char *name, const sgfp4_tenso
 int cmd_verify_model(const cli_args *args);
 int cmd_info_model(const cli_args *args);
 int cmd_verify_golden(const cli_args *args);
+/* The matrix-vector part of --golden (DIR/matvec/manifest.json, when present): runs its
+ * vectors (--only, --backend, --threads), prints a line per failure (and per pass without
+ * -q), counts them; returns CLI_EXIT_OK, or the exit code of a manifest it cannot read. */
+int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed);
 /* `--against REF` of verify and info: error statistics of a container against its weights. */
 int cli_quality_report(const cli_args *args, const sgfp4_tensor *t);
 /* Vulkan (cmd_vulkan.c): `info --devices`, and a whole-tensor decode into host memory. */

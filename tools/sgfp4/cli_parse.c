@@ -49,13 +49,16 @@ static const option_spec specs[] = {
                                 "64-byte boundary (large malloc() blocks start 16 past one)"},
     {KEY_SIZE, "size", "N", "--backend vulkan: N x N containers, 1..65536 (default 8192)"},
     {KEY_REPEAT, "repeat", "R", "--backend vulkan: timed rounds, 1..62 (default 20)"},
-    {KEY_NO_CHECK, "no-check", NULL, "--backend vulkan: skip the bit-exactness check"},
+    {KEY_NO_CHECK, "no-check", NULL, "--backend vulkan, --op matvec: skip the bit-exactness "
+                                      "check"},
     {KEY_INTEGER, "integer", NULL, "--backend vulkan: force the integer-exact pipeline"},
-    {KEY_OP, "op", "OP", "what to time: decode (default); the CPU: open (against a decode); "
+    {KEY_OP, "op", "OP", "what to time: decode (default); the CPU: open (against a decode) or "
+                         "matvec (the matrix-vector products against a plain read); "
                          "--backend vulkan: gemv (the dense f16 product), repeat (many "
                          "fresh-memory cases, outliers reported) or variants (every exact "
                          "decode path)"},
-    {KEY_BATCH, "batch", "B", "--op gemv: batch 1..16 (default: 1 and 4)"},
+    {KEY_BATCH, "batch", "B", "--op gemv: batch 1..16 (default: 1 and 4); --op matvec: the "
+                              "batched Class A arm (default 4)"},
     {KEY_VARIANT, "variant", "NAME", "--op variants: only default, f16-guard, f16-add or "
                                      "integer-pipeline"},
     {KEY_CASES, "cases", "N", "--op repeat: cases of the burst method, 0..10000 (default 100)"},
@@ -63,6 +66,9 @@ static const option_spec specs[] = {
                                         "(default 0)"},
     {KEY_RESIDENT_CASES, "resident-cases", "N", "--op repeat: burst cases on one resident "
                                                 "tensor, no new memory (default 0)"},
+    {KEY_X, "x", "X.f32", "activations: row-major [N][I] float32, little-endian"},
+    {KEY_CLASS, "class", "a|b", "a: integer activations, quantized per 64 columns (default); b: "
+                                "float activations as they are (docs/matvec.md)"},
     {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
     {KEY_DIM, "dim", "D", "model width (default 512)"},
     {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
@@ -149,6 +155,10 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_GOLDEN: a->golden = v; return NULL;
     case KEY_ONLY: a->only = v; return NULL;
     case KEY_MAP: a->map = v; return NULL;
+    case KEY_X: a->x = v; return NULL;
+    case KEY_CLASS:
+        a->class_b = strcmp(v, "b") == 0;
+        return a->class_b || strcmp(v, "a") == 0 ? NULL : "wants a or b";
     case KEY_QUIET: cli_verbosity = 0; return NULL;
     case KEY_VERBOSE: cli_verbosity = 2; return NULL;
     case KEY_SHAPE:
@@ -207,9 +217,10 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_OP:
         a->op = v;
         return strcmp(v, "decode") == 0 || strcmp(v, "open") == 0 || strcmp(v, "gemv") == 0 ||
-                       strcmp(v, "repeat") == 0 || strcmp(v, "variants") == 0
+                       strcmp(v, "repeat") == 0 || strcmp(v, "variants") == 0 ||
+                       strcmp(v, "matvec") == 0
                    ? NULL
-                   : "wants decode, open, gemv, repeat or variants";
+                   : "wants decode, open, gemv, repeat, variants or matvec";
     case KEY_VARIANT:
         a->variant = v;
         return strcmp(v, "default") == 0 || strcmp(v, "f16-guard") == 0 ||

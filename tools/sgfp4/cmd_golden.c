@@ -1,6 +1,6 @@
 /* sgfp4 verify --golden DIR [--only NAME]: runs the vector set described by
  * DIR/manifest.json (docs/cli.md, "verify"): each vector must decode to its sha256 or be
- * rejected with its status.
+ * rejected with its status; then the matrix-vector vectors of DIR/matvec/manifest.json.
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
@@ -105,6 +105,9 @@ int cmd_verify_golden(const cli_args *a)
         }
     }
     json_decref(root);
+    /* the matrix-vector vectors of DIR/matvec (cmd_golden_matvec.c) */
+    if (!a->vulkan && (rc = cli_golden_matvec(a, &passed, &failed)) != CLI_EXIT_OK)
+        return rc;
     if (a->only && passed + failed == 0)
         return cli_error(a->command, "%s: no vector named '%s'", path, a->only);
     printf("golden: %zu passed, %zu failed\n", passed, failed);

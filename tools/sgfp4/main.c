@@ -7,6 +7,7 @@
 
 /* bench and example live in tools/bench, built in unless the build says SGFP4_BENCH=OFF. */
 static const cli_command *const commands[] = {&cli_encode, &cli_decode, &cli_verify, &cli_info,
+                                              &cli_matvec,
 #if SGFP4_CLI_BENCH
                                               &cli_bench,  &cli_example
 #endif

@@ -1,0 +1,14 @@
+/* The AVX-512 matvec kernel set without VNNI (the dot products by vpmaddubsw + vpmaddwd),
+ * for AVX-512 cores that lack it (Skylake-X and its server parts). The code is
+ * matvec/avx512_body.h's, compiled here with per-function target attributes; dispatch.c
+ * runs it only where the CPU and the operating system support it.
+ * SPDX-License-Identifier: MIT */
+#include "decode/kernels.h"
+
+#ifdef SGFP4_HAVE_X86_KERNELS
+#define MV_VNNI 0
+#define MV_TARGET "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2"
+#define MV_SET_NAME "avx512"
+#define MV_SET sgfp4_matvec_kernels_avx512
+#include "matvec/avx512_body.h"
+#endif

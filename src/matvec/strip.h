@@ -1,0 +1,104 @@
+/* The loop every fast matvec kernel set shares: the rows of one macroblock row (a "strip"),
+ * block after block in the order of D8's block tree, with a stack of partial sums.
+ *
+ * D8 sums a row's block partials t_0 .. t_{n-1} with a tree that first pairs block i with
+ * block i + P/2, so a left-to-right pass would have to keep every partial. The same tree
+ * evaluated depth-first visits the blocks in bit-reversed order (0, P/2, P/4, 3P/4, ... for
+ * P a power of two; indices past n are D8's +0 padding) and merges like a binary counter:
+ * after the k-th visit, one merge (entry below + top) for every trailing 1 bit of k. Every
+ * step of D8's tree but the last adds indices of equal parity, so the tree of v is
+ * fl32(tree(even indices) + tree(odd indices)), which is what the counter computes (the
+ * scalar oracle evaluates the same recursion, scalar.c). The stack holds at most
+ * log2(P) + 1 entries of 64 rows per vector.
+ *
+ * Vectors go through in chunks of SGFP4_MATVEC_CHUNK: each chunk is one pass over the
+ * strip's blocks (a strip of 4096 columns at 4.5 bits per weight is 147 KB, in L2 for the
+ * passes after the first), so that the per-block tiles of a chunk stay in L1.
+ *
+ * A kernel set includes this header, defines
+ *   MV_FN                       its function attributes (static + target)
+ *   mv_work                     its per-strip scratch type (tiles, leaf list), on the stack
+ *   mv_block(s, bx, t, work)    block partials t[v][r] = t_bx of row r (rows of the groups
+ *                               [s->g0, s->g1)) for vectors s->n0 + v, v < s->nv
+ *   mv_add(a, b, count)         a[i] = fl32(a[i] + b[i]) for i < count (a multiple of 8)
+ * then includes matvec/strip_driver.h, which defines mv_strip() from them: the body of its
+ * rows_q8 / rows_float kernels.
+ * SPDX-License-Identifier: MIT */
+#ifndef SGFP4_MATVEC_STRIP_H
+#define SGFP4_MATVEC_STRIP_H
+
+#include "matvec/matvec_internal.h"
+
+/* Vectors per pass over a strip. */
+#define SGFP4_MATVEC_CHUNK 4u
+/* Stack entries the driver holds: enough for 2^24 blocks per row (10^9 columns); wider
+ * tensors (which no memory holds today) run the scalar oracle instead. */
+#define SGFP4_MATVEC_STACK (24u + 1u)
+
+/* What mv_block() computes: one chunk of vectors over 8-row groups [g0, g1) of a strip. */
+typedef struct sgfp4_matvec_strip {
+    const sgfp4_matvec_plan *plan;
+    const sgfp4_tensor *t;
+    const sgfp4_matvec_x *x;
+    bool class_a;
+    uint64_t by;    /* the macroblock row */
+    unsigned g0, g1;
+    unsigned n0, nv;
+} sgfp4_matvec_strip;
+
+/* k's lowest `bits` bits in reverse order. */
+static inline uint64_t sgfp4_bit_reverse(uint64_t k, unsigned bits)
+{
+    uint64_t r = 0;
+    for (unsigned i = 0; i < bits; i++, k >>= 1)
+        r = r << 1 | (k & 1u);
+    return r;
+}
+
+/* Reads one byte of every 64-byte line that [p, end) touches (demand loads, in address
+ * order, which the hardware prefetchers follow). Only bytes inside [p, end) are read. */
+static inline void sgfp4_matvec_touch(const uint8_t *p, const uint8_t *end)
+{
+    while (p < end) {
+        (void)*(const volatile uint8_t *)p; /* a volatile read is never dropped */
+        p = (const uint8_t *)(((uintptr_t)p | (uintptr_t)63) + 1);
+    }
+}
+
+/* Brings strip by's bytes into the caches before its blocks are computed: the loop visits
+ * them in bit-reversed order, which the hardware prefetchers cannot follow, and software
+ * prefetches of the next blocks or strip did not keep up on the AMD VM this was measured on
+ * (docs/matvec.md, "Memory"), while one sequential pass over the strip first made cold
+ * products 1.6x faster. v2: the record offsets, the strip's part of the plan's table and its
+ * records (one run: records lie in block order); v1: headers, offsets and each payload. */
+static inline void sgfp4_matvec_touch_strip(const sgfp4_matvec_plan *plan, uint64_t by)
+{
+    const sgfp4_tensor *t = plan->tensor;
+    const uint8_t *d = t->data;
+    const uint64_t b0 = by * t->tiles_x, b1 = b0 + t->tiles_x;
+    if (t->profile == SGFP4_PROFILE_V1) {
+        sgfp4_matvec_touch(d + 4 * b0, d + 4 * b1);
+        sgfp4_matvec_touch(d + 4 * (t->blocks + b0), d + 4 * (t->blocks + b1));
+        for (uint64_t b = b0; b < b1; b++) {
+            const uint8_t *payload =
+                d + 8 * t->blocks + (sgfp4_load_u32le(d + 4 * (t->blocks + b)) & ~UINT32_C(0xF));
+            sgfp4_matvec_touch(payload, payload + SGFP4_V1_PAYLOAD);
+        }
+        return;
+    }
+    sgfp4_matvec_touch(d + 16 + 4 * b0, d + 16 + 4 * b1);
+    const sgfp4_matvec_block_leaves *first = &plan->blocks[b0];
+    sgfp4_matvec_touch((const uint8_t *)first, (const uint8_t *)(first + t->tiles_x));
+    const uint64_t e_end = b1 < t->blocks ? first[t->tiles_x].first : plan->entry_count;
+    if (plan->entries && first->first < e_end)
+        sgfp4_matvec_touch((const uint8_t *)(plan->entries + first->first),
+                           (const uint8_t *)(plan->entries + e_end));
+    const uint8_t *begin = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b0);
+    const uint8_t *end = b1 < t->blocks ? d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b1)
+                                        : d + t->size;
+    if (begin < end)
+        sgfp4_matvec_touch(begin, end);
+}
+
+#endif
+

@@ -1,0 +1,47 @@
+/* The strip loop of matvec/strip.h, instantiated once per kernel set (this file has no
+ * include guard: a set includes it after defining MV_FN, mv_work, mv_block and mv_add).
+ * SPDX-License-Identifier: MIT */
+MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
+                    const sgfp4_matvec_x *x, const sgfp4_matvec_y *y, bool class_a)
+{
+    const sgfp4_tensor *t = plan->tensor;
+    unsigned levels = 0;
+    while ((UINT64_C(1) << levels) < t->tiles_x && levels < 63)
+        levels++;
+    if (levels + 1 > SGFP4_MATVEC_STACK) {
+        const sgfp4_matvec_kernels *k = &sgfp4_matvec_kernels_scalar;
+        (class_a ? k->rows_q8 : k->rows_float)(plan, r0, r1, x, y);
+        return;
+    }
+    const uint64_t by = r0 / SGFP4_MB;
+    const unsigned ya = (unsigned)(r0 % SGFP4_MB), yb = ya + (unsigned)(r1 - r0);
+    sgfp4_matvec_strip s = {plan, t, x, class_a, by, ya / 8, (yb + 7) / 8, 0, 0};
+    const unsigned lo = 8 * s.g0, count = 8 * (s.g1 - s.g0);
+    float stack[SGFP4_MATVEC_STACK][SGFP4_MATVEC_CHUNK][SGFP4_MB] __attribute__((aligned(64)));
+    mv_work work;
+    float *out = y->base + (by * SGFP4_MB + ya - y->row_begin);
+    sgfp4_matvec_touch_strip(plan, by);
+    for (unsigned n0 = 0; n0 < x->batch; n0 += SGFP4_MATVEC_CHUNK) {
+        s.n0 = n0;
+        s.nv = x->batch - n0 < SGFP4_MATVEC_CHUNK ? x->batch - n0 : SGFP4_MATVEC_CHUNK;
+        unsigned top = 0;
+        for (uint64_t k = 0; k < UINT64_C(1) << levels; k++) {
+            const uint64_t bx = sgfp4_bit_reverse(k, levels);
+            if (bx < t->tiles_x) {
+                mv_block(&s, bx, stack[top], &work);
+            } else {
+                for (unsigned v = 0; v < s.nv; v++) /* D8's +0 padding */
+                    memset(stack[top][v] + lo, 0, count * sizeof(float));
+            }
+            top++;
+            for (uint64_t m = k; m & 1u; m >>= 1) {
+                top--;
+                for (unsigned v = 0; v < s.nv; v++)
+                    mv_add(stack[top - 1][v] + lo, stack[top][v] + lo, count);
+            }
+        }
+        for (unsigned v = 0; v < s.nv; v++)
+            memcpy(out + (n0 + v) * y->stride, stack[0][v] + ya, (yb - ya) * sizeof(float));
+    }
+}
+

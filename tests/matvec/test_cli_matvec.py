@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""`sgfp4 matvec` against the independent expected bytes and its error contract.
+
+- Every golden matvec vector (golden/matvec/manifest.json, computed by tools/gen_golden.py's
+  own statement of D8): the command's Y equals the expected y bytes (NaN matches NaN) with
+  every backend this machine runs (auto, scalar, generic, avx2, avx512, neon; the others are
+  refused with status 1 and skipped) and 1 and 3 threads. f16 activations are given as the
+  float32 values they convert to exactly (D8 reads them so).
+- A quantized model (stories260K from ../shared/weights, encoded by `sgfp4 encode`): matvec of
+  a tensor by --tensor NAME gives the same bytes with every backend, and its Class B result
+  lies within docs/matvec.md's bound of the float64 product of the decoded weights
+  (`sgfp4 decode` of the model).
+- Errors: usage errors exit 2, failures 1, one line on stderr, and no output file or
+  temporary file is left behind.
+
+usage: test_cli_matvec.py SGFP4 GOLDEN_DIR WEIGHTS_DIR SCRATCH_DIR
+"""
+import json
+import math
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+
+SGFP4, GOLDEN, WEIGHTS, SCRATCH = sys.argv[1:5]
+BACKENDS = ["auto", "scalar", "generic", "avx2", "avx512", "neon"]
+failures = []
+checks = 0
+
+
+def fail(message):
+    failures.append(message)
+    print("FAIL: " + message, file=sys.stderr)
+
+
+def run(*args):
+    p = subprocess.run([SGFP4, *args], capture_output=True, text=True)
+    return p.returncode, p.stderr
+
+
+def floats(data):
+    return struct.unpack("<%df" % (len(data) // 4), data)
+
+
+def same_results(got, want):
+    """Bit for bit, NaN equal to any NaN."""
+    if len(got) != len(want):
+        return "%d bytes, %d expected" % (len(got), len(want))
+    g, w = floats(got), floats(want)
+    for i, (a, b) in enumerate(zip(g, w)):
+        if math.isnan(a) or math.isnan(b):
+            if not (math.isnan(a) and math.isnan(b)):
+                return "float %d is %r, expected %r" % (i, a, b)
+        elif struct.pack("<f", a) != struct.pack("<f", b):
+            return "float %d is %r, expected %r" % (i, a, b)
+    return None
+
+
+def x_as_f32(path, dtype):
+    data = open(path, "rb").read()
+    if dtype == "f32":
+        return data
+    halves = struct.unpack("<%de" % (len(data) // 2), data)
+    return struct.pack("<%df" % len(halves), *halves)  # exact: every f16 is a binary32
+
+
+def expect_error(code, what, *args, out=None):
+    """The command fails with `code`, one stderr line, and leaves no output behind."""
+    global checks
+    before = set(os.listdir(SCRATCH))
+    rc, err = run(*args)
+    lines = [l for l in err.splitlines() if l.strip()]
+    if rc != code:
+        fail("%s: exit %d, expected %d (%s)" % (what, rc, code, err.strip()))
+    elif len(lines) != 1 or not lines[0].startswith("sgfp4: matvec: "):
+        fail("%s: stderr is not one 'sgfp4: matvec:' line: %r" % (what, err))
+    elif out and os.path.exists(out):
+        fail("%s: the output %s exists after the failure" % (what, out))
+    elif set(os.listdir(SCRATCH)) - before:
+        fail("%s: left %s behind" % (what, sorted(set(os.listdir(SCRATCH)) - before)))
+    else:
+        checks += 1
+    return err
+
+
+def golden_vectors():
+    global checks
+    manifest = json.load(open(os.path.join(GOLDEN, "matvec", "manifest.json")))
+    available = {}
+    out = os.path.join(SCRATCH, "y.f32")
+    for v in manifest["vectors"]:
+        x = os.path.join(SCRATCH, "x.f32")
+        open(x, "wb").write(x_as_f32(os.path.join(GOLDEN, v["x"]), v["x_dtype"]))
+        want = open(os.path.join(GOLDEN, v["y"]), "rb").read()
+        shape = "%dx%d" % tuple(v["shape"])
+        for backend in BACKENDS:
+            if available.get(backend) is False:
+                continue
+            for threads in ("1", "3"):
+                rc, err = run("matvec", os.path.join(GOLDEN, v["container"]), "--shape", shape,
+                              "--profile", v["profile"], "--x", x, "--class", v["class"],
+                              "--batch", str(v["batch"]), "--backend", backend,
+                              "--threads", threads, "-o", out)
+                if rc == 1 and "cannot run on this machine" in err and backend != "auto":
+                    available[backend] = False
+                    break
+                available[backend] = True
+                if rc != 0:
+                    fail("%s, %s, %s threads: exit %d: %s" % (v["name"], backend, threads, rc,
+                                                              err.strip()))
+                    continue
+                why = same_results(open(out, "rb").read(), want)
+                os.remove(out)
+                if why:
+                    fail("%s, %s, %s threads: %s" % (v["name"], backend, threads, why))
+                else:
+                    checks += 1
+    ran = [b for b in BACKENDS if available.get(b)]
+    print("golden: %d vectors, backends run: %s" % (len(manifest["vectors"]), " ".join(ran)))
+    if "scalar" not in ran or "generic" not in ran:
+        fail("the scalar and generic backends must run everywhere")
+
+
+def read_safetensors_f32(path, name):
+    data = open(path, "rb").read()
+    n = struct.unpack_from("<Q", data)[0]
+    header = json.loads(data[8:8 + n])
+    entry = header[name]
+    begin, end = entry["data_offsets"]
+    assert entry["dtype"] == "F32", entry["dtype"]
+    return entry["shape"], floats(data[8 + n + begin:8 + n + end])
+
+
+def quantized_model():
+    global checks
+    source = os.path.join(WEIGHTS, "stories260K", "stories260K.safetensors")
+    if not os.path.exists(source):
+        print("model: SKIP (no %s)" % source)
+        return
+    model = os.path.join(SCRATCH, "m.sgfp4.safetensors")
+    restored = os.path.join(SCRATCH, "restored.safetensors")
+    for args in (("encode", source, "-o", model, "-q"), ("decode", model, "-o", restored, "-q")):
+        rc, err = run(*args)
+        if rc != 0:
+            fail("%s: exit %d: %s" % (args[0], rc, err.strip()))
+            return
+    name = "layers.1.feed_forward.w2.weight"  # 64 x 172: a partial last block column
+    shape, w = read_safetensors_f32(restored, name)
+    rows, cols = shape
+    rng = random.Random(5)
+    batch = 3
+    x = [rng.gauss(0, 1) for _ in range(batch * cols)]
+    x[5] = 0.0
+    x[7] = -0.0
+    xf = os.path.join(SCRATCH, "mx.f32")
+    open(xf, "wb").write(struct.pack("<%df" % len(x), *x))
+    x = floats(open(xf, "rb").read())  # the binary32 values
+    for cls in ("a", "b"):
+        results = {}
+        for backend in BACKENDS:
+            out = os.path.join(SCRATCH, "my.f32")
+            rc, err = run("matvec", model, "--tensor", name, "--x", xf, "--class", cls,
+                          "--backend", backend, "-o", out)
+            if rc == 1 and "cannot run on this machine" in err:
+                continue
+            if rc != 0:
+                fail("model %s class %s %s: exit %d: %s" % (name, cls, backend, rc, err.strip()))
+                continue
+            results[backend] = open(out, "rb").read()
+            os.remove(out)
+        if len(set(results.values())) != 1 or "scalar" not in results:
+            fail("model class %s: backends %s disagree" % (cls, sorted(results)))
+            continue
+        checks += 1
+        if cls == "b":  # docs/matvec.md: |y - sum w x| <= gamma_L * sum |w x|, L = 3 + 4 + log2 P
+            y = floats(results["scalar"])
+            blocks = (cols + 63) // 64
+            levels = 3 + 4 + (blocks - 1).bit_length()
+            u = 2.0 ** -24
+            gamma = levels * u / (1 - levels * u)
+            for n in range(batch):
+                for r in range(rows):
+                    terms = [w[r * cols + j] * (x[n * cols + j] if abs(x[n * cols + j]) >= 2.0 ** -60 else 0.0)
+                             for j in range(cols)]
+                    exact, size = math.fsum(terms), math.fsum(abs(t) for t in terms)
+                    if abs(y[n * rows + r] - exact) > gamma * size:
+                        fail("model class B: vector %d row %d is %r, float64 %r, bound %g"
+                             % (n, r, y[n * rows + r], exact, gamma * size))
+                        return
+            checks += 1
+    # --tensor errors
+    out = os.path.join(SCRATCH, "never.f32")
+    expect_error(2, "a model without --tensor", "matvec", model, "--x", xf, "-o", out, out=out)
+    expect_error(1, "an unknown tensor", "matvec", model, "--tensor", "nope", "--x", xf, "-o", out,
+                 out=out)
+    err = expect_error(1, "a tensor that is not quantized", "matvec", model, "--tensor",
+                       "norm.weight", "--x", xf, "-o", out, out=out)
+    if "not quantized" not in err:
+        fail("a tensor that is not quantized: the message does not say so: %r" % err)
+    expect_error(2, "--shape with a model", "matvec", model, "--tensor", name, "--shape", "64x172",
+                 "--x", xf, "-o", out, out=out)
+    print("model: %s through --tensor, every backend" % name)
+
+
+def errors():
+    container = os.path.join(GOLDEN, "decode", "v1_fp4.fp4")
+    out = os.path.join(SCRATCH, "never.f32")
+    x = os.path.join(SCRATCH, "ex.f32")
+    open(x, "wb").write(struct.pack("<64f", *[0.5] * 64))
+    common = [container, "--shape", "64x64"]
+    expect_error(2, "no --x", "matvec", *common, "-o", out, out=out)
+    expect_error(2, "no -o", "matvec", *common, "--x", x)
+    expect_error(2, "--class c", "matvec", *common, "--x", x, "--class", "c", "-o", out, out=out)
+    expect_error(2, "--batch 17", "matvec", *common, "--x", x, "--batch", "17", "-o", out, out=out)
+    expect_error(2, "--backend bogus", "matvec", *common, "--x", x, "--backend", "bogus", "-o", out,
+                 out=out)
+    expect_error(2, "no --shape", "matvec", container, "--x", x, "-o", out, out=out)
+    expect_error(2, "--tensor with a container", "matvec", *common, "--tensor", "w", "--x", x, "-o",
+                 out, out=out)
+    expect_error(1, "--batch that X does not hold", "matvec", *common, "--x", x, "--batch", "2",
+                 "-o", out, out=out)
+    short = os.path.join(SCRATCH, "short.f32")
+    open(short, "wb").write(b"\0" * 100)
+    expect_error(1, "X of 100 bytes", "matvec", *common, "--x", short, "-o", out, out=out)
+    many = os.path.join(SCRATCH, "many.f32")
+    open(many, "wb").write(b"\0" * (17 * 64 * 4))
+    expect_error(1, "17 vectors", "matvec", *common, "--x", many, "-o", out, out=out)
+    nan = os.path.join(SCRATCH, "nan.f32")
+    open(nan, "wb").write(struct.pack("<64f", *([1.0] * 9 + [float("nan")] + [1.0] * 54)))
+    err = expect_error(1, "NaN in Class A", "matvec", *common, "--x", nan, "-o", out, out=out)
+    if "column 9" not in err or "NaN" not in err:
+        fail("NaN in Class A: the message does not name column 9: %r" % err)
+    expect_error(1, "a missing X", "matvec", *common, "--x", os.path.join(SCRATCH, "absent"), "-o",
+                 out, out=out)
+    expect_error(1, "a malformed container", "matvec", x, "--shape", "64x64", "--profile", "v2",
+                 "--x", x, "-o", out, out=out)
+    # Class B takes NaN; the result is written
+    rc, err = run("matvec", *common, "--x", nan, "--class", "b", "-o", out)
+    if rc != 0 or len(open(out, "rb").read()) != 64 * 4:
+        fail("Class B with a NaN: exit %d: %s" % (rc, err.strip()))
+    else:
+        os.remove(out)
+    # an existing Y is replaced only with -f (and then completely)
+    open(out, "wb").write(b"keep")
+    rc, err = run("matvec", *common, "--x", x, "-o", out)
+    if rc != 1 or "already exists" not in err or open(out, "rb").read() != b"keep":
+        fail("an existing -o without -f: exit %d, %s" % (rc, err.strip()))
+    rc, err = run("matvec", *common, "--x", x, "-f", "-o", out)
+    if rc != 0 or len(open(out, "rb").read()) != 64 * 4:
+        fail("an existing -o with -f: exit %d: %s" % (rc, err.strip()))
+    os.remove(out)
+    # -o naming the activations file is refused before anything is written
+    before = open(x, "rb").read()
+    rc, err = run("matvec", *common, "--x", x, "-f", "-o", x)
+    if rc == 0 or open(x, "rb").read() != before:
+        fail("-o X: exit %d, X changed: %s" % (rc, open(x, "rb").read() != before))
+    # standard output
+    p = subprocess.run([SGFP4, "matvec", *common, "--x", x, "-o", "-"], capture_output=True)
+    if p.returncode != 0 or len(p.stdout) != 64 * 4:
+        fail("-o -: exit %d, %d bytes" % (p.returncode, len(p.stdout)))
+
+
+def main():
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    os.makedirs(SCRATCH)
+    golden_vectors()
+    errors()
+    quantized_model()
+    if failures:
+        print("%d failures" % len(failures), file=sys.stderr)
+        return 1
+    print("test_cli_matvec: %d checks passed" % checks)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
