@@ -19,6 +19,15 @@
  * `struct_size` and is initialised only by its sgfp4_<x>_options_init(); NULL options mean
  * the defaults; `threads` 0 means 1. This header is the stable tier; benchmark and test
  * hooks are in sgfp4_experimental.h.
+ *
+ * Options structs: fields are only ever appended. sgfp4_<x>_options_init(&o) is an inline
+ * function that passes sizeof the struct as the caller's header declares it to the
+ * library's sgfp4_<x>_options_init_sized(&o, size), which sets the defaults of the fields
+ * inside those `size` bytes and struct_size = size, and writes nothing past them: a program
+ * built against an older header is never written beyond its smaller struct by a newer
+ * library. A size that is no layout of the struct (released layouts: docs/api.md) is
+ * SGFP4_ERR_ARGUMENT, nothing written. The calls read no field past struct_size (the
+ * missing ones take their defaults) and refuse a struct_size they do not know.
  */
 #ifndef SGFP4_H
 #define SGFP4_H
@@ -173,8 +182,16 @@ typedef struct sgfp4_open_options {
     sgfp4_allocator allocator; /**< default: none (malloc) */
 } sgfp4_open_options;
 
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_open_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_open_options_init_sized(sgfp4_open_options *options,
+                                                     size_t size);
+
 /** Sets struct_size and every default. The only way to initialise the struct. */
-SGFP4_API void sgfp4_open_options_init(sgfp4_open_options *options);
+static inline sgfp4_status sgfp4_open_options_init(sgfp4_open_options *options)
+{
+    return sgfp4_open_options_init_sized(options, sizeof *options);
+}
 
 /** An opened, fully validated, immutable container view (opaque). */
 typedef struct sgfp4_tensor sgfp4_tensor;
@@ -300,8 +317,16 @@ typedef struct sgfp4_decode_options {
     sgfp4_store store;        /**< how the output is written; default AUTO */
 } sgfp4_decode_options;
 
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_decode_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_decode_options_init_sized(sgfp4_decode_options *options,
+                                                       size_t size);
+
 /** Sets struct_size and every default. The only way to initialise the struct. */
-SGFP4_API void sgfp4_decode_options_init(sgfp4_decode_options *options);
+static inline sgfp4_status sgfp4_decode_options_init(sgfp4_decode_options *options)
+{
+    return sgfp4_decode_options_init_sized(options, sizeof *options);
+}
 
 /**
  * Decodes rows [row_begin, row_end) of the tensor into `dst` as `dtype`.
@@ -437,8 +462,16 @@ typedef struct sgfp4_encode_options {
     const float *row_importance;
 } sgfp4_encode_options;
 
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_encode_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_encode_options_init_sized(sgfp4_encode_options *options,
+                                                       size_t size);
+
 /** Sets struct_size and every default. The only way to initialise the struct. */
-SGFP4_API void sgfp4_encode_options_init(sgfp4_encode_options *options);
+static inline sgfp4_status sgfp4_encode_options_init(sgfp4_encode_options *options)
+{
+    return sgfp4_encode_options_init_sized(options, sizeof *options);
+}
 
 /** Largest container sgfp4_encode() can produce for this profile and shape (0 if invalid). */
 SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64_t cols);
@@ -509,9 +542,17 @@ typedef struct sgfp4_matvec_options {
     unsigned threads;
 } sgfp4_matvec_options;
 
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_matvec_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_matvec_options_init_sized(sgfp4_matvec_options *options,
+                                                       size_t size);
+
 /** Sets struct_size and every default (AUTO backend, 1 thread). The only way to initialise
  *  the struct. */
-SGFP4_API void sgfp4_matvec_options_init(sgfp4_matvec_options *options);
+static inline sgfp4_status sgfp4_matvec_options_init(sgfp4_matvec_options *options)
+{
+    return sgfp4_matvec_options_init_sized(options, sizeof *options);
+}
 
 /** The kernels `backend` runs matrix-vector products with on this machine: "scalar" (the
  *  reference) or a kernel set's name; NULL if `backend` is unknown or cannot run here. */

@@ -164,8 +164,16 @@ typedef struct sgfp4_model_open_options {
 #define SGFP4_MODEL_DEFAULT_TEMP_SPACE_PERCENT 90u
 #define SGFP4_MODEL_DEFAULT_MAX_DECOMPRESSED ((uint64_t)1 << 40)
 
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_model_open_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_model_open_options_init_sized(sgfp4_model_open_options *options,
+                                                           size_t size);
+
 /** Sets struct_size and every default. The only way to initialise the struct. */
-SGFP4_API void sgfp4_model_open_options_init(sgfp4_model_open_options *options);
+static inline sgfp4_status sgfp4_model_open_options_init(sgfp4_model_open_options *options)
+{
+    return sgfp4_model_open_options_init_sized(options, sizeof *options);
+}
 
 /**
  * Opens the safetensors file at `path` (plain, or a zstd stream: detected by its magic, not
@@ -470,8 +478,16 @@ typedef struct sgfp4_model_write_options {
     const sgfp4_model *importance;
 } sgfp4_model_write_options;
 
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_model_write_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_model_write_options_init_sized(sgfp4_model_write_options *options,
+                                                            size_t size);
+
 /** Sets struct_size and every default. The only way to initialise the struct. */
-SGFP4_API void sgfp4_model_write_options_init(sgfp4_model_write_options *options);
+static inline sgfp4_status sgfp4_model_write_options_init(sgfp4_model_write_options *options)
+{
+    return sgfp4_model_write_options_init_sized(options, sizeof *options);
+}
 
 /** Default decode limit, per container byte: an encoder writes at least ~2 bits per weight
  *  (4 elements a byte); 64 leaves a 16-fold margin. */

@@ -119,8 +119,16 @@ typedef struct sgfp4_vk_context_options {
     unsigned flags;
 } sgfp4_vk_context_options;
 
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_vk_context_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_vk_context_options_init_sized(sgfp4_vk_context_options *options,
+                                                           size_t size);
+
 /** Sets struct_size and every default. The only way to initialise the struct. */
-SGFP4_API void sgfp4_vk_context_options_init(sgfp4_vk_context_options *options);
+static inline sgfp4_status sgfp4_vk_context_options_init(sgfp4_vk_context_options *options)
+{
+    return sgfp4_vk_context_options_init_sized(options, sizeof *options);
+}
 
 /** Creates a context on its own VkInstance and VkDevice. */
 SGFP4_API sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,

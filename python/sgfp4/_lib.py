@@ -243,7 +243,7 @@ _PROTOTYPES = [
     ("sgfp4_status_str", c_char_p, c_int),
     ("sgfp4_status_name", c_char_p, c_int),
     # containers
-    ("sgfp4_open_options_init", None, P(OpenOptions)),
+    ("sgfp4_open_options_init_sized", c_int, P(OpenOptions), c_size_t),
     ("sgfp4_tensor_open", c_int, c_void_p, c_size_t, c_int, c_u64, c_u64, P(c_void_p),
      P(OpenOptions), P(Diag)),
     ("sgfp4_tensor_close", None, c_void_p),
@@ -253,14 +253,14 @@ _PROTOTYPES = [
     # decode
     ("sgfp4_dtype_size", c_size_t, c_int),
     ("sgfp4_decode_backend_name", c_char_p, c_int),
-    ("sgfp4_decode_options_init", None, P(DecodeOptions)),
+    ("sgfp4_decode_options_init_sized", c_int, P(DecodeOptions), c_size_t),
     ("sgfp4_decode_rows", c_int, c_void_p, c_u64, c_u64, c_int, c_void_p, c_size_t, c_size_t,
      P(DecodeOptions)),
     ("sgfp4_decode", c_int, c_void_p, c_int, c_void_p, c_size_t, c_size_t, P(DecodeOptions)),
     ("sgfp4_decode_gather", c_int, c_void_p, P(c_u64), c_size_t, c_int, c_void_p, c_size_t,
      c_size_t, P(DecodeOptions)),
     # encode
-    ("sgfp4_encode_options_init", None, P(EncodeOptions)),
+    ("sgfp4_encode_options_init_sized", c_int, P(EncodeOptions), c_size_t),
     ("sgfp4_encode_bound", c_size_t, c_int, c_u64, c_u64),
     ("sgfp4_encode_alloc", c_int, c_void_p, c_u64, c_u64, c_size_t, P(c_void_p), P(c_size_t),
      P(EncodeOptions)),
@@ -269,7 +269,7 @@ _PROTOTYPES = [
     ("sgfp4_st_dtype_name", c_char_p, c_int),
     ("sgfp4_st_dtype_size", c_size_t, c_int),
     ("sgfp4_st_dtype_parse", c_int, c_char_p, P(c_int)),
-    ("sgfp4_model_open_options_init", None, P(ModelOpenOptions)),
+    ("sgfp4_model_open_options_init_sized", c_int, P(ModelOpenOptions), c_size_t),
     ("sgfp4_model_open", c_int, c_char_p, P(c_void_p), P(ModelOpenOptions), P(Diag)),
     ("sgfp4_model_open_memory", c_int, c_void_p, c_size_t, P(c_void_p), P(ModelOpenOptions),
      P(Diag)),
@@ -309,7 +309,7 @@ _PROTOTYPES = [
     ("sgfp4_model_policy_set_embeddings", None, c_void_p, c_int),
     ("sgfp4_model_policy_free", None, c_void_p),
     ("sgfp4_model_policy_decide", None, c_void_p, P(ModelTensor), P(ModelDecision)),
-    ("sgfp4_model_write_options_init", None, P(ModelWriteOptions)),
+    ("sgfp4_model_write_options_init_sized", c_int, P(ModelWriteOptions), c_size_t),
     ("sgfp4_model_encode", c_int, c_void_p, c_void_p, P(Sink), P(ModelWriteOptions), P(Diag)),
     ("sgfp4_model_decode", c_int, c_void_p, P(Sink), P(ModelWriteOptions), P(Diag)),
 ]
@@ -319,16 +319,22 @@ for _p in _PROTOTYPES:
 
 
 def init_struct(cls, init_name):
-    """A C options struct `cls` set by the library's `init_name` (sgfp4_x_options_init).
+    """A C options struct `cls` set by the library's defaults (init_name is the C header's
+    sgfp4_x_options_init, an inline function there).
 
-    The init function writes the library's own sizeof, which is larger than `cls` if the
-    library is newer than these declarations: it writes into a padded buffer, and
-    struct_size is then set to the size of the fields declared here, so the library reads
-    no field this binding does not know (they keep their defaults: docs/api.md)."""
-    pad = (ctypes.c_uint8 * (ctypes.sizeof(cls) + 1024))()
-    getattr(lib, init_name)(ctypes.cast(pad, POINTER(cls)))
-    o = cls.from_buffer_copy(pad)
-    o.struct_size = ctypes.sizeof(cls)
+    The binding calls what that inline function calls, sgfp4_x_options_init_sized, with the
+    size of the fields declared here (ctypes.sizeof of this mirror), as a C program compiled
+    against the header this mirror follows would: the library writes the defaults of those
+    fields and nothing past them, and reads no field this binding does not know (those keep
+    their defaults: docs/api.md, "Conventions")."""
+    from .errors import check  # errors imports this module
+
+    o = cls()
+    init_sized = getattr(lib, init_name + "_sized")
+    # cls may be a mirror of an earlier layout (a prefix of the declared struct)
+    check(init_sized(ctypes.cast(ctypes.pointer(o), init_sized.argtypes[0]), ctypes.sizeof(cls)),
+          f"{init_name}: the library ({library_path}) does not know this binding's layout "
+          f"of the struct ({ctypes.sizeof(cls)} bytes): it is older than the binding")
     return o
 
 

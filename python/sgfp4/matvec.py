@@ -31,7 +31,8 @@ class MatvecOptions(ctypes.Structure):
 
 
 _PROTOTYPES = [
-    ("sgfp4_matvec_options_init", None, ctypes.POINTER(MatvecOptions)),
+    ("sgfp4_matvec_options_init_sized", ctypes.c_int, ctypes.POINTER(MatvecOptions),
+     ctypes.c_size_t),
     ("sgfp4_matvec_backend_name", ctypes.c_char_p, ctypes.c_int),
     ("sgfp4_matvec_plan_create", ctypes.c_int, ctypes.c_void_p,
      ctypes.POINTER(ctypes.c_void_p)),

@@ -150,3 +150,37 @@ def test_options_struct_sizes_are_accepted_and_unknown_ones_refused():
     o.struct_size = 3    # not a size the library knows
     status = _lib.lib.sgfp4_decode(t._h.ptr, 0, out, 0, ctypes.sizeof(out), ctypes.byref(o))
     assert errors.status_name(status) == "ARGUMENT"
+
+
+def test_options_are_initialised_to_the_size_of_the_bindings_mirror():
+    """The library writes defaults into exactly the bytes the binding's struct has: a mirror of
+    an earlier, shorter layout (as an older binding declares it) gets its fields' defaults,
+    struct_size = its size and not one byte written past it, and is accepted by the calls."""
+
+    class OlderEncodeOptions(ctypes.Structure):  # the fields before `metric` was appended
+        _fields_ = _lib.EncodeOptions._fields_[:[f for f, _ in _lib.EncodeOptions._fields_]
+                                               .index("metric")]
+
+    class Guarded(ctypes.Structure):
+        _fields_ = [("options", OlderEncodeOptions), ("canary", ctypes.c_uint8 * 64)]
+
+    g = Guarded()
+    ctypes.memset(ctypes.byref(g), 0xA5, ctypes.sizeof(g))
+    status = _lib.lib.sgfp4_encode_options_init_sized(
+        ctypes.cast(ctypes.byref(g.options), ctypes.POINTER(_lib.EncodeOptions)),
+        ctypes.sizeof(OlderEncodeOptions))
+    assert status == 0
+    assert g.options.struct_size == ctypes.sizeof(OlderEncodeOptions)
+    assert bytes(g.canary) == b"\xa5" * 64
+    assert g.options.target_bpw == 4.5 and g.options.delta == 0.10
+    assert g.options.threads == 0 and not g.options.allocator.alloc
+
+    o = _lib.init_struct(OlderEncodeOptions, "sgfp4_encode_options_init")
+    assert o.struct_size == ctypes.sizeof(OlderEncodeOptions)
+    # a size that is no layout of the struct: refused, nothing written
+    ctypes.memset(ctypes.byref(g), 0xA5, ctypes.sizeof(g))
+    status = _lib.lib.sgfp4_encode_options_init_sized(
+        ctypes.cast(ctypes.byref(g.options), ctypes.POINTER(_lib.EncodeOptions)), 12)
+    assert errors.status_name(status) == "ARGUMENT"
+    assert bytes(ctypes.string_at(ctypes.byref(g), ctypes.sizeof(g))) == \
+        b"\xa5" * ctypes.sizeof(g)

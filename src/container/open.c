@@ -9,12 +9,11 @@
 #define DEFAULT_MAX_ELEMENTS (UINT64_C(1) << 34)
 #define DEFAULT_MAX_CONTAINER (UINT64_C(1) << 40)
 
-void sgfp4_open_options_init(sgfp4_open_options *options)
+sgfp4_status sgfp4_open_options_init_sized(sgfp4_open_options *options, size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
+    sgfp4_open_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    return SGFP4_OPTIONS_INIT(sgfp4_open_options, options, size, &defaults);
 }
 
 sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile profile,

@@ -27,15 +27,14 @@ static void scalar_rows_item(void *context, uint64_t item, unsigned worker)
     sgfp4_scalar_decode_rows(j->t, r0, r1, &part);
 }
 
-void sgfp4_decode_options_init(sgfp4_decode_options *options)
+sgfp4_status sgfp4_decode_options_init_sized(sgfp4_decode_options *options, size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->backend = SGFP4_BACKEND_AUTO;
-    options->threads = 0;
-    options->store = SGFP4_STORE_AUTO;
+    sgfp4_decode_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.backend = SGFP4_BACKEND_AUTO;
+    defaults.threads = 0;
+    defaults.store = SGFP4_STORE_AUTO;
+    return SGFP4_OPTIONS_INIT(sgfp4_decode_options, options, size, &defaults);
 }
 
 /* The caller's options (NULL: the defaults) read into *o and checked; *kernels is NULL for

@@ -15,19 +15,19 @@
 #include "encode/team.h"
 #include "format/bits.h"
 
-void sgfp4_encode_options_init(sgfp4_encode_options *options)
+sgfp4_status sgfp4_encode_options_init_sized(sgfp4_encode_options *options, size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->profile = SGFP4_PROFILE_V2;
-    options->policy = SGFP4_POLICY_RATE;
-    options->target_bpw = 4.5;
-    options->delta = 0.10;
-    options->threshold = 1.0;
-    options->fit = SGFP4_FIT_BEST;
-    options->threads = 0;
+    sgfp4_encode_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.profile = SGFP4_PROFILE_V2;
+    defaults.policy = SGFP4_POLICY_RATE;
+    defaults.target_bpw = 4.5;
+    defaults.delta = 0.10;
+    defaults.threshold = 1.0;
+    defaults.fit = SGFP4_FIT_BEST;
+    defaults.threads = 0;
+    defaults.metric = SGFP4_METRIC_SSE;
+    return SGFP4_OPTIONS_INIT(sgfp4_encode_options, options, size, &defaults);
 }
 
 /* Largest v2 record: MIXED head (4 + 12 + 4 * 256, padded) plus 256 padded 4x4 payloads. */

@@ -9,14 +9,13 @@
 #include "common/diag.h"
 #include "matvec/matvec_internal.h"
 
-void sgfp4_matvec_options_init(sgfp4_matvec_options *options)
+sgfp4_status sgfp4_matvec_options_init_sized(sgfp4_matvec_options *options, size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->backend = SGFP4_BACKEND_AUTO;
-    options->threads = 0;
+    sgfp4_matvec_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.backend = SGFP4_BACKEND_AUTO;
+    defaults.threads = 0;
+    return SGFP4_OPTIONS_INIT(sgfp4_matvec_options, options, size, &defaults);
 }
 
 /* The options in effect (src/common/options.h) and the kernels they select. */

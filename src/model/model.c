@@ -1,5 +1,7 @@
-/* Opening a model (plain mapping, or zstd decompressed into an unlinked temporary file),
- * the accessors, and per-tensor services: container open, hash check, float conversion.
+/* The top of the model layer: opening a model (plain mapping, or zstd decompressed into an
+ * unlinked temporary file), the accessors, and per-tensor services: container open, hash
+ * check, float conversion. The helpers the readers below it call live in their own files:
+ * the name index in model_index.c, temporary files and hashes in model_io.c.
  * SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,39 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "common/options.h"
 #include "model/model_internal.h"
 #include "model/zstd_bounds.h"
-
-/* A name and its entry, compact, so that the sort reads one small array. */
-typedef struct name_ref {
-    const char *name;
-    size_t index;
-} name_ref;
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(((const name_ref *)a)->name, ((const name_ref *)b)->name);
-}
-
-sgfp4_status sgfp4_model_index_names(sgfp4_model *m, sgfp4_diag *diag)
-{
-    m->by_name = malloc((m->count ? m->count : 1) * sizeof *m->by_name);
-    name_ref *refs = malloc((m->count ? m->count : 1) * sizeof *refs);
-    if (!m->by_name || !refs) {
-        free(refs);
-        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
-    }
-    for (size_t k = 0; k < m->count; k++)
-        refs[k] = (name_ref){sgfp4_model_tensor_k(m, k)->name, k};
-    qsort(refs, m->count, sizeof *refs, compare_names); /* names are unique: a total order */
-    for (size_t k = 0; k < m->count; k++)
-        m->by_name[k] = refs[k].index;
-    free(refs);
-    return SGFP4_OK;
-}
 
 /* Reads the caller's open options (NULL: the defaults) into *o. */
 static sgfp4_status read_open_options(const sgfp4_model_open_options *given,
@@ -201,25 +173,6 @@ const sgfp4_model_tensor *sgfp4_model_tensor_at(const sgfp4_model *m, size_t ind
     return m && index < m->count ? sgfp4_model_tensor_k(m, index) : NULL;
 }
 
-const sgfp4_model_tensor *sgfp4_model_tensor_find(const sgfp4_model *m, const char *name)
-{
-    if (!m || !name || !m->by_name)
-        return NULL;
-    size_t lo = 0, hi = m->count;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        const sgfp4_model_tensor *t = sgfp4_model_tensor_sorted(m, mid);
-        const int c = strcmp(name, t->name);
-        if (c == 0)
-            return t;
-        if (c < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
-}
-
 size_t sgfp4_model_metadata_count(const sgfp4_model *m) { return m ? m->meta_count : 0; }
 
 int sgfp4_model_metadata_at(const sgfp4_model *m, size_t index, const char **key,
@@ -322,19 +275,6 @@ sgfp4_status sgfp4_model_tensor_open(const sgfp4_model *m, const sgfp4_model_ten
     return s;
 }
 
-void sgfp4_sha256_hex(const void *data, size_t size, char hex[65])
-{
-    unsigned char digest[32];
-    unsigned int len = 0;
-    EVP_Digest(data, size, digest, &len, EVP_sha256(), NULL);
-    static const char digits[] = "0123456789abcdef";
-    for (unsigned i = 0; i < 32; i++) {
-        hex[2 * i] = digits[digest[i] >> 4];
-        hex[2 * i + 1] = digits[digest[i] & 15];
-    }
-    hex[64] = '\0';
-}
-
 sgfp4_status sgfp4_model_tensor_verify(const sgfp4_model *m, const sgfp4_model_tensor *t,
                                        sgfp4_diag *diag)
 {
@@ -415,33 +355,4 @@ sgfp4_status sgfp4_model_tensor_to_f32_check(const sgfp4_model_tensor *t, sgfp4_
                               (unsigned long long)(t->offset + 4 * k));
     }
     return SGFP4_OK;
-}
-
-const char *sgfp4_temp_dir(const char *dir)
-{
-    if (dir && *dir)
-        return dir;
-    const char *env = getenv("TMPDIR");
-    return env && *env ? env : "/tmp";
-}
-
-int sgfp4_temp_file(const char *dir)
-{
-    const char *d = sgfp4_temp_dir(dir);
-    int fd = -1;
-#ifdef O_TMPFILE
-    fd = open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        return fd;
-#endif
-    const size_t len = strlen(d) + 32;
-    char *path = malloc(len);
-    if (!path)
-        return -1;
-    snprintf(path, len, "%s/sgfp4-XXXXXX", d);
-    fd = mkstemp(path);
-    if (fd >= 0)
-        unlink(path);
-    free(path);
-    return fd;
 }

@@ -57,7 +57,7 @@ sgfp4_status sgfp4_model_parse(sgfp4_model *model, const sgfp4_model_open_option
                                sgfp4_diag *diag);
 /* Parses the manifest JSON text into the entries (called by sgfp4_model_parse). */
 sgfp4_status sgfp4_model_parse_manifest(sgfp4_model *model, const char *json, sgfp4_diag *diag);
-/* Builds model->by_name (entries must be final). */
+/* model_index.c: builds model->by_name (entries must be final). */
 sgfp4_status sgfp4_model_index_names(sgfp4_model *model, sgfp4_diag *diag);
 /* Frees everything but the model struct and mapping. */
 void sgfp4_model_free_parsed(sgfp4_model *model);
@@ -140,7 +140,7 @@ uint64_t sgfp4_model_data_bytes(const sgfp4_model *model);
  * infinity. */
 sgfp4_status sgfp4_model_tensor_to_f32_check(const sgfp4_model_tensor *tensor, sgfp4_diag *diag);
 
-/* sha256 of bytes as 64 lowercase hex digits + NUL. */
+/* model_io.c: sha256 of bytes as 64 lowercase hex digits + NUL. */
 void sgfp4_sha256_hex(const void *data, size_t size, char hex[65]);
 
 /* The temporary-file folder: dir if given, else $TMPDIR, else /tmp. */

@@ -5,20 +5,20 @@
 #include "common/options.h"
 #include "model/model_internal.h"
 
-void sgfp4_model_open_options_init(sgfp4_model_open_options *options)
+sgfp4_status sgfp4_model_open_options_init_sized(sgfp4_model_open_options *options,
+                                                 size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
+    sgfp4_model_open_options defaults;
+    memset(&defaults, 0, sizeof defaults); /* every default is 0 or NULL */
+    return SGFP4_OPTIONS_INIT(sgfp4_model_open_options, options, size, &defaults);
 }
 
-void sgfp4_model_write_options_init(sgfp4_model_write_options *options)
+sgfp4_status sgfp4_model_write_options_init_sized(sgfp4_model_write_options *options,
+                                                  size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
+    sgfp4_model_write_options defaults;
+    memset(&defaults, 0, sizeof defaults); /* every default is 0 or NULL */
+    return SGFP4_OPTIONS_INIT(sgfp4_model_write_options, options, size, &defaults);
 }
 
 sgfp4_status sgfp4_model_write_options_read(const sgfp4_model_write_options *given,

@@ -311,13 +311,13 @@ static sgfp4_status choose_device(const VkPhysicalDevice *devices, uint32_t n, i
     return SGFP4_OK;
 }
 
-void sgfp4_vk_context_options_init(sgfp4_vk_context_options *options)
+sgfp4_status sgfp4_vk_context_options_init_sized(sgfp4_vk_context_options *options,
+                                                 size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->device_index = -1;
+    sgfp4_vk_context_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.device_index = -1;
+    return SGFP4_OPTIONS_INIT(sgfp4_vk_context_options, options, size, &defaults);
 }
 
 /* Reads the caller's context options (NULL: the defaults) into *o. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/diag.h"
+#include "common/options.h"
 #include "sgfp4_experimental.h"
 #include "sgfp4_vulkan.h"
 
@@ -23,13 +24,13 @@ sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity, s
     return unavailable(diag);
 }
 
-void sgfp4_vk_context_options_init(sgfp4_vk_context_options *options)
+sgfp4_status sgfp4_vk_context_options_init_sized(sgfp4_vk_context_options *options,
+                                                 size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-    options->device_index = -1;
+    sgfp4_vk_context_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.device_index = -1;
+    return SGFP4_OPTIONS_INIT(sgfp4_vk_context_options, options, size, &defaults);
 }
 
 sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,

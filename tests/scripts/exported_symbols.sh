@@ -4,7 +4,11 @@
 # Fails, listing the difference, when a declared function is not exported (declared but
 # never defined, or hidden) or when something else is exported (an internal function, a
 # target_clones dispatcher, a data symbol). Also fails on a header line that declares an
-# sgfp4_ function without SGFP4_API, since such a function would never be exported.
+# sgfp4_ function without SGFP4_API, since such a function would never be exported. And
+# fails when an options struct's init is exported itself: sgfp4_<x>_options_init must be the
+# header's inline function that passes the caller's sizeof to the exported
+# sgfp4_<x>_options_init_sized (a library that writes its own sizeof would overrun the struct
+# of a caller built against an older header), and every struct has both.
 # SPDX-License-Identifier: MIT
 set -eu
 lib=$1
@@ -33,6 +37,27 @@ for header in "$@"; do
     fi
 done
 sort -u "$work/declared" -o "$work/declared"
+
+if grep '_options_init$' "$work/declared" "$work/exported" >"$work/odd"; then
+    echo "options init functions exported (they must be the headers' inline functions):"
+    sed 's/^/  /' "$work/odd"
+    status=1
+fi
+for header in "$@"; do
+    for init in $(sed -n 's/^SGFP4_API sgfp4_status \(sgfp4_[a-z0-9_]*_options_init\)_sized(.*/\1/p' \
+        "$header"); do
+        if ! grep -q "^static inline sgfp4_status $init(" "$header"; then
+            echo "$header: ${init}_sized has no inline $init passing the caller's sizeof"
+            status=1
+        fi
+    done
+    for options in $(sed -n 's/^typedef struct \(sgfp4_[a-z0-9_]*_options\) {.*/\1/p' "$header"); do
+        if ! grep -q "^SGFP4_API sgfp4_status ${options}_init_sized(" "$header"; then
+            echo "$header: $options has no ${options}_init_sized"
+            status=1
+        fi
+    done
+done
 
 if ! cmp -s "$work/declared" "$work/exported"; then
     echo "declared in the headers but not exported:"
