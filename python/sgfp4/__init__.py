@@ -12,7 +12,7 @@ in the source tree describes it. Errors are raised as subclasses of sgfp4.Error,
 
 from . import _lib
 from ._lib import LibraryNotFound
-from ._types import Backend, DType, Fit, Policy as SplitPolicy, Profile, Store
+from ._types import Backend, DType, Fit, Metric, Policy as SplitPolicy, Profile, Store
 from ._version import __version__
 from .encode import EncodeOptions, encode, encode_bound
 from .errors import *  # noqa: F401,F403 - the exception classes

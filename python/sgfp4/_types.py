@@ -48,9 +48,18 @@ class Policy(enum.IntEnum):
 
 
 class Fit(enum.IntEnum):
-    """sgfp4_fit: how each leaf's scale and bias are fitted."""
+    """sgfp4_fit: how each leaf's scale and bias are fitted. FAST: the faster preset (the
+    best fitting's search from fewer starts and rounds)."""
     BEST = 0
     REFERENCE = 1
+    FAST = 2
+
+
+class Metric(enum.IntEnum):
+    """sgfp4_error_metric: what rate control and the leaf fits minimize. SSE: the squared
+    error; ROW_RELATIVE ("row"): each output row's squared error over its squared norm."""
+    SSE = 0
+    ROW_RELATIVE = 1
 
 
 # numpy dtype of the decoded array for each DType (bf16 values are their 16-bit patterns).
@@ -60,6 +69,7 @@ NUMPY_OF = {DType.F32: np.dtype(np.float32), DType.F16: np.dtype(np.float16),
 _ALIASES = {
     DType: {"f32": DType.F32, "float32": DType.F32, "f16": DType.F16, "float16": DType.F16,
             "half": DType.F16, "bf16": DType.BF16, "bfloat16": DType.BF16},
+    Metric: {"row": Metric.ROW_RELATIVE},
 }
 
 

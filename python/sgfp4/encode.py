@@ -2,13 +2,13 @@
 """Encoding a numpy float matrix into a container (sgfp4_encode)."""
 
 import ctypes
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from . import _lib
 from ._lib import lib
-from ._types import Fit, Policy, Profile, argument_error, to_enum
+from ._types import Fit, Metric, Policy, Profile, argument_error, to_enum
 from .errors import check
 
 
@@ -21,8 +21,13 @@ class EncodeOptions:
     default) or "threshold" (the spec's reference split policy). target_bpw: bits per
     weight for the rate policy, in (0, 64], default 4.5. delta: the dual-mode rule's margin,
     >= 0, default 0.10. threshold: scale of the threshold policy's split thresholds, > 0,
-    default 1.0. fit: "best" (default) or "reference". threads: 0 or 1 = the calling
-    thread; N = N threads in all (the bytes do not depend on it).
+    default 1.0. fit: "best" (default), "fast" (the faster preset) or "reference". threads:
+    0 or 1 = the calling thread; N = N threads in all (the bytes do not depend on it).
+    metric: "sse" (default) or "row" (each output row's error relative to its norm; v2 rate
+    policy only). column_importance / row_importance: None (default) or one value per input
+    column / output row of the matrix encode() gets (finite, >= 0, not all 0), the error
+    weights of docs/encoder.md, "Error metrics"; kept as float32 tuples. They belong to one
+    matrix: whole models take an importance file instead (encode_model(importance=...)).
     """
     profile: Profile = None
     policy: Policy = None
@@ -31,6 +36,9 @@ class EncodeOptions:
     threshold: float = None
     fit: Fit = None
     threads: int = None
+    metric: Metric = None
+    column_importance: tuple = field(default=None, repr=False)
+    row_importance: tuple = field(default=None, repr=False)
 
     def __post_init__(self):
         d = _DEFAULTS
@@ -40,6 +48,15 @@ class EncodeOptions:
         set_(self, "policy", to_enum(Policy, d.policy if self.policy is None
                                      else self.policy, "policy"))
         set_(self, "fit", to_enum(Fit, d.fit if self.fit is None else self.fit, "fit"))
+        set_(self, "metric", to_enum(Metric, d.metric if self.metric is None
+                                     else self.metric, "metric"))
+        for name in ("column_importance", "row_importance"):
+            v = getattr(self, name)
+            if v is not None:
+                a = np.asarray(v)
+                if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "fiu":
+                    raise argument_error(f"{name}: expected a non-empty 1-D array of numbers")
+                set_(self, name, tuple(float(x) for x in a.astype(np.float32)))
         for name in ("target_bpw", "delta", "threshold"):
             v = getattr(self, name)
             set_(self, name, float(getattr(d, name) if v is None else v))
@@ -48,22 +65,46 @@ class EncodeOptions:
             raise argument_error(f"threads: {t!r} is not a count >= 0")
         set_(self, "threads", int(t))
 
-    def to_c(self):
-        """The C struct (sgfp4_encode_options_init, then these fields)."""
+    def to_c(self, rows=None, cols=None):
+        """The C struct (sgfp4_encode_options_init, then these fields). With importance
+        vectors, the shape they must fit (their float32 copies live as long as the
+        struct)."""
         o = _lib.init_struct(_lib.EncodeOptions, "sgfp4_encode_options_init")
-        self.copy_into(o)
+        self._write_fields(o)
+        keep = []
+        for name, n, what in (("column_importance", cols, "columns"),
+                              ("row_importance", rows, "rows")):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if n is None or len(v) != n:
+                raise argument_error(f"{name}: {len(v)} values for {n} {what}")
+            a = np.array(v, dtype=np.float32)
+            keep.append(a)
+            setattr(o, name, a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+        o._importance = keep
         return o
 
     def copy_into(self, o):
-        """Writes these fields into an initialised C struct (keeps its allocator)."""
+        """Writes these fields into an initialised C struct (keeps its allocator). The
+        importance vectors are the one field it does not copy (to_c sets them for one
+        matrix); options that have them are refused here."""
+        if self.column_importance is not None or self.row_importance is not None:
+            raise argument_error("column_importance and row_importance belong to one matrix "
+                                 "(encode()); a whole model takes an importance file "
+                                 "(encode_model(importance=...))")
+        self._write_fields(o)
+
+    def _write_fields(self, o):
         o.profile, o.policy, o.fit = int(self.profile), int(self.policy), int(self.fit)
         o.target_bpw, o.delta, o.threshold = self.target_bpw, self.delta, self.threshold
         o.threads = min(self.threads, 2**32 - 1)
+        o.metric = int(self.metric)
 
     @classmethod
     def from_c(cls, o):
         return cls(Profile(o.profile), Policy(o.policy), o.target_bpw, o.delta, o.threshold,
-                   Fit(o.fit), o.threads)
+                   Fit(o.fit), o.threads, Metric(o.metric))
 
     def with_(self, **changes):
         """A copy with some fields changed (None leaves a field as it is)."""
@@ -79,7 +120,9 @@ def encode(array, options=None, **overrides):
     as bytes, which sgfp4.open(container, array.shape) reads back.
 
     options: an EncodeOptions (default: the library's defaults); keyword arguments
-    (profile, policy, target_bpw, delta, threshold, fit, threads) override its fields.
+    (profile, policy, target_bpw, delta, threshold, fit, threads, metric,
+    column_importance, row_importance) override its fields; importance vectors must have
+    one value per column / row of the array.
     float16 input is widened exactly to float32 first. A float32 array whose rows are
     contiguous (any row stride, e.g. a column slice) is read in place. NaN or infinite
     values raise ArgumentError; values beyond the fp16 range are clipped to +-65504.
@@ -105,7 +148,7 @@ def encode(array, options=None, **overrides):
                               and a.strides[0] % 4 == 0):
         a = np.ascontiguousarray(a)
     stride = a.strides[0] // 4 if rows > 1 else cols
-    c_opts = options.to_c()
+    c_opts = options.to_c(rows, cols)
     out = ctypes.c_void_p()
     size = ctypes.c_size_t()
     status = lib.sgfp4_encode_alloc(a.ctypes.data, rows, cols, stride,

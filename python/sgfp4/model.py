@@ -367,6 +367,7 @@ class Decision:
     cols: int
     options: EncodeOptions
     reason: str
+    warning: str = ""   # why the options may hurt the model (a v2 rate below 4.125), or ""
 
 
 class Policy:
@@ -421,7 +422,7 @@ class Policy:
         d = _lib.ModelDecision()
         lib.sgfp4_model_policy_decide(self._h.ptr, tensor._ptr(), ctypes.byref(d))
         return Decision(bool(d.quantize), d.rows, d.cols, EncodeOptions.from_c(d.options),
-                        text(d.reason))
+                        text(d.reason), text(d.warning))
 
 
 def _as_policy(policy, overrides, embeddings):
@@ -511,7 +512,8 @@ def _run_job(source, destination, job, *, zstd_level, zstd_threads):
 
 
 def encode_model(source, destination, policy=None, *, progress=None, report=None,
-                 embeddings=None, temp_dir=None, zstd_level=3, zstd_threads=0, **options):
+                 embeddings=None, temp_dir=None, zstd_level=3, zstd_threads=0,
+                 importance=None, **options):
     """Quantizes a safetensors model into a quantized model file (sgfp4_model_encode).
 
     source: a path or a Model (plain, not already quantized). destination: the output path,
@@ -523,10 +525,19 @@ def encode_model(source, destination, policy=None, *, progress=None, report=None
     at the start and after each tensor; an exception it raises stops the job (no output)
     and is raised again. report: called with a TensorReport after each tensor (what was
     done to it: quantized or not and why, bits per weight against the target). temp_dir: the
-    encoder's spool folder (default $TMPDIR, else /tmp). Returns the job's Summary.
+    encoder's spool folder (default $TMPDIR, else /tmp). importance: None, or an importance
+    file (a path or an open Model: F32 vectors NAME, one per input column of tensor NAME, and
+    NAME:rows, one per output row; docs/encoder.md, "Error metrics"); a vector of another
+    length is an ArgumentError naming the tensor. Returns the job's Summary.
     """
     pol = _as_policy(policy, options, embeddings)
     summary = _lib.ModelSummary()
+    if importance is None or isinstance(importance, Model):
+        weights, own_weights = importance, False
+    else:
+        weights, own_weights = open_model(importance), True
+    if weights is not None and weights.closed:
+        raise argument_error("importance: the model is closed")
 
     def job(model, sink):
         wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
@@ -534,13 +545,18 @@ def encode_model(source, destination, policy=None, *, progress=None, report=None
         cb, rb = _progress_callback(progress, sink), _report_callback(report, sink)
         wo.progress, wo.tensor_report = cb, rb
         wo.summary = ctypes.pointer(summary)
+        wo.importance = weights._h.ptr if weights is not None else None
         diag = _lib.Diag()
         status = lib.sgfp4_model_encode(model._h.ptr, pol._h.ptr, ctypes.byref(sink.sink),
                                         ctypes.byref(wo), ctypes.byref(diag))
         sink.raise_pending()
         check(status, diag=diag)
 
-    _run_job(source, destination, job, zstd_level=zstd_level, zstd_threads=zstd_threads)
+    try:
+        _run_job(source, destination, job, zstd_level=zstd_level, zstd_threads=zstd_threads)
+    finally:
+        if own_weights:
+            weights.close()
     return _summary(summary)
 
 

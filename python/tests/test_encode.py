@@ -18,6 +18,8 @@ OPTION_SETS = [
      {"profile": "v1", "delta": 0.3, "fit": "reference"}),
     (["--policy", "threshold", "--threshold", "1.5"],
      {"policy": "threshold", "threshold": 1.5}),
+    (["--fit", "fast"], {"fit": "fast"}),
+    (["--metric", "row", "--bpw", "4.0"], {"metric": "row", "target_bpw": 4.0}),
 ]
 
 

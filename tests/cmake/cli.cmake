@@ -1,7 +1,8 @@
 # The CLI on real files (tests/cli/): outputs that never destroy a user's file (refusals,
 # -f, devices and descriptors, links, long names, signals, leftovers), whole models and
-# sharded sets through the CLI, the conventions (messages, --json, --tensor), the README's
-# commands as written, the man page and the bash completion.
+# sharded sets through the CLI, the encoder's objective options (--fit, --metric,
+# --importance, the low-rate warning), the conventions (messages, --json, --tensor), the
+# README's commands as written, the man page and the bash completion.
 # SPDX-License-Identifier: MIT
 find_program(SGFP4_BASH bash)
 find_program(SGFP4_PYTHON3 python3)
@@ -17,6 +18,10 @@ add_test(NAME cli.conventions
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_conventions.sh
                  $<TARGET_FILE:sgfp4> ${CMAKE_CURRENT_BINARY_DIR}/cli-conventions ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.conventions PROPERTIES LABELS cli TIMEOUT 900)
+add_test(NAME cli.encode_options
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_encode_options.sh
+                 $<TARGET_FILE:sgfp4> ${CMAKE_CURRENT_BINARY_DIR}/cli-encode-options)
+set_tests_properties(cli.encode_options PROPERTIES LABELS cli TIMEOUT 300)
 add_test(NAME cli.readme_commands
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/readme_commands.sh
                  $<TARGET_FILE:sgfp4> ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-readme)

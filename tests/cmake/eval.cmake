@@ -1,10 +1,12 @@
 # The model-level quality benchmark (docs/eval.md): sgfp4-eval, a llama2.c-architecture
-# forward pass on the library, and its quick checks on stories260K.
+# forward pass on the library, its quick checks on stories260K, and the build-and-run
+# commands of docs/eval.md.
 # SPDX-License-Identifier: MIT
 file(GLOB SGFP4_EVAL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tools/eval/*.c)
 add_executable(sgfp4-eval ${SGFP4_EVAL_SOURCES})
 target_include_directories(sgfp4-eval PRIVATE ${PROJECT_SOURCE_DIR}/tools/eval ${JANSSON_INCLUDE_DIR})
-target_link_libraries(sgfp4-eval PRIVATE sgfp4_static ${JANSSON_LIBRARY} Threads::Threads)
+target_link_libraries(sgfp4-eval PRIVATE sgfp4_fileio sgfp4_static ${JANSSON_LIBRARY}
+                      Threads::Threads)
 if(MATH_LIBRARY)
   target_link_libraries(sgfp4-eval PRIVATE ${MATH_LIBRARY})
 endif()
@@ -14,3 +16,14 @@ add_test(NAME eval.stories260K
                  $<TARGET_FILE:sgfp4> ${SGFP4_SHARED_DIR}/weights
                  ${CMAKE_CURRENT_BINARY_DIR}/eval-work)
 set_tests_properties(eval.stories260K PROPERTIES SKIP_RETURN_CODE 77 LABELS eval)
+# docs/eval.md's build-and-run block as written (sanitizer builds: a shorter table).
+if(SGFP4_SANITIZE)
+  set(_eval_doc_quick quick)
+else()
+  set(_eval_doc_quick "")
+endif()
+add_test(NAME eval.doc_commands
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/eval/doc_commands.sh $<TARGET_FILE:sgfp4-eval>
+                 ${PROJECT_SOURCE_DIR} ${SGFP4_SHARED_DIR}/weights
+                 ${CMAKE_CURRENT_BINARY_DIR}/eval-doc ${_eval_doc_quick})
+set_tests_properties(eval.doc_commands PROPERTIES SKIP_RETURN_CODE 77 LABELS eval TIMEOUT 900)

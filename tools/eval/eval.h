@@ -174,6 +174,10 @@ int eval_score_model(const eval_run *run, const eval_reference *ref, eval_score 
 int eval_imatrix_write(const eval_run *run, const llama_config *c, uint64_t seed,
                        int sequences, int length, const char *path);
 
+/* --from-llama2c: writes the llama2.c checkpoint bin_path (legacy version 0) as a
+ * safetensors model at out_path, which must not exist (convert.c). 0, or -1 said why. */
+int eval_convert_llama2c(const char *bin_path, const char *out_path);
+
 /* A candidate: how the benchmark quantizes the chosen set of tensors (candidate.c). */
 typedef enum eval_kind {
     KIND_F32, KIND_SGFP4, KIND_Q4_0, KIND_AFFINE, KIND_FILE

@@ -1,6 +1,7 @@
 /* sgfp4-eval: the model-level quality benchmark (docs/eval.md).
  *
  *   sgfp4-eval [options] MODEL.safetensors
+ *   sgfp4-eval --from-llama2c CHECKPOINT.bin MODEL.safetensors
  *
  * Builds the float32 reference (sampled text, its log-probabilities, greedy text), then scores
  * every candidate (--candidate SPEC, repeatable; none: the standard table at 4.5, 3.5 and 2.5
@@ -29,7 +30,7 @@ static const char *const standard_table[] = {
 };
 
 typedef struct args {
-    const char *model, *tokenizer, *set, *imatrix_out, *check_text, *fisher;
+    const char *model, *tokenizer, *set, *imatrix_out, *check_text, *fisher, *from_llama2c;
     int sequences, length, greedy_steps, prompt, continuation, threads, tsv, print_text;
     int calib_sequences, calib_length, versus;
     uint64_t seed, calib_seed;
@@ -42,6 +43,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: sgfp4-eval [options] MODEL.safetensors\n"
+            "       sgfp4-eval --from-llama2c CHECKPOINT.bin MODEL.safetensors\n"
+            "  --from-llama2c BIN   write the llama2.c checkpoint BIN (legacy version 0, as in\n"
+            "                       karpathy/tinyllamas) as MODEL.safetensors (new) and exit\n"
             "  --candidate SPEC     f32 | q4_0 | affine[:bits=B,group=G] | file:QUANTIZED.safetensors\n"
             "                       | sgfp4[:bpw=X,metric=sse|row,importance=FILE,use=columns|rows|both,\n"
             "                         fit=best|fast|reference,profile=v1|v2,policy=rate|threshold,\n"
@@ -99,7 +103,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"imatrix-out", 1, 0, 'i'},    {"calib-sequences", 1, 0, 'N'},
         {"calib-length", 1, 0, 'L'},   {"calib-seed", 1, 0, 'Z'},  {"heads", 1, 0, 'H'},
         {"kv-heads", 1, 0, 'K'},       {"tsv", 0, 0, 'T'},         {"help", 0, 0, 'h'},
-        {"predict", 1, 0, 'P'},
+        {"predict", 1, 0, 'P'},        {"from-llama2c", 1, 0, 'F'},
         {0, 0, 0, 0}};
     int ch, bad = 0;
     while (!bad && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -129,6 +133,7 @@ static int parse_args(int argc, char **argv, args *a)
         case 'K': bad = parse_int(optarg, 1, 1 << 16, &a->kv_heads); break;
         case 'T': a->tsv = 1; break;
         case 'P': a->fisher = optarg; break;
+        case 'F': a->from_llama2c = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: bad = 1;
         }
@@ -338,6 +343,8 @@ int main(int argc, char **argv)
     args a;
     if (parse_args(argc, argv, &a) != 0)
         return 2;
+    if (a.from_llama2c)
+        return eval_convert_llama2c(a.from_llama2c, a.model) == 0 ? 0 : 1;
     eval_weights reference;
     char *config_json = NULL;
     if (eval_weights_load(a.model, &reference, &config_json) != 0)

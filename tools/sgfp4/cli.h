@@ -41,7 +41,7 @@ enum cli_key {
     KEY_DEVICES, KEY_CODES, KEY_SEED, KEY_RUNS, KEY_GATHER_ROWS, KEY_OFFSET, KEY_SIZE,
     KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM,
     KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
-    KEY_IGNORE_TOTAL_SIZE,
+    KEY_IGNORE_TOTAL_SIZE, KEY_METRIC, KEY_IMPORTANCE,
     KEY_X, KEY_CLASS,
     KEY_END
 };
@@ -61,7 +61,9 @@ typedef struct cli_args {
     sgfp4_store store;              /* default AUTO */
     unsigned threads;               /* --threads N, or (0, the default) every online CPU */
     double bpw, threshold, delta;
-    sgfp4_fit fit;
+    sgfp4_fit fit;                  /* --fit best|fast|reference */
+    sgfp4_error_metric metric;      /* --metric sse|row */
+    const char *importance;         /* --importance FILE (whole-model encodes) */
     bool quantize_embeddings;       /* --embeddings quantize|skip */
     int zstd_level;                 /* default 3 */
     bool random_codes;              /* bench --codes random */
@@ -107,6 +109,8 @@ bool cli_parse_profile(const char *text, sgfp4_profile *profile);
 bool cli_parse_dtype(const char *text, sgfp4_dtype *dtype);
 bool cli_parse_backend(const char *text, sgfp4_backend *backend);
 bool cli_parse_store(const char *text, sgfp4_store *store);
+bool cli_parse_fit(const char *text, sgfp4_fit *fit);
+bool cli_parse_metric(const char *text, sgfp4_error_metric *metric);
 bool cli_parse_uint(const char *text, unsigned *value);
 bool cli_parse_double(const char *text, double *value);
 bool cli_ends_with(const char *text, const char *suffix);

@@ -29,7 +29,15 @@ static const option_spec specs[] = {
     {KEY_POLICY, "policy", "P", "v2 split policy: rate (default) or threshold (the spec's)"},
     {KEY_THRESHOLD, "threshold", "T", "threshold policy: scale of the split thresholds (default 1)"},
     {KEY_DELTA, "delta", "D", "reference mode choice: T158 preference (default 0.10)"},
-    {KEY_FIT, "fit", "best|reference", "leaf fitting (default best)"},
+    {KEY_FIT, "fit", "best|fast|reference", "leaf fitting: best (the default), fast (the faster "
+                                            "preset, slightly larger errors) or reference (the "
+                                            "spec's)"},
+    {KEY_METRIC, "metric", "sse|row", "v2 rate policy: what rate control and the fits minimize: "
+                                      "sse (squared error, the default) or row (each output "
+                                      "row's error relative to its norm)"},
+    {KEY_IMPORTANCE, "importance", "FILE", "whole models: importance vectors (a safetensors "
+                                           "file: NAME per column, NAME:rows per row; "
+                                           "docs/encoder.md)"},
     {KEY_EMBEDDINGS, "embeddings", "quantize|skip", "whole models: embeddings and lm_head "
                                                     "(default quantize)"},
     {KEY_STRICT, "strict", NULL, "also fail on reserved T158 symbols (0b11, decoded as 0)"},
@@ -192,10 +200,9 @@ static const char *take(cli_args *a, int key, const char *v)
         return cli_parse_double(v, real) && *real > 0 ? NULL : "wants a positive number";
     case KEY_DELTA:
         return cli_parse_double(v, real) && *real >= 0 ? NULL : "wants a number >= 0";
-    case KEY_FIT:
-        a->fit = strcmp(v, "reference") == 0 ? SGFP4_FIT_REFERENCE : SGFP4_FIT_BEST;
-        return strcmp(v, "best") == 0 || a->fit == SGFP4_FIT_REFERENCE ? NULL
-                                                                       : "wants best or reference";
+    case KEY_FIT: return cli_parse_fit(v, &a->fit) ? NULL : "wants best, fast or reference";
+    case KEY_METRIC: return cli_parse_metric(v, &a->metric) ? NULL : "wants sse or row";
+    case KEY_IMPORTANCE: a->importance = v; return NULL;
     case KEY_EMBEDDINGS:
         a->quantize_embeddings = strcmp(v, "quantize") == 0;
         return a->quantize_embeddings || strcmp(v, "skip") == 0 ? NULL : "wants quantize or skip";
@@ -247,6 +254,7 @@ static void defaults(cli_args *a, const char *command)
     a->threads = cli_threads(0);
     a->bpw = 4.5;
     a->fit = SGFP4_FIT_BEST;
+    a->metric = SGFP4_METRIC_SSE;
     a->quantize_embeddings = true;
     a->zstd_level = 3;
     a->seed = 1;

@@ -86,6 +86,24 @@ bool cli_parse_store(const char *text, sgfp4_store *store)
     return LOOKUP(names, text, &v) ? (*store = (sgfp4_store)v, true) : false;
 }
 
+bool cli_parse_fit(const char *text, sgfp4_fit *fit)
+{
+    static const name_value names[] = {{"best", SGFP4_FIT_BEST},
+                                        {"fast", SGFP4_FIT_FAST},
+                                        {"reference", SGFP4_FIT_REFERENCE}};
+    int v;
+    return LOOKUP(names, text, &v) ? (*fit = (sgfp4_fit)v, true) : false;
+}
+
+/* "row": each output row's error relative to its squared norm (SGFP4_METRIC_ROW_RELATIVE). */
+bool cli_parse_metric(const char *text, sgfp4_error_metric *metric)
+{
+    static const name_value names[] = {{"sse", SGFP4_METRIC_SSE},
+                                        {"row", SGFP4_METRIC_ROW_RELATIVE}};
+    int v;
+    return LOOKUP(names, text, &v) ? (*metric = (sgfp4_error_metric)v, true) : false;
+}
+
 bool cli_parse_uint(const char *text, unsigned *value)
 {
     uint64_t v;

@@ -21,6 +21,8 @@ static const cli_accept options[] = {
     {KEY_THRESHOLD, NULL},
     {KEY_DELTA, NULL},
     {KEY_FIT, NULL},
+    {KEY_METRIC, NULL},
+    {KEY_IMPORTANCE, NULL},
     {KEY_THREADS, "encoder threads (default, and 0: every online CPU); the bytes do not depend "
                   "on it"},
     {KEY_EMBEDDINGS, NULL},
@@ -97,6 +99,7 @@ static int encoder_options(const cli_args *a, sgfp4_encode_options *o)
                                                   : SGFP4_PROFILE_V2;
     o->target_bpw = a->bpw;
     o->fit = a->fit;
+    o->metric = a->metric;
     o->threads = a->threads;
     if (a->given[KEY_THRESHOLD])
         o->threshold = a->threshold;
@@ -111,7 +114,22 @@ static int encoder_options(const cli_args *a, sgfp4_encode_options *o)
     }
     if (o->profile == SGFP4_PROFILE_V1 && (a->given[KEY_BPW] || a->policy))
         return cli_usage_error(a->command, "--bpw and --policy apply to v2 only (v1 is fixed-rate)");
+    if (a->given[KEY_METRIC] && (o->profile == SGFP4_PROFILE_V1 || o->policy != SGFP4_POLICY_RATE))
+        return cli_usage_error(a->command, "--metric applies to the v2 rate policy (v1 and the "
+                                           "threshold policy keep the reference rules)");
     return -1;
+}
+
+/* The whole-model policy's low-rate warning (sgfp4_model_decision.warning), for one tensor:
+ * below the cheapest all-FP4 tree (16x16 leaves, 4.125 bits per weight) part of the weights
+ * must be ternary. */
+static void warn_low_rate(const cli_args *a, const sgfp4_encode_options *o)
+{
+    if (o->profile == SGFP4_PROFILE_V2 && o->policy == SGFP4_POLICY_RATE &&
+        o->target_bpw < 4.125 && cli_verbosity > 0)
+        fprintf(stderr, "sgfp4: %s: warning: %.3g bits per weight is below 4.125: part of the "
+                        "weights will be ternary, which can break the model (docs/encoder.md, "
+                        "\"Low rates\")\n", a->command, o->target_bpw);
 }
 
 /* The rate target's verdict (the rule of the whole-model summary): a container larger than
@@ -144,7 +162,7 @@ static int run(const cli_args *a)
 {
     if (!a->tensor && cli_is_model_input(a))
         return cmd_encode_model(a);
-    static const int model_only[] = {KEY_EMBEDDINGS, KEY_ZSTD_LEVEL, 0};
+    static const int model_only[] = {KEY_EMBEDDINGS, KEY_ZSTD_LEVEL, KEY_IMPORTANCE, 0};
     int rc = cli_reject(a, "a single tensor", model_only);
     if (rc < 0 && !a->tensor && a->given[KEY_IGNORE_TOTAL_SIZE])
         rc = cli_usage_error(a->command, "--ignore-total-size applies to sharded sets");
@@ -157,6 +175,7 @@ static int run(const cli_args *a)
     sgfp4_encode_options o;
     if ((rc = encoder_options(a, &o)) >= 0)
         return rc;
+    warn_low_rate(a, &o);
     uint64_t rows, cols;
     rc = CLI_EXIT_FAIL;
     float *src = a->tensor ? load_tensor(a, &rows, &cols) : load_matrix(a, &rows, &cols, &rc);
@@ -223,10 +242,12 @@ const cli_command cli_encode = {
     "A MODEL (a .safetensors file, .zst, or a sharded set's index, told by content) without\n"
     "--tensor is quantized whole: each matrix the policy picks becomes an SGFP4 container\n"
     "described by the sgfp4 manifest, the rest passes through (docs/model.md); --bpw,\n"
-    "--profile, --policy, --threshold, --delta and --fit set every quantized tensor's options,\n"
-    "a policy file's rules override them. OUT ending in .zst is zstd-compressed; OUT ending in\n"
-    "index.json writes a set, one shard per input shard (NAME.safetensors ->\n"
-    "NAME.sgfp4.safetensors) and the index last. The output is verified before it replaces\n"
-    "anything; a closing summary goes to stderr. An existing OUT is replaced only with -f; an\n"
-    "output that is an input is refused.\n",
+    "--profile, --policy, --threshold, --delta, --fit and --metric set every quantized tensor's\n"
+    "options, a policy file's rules override them; --importance FILE weights each tensor's\n"
+    "error by the vectors NAME (columns) and NAME:rows of a safetensors file. A --bpw below\n"
+    "4.125 is warned about (part of the weights become ternary). OUT ending in .zst is\n"
+    "zstd-compressed; OUT ending in index.json writes a set, one shard per input shard\n"
+    "(NAME.safetensors -> NAME.sgfp4.safetensors) and the index last. The output is verified\n"
+    "before it replaces anything; a closing summary goes to stderr. An existing OUT is\n"
+    "replaced only with -f; an output that is an input is refused.\n",
     options, run};

@@ -42,6 +42,8 @@ static bool make_policy(const cli_args *a, sgfp4_model_policy **out)
         d->delta = a->delta;
     if (a->given[KEY_FIT])
         d->fit = a->fit;
+    if (a->given[KEY_METRIC])
+        d->metric = a->metric;
     d->threads = a->threads;
     if (a->given[KEY_EMBEDDINGS])
         sgfp4_model_policy_set_embeddings(*out, a->quantize_embeddings);
@@ -114,6 +116,7 @@ typedef struct job_report {
     size_t misses[2];                   /* above, below the target */
     sgfp4_model_tensor_report worst[2][WORST];
     char names[2][WORST][96];
+    size_t warned;                      /* tensors whose policy decision has a warning */
 } job_report;
 
 static void on_progress(void *user, const sgfp4_model_progress *p)
@@ -176,6 +179,9 @@ static void print_summary(const cli_args *a, bool encode, const sgfp4_model_summ
     if (s->files > 1)
         fprintf(stderr, ", %zu files", s->files);
     fprintf(stderr, ", %.2f s\n", s->seconds);
+    if (j->warned)
+        fprintf(stderr, "sgfp4: %s: warning: %zu quantized tensor%s got a policy warning (each "
+                        "named above)\n", a->command, j->warned, j->warned > 1 ? "s" : "");
     static const char *const what[2] = {
         "are larger than their --bpw target allows: it is below what their shape and the "
         "format reach",
@@ -388,10 +394,11 @@ static int check_output_path(const cli_args *a)
 }
 
 static int write_model(const cli_args *a, const sgfp4_model *m, const sgfp4_model_policy *policy,
-                       sgfp4_model_write_options *wo, output_check check)
+                       sgfp4_model_write_options *wo, size_t warned, output_check check)
 {
     job_report report;
     memset(&report, 0, sizeof report);
+    report.warned = warned;
     sgfp4_model_summary summary;
     wo->progress = on_progress;
     wo->tensor_report = on_tensor;
@@ -405,20 +412,44 @@ static int write_model(const cli_args *a, const sgfp4_model *m, const sgfp4_mode
     return rc;
 }
 
+/* The policy's warnings (sgfp4_model_decision.warning: a rate that makes part of the weights
+ * ternary), one line per tensor on stderr before the job, so that a run that may break the
+ * model can be stopped early. Returns how many tensors got one. */
+static size_t warn_decisions(const cli_args *a, const sgfp4_model *m,
+                             const sgfp4_model_policy *policy)
+{
+    size_t warned = 0;
+    for (size_t k = 0; k < sgfp4_model_tensor_count(m); k++) {
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
+        sgfp4_model_decision d;
+        sgfp4_model_policy_decide(policy, t, &d);
+        if (!d.quantize || !d.warning[0])
+            continue;
+        warned++;
+        if (cli_verbosity > 0)
+            fprintf(stderr, "sgfp4: %s: warning: '%s': %s\n", a->command, t->name, d.warning);
+    }
+    return warned;
+}
+
 int cmd_encode_model(const cli_args *a)
 {
     static const int tensor_only[] = {KEY_SHAPE, 0};
     int rc = cli_reject(a, "whole models", tensor_only);
     if (rc >= 0 || (rc = check_output_path(a)) >= 0)
         return rc;
-    sgfp4_model *src = NULL;
+    sgfp4_model *src = NULL, *importance = NULL;
     sgfp4_model_policy *policy = NULL;
-    if (!cli_model_open(a, a->in, &src) || !make_policy(a, &policy)) {
+    if (!cli_model_open(a, a->in, &src) ||
+        (a->importance && !cli_model_open(a, a->importance, &importance)) ||
+        !make_policy(a, &policy)) {
         sgfp4_model_close(src);
+        sgfp4_model_close(importance);
         return CLI_EXIT_FAIL;
     }
     sgfp4_model_write_options wo;
     sgfp4_model_write_options_init(&wo);
+    wo.importance = importance;
     /* The spool lives beside the output (that file system must hold the result anyway;
      * /tmp may be a RAM disk). */
     char spool_dir[4096] = ".";
@@ -427,8 +458,9 @@ int cmd_encode_model(const cli_args *a)
         snprintf(spool_dir, sizeof spool_dir, "%.*s", (int)(slash - a->out + 1), a->out);
     if (strcmp(a->out, "-") != 0 && !fileio_is_direct(a->out))
         wo.temp_dir = spool_dir;
-    rc = write_model(a, src, policy, &wo, check_encoded);
+    rc = write_model(a, src, policy, &wo, warn_decisions(a, src, policy), check_encoded);
     sgfp4_model_close(src);
+    sgfp4_model_close(importance);
     sgfp4_model_policy_free(policy);
     return rc;
 }
@@ -447,7 +479,7 @@ int cmd_decode_model(const cli_args *a)
     sgfp4_model_write_options_init(&wo);
     wo.decode_dtype = a->given[KEY_DTYPE] ? &a->dtype : NULL;
     wo.decode = &decode;
-    rc = write_model(a, m, NULL, &wo, check_decoded);
+    rc = write_model(a, m, NULL, &wo, 0, check_decoded);
     sgfp4_model_close(m);
     return rc;
 }
