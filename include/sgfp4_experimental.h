@@ -57,6 +57,9 @@ SGFP4_API uint64_t sgfp4_llc_bytes(void);
 /** With the device's f16 conversion: check every chunk for f16-subnormal results even where
  *  the device preserves f16 denormals (to test the path of devices that do not). */
 #define SGFP4_VK_F16_GUARD (1u << 4)
+/** Matrix-vector products with the integer dot products written out even where the device's
+ *  own (OpSDot) could be used (to test the path of adopted devices). */
+#define SGFP4_VK_NO_INTEGER_DOT (1u << 5)
 
 /* ---- Vulkan: timing and the bandwidth reference ---------------------------------------------- */
 
@@ -136,6 +139,15 @@ SGFP4_API sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const Vk
                                                  uint64_t copy_bytes, unsigned rounds,
                                                  double *gemv_seconds, double *copy_seconds,
                                                  sgfp4_diag *diag);
+
+/** The same for prepared operations of ctx (sgfp4_vk_matvec_q8_create, ...): round r runs
+ *  ops[r % n_ops] (1..64 operations, e.g. products on copies of a tensor that together
+ *  exceed the cache), then the copy. Each dispatch follows a full barrier. */
+SGFP4_API sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
+                                               unsigned n_ops, VkBuffer copy_src,
+                                               VkBuffer copy_dst, uint64_t copy_bytes,
+                                               unsigned rounds, double *op_seconds,
+                                               double *copy_seconds, sgfp4_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,7 @@ typedef struct VkInstance_T *VkInstance;
 typedef struct VkPhysicalDevice_T *VkPhysicalDevice;
 typedef struct VkDevice_T *VkDevice;
 typedef struct VkQueue_T *VkQueue;
+typedef struct VkCommandBuffer_T *VkCommandBuffer;
 #if defined(__LP64__) || defined(_WIN64) || defined(__x86_64__) || defined(__aarch64__)
 typedef struct VkBuffer_T *VkBuffer;
 #else
@@ -86,7 +87,24 @@ typedef struct sgfp4_vk_device_info {
      *  all the same bits): SGFP4_VK_F16_INTEGER_CODE, SGFP4_VK_F16_FLOAT_ADD or
      *  SGFP4_VK_F16_DEVICE_CONVERSION. */
     int f16_conversion;
+    int integer_dot_product;      /**< the shaderIntegerDotProduct feature */
+    /** Of a context: how matrix-vector products run (all the same bits, DECISIONS D8):
+     *  SGFP4_VK_MATVEC_UNAVAILABLE, SGFP4_VK_MATVEC_SHADER (integer dot products written
+     *  out) or SGFP4_VK_MATVEC_DOT_PRODUCT (the device's 4x8-bit dot product). */
+    int matvec_path;
 } sgfp4_vk_device_info;
+
+/** Values of sgfp4_vk_device_info.matvec_path. */
+enum {
+    /** No products: the device cannot declare RoundingModeRTE and SignedZeroInfNanPreserve
+     *  for 32-bit floats (or an adopted device runs Vulkan below 1.2). The calls return
+     *  SGFP4_ERR_UNSUPPORTED. */
+    SGFP4_VK_MATVEC_UNAVAILABLE = 0,
+    /** Products with the Class A integer dot products as plain integer code. */
+    SGFP4_VK_MATVEC_SHADER = 1,
+    /** Products with OpSDot (a context's own device with shaderIntegerDotProduct). */
+    SGFP4_VK_MATVEC_DOT_PRODUCT = 2
+};
 
 /** Values of sgfp4_vk_device_info.f16_conversion. */
 enum {
@@ -220,6 +238,166 @@ SGFP4_API sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx,
                                                sgfp4_dtype dtype, void *dst,
                                                size_t row_stride, size_t dst_capacity,
                                                sgfp4_diag *diag);
+
+/** Bytes of device memory a resident tensor holds beyond its container bytes: the leaf
+ *  table built at upload (v2: read by the decode and matrix-vector shaders; none for v1). 0
+ *  for NULL. */
+SGFP4_API uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor);
+
+/* ---- Matrix-vector products (DECISIONS D8) ------------------------------------------------
+ *
+ * y = W x on a resident tensor W (O x I) for 1..SGFP4_MATVEC_MAX_BATCH activation vectors in
+ * the caller's device buffers, with the float32 bits of the CPU's sgfp4_matvec_q8() (Class A)
+ * and sgfp4_matvec_float() (Class B) on every device (docs/matvec.md, docs/vulkan.md):
+ *   Class A: sgfp4_vk_quantize() turns x (f32 or f16) into the q8 layout of
+ *            sgfp4_matvec_quantize(), byte for byte; sgfp4_vk_matvec_q8() reads it. A q8
+ *            buffer written by the CPU works as well.
+ *   Class B: sgfp4_vk_matvec_float() reads x (f32 or f16) as it is.
+ * Needs a device that declares RoundingModeRTE and SignedZeroInfNanPreserve for 32-bit
+ * floats (sgfp4_vk_device_info.matvec_path); elsewhere SGFP4_ERR_UNSUPPORTED.
+ *
+ * Two ways to run them:
+ *   Synchronous: sgfp4_vk_quantize(), sgfp4_vk_matvec_q8(), sgfp4_vk_matvec_float() submit
+ *     to the context's queue and return when the GPU is done (the contract at the top of
+ *     this file), like decode.
+ *   Recorded: sgfp4_vk_quantize_create(), sgfp4_vk_matvec_q8_create() and
+ *     sgfp4_vk_matvec_float_create() prepare an operation on given buffers once (a
+ *     descriptor set, and for products on wide bands a scratch buffer); then
+ *     sgfp4_vk_op_record() records it into the caller's command buffer any number of times,
+ *     so that a runtime puts a whole layer (or token) of products into one submission.
+ *
+ * Synchronization contract of sgfp4_vk_op_record(). The operation is one compute dispatch
+ * that reads its input buffer (x or q8) and writes its output buffer (q8 or y) with shader
+ * accesses in VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT. The caller places:
+ *   before it: a barrier that makes the writes to the input (and, for a tensor made with
+ *     sgfp4_vk_tensor_create_from_buffer(), to its container bytes) available and visible
+ *     to COMPUTE_SHADER / SHADER_READ, and orders any earlier access to the output range
+ *     before COMPUTE_SHADER / SHADER_WRITE (e.g. one VkMemoryBarrier, srcStage = the
+ *     producer's stage, srcAccess = its writes, dstStage = COMPUTE_SHADER, dstAccess =
+ *     SHADER_READ | SHADER_WRITE);
+ *   after it: before anything reads the output, a barrier from COMPUTE_SHADER /
+ *     SHADER_WRITE to the consumer's stage and access (a product after a quantizer:
+ *     COMPUTE_SHADER / SHADER_WRITE to COMPUTE_SHADER / SHADER_READ);
+ *   between two recordings of the same operation: a COMPUTE_SHADER -> COMPUTE_SHADER
+ *     barrier with SHADER_WRITE -> SHADER_READ | SHADER_WRITE (the operation's scratch;
+ *     the barriers above already give it when the second reads what the first wrote).
+ * Distinct operations on distinct output ranges need nothing between them (q, k and v from
+ * one x may run concurrently). The command buffer must be recording, outside a render pass,
+ * on a queue family with compute; the recording binds a compute pipeline, a descriptor set
+ * and push constants, so the caller rebinds its own afterwards. The operation, its tensor
+ * and the buffers it was created on must stay alive until every submission that contains it
+ * has completed; none of them is changed by recording.
+ *
+ * Buffers are VkBuffers with STORAGE_BUFFER usage of the context's device; offsets are
+ * multiples of 4 bytes (2 for f16 activations); the caller guarantees that the ranges lie
+ * inside the buffers.
+ */
+
+/** Options of the matrix-vector calls; NULL means the defaults. */
+typedef struct sgfp4_vk_matvec_options {
+    size_t struct_size; /**< set by sgfp4_vk_matvec_options_init() */
+    /** Workgroups per 64-row band (a power of two; 0, the default: the library's choice).
+     *  A tuning knob for benchmarks; every value gives the same bits. */
+    unsigned slices;
+} sgfp4_vk_matvec_options;
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+SGFP4_API void sgfp4_vk_matvec_options_init(sgfp4_vk_matvec_options *options);
+
+/** A prepared quantization or product (opaque): what sgfp4_vk_op_record() records. */
+typedef struct sgfp4_vk_op sgfp4_vk_op;
+
+/**
+ * Prepares the Class A quantizer: `batch` vectors of `cols` elements of `dtype`
+ * (SGFP4_DTYPE_F32 or SGFP4_DTYPE_F16) in buffer x, vector n at element x_stride * n from
+ * x_offset (x_stride in elements, 0 = cols), into the q8 layout at q8_offset of buffer q8
+ * (sgfp4_matvec_q8_bytes(cols, batch) bytes, all written). A NaN or infinite activation is
+ * reported by sgfp4_vk_op_status() after the submission (the q8 bytes are then
+ * unspecified). Errors: SGFP4_ERR_ARGUMENT (NULL or bad arguments), SGFP4_ERR_UNSUPPORTED
+ * (another dtype; sizes beyond the device's limits), Vulkan errors.
+ */
+SGFP4_API sgfp4_status sgfp4_vk_quantize_create(sgfp4_vk_context *ctx, VkBuffer x,
+                                                VkDeviceSize x_offset, sgfp4_dtype dtype,
+                                                uint64_t cols, unsigned batch,
+                                                uint64_t x_stride, VkBuffer q8,
+                                                VkDeviceSize q8_offset,
+                                                const sgfp4_vk_matvec_options *options,
+                                                sgfp4_vk_op **out, sgfp4_diag *diag);
+
+/**
+ * Prepares the Class A product of all rows of `tensor`: y[n * y_stride + r] (floats from
+ * y_offset; y_stride 0 = rows) = row r of W times vector n of the q8 activations at
+ * q8_offset of buffer q8 (the layout of sgfp4_matvec_quantize for the tensor's cols and
+ * `batch` vectors, 1..SGFP4_MATVEC_MAX_BATCH). Only those floats are written. Errors:
+ * SGFP4_ERR_ARGUMENT, SGFP4_ERR_UNSUPPORTED (no matvec path on this device, or sizes beyond
+ * its limits), Vulkan errors.
+ */
+SGFP4_API sgfp4_status sgfp4_vk_matvec_q8_create(sgfp4_vk_context *ctx,
+                                                 const sgfp4_vk_tensor *tensor, VkBuffer q8,
+                                                 VkDeviceSize q8_offset, unsigned batch,
+                                                 VkBuffer y, VkDeviceSize y_offset,
+                                                 uint64_t y_stride,
+                                                 const sgfp4_vk_matvec_options *options,
+                                                 sgfp4_vk_op **out, sgfp4_diag *diag);
+
+/**
+ * Prepares the Class B product: as sgfp4_vk_matvec_q8_create() with float activations,
+ * vector n at element x_stride * n from x_offset of buffer x (x_stride in elements, 0 =
+ * cols) as SGFP4_DTYPE_F32 or SGFP4_DTYPE_F16; |x_j| < 2^-60 reads as +0, NaN and infinity
+ * propagate as IEEE arithmetic does.
+ */
+SGFP4_API sgfp4_status sgfp4_vk_matvec_float_create(sgfp4_vk_context *ctx,
+                                                    const sgfp4_vk_tensor *tensor, VkBuffer x,
+                                                    VkDeviceSize x_offset, sgfp4_dtype dtype,
+                                                    uint64_t x_stride, unsigned batch,
+                                                    VkBuffer y, VkDeviceSize y_offset,
+                                                    uint64_t y_stride,
+                                                    const sgfp4_vk_matvec_options *options,
+                                                    sgfp4_vk_op **out, sgfp4_diag *diag);
+
+/** Records the operation into `cmd` (the synchronization contract above). Does nothing for
+ *  NULL arguments. */
+SGFP4_API void sgfp4_vk_op_record(const sgfp4_vk_op *op, VkCommandBuffer cmd);
+
+/** Runs the operation once on the context's queue and waits for it (the synchronous
+ *  contract at the top of this file); then returns sgfp4_vk_op_status(). */
+SGFP4_API sgfp4_status sgfp4_vk_op_run(sgfp4_vk_op *op, sgfp4_diag *diag);
+
+/** After the submissions that ran the operation have completed: SGFP4_OK, or for a quantizer
+ *  that met a NaN or infinite activation SGFP4_ERR_ARGUMENT with diag naming the first
+ *  (vector, column). Resets the report for the next submission. Not concurrent with a
+ *  pending submission of the operation. */
+SGFP4_API sgfp4_status sgfp4_vk_op_status(sgfp4_vk_op *op, sgfp4_diag *diag);
+
+/** Bytes of device memory the operation holds (its scratch and status buffers). */
+SGFP4_API uint64_t sgfp4_vk_op_bytes(const sgfp4_vk_op *op);
+
+/** Releases an operation. Accepts NULL. The GPU must be done with it. */
+SGFP4_API void sgfp4_vk_op_free(sgfp4_vk_op *op);
+
+/** Synchronous sgfp4_vk_quantize_create() + sgfp4_vk_op_run() + sgfp4_vk_op_free(). */
+SGFP4_API sgfp4_status sgfp4_vk_quantize(sgfp4_vk_context *ctx, VkBuffer x,
+                                         VkDeviceSize x_offset, sgfp4_dtype dtype,
+                                         uint64_t cols, unsigned batch, uint64_t x_stride,
+                                         VkBuffer q8, VkDeviceSize q8_offset,
+                                         const sgfp4_vk_matvec_options *options,
+                                         sgfp4_diag *diag);
+
+/** Synchronous sgfp4_vk_matvec_q8_create() + run + free. */
+SGFP4_API sgfp4_status sgfp4_vk_matvec_q8(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                          VkBuffer q8, VkDeviceSize q8_offset, unsigned batch,
+                                          VkBuffer y, VkDeviceSize y_offset, uint64_t y_stride,
+                                          const sgfp4_vk_matvec_options *options,
+                                          sgfp4_diag *diag);
+
+/** Synchronous sgfp4_vk_matvec_float_create() + run + free. */
+SGFP4_API sgfp4_status sgfp4_vk_matvec_float(sgfp4_vk_context *ctx,
+                                             const sgfp4_vk_tensor *tensor, VkBuffer x,
+                                             VkDeviceSize x_offset, sgfp4_dtype dtype,
+                                             uint64_t x_stride, unsigned batch, VkBuffer y,
+                                             VkDeviceSize y_offset, uint64_t y_stride,
+                                             const sgfp4_vk_matvec_options *options,
+                                             sgfp4_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -84,3 +84,31 @@ sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const VkBuffer *w,
     return burst(ctx, ops, n_weights, copy_bytes ? &copy : NULL, rounds, gemv_seconds,
                  copy_seconds, diag);
 }
+
+sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
+                                     unsigned n_ops, VkBuffer copy_src, VkBuffer copy_dst,
+                                     uint64_t copy_bytes, unsigned rounds, double *op_seconds,
+                                     double *copy_seconds, sgfp4_diag *diag)
+{
+    enum { MAX_OPS = 64 };
+    if (!ctx || !ops || n_ops < 1 || n_ops > MAX_OPS || !op_seconds ||
+        (copy_bytes && !copy_seconds))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_bench_op_burst: NULL argument, or not 1..%d operations",
+                          MAX_OPS);
+    sgfp4_vk_dispatch d[MAX_OPS], copy;
+    for (unsigned i = 0; i < n_ops; i++) {
+        if (!ops[i] || ops[i]->ctx != ctx)
+            return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                              "sgfp4_vk_bench_op_burst: operation %u is not of this context", i);
+        d[i] = ops[i]->dispatch;
+    }
+    if (copy_bytes) {
+        const sgfp4_status s =
+            sgfp4_vk_prepare_copy(ctx, copy_src, 0, copy_dst, 0, copy_bytes, &copy, diag);
+        if (s != SGFP4_OK)
+            return s;
+    }
+    return burst(ctx, d, n_ops, copy_bytes ? &copy : NULL, rounds, op_seconds, copy_seconds,
+                 diag);
+}

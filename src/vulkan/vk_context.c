@@ -56,6 +56,27 @@ static int device_has_float16(VkPhysicalDevice pd, const VkPhysicalDevicePropert
     return f16.shaderFloat16 == VK_TRUE;
 }
 
+/* The shaderIntegerDotProduct feature: core in Vulkan 1.3, else VK_KHR_shader_integer_dot_product
+ * (*extension set when the extension must be enabled for it). */
+static int device_has_integer_dot(VkPhysicalDevice pd, const VkPhysicalDeviceProperties *p,
+                                  int *extension)
+{
+    *extension = 0;
+    const int core = effective_api(p) >= VK_API_VERSION_1_3;
+    if (!core) {
+        if (effective_api(p) < VK_API_VERSION_1_1 ||
+            !device_has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
+            return 0;
+        *extension = 1;
+    }
+    VkPhysicalDeviceShaderIntegerDotProductFeatures dot = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &dot};
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    return dot.shaderIntegerDotProduct == VK_TRUE;
+}
+
 static void describe_device(VkPhysicalDevice pd, uint32_t index, sgfp4_vk_device_info *info)
 {
     VkPhysicalDeviceProperties p;
@@ -87,6 +108,14 @@ static void describe_device(VkPhysicalDevice pd, uint32_t index, sgfp4_vk_device
     info->signed_zero_preserve_float32 = fc.shaderSignedZeroInfNanPreserveFloat32 == VK_TRUE;
     info->signed_zero_preserve_float16 = fc.shaderSignedZeroInfNanPreserveFloat16 == VK_TRUE;
     info->shader_float16 = device_has_float16(pd, &p);
+    int extension;
+    info->integer_dot_product = device_has_integer_dot(pd, &p, &extension);
+    /* Products need RTE and signed zeros declared for 32-bit floats (a listed device is
+     * described as a context of our own would use it). */
+    info->matvec_path = !info->rte_float32 || !info->signed_zero_preserve_float32
+                            ? SGFP4_VK_MATVEC_UNAVAILABLE
+                        : info->integer_dot_product ? SGFP4_VK_MATVEC_DOT_PRODUCT
+                                                    : SGFP4_VK_MATVEC_SHADER;
 }
 
 /* Whether DenormPreserve may be declared for 16-bit floats alone (32-bit left as is). */
@@ -237,6 +266,13 @@ static sgfp4_status finish_context(sgfp4_vk_context *ctx, uint32_t index, sgfp4_
     ctx->variant[0] = (uint32_t)ctx->info.f16_conversion;
     ctx->variant[1] = !f16_device || (flags & SGFP4_VK_F16_GUARD) ||
                       !denorm_preserve_16_alone(ctx->physical_device);
+    /* Matrix-vector products: RTE and signed zeros for 32-bit floats declared (whatever the
+     * decode pipeline), the device's dot product where our device enabled it. */
+    ctx->info.integer_dot_product = ctx->dot_enabled;
+    ctx->info.matvec_path = !rte                  ? SGFP4_VK_MATVEC_UNAVAILABLE
+                            : ctx->dot_enabled && !(flags & SGFP4_VK_NO_INTEGER_DOT)
+                                ? SGFP4_VK_MATVEC_DOT_PRODUCT
+                                : SGFP4_VK_MATVEC_SHADER;
 
 
     uint32_t nq = 0;
@@ -373,7 +409,7 @@ sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,
 
     VkPhysicalDeviceProperties p;
     vkGetPhysicalDeviceProperties(ctx->physical_device, &p);
-    const char *extensions[2];
+    const char *extensions[3];
     uint32_t count = 0;
     if (device_has_extension(ctx->physical_device, "VK_KHR_portability_subset"))
         extensions[count++] = "VK_KHR_portability_subset"; /* required where present */
@@ -385,13 +421,23 @@ sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
         .shaderFloat16 = VK_TRUE};
     ctx->float16_enabled = device_has_float16(ctx->physical_device, &p);
+    /* shaderIntegerDotProduct, for the Class A cell sums (matvec_dot). */
+    int dot_extension;
+    ctx->dot_enabled = device_has_integer_dot(ctx->physical_device, &p, &dot_extension);
+    if (ctx->dot_enabled && dot_extension)
+        extensions[count++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+    VkPhysicalDeviceShaderIntegerDotProductFeatures dot = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES,
+        .pNext = ctx->float16_enabled ? &f16 : NULL,
+        .shaderIntegerDotProduct = VK_TRUE};
+    void *features = ctx->dot_enabled ? (void *)&dot : ctx->float16_enabled ? (void *)&f16 : NULL;
     const float priority = 1.0f;
     const VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                            .queueFamilyIndex = ctx->queue_family,
                                            .queueCount = 1,
                                            .pQueuePriorities = &priority};
     const VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                                    .pNext = ctx->float16_enabled ? &f16 : NULL,
+                                    .pNext = features,
                                     .queueCreateInfoCount = 1,
                                     .pQueueCreateInfos = &queue,
                                     .enabledExtensionCount = count,
@@ -449,6 +495,8 @@ void sgfp4_vk_context_free(sgfp4_vk_context *ctx)
         sgfp4_vk_pipelines_release(ctx);
         sgfp4_vk_copy_release(ctx);
         sgfp4_vk_gemv_release(ctx);
+        sgfp4_vk_matvec_release(ctx);
+        sgfp4_vk_quantize_release(ctx);
         if (ctx->queries)
             vkDestroyQueryPool(ctx->device, ctx->queries, NULL);
         if (ctx->fence)

@@ -24,6 +24,8 @@ enum { SGFP4_VK_F16_BY_INTEGER = 0, SGFP4_VK_F16_BY_ADD = 1, SGFP4_VK_F16_BY_DEV
 /* Storage buffers of the decode shader: container, leaf table, destination as words, as
  * 16-byte vectors and as 8-byte vectors. */
 #define SGFP4_VK_BINDINGS 5
+/* The most storage buffers of any of the backend's shaders (the matrix-vector product). */
+#define SGFP4_VK_MAX_BINDINGS 6
 
 struct sgfp4_vk_buffer {
     VkBuffer buffer;
@@ -61,7 +63,7 @@ struct sgfp4_vk_context {
     /* What the last GPU call was, for sgfp4_vk_context_last_timing(): the timestamps stay
      * in `queries` until the next call resets them. */
     enum { SGFP4_VK_LAST_NONE, SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_DECODE_TO_HOST,
-           SGFP4_VK_LAST_COPY, SGFP4_VK_LAST_GEMV } last_call;
+           SGFP4_VK_LAST_COPY, SGFP4_VK_LAST_GEMV, SGFP4_VK_LAST_MATVEC } last_call;
     double last_submit_seconds;
 
     /* The copy pipeline (vk_copy.c), created on first use. */
@@ -78,7 +80,26 @@ struct sgfp4_vk_context {
     VkPipelineLayout gemv_pipeline_layout;
     VkDescriptorPool gemv_descriptor_pool;
     VkPipeline gemv_pipelines[SGFP4_VK_GEMV_MAX_BATCH];
+
+    /* The matrix-vector products (vk_matvec.c) and the quantizer (vk_quantize.c): modules,
+     * layouts and pipelines created on first use; products keyed by their specialization. */
+    int dot_enabled;           /* our device was created with shaderIntegerDotProduct */
+    VkShaderModule matvec_module;
+    VkDescriptorSetLayout matvec_set_layout;
+    VkPipelineLayout matvec_pipeline_layout;
+    struct sgfp4_vk_matvec_pipeline *matvec_pipelines;
+    unsigned matvec_pipeline_count, matvec_pipeline_capacity;
+    VkShaderModule quantize_module;
+    VkDescriptorSetLayout quantize_set_layout;
+    VkPipelineLayout quantize_pipeline_layout;
+    VkPipeline quantize_pipelines[2]; /* f32, f16 input */
 };
+
+/* One matrix-vector pipeline and the specialization constants it was made with. */
+typedef struct sgfp4_vk_matvec_pipeline {
+    uint32_t key[9];
+    VkPipeline pipeline;
+} sgfp4_vk_matvec_pipeline;
 
 struct sgfp4_vk_tensor {
     sgfp4_vk_buffer container; /* owned copy (sgfp4_vk_tensor_create); empty when the bytes
@@ -91,6 +112,8 @@ struct sgfp4_vk_tensor {
     VkDeviceSize table_offset;
     sgfp4_profile profile;
     uint64_t rows, cols, tiles_x, tiles_y, blocks, record_base, container_bytes;
+    uint64_t leaves;           /* v2: leaves in the table */
+    uint64_t table_bytes;      /* the leaf table's size (0 for v1) */
     int walk;                  /* v2 kernel: walk the record (1) or read the table (0) */
 };
 
@@ -130,6 +153,52 @@ typedef struct sgfp4_vk_dispatch {
 
 /* Records the dispatch into ctx->cmd (bind, push, dispatch). */
 void sgfp4_vk_record_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d);
+/* The same into any command buffer. */
+void sgfp4_vk_record_dispatch_into(VkCommandBuffer cmd, const sgfp4_vk_dispatch *d);
+
+/* A prepared quantization or product (vk_op.c): one dispatch with its own descriptor set,
+ * and a scratch buffer (products on several workgroups per band: counters and partial sums,
+ * zeroed at creation) or a status word (the quantizer: host-visible, UINT32_MAX = none). */
+enum { SGFP4_VK_OP_QUANTIZE = 1, SGFP4_VK_OP_PRODUCT = 2 };
+struct sgfp4_vk_op {
+    sgfp4_vk_context *ctx;
+    int kind;
+    sgfp4_vk_dispatch dispatch;
+    VkDescriptorPool pool;
+    sgfp4_vk_buffer scratch;
+    uint64_t cols; /* the quantizer: columns per vector, to name a bad activation */
+};
+/* Allocates an op of `kind` with a descriptor pool for one set of `bindings` buffers. */
+sgfp4_status sgfp4_vk_op_begin(sgfp4_vk_context *ctx, int kind, uint32_t bindings,
+                               sgfp4_vk_op **out, sgfp4_diag *diag);
+/* The descriptor-set and pipeline layouts of `buffers` storage buffers and `push_bytes` of
+ * push constants, for a shader used through ops (no pool: each op has its own). */
+sgfp4_status sgfp4_vk_op_layouts(VkDevice device, uint32_t buffers, uint32_t push_bytes,
+                                 VkDescriptorSetLayout *set_layout,
+                                 VkPipelineLayout *pipeline_layout, sgfp4_diag *diag);
+/* A compute pipeline of `module` with the specialization constants values[0..count) at
+ * constant_id 0..count-1. */
+sgfp4_status sgfp4_vk_compute_pipeline(sgfp4_vk_context *ctx, VkShaderModule module,
+                                       VkPipelineLayout layout, const uint32_t *values,
+                                       uint32_t count, VkPipeline *out, sgfp4_diag *diag);
+/* A shader module of embedded SPIR-V. */
+sgfp4_status sgfp4_vk_module(sgfp4_vk_context *ctx, const uint32_t *words, size_t bytes,
+                             VkShaderModule *out, sgfp4_diag *diag);
+/* Descriptor info of [offset, offset + bytes) of `buffer` bound at the offset rounded down to
+ * minStorageBufferOffsetAlignment; *skip = the bytes from there to `offset`. SGFP4_ERR_UNSUPPORTED
+ * where the range exceeds maxStorageBufferRange. */
+sgfp4_status sgfp4_vk_range(const sgfp4_vk_context *ctx, VkBuffer buffer, VkDeviceSize offset,
+                            uint64_t bytes, VkDescriptorBufferInfo *info, uint64_t *skip,
+                            sgfp4_diag *diag);
+void sgfp4_vk_matvec_release(sgfp4_vk_context *ctx);
+void sgfp4_vk_quantize_release(sgfp4_vk_context *ctx);
+/* Prepares a product op (vk_matvec.c): class_a 1 = q8 activations. */
+sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                       int class_a, VkBuffer x, VkDeviceSize x_offset,
+                                       sgfp4_dtype dtype, uint64_t x_stride, unsigned batch,
+                                       VkBuffer y, VkDeviceSize y_offset, uint64_t y_stride,
+                                       const sgfp4_vk_matvec_options *options,
+                                       sgfp4_vk_op **out, sgfp4_diag *diag);
 /* Records, submits and waits for one dispatch between timestamps 0 and 1 of ctx->queries
  * (with barriers before and after); on success the context's last call is `last_call`, for
  * sgfp4_vk_context_last_timing(). */
@@ -187,6 +256,12 @@ extern const uint32_t *const sgfp4_vk_spv_gemv;
 extern const size_t sgfp4_vk_spv_gemv_size;
 extern const uint32_t *const sgfp4_vk_spv_copy;
 extern const size_t sgfp4_vk_spv_copy_size;
+extern const uint32_t *const sgfp4_vk_spv_matvec;
+extern const size_t sgfp4_vk_spv_matvec_size;
+extern const uint32_t *const sgfp4_vk_spv_matvec_dot;
+extern const size_t sgfp4_vk_spv_matvec_dot_size;
+extern const uint32_t *const sgfp4_vk_spv_quantize;
+extern const size_t sgfp4_vk_spv_quantize_size;
 
 /* A malloc'ed copy of the SPIR-V module `words` (count words) with the capabilities and the
  * execution modes (mode, operand) of its entry point added; NULL if the module cannot be
@@ -203,8 +278,9 @@ void sgfp4_vk_gemv_release(sgfp4_vk_context *ctx);
 double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);
 
 /* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, blocks
- * record locations, then one packed word per leaf (see shaders/decode_body.glsl, s_leaf). Returns the word count, or
- * 0 when out of memory; *words is released with sgfp4_free_with(&t->allocator, ...). */
+ * record locations, one packed word per leaf (see shaders/decode_body.glsl, s_leaf), then two
+ * T158 mask words per block (shaders/matvec_body.glsl). Returns the word count, or 0 when
+ * out of memory; *words is released with sgfp4_free_with(&t->allocator, ...). */
 size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words);
 
 #endif

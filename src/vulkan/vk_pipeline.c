@@ -14,7 +14,7 @@ sgfp4_status sgfp4_vk_layouts_create(VkDevice device, uint32_t buffers, uint32_t
                                      sgfp4_diag *diag)
 {
     VkResult r;
-    VkDescriptorSetLayoutBinding bindings[SGFP4_VK_BINDINGS];
+    VkDescriptorSetLayoutBinding bindings[SGFP4_VK_MAX_BINDINGS];
     for (uint32_t i = 0; i < buffers; i++)
         bindings[i] = (VkDescriptorSetLayoutBinding){
             .binding = i,

@@ -67,7 +67,7 @@ sgfp4_status sgfp4_vk_bind_buffers(sgfp4_vk_context *ctx, VkDescriptorPool pool,
         .pSetLayouts = &layout};
     if ((r = vkAllocateDescriptorSets(ctx->device, &dsai, set)) != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkAllocateDescriptorSets");
-    VkWriteDescriptorSet writes[SGFP4_VK_BINDINGS];
+    VkWriteDescriptorSet writes[SGFP4_VK_MAX_BINDINGS];
     for (uint32_t i = 0; i < count; i++)
         writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                            .dstSet = *set,
@@ -86,14 +86,18 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void sgfp4_vk_record_dispatch_into(VkCommandBuffer cmd, const sgfp4_vk_dispatch *d)
+{
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->layout, 0, 1, &d->set, 0,
+                            NULL);
+    vkCmdPushConstants(cmd, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_bytes, d->push);
+    vkCmdDispatch(cmd, d->groups_x, d->groups_y, 1);
+}
+
 void sgfp4_vk_record_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d)
 {
-    vkCmdBindPipeline(ctx->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline);
-    vkCmdBindDescriptorSets(ctx->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->layout, 0, 1, &d->set,
-                            0, NULL);
-    vkCmdPushConstants(ctx->cmd, d->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_bytes,
-                       d->push);
-    vkCmdDispatch(ctx->cmd, d->groups_x, d->groups_y, 1);
+    sgfp4_vk_record_dispatch_into(ctx->cmd, d);
 }
 
 sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d,

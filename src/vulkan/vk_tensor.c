@@ -17,7 +17,7 @@ static int use_walk(const sgfp4_vk_context *ctx)
 static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
                                  sgfp4_vk_tensor **out, sgfp4_diag *diag)
 {
-    if (t->size / 4 + 64 > UINT32_MAX || 2 * t->blocks + 1 + t->info.leaves > UINT32_MAX)
+    if (t->size / 4 + 64 > UINT32_MAX || 4 * t->blocks + 1 + t->info.leaves > UINT32_MAX)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: a container of %llu bytes exceeds the 32-bit word indices "
                           "of the shaders",
@@ -28,7 +28,7 @@ static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
                           "Vulkan: %llux%llu macroblocks exceed the device's workgroup count",
                           (unsigned long long)t->tiles_y, (unsigned long long)t->tiles_x);
     if (t->size + 256 > ctx->limits.maxStorageBufferRange ||
-        4 * (2 * t->blocks + 1 + t->info.leaves) > ctx->limits.maxStorageBufferRange)
+        4 * (4 * t->blocks + 1 + t->info.leaves) > ctx->limits.maxStorageBufferRange)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: container of %llu bytes exceeds maxStorageBufferRange %u",
                           (unsigned long long)t->size, ctx->limits.maxStorageBufferRange);
@@ -43,24 +43,27 @@ static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
     vt->blocks = t->blocks;
     vt->record_base = t->record_base;
     vt->container_bytes = t->size;
+    vt->leaves = t->profile == SGFP4_PROFILE_V2 ? t->info.leaves : 0;
     vt->walk = use_walk(ctx);
     *out = vt;
     return SGFP4_OK;
 }
 
-/* Uploads `container` bytes (if not NULL) into vt->container and the leaf table (v2, table
- * kernel) into vt->table, through one staging buffer and one submission. */
+/* Uploads `container` bytes (if not NULL) into vt->container and the leaf table (v2: the
+ * decode kernel that walks records does not read it, the matrix-vector products do) into
+ * vt->table, through one staging buffer and one submission. */
 static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int with_container,
                            sgfp4_vk_tensor *vt, sgfp4_diag *diag)
 {
     uint32_t *table = NULL;
     size_t table_words = 0;
-    if (t->profile == SGFP4_PROFILE_V2 && !vt->walk) {
+    if (t->profile == SGFP4_PROFILE_V2) {
         table_words = sgfp4_vk_build_leaf_table(t, &table);
         if (!table_words)
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
                               "out of memory for the leaf table");
     }
+    vt->table_bytes = table_words * 4;
     /* An upload keeps the table in the container's buffer, right after the bytes (at a
      * 256-byte boundary, the largest minStorageBufferOffsetAlignment Vulkan allows). */
     const uint64_t container_bytes = with_container ? (t->size + 255) & ~(uint64_t)255 : 0;
@@ -151,6 +154,11 @@ sgfp4_status sgfp4_vk_tensor_create_from_buffer(sgfp4_vk_context *ctx,
     vt->src_offset = offset;
     *out = vt;
     return SGFP4_OK;
+}
+
+uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor)
+{
+    return tensor ? tensor->table_bytes : 0;
 }
 
 void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)

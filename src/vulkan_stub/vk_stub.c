@@ -248,3 +248,123 @@ sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const VkBuffer *w,
     (void)copy_seconds;
     return unavailable(diag);
 }
+
+uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor)
+{
+    (void)tensor;
+    return 0;
+}
+
+void sgfp4_vk_matvec_options_init(sgfp4_vk_matvec_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+}
+
+sgfp4_status sgfp4_vk_quantize_create(sgfp4_vk_context *ctx, VkBuffer x, VkDeviceSize x_offset,
+                                      sgfp4_dtype dtype, uint64_t cols, unsigned batch,
+                                      uint64_t x_stride, VkBuffer q8, VkDeviceSize q8_offset,
+                                      const sgfp4_vk_matvec_options *options,
+                                      sgfp4_vk_op **out, sgfp4_diag *diag)
+{
+    (void)ctx, (void)x, (void)x_offset, (void)dtype, (void)cols, (void)batch, (void)x_stride;
+    (void)q8, (void)q8_offset, (void)options;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_matvec_q8_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                       VkBuffer q8, VkDeviceSize q8_offset, unsigned batch,
+                                       VkBuffer y, VkDeviceSize y_offset, uint64_t y_stride,
+                                       const sgfp4_vk_matvec_options *options, sgfp4_vk_op **out,
+                                       sgfp4_diag *diag)
+{
+    (void)ctx, (void)tensor, (void)q8, (void)q8_offset, (void)batch, (void)y, (void)y_offset;
+    (void)y_stride, (void)options;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_matvec_float_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                          VkBuffer x, VkDeviceSize x_offset, sgfp4_dtype dtype,
+                                          uint64_t x_stride, unsigned batch, VkBuffer y,
+                                          VkDeviceSize y_offset, uint64_t y_stride,
+                                          const sgfp4_vk_matvec_options *options,
+                                          sgfp4_vk_op **out, sgfp4_diag *diag)
+{
+    (void)ctx, (void)tensor, (void)x, (void)x_offset, (void)dtype, (void)x_stride, (void)batch;
+    (void)y, (void)y_offset, (void)y_stride, (void)options;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
+void sgfp4_vk_op_record(const sgfp4_vk_op *op, VkCommandBuffer cmd)
+{
+    (void)op, (void)cmd;
+}
+
+sgfp4_status sgfp4_vk_op_run(sgfp4_vk_op *op, sgfp4_diag *diag)
+{
+    (void)op;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_op_status(sgfp4_vk_op *op, sgfp4_diag *diag)
+{
+    (void)op;
+    return unavailable(diag);
+}
+
+uint64_t sgfp4_vk_op_bytes(const sgfp4_vk_op *op)
+{
+    (void)op;
+    return 0;
+}
+
+void sgfp4_vk_op_free(sgfp4_vk_op *op) { (void)op; }
+
+sgfp4_status sgfp4_vk_quantize(sgfp4_vk_context *ctx, VkBuffer x, VkDeviceSize x_offset,
+                               sgfp4_dtype dtype, uint64_t cols, unsigned batch,
+                               uint64_t x_stride, VkBuffer q8, VkDeviceSize q8_offset,
+                               const sgfp4_vk_matvec_options *options, sgfp4_diag *diag)
+{
+    (void)ctx, (void)x, (void)x_offset, (void)dtype, (void)cols, (void)batch, (void)x_stride;
+    (void)q8, (void)q8_offset, (void)options;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_matvec_q8(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                VkBuffer q8, VkDeviceSize q8_offset, unsigned batch, VkBuffer y,
+                                VkDeviceSize y_offset, uint64_t y_stride,
+                                const sgfp4_vk_matvec_options *options, sgfp4_diag *diag)
+{
+    (void)ctx, (void)tensor, (void)q8, (void)q8_offset, (void)batch, (void)y, (void)y_offset;
+    (void)y_stride, (void)options;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_matvec_float(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                   VkBuffer x, VkDeviceSize x_offset, sgfp4_dtype dtype,
+                                   uint64_t x_stride, unsigned batch, VkBuffer y,
+                                   VkDeviceSize y_offset, uint64_t y_stride,
+                                   const sgfp4_vk_matvec_options *options, sgfp4_diag *diag)
+{
+    (void)ctx, (void)tensor, (void)x, (void)x_offset, (void)dtype, (void)x_stride, (void)batch;
+    (void)y, (void)y_offset, (void)y_stride, (void)options;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
+                                     unsigned n_ops, VkBuffer copy_src, VkBuffer copy_dst,
+                                     uint64_t copy_bytes, unsigned rounds, double *op_seconds,
+                                     double *copy_seconds, sgfp4_diag *diag)
+{
+    (void)ctx, (void)ops, (void)n_ops, (void)copy_src, (void)copy_dst, (void)copy_bytes;
+    (void)rounds, (void)op_seconds, (void)copy_seconds;
+    return unavailable(diag);
+}

@@ -8,6 +8,14 @@ target_include_directories(test_vulkan_decode PRIVATE ${JANSSON_INCLUDE_DIR})
 target_link_libraries(test_vulkan_decode PRIVATE sgfp4_testdata)
 set_tests_properties(test_vulkan_decode PROPERTIES TIMEOUT 600 LABELS vulkan)
 
+# The matrix-vector products and the device quantizer against the CPU oracle (D8).
+sgfp4_add_unit_test(test_vulkan_matvec ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_vulkan_matvec.c)
+target_include_directories(test_vulkan_matvec PRIVATE ${JANSSON_INCLUDE_DIR})
+target_link_libraries(test_vulkan_matvec PRIVATE sgfp4_testdata ${JANSSON_LIBRARY})
+set_tests_properties(test_vulkan_matvec PROPERTIES TIMEOUT 900 LABELS vulkan)
+set_property(TEST test_vulkan_matvec APPEND PROPERTY ENVIRONMENT
+             "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/../vulkan/lsan.supp:print_suppressions=0")
+
 # The complete program of docs/vulkan.md, extracted at configure time, built and run.
 sgfp4_add_doc_program(docs_vulkan_example ${PROJECT_SOURCE_DIR}/docs/vulkan.md)
 set_tests_properties(docs_vulkan_example PROPERTIES SKIP_RETURN_CODE 77 LABELS vulkan)

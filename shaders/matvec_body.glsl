@@ -1,0 +1,533 @@
+// The D8 matrix-vector product y = W x on a resident SGFP4 tensor (DECISIONS D8), shared by
+// matvec.comp (integer dot products emulated) and matvec_dot.comp (OpSDot). Both declare
+// RoundingModeRTE and SignedZeroInfNanPreserve for 32-bit floats; every float operation is
+// `precise` (one binary32 operation rounded to nearest even, never contracted). No subgroup
+// operation: every sum is taken in the D8 order.
+//
+// Work split. A workgroup of 64 * SUBS invocations takes one 64-row band of W (gl_WorkGroupID.y)
+// and slice s (gl_WorkGroupID.x) of S. Invocation (row rho = lid % 64, sub = lid / 64) belongs
+// to block class g = sub * S + s, one of Le = min(SUBS * S, P) classes (P: the next power of
+// two >= the row's n blocks). The D8 block tree over P pairs i with i + h for h = P/2, ..., 1:
+// every level with h >= Le pairs blocks of one class, so a class's part of the tree is the D8
+// tree of its m = P / Le blocks g, g + Le, g + 2 Le, ... (padding blocks are +0); the
+// invocation evaluates it as a binary counter over its blocks taken in bit-reversed order
+// (the leaves of a D8 tree in that order merge as "earlier + later" at every level). The
+// remaining levels h = Le/2 .. S pair the subs of one workgroup (shared memory), and the last
+// log2 S levels the S workgroups of a band: each writes its partial sums to the scratch buffer
+// and the last to finish (an atomic counter per band) adds them in the same tree and writes y.
+// Per block (step j), the invocation computes its row's block partial t_b: 16 cells of 4
+// columns, each cell value as D8 says, summed by the D8 tree of 16 (again a binary counter
+// over the cells in bit-reversed order), times d_b in Class A.
+//
+// The container was validated on the CPU (sgfp4_tensor_open); this shader trusts it.
+// SPDX-License-Identifier: MIT
+
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 7) in; // 64 * SUBS
+
+layout(constant_id = 0) const uint PROFILE = 0; // 0 = v1, 1 = v2 (leaf table)
+layout(constant_id = 1) const uint CLASS = 0;   // 0 = A (q8 activations), 1 = B (float)
+layout(constant_id = 2) const uint BATCH = 1;   // activation vectors, 1..16
+layout(constant_id = 3) const uint X_F16 = 0;   // Class B: 1 = x is f16, 0 = f32
+layout(constant_id = 4) const uint LEVELS = 1;  // log2(m) + 1: the block-counter's depth
+layout(constant_id = 5) const uint SUBS = 4;    // blocks in flight per workgroup (4 or 2)
+layout(constant_id = 6) const uint VEC = 1;     // v1: container words 16-byte aligned
+layout(constant_id = 7) const uint GROUP = 256; // 64 * SUBS
+layout(constant_id = 8) const uint S_LEVELS = 1; // log2(S) + 1: the final counter's depth
+
+layout(std430, set = 0, binding = 0) readonly buffer Container { uint src[]; };
+layout(std430, set = 0, binding = 1) readonly buffer ContainerVec { uvec4 srcv[]; };
+layout(std430, set = 0, binding = 2) readonly buffer LeafTable { uint tbl[]; };
+layout(std430, set = 0, binding = 3) readonly buffer Activations { uint xw[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Output { uint yw[]; };
+layout(std430, set = 0, binding = 5) coherent buffer Scratch { uint scr[]; };
+
+layout(push_constant) uniform Params {
+    uint tiles_x;     // n: blocks per row
+    uint rows, cols;  // O, I
+    uint blocks;      // tiles_y * tiles_x
+    uint src_base;    // first word of the container in bindings 0 (and 1, in uvec4 units * 4)
+    uint table_base;  // first word of the leaf table in binding 2
+    uint record_base; // v2: align16(16 + 4B) / 4, words from the container start
+    uint leaves;      // v2: leaves in the table (the mask section follows them)
+    uint x_base;      // Class A: first word of q8; Class B: first element of x
+    uint x_stride;    // Class A: words per vector; Class B: elements per vector
+    uint y_base;      // first float of y
+    uint y_stride;    // floats per output vector
+    uint slices;      // S (a power of two)
+    uint classes;     // Le
+    uint steps;       // m = P / Le
+    uint scratch_parts; // first word of the partial sums in binding 5 (counters at 0)
+} pc;
+
+const uint LAYOUT_MIXED = 4u;
+const uint MAGIC = 0x4B400000u; // 1.5 * 2^23: MAGIC + i as bits is 12582912 + i, |i| < 2^22
+const float MAGIC_F = 12582912.0;
+
+// ---- shared memory -----------------------------------------------------------------------
+const uint V2 = PROFILE == 1u ? 1u : 0u;
+// v2, per sub: the leaves' S and B (binary32 bits), payload offset (words from the record)
+// and mode (bit 16; uniform layouts), and for MIXED the cell map (16 rows of 17, padded
+// against bank conflicts): leaf index (bits 0-7), log2(size) - 2 (8-10), top-left cell row
+// (11-14) and column (15-18), mode (19), payload offset in words (20-31).
+shared uvec2 s_aff[V2 * SUBS * 256u + 1u];
+shared uint s_leaf[V2 * SUBS * 256u + 1u];
+shared uint s_cell[V2 * SUBS * 272u + 1u];
+// Activations of the step's blocks, per sub and vector, per cell: Class A (q of the cell's
+// 4 columns permuted to the byte order of the code words below, MAGIC - 8 * is, float(is)
+// bits, 0); Class B (its 4 activations, converted and floored). After the loop: the sums
+// of the subs' tree (BATCH floats per row).
+shared uvec4 s_act[SUBS * BATCH * 16u];
+shared uint s_d[SUBS * BATCH];  // Class A: d_b bits per sub and vector
+shared uint s_t158[CLASS == 0u ? 256u : 1u]; // Class A: T158 symbol byte -> 4 signed codes
+shared uint s_last;
+
+// ---- exact conversions and integer dot products --------------------------------------------
+
+// IEEE binary16 -> binary32 bits, subnormals included (integer only).
+uint half_to_float_bits(uint h)
+{
+    uint sign = (h & 0x8000u) << 16;
+    uint e = (h >> 10) & 31u;
+    uint m = h & 0x3FFu;
+    if (e == 0u) {
+        if (m == 0u)
+            return sign;
+        uint shift = 10u - uint(findMSB(m));
+        return sign | ((113u - shift) << 23) | (((m << shift) & 0x3FFu) << 13);
+    }
+    if (e == 31u)
+        return sign | 0x7F800000u | (m << 13); // infinity or NaN (activations only)
+    return sign | ((e + 112u) << 23) | (m << 13);
+}
+
+#ifndef SGFP4_DOT_PRODUCT
+// The signed dot product of two words of 4 bytes each (exact; as OpSDot 4x8 packed).
+int sdot4x8(uint a, uint b)
+{
+    int s = 0;
+    [[unroll]] for (int i = 0; i < 32; i += 8)
+        s += bitfieldExtract(int(a), i, 8) * bitfieldExtract(int(b), i, 8);
+    return s;
+}
+#endif
+
+// ---- the cells ---------------------------------------------------------------------------
+
+// FP4: the 4 codes of a cell (16 bits, first code lowest) as unsigned bytes code + 8 in the
+// order code0, code2, code1, code3 (two masks and a shift; the activations are permuted
+// alike).
+uint fp4_cell_bytes(uint c16)
+{
+    uint lo = c16 & 0x0F0Fu, hi = (c16 >> 4) & 0x0F0Fu;
+    return (lo | (hi << 16)) ^ 0x08080808u;
+}
+
+// One cell's value in Class A: iq = sum code_j q_j and is = sum q_j exactly, then
+// fl(fl(S iq) + fl(B is)) (both products exact). act: (permuted q, MAGIC - 8 is, float(is)).
+// FP4 codes come as code + 8 (so iq = dot - 8 is), T158 codes as signed bytes.
+float cell_a(float s, float b, uint codes, bool fp4, uvec4 act)
+{
+    uint bits = uint(sdot4x8(codes, act.x)) + (fp4 ? act.y : MAGIC);
+    precise float iq = uintBitsToFloat(bits) - MAGIC_F; // exact: iq is an integer < 2^22
+    precise float c = s * iq + b * uintBitsToFloat(act.z);
+    return c;
+}
+
+// One cell's value in Class B: p_j = fl(w_j x_j) (+0 in padding columns, those at or past
+// `valid` within the block), fl(fl(p0 + p1) + fl(p2 + p3)).
+float cell_b(vec4 w, vec4 x, uint col0, uint valid)
+{
+    precise vec4 p = w * x;
+    if (col0 + 4u > valid) {
+        for (uint i = 0u; i < 4u; i++)
+            if (col0 + i >= valid)
+                p[i] = 0.0;
+    }
+    precise float left = p.x + p.y;
+    precise float right = p.z + p.w;
+    precise float c = left + right;
+    return c;
+}
+
+// The D1 weights of 4 FP4 codes (16 bits): w = fl(S code + B). The code's nibble is put in
+// the low mantissa of 2^23 (as bits 0x4B000000 | nibble ^ 8), so f - (2^23 + 8) is the code
+// exactly; fma rounds S code + B once (the product is exact), as D1 does.
+vec4 fp4_weights(uint c16, float s, float b)
+{
+    uint x = c16 ^ 0x8888u;
+    vec4 w;
+    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+        precise float code = uintBitsToFloat(((x >> (4u * j)) & 0xFu) | 0x4B000000u) - 8388616.0;
+        precise float wj = fma(s, code, b);
+        w[j] = wj;
+    }
+    return w;
+}
+
+// The D1 weights of 4 T158 codes (8 bits: symbols 01 -> +1, 10 -> -1, 00 and 11 -> 0).
+vec4 t158_weights(uint c8, float s, float b)
+{
+    precise float w0 = fma(s, 0.0, b), wp = fma(s, 1.0, b), wm = fma(s, -1.0, b);
+    vec4 w;
+    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+        uint sym = (c8 >> (2u * j)) & 3u;
+        w[j] = sym == 1u ? wp : (sym == 2u ? wm : w0);
+    }
+    return w;
+}
+
+// ---- the 16-cell tree as a binary counter ---------------------------------------------------
+
+// Cell k = bitrev4(j) is the j-th leaf; at most 5 partial sums live per vector.
+uint bitrev4(uint j)
+{
+    return ((j & 1u) << 3) | ((j & 2u) << 1) | ((j & 4u) >> 1) | ((j & 8u) >> 3);
+}
+
+// ---- a row's cells: where their codes and leaves are ---------------------------------------
+
+// What a cell needs: its leaf's S and B, whether FP4, and its 4 codes (16 or 8 bits).
+struct Cell {
+    float s, b;
+    bool fp4;
+    uint codes;
+};
+
+// Compact Morton index: bits 0, 2, 4, 6 of m to bits 0-3.
+uint compact4(uint m)
+{
+    m &= 0x55u;
+    m = (m | (m >> 1)) & 0x33u;
+    return (m | (m >> 2)) & 0x0Fu;
+}
+
+// The v2 record of block b, as the staging and the cells need it.
+struct Record {
+    uint rec;  // first word of the record in binding 0
+    uint lay;  // layout
+    uint n;    // leaves
+    uint first; // MIXED: index of the block's first leaf in the table
+};
+
+Record locate(uint b)
+{
+    Record r;
+    uint where = tbl[pc.table_base + pc.blocks + 1u + b];
+    r.rec = pc.src_base + pc.record_base + (where >> 3) * 4u;
+    r.lay = where & 7u;
+    if (r.lay == LAYOUT_MIXED) {
+        r.first = tbl[pc.table_base + b];
+        r.n = tbl[pc.table_base + b + 1u] - r.first;
+    } else {
+        uint side = r.lay == 5u ? 16u : (1u << r.lay); // leaves per row of leaves
+        r.first = 0u;
+        r.n = side * side;
+    }
+    return r;
+}
+
+// Stages block b's leaves for sub `sub` (the 64 invocations of the sub share the work).
+void stage_v2(uint sub, uint rho, uint b)
+{
+    Record r = locate(b);
+    uint hdr0 = r.rec + (r.lay == LAYOUT_MIXED ? 4u : 1u);
+    uint payload0 = ((hdr0 - r.rec) * 4u + 4u * r.n + 15u) / 16u * 4u; // words from rec
+    uint size = r.lay == 5u ? 4u : (64u >> r.lay);
+    // Uniform layouts: leaf i's payload starts after i leaves, t of them T158 (the mask in
+    // the table says which; 4x4 leaves take 16 bytes in either mode).
+    uint w_fp4 = max(size * size / 8u, 4u), w_t158 = max(size * size / 16u, 4u);
+    uint mask_at = pc.table_base + 2u * pc.blocks + 1u + pc.leaves + 2u * b;
+    uvec2 mask = r.lay == LAYOUT_MIXED || r.lay == 5u ? uvec2(0u)
+                                                      : uvec2(tbl[mask_at], tbl[mask_at + 1u]);
+    for (uint i = rho; i < r.n; i += 64u) {
+        uint h = src[hdr0 + i];
+        uint slot = sub * 256u + i;
+        s_aff[slot] = uvec2(half_to_float_bits(h >> 16), half_to_float_bits(h & 0xFFF0u));
+        if (r.lay == LAYOUT_MIXED) {
+            uint e = tbl[pc.table_base + 2u * pc.blocks + 1u + r.first + i];
+            uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
+            uint cy = compact4(start >> 1), cx = compact4(start);
+            uint info = i | (level << 8) | (cy << 11) | (cx << 15) | (((e >> 27) & 1u) << 19) |
+                        ((e & 0xFFFu) << 20);
+            uint side = 1u << level;
+            for (uint y = 0u; y < side; y++)
+                for (uint x = 0u; x < side; x++)
+                    s_cell[sub * 272u + (cy + y) * 17u + cx + x] = info;
+        } else {
+            uint below = i < 32u ? bitCount(mask.x & ((1u << i) - 1u))
+                                 : bitCount(mask.x) + bitCount(mask.y & ((1u << (i - 32u)) - 1u));
+            uint offset = payload0 + (i - below) * w_fp4 + below * w_t158;
+            s_leaf[slot] = offset | ((h & 1u) << 16);
+        }
+    }
+}
+
+// The leaf info (the s_cell format) of cell k of row rho in the staged v2 block.
+uint cell_info(uint sub, uint rho, uint k, uint lay)
+{
+    if (lay == LAYOUT_MIXED)
+        return s_cell[sub * 272u + (rho >> 2) * 17u + k];
+    uint l = lay == 5u ? 2u : 6u - lay; // log2(size)
+    uint li = ((rho >> l) << (6u - l)) + ((4u * k) >> l);
+    uint e = s_leaf[sub * 256u + li];
+    uint cy = (rho >> l) << (l - 2u), cx = ((4u * k) >> l) << (l - 2u);
+    return li | ((l - 2u) << 8) | (cy << 11) | (cx << 15) | (((e >> 16) & 1u) << 19) |
+           ((e & 0xFFFu) << 20);
+}
+
+// ---- Class A / Class B activations of the step's blocks -------------------------------------
+
+// Stages block b's activations for sub `sub` (all vectors of the batch).
+void stage_activations(uint sub, uint rho, uint b)
+{
+    for (uint idx = rho; idx < 16u * BATCH; idx += 64u) {
+        uint n = idx >> 4, k = idx & 15u;
+        uvec4 a;
+        if (CLASS == 0u) {
+            uint qw = xw[pc.x_base + n * pc.x_stride + b * 16u + k];
+            int q0 = bitfieldExtract(int(qw), 0, 8), q1 = bitfieldExtract(int(qw), 8, 8);
+            int q2 = bitfieldExtract(int(qw), 16, 8), q3 = bitfieldExtract(int(qw), 24, 8);
+            int is = q0 + q1 + q2 + q3;
+            uint perm = (qw & 0xFFu) | (((qw >> 16) & 0xFFu) << 8) | (((qw >> 8) & 0xFFu) << 16) |
+                        (qw & 0xFF000000u);
+            a = uvec4(perm, MAGIC - uint(8 * is), floatBitsToUint(float(is)), 0u);
+            if (k == 0u)
+                s_d[sub * BATCH + n] = xw[pc.x_base + n * pc.x_stride + pc.tiles_x * 16u + b];
+        } else {
+            for (uint i = 0u; i < 4u; i++) {
+                uint col = b * 64u + 4u * k + i;
+                uint bits = 0u;
+                if (col < pc.cols) {
+                    uint e = pc.x_base + n * pc.x_stride + col;
+                    bits = X_F16 == 1u ? half_to_float_bits((xw[e >> 1] >> ((e & 1u) * 16u)) & 0xFFFFu)
+                                       : xw[e];
+                    if ((bits & 0x7FFFFFFFu) < ((127u - 60u) << 23))
+                        bits = 0u; // |x| < 2^-60 reads as +0
+                }
+                a[i] = bits;
+            }
+        }
+        s_act[(sub * BATCH + n) * 16u + k] = a;
+    }
+}
+
+// ---- the block partials --------------------------------------------------------------------
+
+// The partials t[n] of row rho of block b (class A: times d_b), from the cells of `cells`.
+// Cells are taken in bit-reversed order and summed as a binary counter (the D8 tree of 16).
+void block_partials(uint sub, uint b, Cell cells[16], out float t[BATCH])
+{
+    uint valid = min(pc.cols - b * 64u, 64u);
+    float stk[BATCH][5];
+    [[unroll]] for (uint j = 0u; j < 16u; j++) {
+        uint k = bitrev4(j);
+        Cell c = cells[k];
+        vec4 w = vec4(0.0);
+        if (CLASS == 1u)
+            w = c.fp4 ? fp4_weights(c.codes, c.s, c.b) : t158_weights(c.codes, c.s, c.b);
+        uint codes = 0u;
+        if (CLASS == 0u)
+            codes = c.fp4 ? fp4_cell_bytes(c.codes) : s_t158[c.codes & 0xFFu];
+        [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+            uvec4 a = s_act[(sub * BATCH + n) * 16u + k];
+            precise float v = CLASS == 0u ? cell_a(c.s, c.b, codes, c.fp4, a)
+                                          : cell_b(w, uintBitsToFloat(a), 4u * k, valid);
+            [[unroll]] for (uint lev = 0u; lev < 5u; lev++) {
+                if (((j >> lev) & 1u) == 0u) {
+                    stk[n][lev] = v;
+                    break;
+                }
+                v = stk[n][lev] + v;
+            }
+        }
+    }
+    [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+        precise float r = stk[n][4];
+        if (CLASS == 0u)
+            r = r * uintBitsToFloat(s_d[sub * BATCH + n]); // exact: d_b is 0 or 2^e
+        t[n] = r;
+    }
+}
+
+// v1: the cells of row rho of block b.
+void cells_v1(uint rho, uint b, out Cell cells[16])
+{
+    uint header = src[pc.src_base + b];
+    uint off = src[pc.src_base + pc.blocks + b];
+    float s = uintBitsToFloat(half_to_float_bits(header >> 16));
+    float bias = uintBitsToFloat(half_to_float_bits(header & 0xFFFFu));
+    uint payload = pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2); // words
+    bool fp4 = (off & 1u) == 0u;
+    uint words[8];
+    if (fp4) {
+        uint at = payload + rho * 8u;
+        if (VEC == 1u) {
+            uvec4 lo = srcv[at >> 2], hi = srcv[(at >> 2) + 1u];
+            words = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+        } else {
+            [[unroll]] for (uint i = 0u; i < 8u; i++)
+                words[i] = src[at + i];
+        }
+        [[unroll]] for (uint k = 0u; k < 16u; k++)
+            cells[k] = Cell(s, bias, true, (words[k >> 1] >> ((k & 1u) * 16u)) & 0xFFFFu);
+    } else {
+        uint at = payload + rho * 4u;
+        if (VEC == 1u) {
+            uvec4 v = srcv[at >> 2];
+            words[0] = v.x; words[1] = v.y; words[2] = v.z; words[3] = v.w;
+        } else {
+            [[unroll]] for (uint i = 0u; i < 4u; i++)
+                words[i] = src[at + i];
+        }
+        [[unroll]] for (uint k = 0u; k < 16u; k++)
+            cells[k] = Cell(s, bias, false, (words[k >> 2] >> ((k & 3u) * 8u)) & 0xFFu);
+    }
+}
+
+// v2: the cells of row rho of the staged block (leaves of 8 columns and more give two cells
+// one payload word).
+void cells_v2(uint sub, uint rho, uint b, out Cell cells[16])
+{
+    Record r = locate(b);
+    [[unroll]] for (uint pair = 0u; pair < 8u; pair++) {
+        uint info0 = cell_info(sub, rho, 2u * pair, r.lay);
+        bool wide = ((info0 >> 8) & 7u) != 0u; // a leaf of 8 columns or more: both cells
+        uint info1 = wide ? info0 : cell_info(sub, rho, 2u * pair + 1u, r.lay);
+        [[unroll]] for (uint h = 0u; h < 2u; h++) {
+            uint info = h == 0u ? info0 : info1;
+            uint level = (info >> 8) & 7u;
+            uint kk = ((rho - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
+                      (4u * (2u * pair + h) - ((info >> 15) & 15u) * 4u);
+            bool fp4 = ((info >> 19) & 1u) == 0u;
+            uint word = src[r.rec + (info >> 20) + (fp4 ? kk >> 3 : kk >> 4)];
+            uint codes = fp4 ? (word >> ((kk & 7u) * 4u)) & 0xFFFFu
+                             : (word >> ((kk & 15u) * 2u)) & 0xFFu;
+            uvec2 sb = s_aff[sub * 256u + (info & 0xFFu)];
+            cells[2u * pair + h] = Cell(uintBitsToFloat(sb.x), uintBitsToFloat(sb.y), fp4, codes);
+        }
+    }
+}
+
+// ---- the kernel ------------------------------------------------------------------------
+
+void main()
+{
+    uint lid = gl_LocalInvocationID.x;
+    uint rho = lid & 63u, sub = lid >> 6;
+    uint s = gl_WorkGroupID.x, band = gl_WorkGroupID.y;
+    uint slices = pc.slices;
+    uint g = sub * slices + s;
+    bool in_class = g < pc.classes;
+    uint nsub = pc.classes / slices; // subs that hold a class (1, 2 or SUBS)
+
+    if (CLASS == 0u) {
+        // T158 symbol byte -> 4 signed codes, permuted like the activations (0, 2, 1, 3).
+        for (uint i = lid; i < 256u; i += GROUP) {
+            int c0 = int(i & 1u) - int((i >> 1) & 1u), c1 = int((i >> 2) & 1u) - int((i >> 3) & 1u);
+            int c2 = int((i >> 4) & 1u) - int((i >> 5) & 1u), c3 = int((i >> 6) & 1u) - int((i >> 7) & 1u);
+            s_t158[i] = (uint(c0) & 0xFFu) | ((uint(c2) & 0xFFu) << 8) | ((uint(c1) & 0xFFu) << 16) |
+                        ((uint(c3) & 0xFFu) << 24);
+        }
+    }
+
+    float stk[BATCH][LEVELS];
+    for (uint j = 0u; j < pc.steps; j++) {
+        // Block k = bitrev(j) of the class: b = g + Le * k.
+        uint k = LEVELS == 1u ? 0u : bitfieldReverse(j) >> (33u - LEVELS);
+        uint b = g + pc.classes * k;
+        bool live = in_class && b < pc.tiles_x;
+        barrier(); // the previous step's shared data is consumed
+        if (live) {
+            stage_activations(sub, rho, b);
+            if (PROFILE == 1u)
+                stage_v2(sub, rho, band * pc.tiles_x + b);
+        }
+        barrier();
+        float t[BATCH];
+        if (live) {
+            Cell cells[16];
+            if (PROFILE == 0u)
+                cells_v1(rho, band * pc.tiles_x + b, cells);
+            else
+                cells_v2(sub, rho, band * pc.tiles_x + b, cells);
+            block_partials(sub, b, cells, t);
+        } else {
+            [[unroll]] for (uint n = 0u; n < BATCH; n++)
+                t[n] = 0.0; // the tree's +0 padding
+        }
+        [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+            precise float v = t[n];
+            [[unroll]] for (uint lev = 0u; lev < LEVELS; lev++) {
+                if (((j >> lev) & 1u) == 0u) {
+                    stk[n][lev] = v;
+                    break;
+                }
+                v = stk[n][lev] + v;
+            }
+        }
+    }
+    float r[BATCH];
+    [[unroll]] for (uint n = 0u; n < BATCH; n++)
+        r[n] = stk[n][LEVELS - 1u];
+
+    // The subs' levels: h = nsub/2 .. 1 pairs sub i with sub i + h (classes g, g + h S).
+    for (uint h = nsub >> 1; h >= 1u; h >>= 1) {
+        barrier();
+        if (sub >= h && sub < 2u * h)
+            [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+                uint i = ((sub - h) * 64u + rho) * BATCH + n; // a float of s_act
+                s_act[i >> 2][i & 3u] = floatBitsToUint(r[n]);
+            }
+        barrier();
+        if (sub < h)
+            [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+                uint i = (sub * 64u + rho) * BATCH + n;
+                precise float v = r[n] + uintBitsToFloat(s_act[i >> 2][i & 3u]);
+                r[n] = v;
+            }
+    }
+
+    uint row = band * 64u + rho;
+    if (slices == 1u) {
+        if (sub == 0u && row < pc.rows)
+            [[unroll]] for (uint n = 0u; n < BATCH; n++)
+                yw[pc.y_base + n * pc.y_stride + row] = floatBitsToUint(r[n]);
+        return;
+    }
+
+    // Across the band's workgroups: partial sums to the scratch, the last one adds them.
+    if (sub == 0u)
+        [[unroll]] for (uint n = 0u; n < BATCH; n++)
+            scr[pc.scratch_parts + ((band * slices + s) * BATCH + n) * 64u + rho] = floatBitsToUint(r[n]);
+    memoryBarrierBuffer();
+    barrier();
+    if (lid == 0u)
+        s_last = atomicAdd(scr[band], 1u) == slices - 1u ? 1u : 0u;
+    barrier();
+    if (s_last == 0u)
+        return;
+    memoryBarrierBuffer();
+    if (sub == 0u) {
+        [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+            float fin[S_LEVELS];
+            for (uint j = 0u; j < slices; j++) {
+                uint from = S_LEVELS == 1u ? 0u : bitfieldReverse(j) >> (33u - S_LEVELS);
+                precise float v = uintBitsToFloat(
+                    scr[pc.scratch_parts + ((band * slices + from) * BATCH + n) * 64u + rho]);
+                [[unroll]] for (uint lev = 0u; lev < S_LEVELS; lev++) {
+                    if (((j >> lev) & 1u) == 0u) {
+                        fin[lev] = v;
+                        break;
+                    }
+                    v = fin[lev] + v;
+                }
+            }
+            if (row < pc.rows)
+                yw[pc.y_base + n * pc.y_stride + row] = floatBitsToUint(fin[S_LEVELS - 1u]);
+        }
+    }
+    if (lid == 0u)
+        atomicExchange(scr[band], 0u); // ready for the next product
+}

@@ -1,0 +1,357 @@
+/* The D8 matrix-vector products on a resident tensor (shaders/matvec_body.glsl): how the
+ * work is split (workgroups per band, blocks in flight per workgroup, the counters' depths),
+ * the pipelines (one per specialization, created on first use), the scratch of a product
+ * whose bands span several workgroups, and the synchronous calls.
+ * SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vulkan/vk_internal.h"
+#include "common/options.h"
+#include "container/diag.h"
+
+/* The push constants of the shader (Params), in order. */
+typedef struct matvec_params {
+    uint32_t tiles_x, rows, cols, blocks, src_base, table_base, record_base, leaves, x_base,
+        x_stride, y_base, y_stride, slices, classes, steps, scratch_parts;
+} matvec_params;
+
+/* Specialization constants (constant_id order of the shader). */
+enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_SUBS, K_VEC, K_GROUP, K_S_LEVELS,
+       K_COUNT };
+
+/* The default number of workgroups a product aims at: enough to fill a large GPU several
+ * times over (a band's slices only add partial sums, never change a bit). */
+enum { TARGET_WORKGROUPS = 1024, MAX_SLICES = 64 };
+
+static unsigned log2_exact(uint64_t v)
+{
+    unsigned l = 0;
+    while ((UINT64_C(1) << l) < v)
+        l++;
+    return l;
+}
+
+/* The shared memory the shader declares for these constants (matvec_body.glsl). */
+static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs)
+{
+    const uint64_t leaves = v2 ? (uint64_t)subs * 256 : 0;
+    return (leaves + 1) * 8 + (leaves + 1) * 4 + ((v2 ? (uint64_t)subs * 272 : 0) + 1) * 4 +
+           (uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4 +
+           (class_a ? 1024 : 4) + 16;
+}
+
+void sgfp4_vk_matvec_release(sgfp4_vk_context *ctx)
+{
+    for (unsigned i = 0; i < ctx->matvec_pipeline_count; i++)
+        vkDestroyPipeline(ctx->device, ctx->matvec_pipelines[i].pipeline, NULL);
+    free(ctx->matvec_pipelines);
+    ctx->matvec_pipelines = NULL;
+    ctx->matvec_pipeline_count = ctx->matvec_pipeline_capacity = 0;
+    if (ctx->matvec_pipeline_layout)
+        vkDestroyPipelineLayout(ctx->device, ctx->matvec_pipeline_layout, NULL);
+    if (ctx->matvec_set_layout)
+        vkDestroyDescriptorSetLayout(ctx->device, ctx->matvec_set_layout, NULL);
+    if (ctx->matvec_module)
+        vkDestroyShaderModule(ctx->device, ctx->matvec_module, NULL);
+}
+
+/* The pipeline for constants `key` (created and kept on first use). */
+static sgfp4_status matvec_pipeline(sgfp4_vk_context *ctx, const uint32_t key[K_COUNT],
+                                    VkPipeline *out, sgfp4_diag *diag)
+{
+    sgfp4_status s = SGFP4_OK;
+    if (!ctx->matvec_module) {
+        const int dot = ctx->info.matvec_path == SGFP4_VK_MATVEC_DOT_PRODUCT;
+        s = sgfp4_vk_module(ctx, dot ? sgfp4_vk_spv_matvec_dot : sgfp4_vk_spv_matvec,
+                            dot ? sgfp4_vk_spv_matvec_dot_size : sgfp4_vk_spv_matvec_size,
+                            &ctx->matvec_module, diag);
+    }
+    if (s == SGFP4_OK && !ctx->matvec_pipeline_layout)
+        s = sgfp4_vk_op_layouts(ctx->device, 6, sizeof(matvec_params), &ctx->matvec_set_layout,
+                                &ctx->matvec_pipeline_layout, diag);
+    if (s != SGFP4_OK)
+        return s;
+    for (unsigned i = 0; i < ctx->matvec_pipeline_count; i++)
+        if (memcmp(ctx->matvec_pipelines[i].key, key, sizeof ctx->matvec_pipelines[i].key) == 0) {
+            *out = ctx->matvec_pipelines[i].pipeline;
+            return SGFP4_OK;
+        }
+    if (ctx->matvec_pipeline_count == ctx->matvec_pipeline_capacity) {
+        const unsigned cap = ctx->matvec_pipeline_capacity ? 2 * ctx->matvec_pipeline_capacity : 8;
+        sgfp4_vk_matvec_pipeline *grown =
+            realloc(ctx->matvec_pipelines, sizeof *grown * cap);
+        if (!grown)
+            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+        ctx->matvec_pipelines = grown;
+        ctx->matvec_pipeline_capacity = cap;
+    }
+    sgfp4_vk_matvec_pipeline *slot = &ctx->matvec_pipelines[ctx->matvec_pipeline_count];
+    memcpy(slot->key, key, sizeof slot->key);
+    s = sgfp4_vk_compute_pipeline(ctx, ctx->matvec_module, ctx->matvec_pipeline_layout, key,
+                                  K_COUNT, &slot->pipeline, diag);
+    if (s != SGFP4_OK)
+        return s;
+    ctx->matvec_pipeline_count++;
+    *out = slot->pipeline;
+    return SGFP4_OK;
+}
+
+/* Zeroes the scratch's counters (and partials) once, synchronously. */
+static sgfp4_status zero_scratch(sgfp4_vk_context *ctx, const sgfp4_vk_buffer *b,
+                                 sgfp4_diag *diag)
+{
+    sgfp4_status s = sgfp4_vk_begin(ctx, diag);
+    if (s != SGFP4_OK)
+        return s;
+    vkCmdFillBuffer(ctx->cmd, b->buffer, 0, VK_WHOLE_SIZE, 0);
+    sgfp4_vk_barrier_all(ctx);
+    return sgfp4_vk_submit_wait(ctx, diag);
+}
+
+/* How a product is split: blocks in flight per workgroup (subs), workgroups per band
+ * (slices), the block classes and each class's blocks (steps). */
+typedef struct split {
+    unsigned subs, slices, classes, steps, levels, s_levels;
+} split;
+
+static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                 int class_a, unsigned batch, unsigned slices, split *out,
+                                 sgfp4_diag *diag)
+{
+    const int v2 = vt->profile == SGFP4_PROFILE_V2;
+    unsigned subs = batch > 8 ? 2 : 4;
+    while (subs > 1 && shared_bytes(v2, class_a, batch, subs) > ctx->limits.maxComputeSharedMemorySize)
+        subs /= 2;
+    if (shared_bytes(v2, class_a, batch, subs) > ctx->limits.maxComputeSharedMemorySize)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: a product of batch %u needs %llu bytes of shared memory, the "
+                          "device has %u",
+                          batch, (unsigned long long)shared_bytes(v2, class_a, batch, subs),
+                          ctx->limits.maxComputeSharedMemorySize);
+    uint64_t padded = 1;
+    while (padded < vt->tiles_x)
+        padded *= 2;
+    if (slices == 0) {
+        slices = 1;
+        while (vt->tiles_y * slices < TARGET_WORKGROUPS && 2ull * subs * slices <= padded &&
+               slices < MAX_SLICES)
+            slices *= 2;
+    } else if ((slices & (slices - 1)) != 0 || slices > MAX_SLICES ||
+               (slices > 1 && (uint64_t)subs * slices > padded)) {
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: slices %u is not a power of two up to %d with %u blocks "
+                          "in flight per slice within the row's %llu (padded) blocks",
+                          slices, MAX_SLICES, subs, (unsigned long long)padded);
+    }
+    const uint64_t classes = (uint64_t)subs * slices < padded ? (uint64_t)subs * slices : padded;
+    const uint64_t steps = padded / classes;
+    out->subs = subs;
+    out->slices = slices;
+    out->classes = (unsigned)classes;
+    out->steps = (unsigned)steps;
+    out->levels = log2_exact(steps) + 1;
+    out->s_levels = log2_exact(slices) + 1;
+    if (out->levels > 20)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: %llu columns are beyond the product's block counter",
+                          (unsigned long long)vt->cols);
+    return SGFP4_OK;
+}
+
+/* The options (NULL: the defaults). */
+static sgfp4_status read_options(const sgfp4_vk_matvec_options *given,
+                                 sgfp4_vk_matvec_options *o, sgfp4_diag *diag)
+{
+    if (SGFP4_OPTIONS_READ(sgfp4_vk_matvec_options, given, o) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is not one this library knows "
+                          "(initialise them with sgfp4_vk_matvec_options_init)",
+                          given->struct_size);
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                       int class_a, VkBuffer x, VkDeviceSize x_offset,
+                                       sgfp4_dtype dtype, uint64_t x_stride, unsigned batch,
+                                       VkBuffer y, VkDeviceSize y_offset, uint64_t y_stride,
+                                       const sgfp4_vk_matvec_options *given, sgfp4_vk_op **out,
+                                       sgfp4_diag *diag)
+{
+    if (out)
+        *out = NULL;
+    if (!ctx || !vt || !out || x == VK_NULL_HANDLE || y == VK_NULL_HANDLE)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "matrix-vector product: NULL argument");
+    sgfp4_vk_matvec_options options;
+    sgfp4_status s = read_options(given, &options, diag);
+    if (s != SGFP4_OK)
+        return s;
+    if (ctx->info.matvec_path == SGFP4_VK_MATVEC_UNAVAILABLE)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: device '%s' cannot declare RoundingModeRTE and "
+                          "SignedZeroInfNanPreserve for 32-bit floats, which the exact "
+                          "matrix-vector products need",
+                          ctx->info.name);
+    if (!class_a && dtype != SGFP4_DTYPE_F32 && dtype != SGFP4_DTYPE_F16)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "matrix-vector product: activations must be f32 or f16");
+    const uint64_t elem = class_a ? 1 : sgfp4_dtype_size(dtype);
+    if (x_stride == 0)
+        x_stride = vt->cols;
+    if (y_stride == 0)
+        y_stride = vt->rows;
+    if (batch < 1 || batch > SGFP4_MATVEC_MAX_BATCH || (!class_a && x_stride < vt->cols) ||
+        y_stride < vt->rows || x_offset % (class_a ? 4 : elem) != 0 || y_offset % 4 != 0)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "matrix-vector product: batch outside 1..%d, a stride below the "
+                          "vector length, or a misaligned offset",
+                          SGFP4_MATVEC_MAX_BATCH);
+    split sp;
+    if ((s = choose_split(ctx, vt, class_a, batch, options.slices, &sp, diag)) != SGFP4_OK)
+        return s;
+
+    /* The ranges bound, and where in them each array starts. */
+    const uint64_t vector_bytes = (vt->tiles_x * 68 + 63) & ~(uint64_t)63;
+    const uint64_t x_bytes =
+        class_a ? batch * vector_bytes : ((batch - 1) * x_stride + vt->cols) * elem;
+    const uint64_t y_floats = (batch - 1) * y_stride + vt->rows;
+    const uint64_t counters = (vt->tiles_y + 15) & ~(uint64_t)15;
+    const uint64_t parts = sp.slices > 1 ? vt->tiles_y * sp.slices * batch * 64 : 0;
+    VkDescriptorBufferInfo infos[6];
+    uint64_t src_skip, table_skip, x_skip, y_skip, unused;
+    s = sgfp4_vk_range(ctx, vt->src, vt->src_offset, vt->container_bytes, &infos[0], &src_skip,
+                       diag);
+    infos[1] = infos[0];
+    if (s == SGFP4_OK) {
+        if (vt->profile == SGFP4_PROFILE_V2)
+            s = sgfp4_vk_range(ctx, vt->table_src, vt->table_offset, vt->table_bytes, &infos[2],
+                               &table_skip, diag);
+        else {
+            infos[2] = infos[0];
+            table_skip = 0;
+        }
+    }
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_range(ctx, x, x_offset, x_bytes, &infos[3], &x_skip, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_range(ctx, y, y_offset, y_floats * 4, &infos[4], &y_skip, diag);
+    if (s != SGFP4_OK)
+        return s;
+    const uint64_t x_base = class_a ? x_skip / 4 : x_skip / elem;
+    const uint64_t x_step = class_a ? vector_bytes / 4 : x_stride;
+    if (x_base + (batch - 1) * x_step + (class_a ? vector_bytes / 4 : vt->cols) > UINT32_MAX ||
+        y_skip / 4 + y_floats > UINT32_MAX || counters + parts > UINT32_MAX / 4 ||
+        vt->tiles_y > ctx->limits.maxComputeWorkGroupCount[1] || vt->rows > UINT32_MAX ||
+        vt->cols > UINT32_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: a %llux%llu product of batch %u exceeds the shader's 32-bit "
+                          "indices or the device's workgroup counts",
+                          (unsigned long long)vt->rows, (unsigned long long)vt->cols, batch);
+
+    const int v1 = vt->profile == SGFP4_PROFILE_V1;
+    const uint32_t key[K_COUNT] = {
+        [K_PROFILE] = v1 ? 0 : 1,
+        [K_CLASS] = class_a ? 0 : 1,
+        [K_BATCH] = batch,
+        [K_X_F16] = !class_a && dtype == SGFP4_DTYPE_F16,
+        [K_LEVELS] = sp.levels,
+        [K_SUBS] = sp.subs,
+        [K_VEC] = v1 && (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
+        [K_GROUP] = 64 * sp.subs,
+        [K_S_LEVELS] = sp.s_levels};
+    VkPipeline pipeline;
+    if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
+        return s;
+    sgfp4_vk_op *op;
+    if ((s = sgfp4_vk_op_begin(ctx, SGFP4_VK_OP_PRODUCT, 6, &op, diag)) != SGFP4_OK)
+        return s;
+    s = sgfp4_vk_buffer_init(ctx, 4 * (counters + parts), 0, &op->scratch, diag);
+    if (s == SGFP4_OK)
+        s = zero_scratch(ctx, &op->scratch, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_range(ctx, op->scratch.buffer, 0, 4 * (counters + parts), &infos[5], &unused,
+                           diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_bind_buffers(ctx, op->pool, ctx->matvec_set_layout, infos, 6, 0,
+                                  &op->dispatch.set, diag);
+    if (s != SGFP4_OK) {
+        sgfp4_vk_op_free(op);
+        return s;
+    }
+    const matvec_params p = {(uint32_t)vt->tiles_x,
+                             (uint32_t)vt->rows,
+                             (uint32_t)vt->cols,
+                             (uint32_t)vt->blocks,
+                             (uint32_t)(src_skip / 4),
+                             (uint32_t)(table_skip / 4),
+                             (uint32_t)(vt->record_base / 4),
+                             (uint32_t)vt->leaves,
+                             (uint32_t)x_base,
+                             (uint32_t)x_step,
+                             (uint32_t)(y_skip / 4),
+                             (uint32_t)y_stride,
+                             sp.slices,
+                             sp.classes,
+                             sp.steps,
+                             (uint32_t)counters};
+    op->dispatch.pipeline = pipeline;
+    op->dispatch.layout = ctx->matvec_pipeline_layout;
+    memcpy(op->dispatch.push, &p, sizeof p);
+    op->dispatch.push_bytes = sizeof p;
+    op->dispatch.groups_x = sp.slices;
+    op->dispatch.groups_y = (uint32_t)vt->tiles_y;
+    *out = op;
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_matvec_q8_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                       VkBuffer q8, VkDeviceSize q8_offset, unsigned batch,
+                                       VkBuffer y, VkDeviceSize y_offset, uint64_t y_stride,
+                                       const sgfp4_vk_matvec_options *options, sgfp4_vk_op **out,
+                                       sgfp4_diag *diag)
+{
+    return sgfp4_vk_matvec_op_create(ctx, tensor, 1, q8, q8_offset, SGFP4_DTYPE_F32, 0, batch, y,
+                                     y_offset, y_stride, options, out, diag);
+}
+
+sgfp4_status sgfp4_vk_matvec_float_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                          VkBuffer x, VkDeviceSize x_offset, sgfp4_dtype dtype,
+                                          uint64_t x_stride, unsigned batch, VkBuffer y,
+                                          VkDeviceSize y_offset, uint64_t y_stride,
+                                          const sgfp4_vk_matvec_options *options,
+                                          sgfp4_vk_op **out, sgfp4_diag *diag)
+{
+    return sgfp4_vk_matvec_op_create(ctx, tensor, 0, x, x_offset, dtype, x_stride, batch, y,
+                                     y_offset, y_stride, options, out, diag);
+}
+
+sgfp4_status sgfp4_vk_matvec_q8(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                VkBuffer q8, VkDeviceSize q8_offset, unsigned batch, VkBuffer y,
+                                VkDeviceSize y_offset, uint64_t y_stride,
+                                const sgfp4_vk_matvec_options *options, sgfp4_diag *diag)
+{
+    sgfp4_vk_op *op;
+    sgfp4_status s = sgfp4_vk_matvec_q8_create(ctx, tensor, q8, q8_offset, batch, y, y_offset,
+                                               y_stride, options, &op, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_op_run(op, diag);
+    sgfp4_vk_op_free(op);
+    return s;
+}
+
+sgfp4_status sgfp4_vk_matvec_float(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                   VkBuffer x, VkDeviceSize x_offset, sgfp4_dtype dtype,
+                                   uint64_t x_stride, unsigned batch, VkBuffer y,
+                                   VkDeviceSize y_offset, uint64_t y_stride,
+                                   const sgfp4_vk_matvec_options *options, sgfp4_diag *diag)
+{
+    sgfp4_vk_op *op;
+    sgfp4_status s = sgfp4_vk_matvec_float_create(ctx, tensor, x, x_offset, dtype, x_stride,
+                                                  batch, y, y_offset, y_stride, options, &op,
+                                                  diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_op_run(op, diag);
+    sgfp4_vk_op_free(op);
+    return s;
+}
