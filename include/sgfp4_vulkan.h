@@ -299,6 +299,9 @@ typedef struct sgfp4_vk_matvec_options {
     /** Workgroups per 64-row band (a power of two; 0, the default: the library's choice).
      *  A tuning knob for benchmarks; every value gives the same bits. */
     unsigned slices;
+    /** Kernel choices for benchmarks and tests (SGFP4_VK_MATVEC_* of sgfp4_experimental.h);
+     *  default 0. Every choice gives the same bits. */
+    unsigned flags;
 } sgfp4_vk_matvec_options;
 
 /** Sets struct_size and every default. The only way to initialise the struct. */

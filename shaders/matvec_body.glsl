@@ -24,17 +24,19 @@
 
 #extension GL_EXT_control_flow_attributes : require
 
-layout(local_size_x_id = 7) in; // 64 * SUBS
+layout(local_size_x_id = 7) in; // GROUP = ROWS * SUBS
 
 layout(constant_id = 0) const uint PROFILE = 0; // 0 = v1, 1 = v2 (leaf table)
 layout(constant_id = 1) const uint CLASS = 0;   // 0 = A (q8 activations), 1 = B (float)
 layout(constant_id = 2) const uint BATCH = 1;   // activation vectors, 1..16
 layout(constant_id = 3) const uint X_F16 = 0;   // Class B: 1 = x is f16, 0 = f32
 layout(constant_id = 4) const uint LEVELS = 1;  // log2(m) + 1: the block-counter's depth
-layout(constant_id = 5) const uint SUBS = 4;    // blocks in flight per workgroup (4 or 2)
+layout(constant_id = 5) const uint ROWS = 64;   // rows per workgroup (v2: 64; v1: 16, 32, 64)
 layout(constant_id = 6) const uint VEC = 1;     // v1: container words 16-byte aligned
-layout(constant_id = 7) const uint GROUP = 256; // 64 * SUBS
+layout(constant_id = 7) const uint GROUP = 256; // invocations: ROWS * SUBS
 layout(constant_id = 8) const uint S_LEVELS = 1; // log2(S) + 1: the final counter's depth
+layout(constant_id = 9) const uint PREFETCH = 1; // v1: payload loads a step ahead
+const uint SUBS = GROUP / ROWS;                  // blocks in flight per workgroup
 
 layout(std430, set = 0, binding = 0) readonly buffer Container { uint src[]; };
 layout(std430, set = 0, binding = 1) readonly buffer ContainerVec { uvec4 srcv[]; };
@@ -228,7 +230,7 @@ Record locate(uint b)
     return r;
 }
 
-// Stages block b's leaves for sub `sub` (the 64 invocations of the sub share the work).
+// Stages block b's leaves for sub `sub` (the ROWS invocations of the sub share the work).
 void stage_v2(uint sub, uint rho, uint b)
 {
     Record r = locate(b);
@@ -241,7 +243,7 @@ void stage_v2(uint sub, uint rho, uint b)
     uint mask_at = pc.table_base + 2u * pc.blocks + 1u + pc.leaves + 2u * b;
     uvec2 mask = r.lay == LAYOUT_MIXED || r.lay == 5u ? uvec2(0u)
                                                       : uvec2(tbl[mask_at], tbl[mask_at + 1u]);
-    for (uint i = rho; i < r.n; i += 64u) {
+    for (uint i = rho; i < r.n; i += ROWS) {
         uint h = src[hdr0 + i];
         uint slot = sub * 256u + i;
         s_aff[slot] = uvec2(half_to_float_bits(h >> 16), half_to_float_bits(h & 0xFFF0u));
@@ -282,7 +284,7 @@ uint cell_info(uint sub, uint rho, uint k, uint lay)
 // Stages block b's activations for sub `sub` (all vectors of the batch).
 void stage_activations(uint sub, uint rho, uint b)
 {
-    for (uint idx = rho; idx < 16u * BATCH; idx += 64u) {
+    for (uint idx = rho; idx < 16u * BATCH; idx += ROWS) {
         uint n = idx >> 4, k = idx & 15u;
         uvec4 a;
         if (CLASS == 0u) {
@@ -351,18 +353,30 @@ void block_partials(uint sub, uint b, Cell cells[16], out float t[BATCH])
     }
 }
 
-// v1: the cells of row rho of block b.
-void cells_v1(uint rho, uint b, out Cell cells[16])
-{
-    uint header = src[pc.src_base + b];
-    uint off = src[pc.src_base + pc.blocks + b];
-    float s = uintBitsToFloat(half_to_float_bits(header >> 16));
-    float bias = uintBitsToFloat(half_to_float_bits(header & 0xFFFFu));
-    uint payload = pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2); // words
-    bool fp4 = (off & 1u) == 0u;
+// v1: what a row of a block needs from the container: the block's header and offset word,
+// then its payload words (8 for FP4, 4 for T158). The loads of the next steps are issued a
+// step or two ahead (PREFETCH), so that they are in flight while a step computes.
+struct V1Row {
+    uint header, off;
     uint words[8];
-    if (fp4) {
-        uint at = payload + rho * 8u;
+};
+
+// The header and offset word of block `blk` (a global block index), or zeros when !live.
+uvec2 v1_head(uint blk, bool live)
+{
+    return live ? uvec2(src[pc.src_base + blk], src[pc.src_base + pc.blocks + blk]) : uvec2(0u);
+}
+
+// The payload words of row y of the block whose offset word is `off`.
+void v1_words(uint y, uint off, bool live, out uint words[8])
+{
+    uint payload = pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2); // words
+    [[unroll]] for (uint i = 0u; i < 8u; i++)
+        words[i] = 0u;
+    if (!live)
+        return;
+    if ((off & 1u) == 0u) {
+        uint at = payload + y * 8u;
         if (VEC == 1u) {
             uvec4 lo = srcv[at >> 2], hi = srcv[(at >> 2) + 1u];
             words = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
@@ -370,10 +384,8 @@ void cells_v1(uint rho, uint b, out Cell cells[16])
             [[unroll]] for (uint i = 0u; i < 8u; i++)
                 words[i] = src[at + i];
         }
-        [[unroll]] for (uint k = 0u; k < 16u; k++)
-            cells[k] = Cell(s, bias, true, (words[k >> 1] >> ((k & 1u) * 16u)) & 0xFFFFu);
     } else {
-        uint at = payload + rho * 4u;
+        uint at = payload + y * 4u;
         if (VEC == 1u) {
             uvec4 v = srcv[at >> 2];
             words[0] = v.x; words[1] = v.y; words[2] = v.z; words[3] = v.w;
@@ -381,8 +393,20 @@ void cells_v1(uint rho, uint b, out Cell cells[16])
             [[unroll]] for (uint i = 0u; i < 4u; i++)
                 words[i] = src[at + i];
         }
+    }
+}
+
+// v1: the cells of a row from its loaded words.
+void cells_v1(V1Row row, out Cell cells[16])
+{
+    float s = uintBitsToFloat(half_to_float_bits(row.header >> 16));
+    float bias = uintBitsToFloat(half_to_float_bits(row.header & 0xFFFFu));
+    if ((row.off & 1u) == 0u) {
         [[unroll]] for (uint k = 0u; k < 16u; k++)
-            cells[k] = Cell(s, bias, false, (words[k >> 2] >> ((k & 3u) * 8u)) & 0xFFu);
+            cells[k] = Cell(s, bias, true, (row.words[k >> 1] >> ((k & 1u) * 16u)) & 0xFFFFu);
+    } else {
+        [[unroll]] for (uint k = 0u; k < 16u; k++)
+            cells[k] = Cell(s, bias, false, (row.words[k >> 2] >> ((k & 3u) * 8u)) & 0xFFu);
     }
 }
 
@@ -412,15 +436,24 @@ void cells_v2(uint sub, uint rho, uint b, out Cell cells[16])
 
 // ---- the kernel ------------------------------------------------------------------------
 
+// Block k of the step-j order (bit-reversed j) of class g.
+uint step_block(uint g, uint j)
+{
+    uint k = LEVELS == 1u ? 0u : bitfieldReverse(j) >> (33u - LEVELS);
+    return g + pc.classes * k;
+}
+
 void main()
 {
     uint lid = gl_LocalInvocationID.x;
-    uint rho = lid & 63u, sub = lid >> 6;
-    uint s = gl_WorkGroupID.x, band = gl_WorkGroupID.y;
+    uint rho = lid % ROWS, sub = lid / ROWS;
+    uint s = gl_WorkGroupID.x, grp = gl_WorkGroupID.y; // row group: rows grp * ROWS + rho
+    uint by = grp / (64u / ROWS);                       // the block row
+    uint y = (grp % (64u / ROWS)) * ROWS + rho;         // the row within the blocks
     uint slices = pc.slices;
     uint g = sub * slices + s;
     bool in_class = g < pc.classes;
-    uint nsub = pc.classes / slices; // subs that hold a class (1, 2 or SUBS)
+    uint nsub = pc.classes / slices; // subs that hold a class (1, 2, ... SUBS)
 
     if (CLASS == 0u) {
         // T158 symbol byte -> 4 signed codes, permuted like the activations (0, 2, 1, 3).
@@ -432,30 +465,71 @@ void main()
         }
     }
 
+    // v1 loads in flight: the current step's row, the next step's header (and with PREFETCH
+    // its payload words, and the header of the step after).
+    V1Row cur, next;
+    uvec2 head_after = uvec2(0u);
+    if (PROFILE == 0u) {
+        uint b0 = step_block(g, 0u);
+        bool live0 = in_class && b0 < pc.tiles_x;
+        uvec2 h0 = v1_head(by * pc.tiles_x + b0, live0);
+        cur.header = h0.x;
+        cur.off = h0.y;
+        v1_words(y, cur.off, live0, cur.words);
+        if (PREFETCH == 1u && pc.steps > 1u) {
+            uint b1 = step_block(g, 1u);
+            bool live1 = in_class && b1 < pc.tiles_x;
+            uvec2 h1 = v1_head(by * pc.tiles_x + b1, live1);
+            next.header = h1.x;
+            next.off = h1.y;
+        }
+    }
+
     float stk[BATCH][LEVELS];
     for (uint j = 0u; j < pc.steps; j++) {
-        // Block k = bitrev(j) of the class: b = g + Le * k.
-        uint k = LEVELS == 1u ? 0u : bitfieldReverse(j) >> (33u - LEVELS);
-        uint b = g + pc.classes * k;
+        uint b = step_block(g, j);
         bool live = in_class && b < pc.tiles_x;
+        if (PROFILE == 0u && PREFETCH == 1u) {
+            // Step j + 1's payload (its header came a step ago), step j + 2's header.
+            if (j + 1u < pc.steps) {
+                uint b1 = step_block(g, j + 1u);
+                v1_words(y, next.off, in_class && b1 < pc.tiles_x, next.words);
+            }
+            if (j + 2u < pc.steps) {
+                uint b2 = step_block(g, j + 2u);
+                head_after = v1_head(by * pc.tiles_x + b2, in_class && b2 < pc.tiles_x);
+            }
+        }
         barrier(); // the previous step's shared data is consumed
         if (live) {
             stage_activations(sub, rho, b);
             if (PROFILE == 1u)
-                stage_v2(sub, rho, band * pc.tiles_x + b);
+                stage_v2(sub, rho, by * pc.tiles_x + b);
         }
         barrier();
         float t[BATCH];
         if (live) {
             Cell cells[16];
-            if (PROFILE == 0u)
-                cells_v1(rho, band * pc.tiles_x + b, cells);
-            else
-                cells_v2(sub, rho, band * pc.tiles_x + b, cells);
+            if (PROFILE == 0u) {
+                if (PREFETCH == 0u) {
+                    uvec2 h = v1_head(by * pc.tiles_x + b, true);
+                    cur.header = h.x;
+                    cur.off = h.y;
+                    v1_words(y, cur.off, true, cur.words);
+                }
+                cells_v1(cur, cells);
+            } else {
+                cells_v2(sub, y, by * pc.tiles_x + b, cells);
+            }
             block_partials(sub, b, cells, t);
         } else {
             [[unroll]] for (uint n = 0u; n < BATCH; n++)
                 t[n] = 0.0; // the tree's +0 padding
+        }
+        if (PROFILE == 0u && PREFETCH == 1u) {
+            cur = next;
+            next.header = head_after.x;
+            next.off = head_after.y;
         }
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
             precise float v = t[n];
@@ -477,19 +551,19 @@ void main()
         barrier();
         if (sub >= h && sub < 2u * h)
             [[unroll]] for (uint n = 0u; n < BATCH; n++) {
-                uint i = ((sub - h) * 64u + rho) * BATCH + n; // a float of s_act
+                uint i = ((sub - h) * ROWS + rho) * BATCH + n; // a float of s_act
                 s_act[i >> 2][i & 3u] = floatBitsToUint(r[n]);
             }
         barrier();
         if (sub < h)
             [[unroll]] for (uint n = 0u; n < BATCH; n++) {
-                uint i = (sub * 64u + rho) * BATCH + n;
+                uint i = (sub * ROWS + rho) * BATCH + n;
                 precise float v = r[n] + uintBitsToFloat(s_act[i >> 2][i & 3u]);
                 r[n] = v;
             }
     }
 
-    uint row = band * 64u + rho;
+    uint row = grp * ROWS + rho;
     if (slices == 1u) {
         if (sub == 0u && row < pc.rows)
             [[unroll]] for (uint n = 0u; n < BATCH; n++)
@@ -497,14 +571,14 @@ void main()
         return;
     }
 
-    // Across the band's workgroups: partial sums to the scratch, the last one adds them.
+    // Across the row group's workgroups: partial sums to the scratch, the last one adds them.
     if (sub == 0u)
         [[unroll]] for (uint n = 0u; n < BATCH; n++)
-            scr[pc.scratch_parts + ((band * slices + s) * BATCH + n) * 64u + rho] = floatBitsToUint(r[n]);
+            scr[pc.scratch_parts + ((grp * slices + s) * BATCH + n) * ROWS + rho] = floatBitsToUint(r[n]);
     memoryBarrierBuffer();
     barrier();
     if (lid == 0u)
-        s_last = atomicAdd(scr[band], 1u) == slices - 1u ? 1u : 0u;
+        s_last = atomicAdd(scr[grp], 1u) == slices - 1u ? 1u : 0u;
     barrier();
     if (s_last == 0u)
         return;
@@ -515,7 +589,7 @@ void main()
             for (uint j = 0u; j < slices; j++) {
                 uint from = S_LEVELS == 1u ? 0u : bitfieldReverse(j) >> (33u - S_LEVELS);
                 precise float v = uintBitsToFloat(
-                    scr[pc.scratch_parts + ((band * slices + from) * BATCH + n) * 64u + rho]);
+                    scr[pc.scratch_parts + ((grp * slices + from) * BATCH + n) * ROWS + rho]);
                 [[unroll]] for (uint lev = 0u; lev < S_LEVELS; lev++) {
                     if (((j >> lev) & 1u) == 0u) {
                         fin[lev] = v;
@@ -529,5 +603,5 @@ void main()
         }
     }
     if (lid == 0u)
-        atomicExchange(scr[band], 0u); // ready for the next product
+        atomicExchange(scr[grp], 0u); // ready for the next product
 }

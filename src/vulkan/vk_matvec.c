@@ -17,8 +17,8 @@ typedef struct matvec_params {
 } matvec_params;
 
 /* Specialization constants (constant_id order of the shader). */
-enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_SUBS, K_VEC, K_GROUP, K_S_LEVELS,
-       K_COUNT };
+enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_ROWS, K_VEC, K_GROUP, K_S_LEVELS,
+       K_PREFETCH, K_COUNT };
 
 /* The default number of workgroups a product aims at: enough to fill a large GPU several
  * times over (a band's slices only add partial sums, never change a bit). */
@@ -109,20 +109,34 @@ static sgfp4_status zero_scratch(sgfp4_vk_context *ctx, const sgfp4_vk_buffer *b
     return sgfp4_vk_submit_wait(ctx, diag);
 }
 
-/* How a product is split: blocks in flight per workgroup (subs), workgroups per band
- * (slices), the block classes and each class's blocks (steps). */
+/* How a product is split: rows per workgroup, blocks in flight per workgroup (subs),
+ * workgroups per row group (slices), the block classes and each class's blocks (steps). */
 typedef struct split {
-    unsigned subs, slices, classes, steps, levels, s_levels;
+    unsigned rows, subs, slices, classes, steps, levels, s_levels;
 } split;
 
+/* The default rows per workgroup of a v1 product (v2 stages whole blocks: always 64). */
+enum { V1_ROWS = 64 };
+
 static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
-                                 int class_a, unsigned batch, unsigned slices, split *out,
+                                 int class_a, unsigned batch,
+                                 const sgfp4_vk_matvec_options *o, split *out,
                                  sgfp4_diag *diag)
 {
     const int v2 = vt->profile == SGFP4_PROFILE_V2;
-    unsigned subs = batch > 8 ? 2 : 4;
-    while (subs > 1 && shared_bytes(v2, class_a, batch, subs) > ctx->limits.maxComputeSharedMemorySize)
-        subs /= 2;
+    unsigned rows = V1_ROWS;
+    if (!v2 && (o->flags & SGFP4_VK_MATVEC_ROWS_16))
+        rows = 16;
+    else if (!v2 && (o->flags & SGFP4_VK_MATVEC_ROWS_32))
+        rows = 32;
+    else if (v2 || (o->flags & SGFP4_VK_MATVEC_ROWS_64))
+        rows = 64;
+    /* 256 invocations (128 above batch 8), fewer where shared memory is short. */
+    unsigned group = batch > 8 ? 128 : 256;
+    while (group > rows &&
+           shared_bytes(v2, class_a, batch, group / rows) > ctx->limits.maxComputeSharedMemorySize)
+        group /= 2;
+    const unsigned subs = group / rows;
     if (shared_bytes(v2, class_a, batch, subs) > ctx->limits.maxComputeSharedMemorySize)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: a product of batch %u needs %llu bytes of shared memory, the "
@@ -132,9 +146,11 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     uint64_t padded = 1;
     while (padded < vt->tiles_x)
         padded *= 2;
+    const uint64_t row_groups = vt->tiles_y * (64 / rows);
+    unsigned slices = o->slices;
     if (slices == 0) {
         slices = 1;
-        while (vt->tiles_y * slices < TARGET_WORKGROUPS && 2ull * subs * slices <= padded &&
+        while (row_groups * slices < TARGET_WORKGROUPS && 2ull * subs * slices <= padded &&
                slices < MAX_SLICES)
             slices *= 2;
     } else if ((slices & (slices - 1)) != 0 || slices > MAX_SLICES ||
@@ -146,6 +162,7 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     }
     const uint64_t classes = (uint64_t)subs * slices < padded ? (uint64_t)subs * slices : padded;
     const uint64_t steps = padded / classes;
+    out->rows = rows;
     out->subs = subs;
     out->slices = slices;
     out->classes = (unsigned)classes;
@@ -208,7 +225,7 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                           "vector length, or a misaligned offset",
                           SGFP4_MATVEC_MAX_BATCH);
     split sp;
-    if ((s = choose_split(ctx, vt, class_a, batch, options.slices, &sp, diag)) != SGFP4_OK)
+    if ((s = choose_split(ctx, vt, class_a, batch, &options, &sp, diag)) != SGFP4_OK)
         return s;
 
     /* The ranges bound, and where in them each array starts. */
@@ -216,8 +233,9 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
     const uint64_t x_bytes =
         class_a ? batch * vector_bytes : ((batch - 1) * x_stride + vt->cols) * elem;
     const uint64_t y_floats = (batch - 1) * y_stride + vt->rows;
-    const uint64_t counters = (vt->tiles_y + 15) & ~(uint64_t)15;
-    const uint64_t parts = sp.slices > 1 ? vt->tiles_y * sp.slices * batch * 64 : 0;
+    const uint64_t row_groups = vt->tiles_y * (64 / sp.rows);
+    const uint64_t counters = (row_groups + 15) & ~(uint64_t)15;
+    const uint64_t parts = sp.slices > 1 ? row_groups * sp.slices * batch * sp.rows : 0;
     VkDescriptorBufferInfo infos[6];
     uint64_t src_skip, table_skip, x_skip, y_skip, unused;
     s = sgfp4_vk_range(ctx, vt->src, vt->src_offset, vt->container_bytes, &infos[0], &src_skip,
@@ -242,7 +260,7 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
     const uint64_t x_step = class_a ? vector_bytes / 4 : x_stride;
     if (x_base + (batch - 1) * x_step + (class_a ? vector_bytes / 4 : vt->cols) > UINT32_MAX ||
         y_skip / 4 + y_floats > UINT32_MAX || counters + parts > UINT32_MAX / 4 ||
-        vt->tiles_y > ctx->limits.maxComputeWorkGroupCount[1] || vt->rows > UINT32_MAX ||
+        row_groups > ctx->limits.maxComputeWorkGroupCount[1] || vt->rows > UINT32_MAX ||
         vt->cols > UINT32_MAX)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: a %llux%llu product of batch %u exceeds the shader's 32-bit "
@@ -256,10 +274,11 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         [K_BATCH] = batch,
         [K_X_F16] = !class_a && dtype == SGFP4_DTYPE_F16,
         [K_LEVELS] = sp.levels,
-        [K_SUBS] = sp.subs,
+        [K_ROWS] = sp.rows,
         [K_VEC] = v1 && (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
-        [K_GROUP] = 64 * sp.subs,
-        [K_S_LEVELS] = sp.s_levels};
+        [K_GROUP] = sp.rows * sp.subs,
+        [K_S_LEVELS] = sp.s_levels,
+        [K_PREFETCH] = v1 && !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH)};
     VkPipeline pipeline;
     if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
         return s;
@@ -300,7 +319,7 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
     memcpy(op->dispatch.push, &p, sizeof p);
     op->dispatch.push_bytes = sizeof p;
     op->dispatch.groups_x = sp.slices;
-    op->dispatch.groups_y = (uint32_t)vt->tiles_y;
+    op->dispatch.groups_y = (uint32_t)row_groups;
     *out = op;
     return SGFP4_OK;
 }

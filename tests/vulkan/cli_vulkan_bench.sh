@@ -1,8 +1,8 @@
 #!/bin/sh
 # The GPU benchmark's operations run to completion at tiny sizes: the dense f16 GEMV (which
 # fails on a relative error above 1e-4 against a double-precision product), a decode variant
-# checked against the CPU decoder on each of its five containers, and the fresh-memory repeat
-# cases of every arm. Timings on lavapipe mean nothing (and its copy rate never settles, so
+# checked against the CPU decoder on each of its five containers, the fresh-memory repeat
+# cases of every arm, and the matrix-vector products of every kernel variant. Timings on lavapipe mean nothing (and its copy rate never settles, so
 # each measurement waits out the 2 s settle limit); this checks the code paths. Exits 77
 # without a device.
 # Usage: cli_vulkan_bench.sh SGFP4
@@ -21,4 +21,10 @@ test "$(grep -c '"bit_identical": true' "$work/variants.json")" -eq 5
 "$cli" bench --backend vulkan --op repeat --size 72 --cases 1 --sync-cases 1 \
     --resident-cases 1 --repeat 3 > "$work/repeat.txt"
 grep -q '^resident 1 cases' "$work/repeat.txt"
-echo "bench --backend vulkan: gemv, variants and repeat ran"
+# The D8 products: every variant, both profiles and classes, checked against the CPU oracle
+# (the command fails on a difference).
+"$cli" bench --backend vulkan --op matvec --shape 70x200 --batch 3 --repeat 2 --variant all \
+    --json > "$work/matvec.json"
+test "$(grep -c '"bit_identical": true' "$work/matvec.json")" -eq 16
+grep -q '"speedup_vs_dense_f16"' "$work/matvec.json"
+echo "bench --backend vulkan: gemv, variants, repeat and matvec ran"

@@ -140,6 +140,7 @@ typedef struct product_case {
     unsigned batch;
     x_kind kind;
     unsigned slices; /* 0: the library's choice */
+    unsigned flags;  /* SGFP4_VK_MATVEC_* */
 } product_case;
 
 static sgfp4_vk_buffer *device_buffer(sgfp4_vk_context *ctx, uint64_t size)
@@ -215,6 +216,7 @@ static float *check_product(const product_case *c, const sgfp4_tensor *t,
     sgfp4_vk_matvec_options o;
     sgfp4_vk_matvec_options_init(&o);
     o.slices = c->slices;
+    o.flags = c->flags;
     sgfp4_status s;
     if (c->class_a) {
         s = sgfp4_vk_quantize(ctx, sgfp4_vk_buffer_handle(xb), x_off, c->dtype, cols, batch,
@@ -292,13 +294,28 @@ static void check_bytes(const product_case *pc, const uint8_t *bytes, size_t siz
     sgfp4_tensor_close(t);
 }
 
-/* A random valid slices value for a tensor of `cols` columns and batch (0 = the default). */
-static unsigned random_slices(uint64_t cols, unsigned batch)
+/* Rows per workgroup that flags ask for (v1; v2 always 64). */
+static unsigned rows_of(unsigned flags)
+{
+    return flags & SGFP4_VK_MATVEC_ROWS_16 ? 16 : flags & SGFP4_VK_MATVEC_ROWS_32 ? 32 : 64;
+}
+
+/* Random v1 kernel flags (the workgroup's rows, the prefetch). */
+static unsigned random_flags(void)
+{
+    static const unsigned rows[3] = {SGFP4_VK_MATVEC_ROWS_16, SGFP4_VK_MATVEC_ROWS_32, 0};
+    return rows[below(3)] | (below(3) == 0 ? SGFP4_VK_MATVEC_NO_PREFETCH : 0);
+}
+
+/* A random valid slices value for a tensor of `cols` columns, batch and workgroup rows (0 =
+ * the default): at most the blocks of a row over the most blocks a workgroup may have in
+ * flight. */
+static unsigned random_slices(uint64_t cols, unsigned batch, unsigned rows)
 {
     uint64_t padded = 1;
     while (padded * 64 < cols)
         padded *= 2;
-    const unsigned subs = batch > 8 ? 2 : 4;
+    const unsigned subs = (batch > 8 ? 128 : 256) / rows;
     unsigned max = 1;
     while (max < 64 && (uint64_t)subs * max * 2 <= padded)
         max *= 2;
@@ -320,10 +337,12 @@ static void check_random_settings(const char *what, const uint8_t *bytes, size_t
                            below(2) ? SGFP4_DTYPE_F16 : SGFP4_DTYPE_F32,
                            batches[below(8)],
                            (x_kind)below(X_KINDS),
+                           0,
                            0};
         if (pc.class_a && pc.kind == X_NONFINITE && below(2))
             pc.kind = X_MIXED;
-        pc.slices = random_slices(cols, pc.batch);
+        pc.flags = profile == SGFP4_PROFILE_V1 ? random_flags() : 0;
+        pc.slices = random_slices(cols, pc.batch, rows_of(pc.flags));
         check_bytes(&pc, bytes, size, profile, rows, cols);
     }
 }
@@ -335,7 +354,7 @@ static void test_corpus(void **state)
 {
     (void)state;
     const char *env = getenv("SGFP4_VK_MATVEC_CORPUS");
-    const unsigned count = env ? (unsigned)atoi(env) : 60;
+    const unsigned count = env ? (unsigned)atoi(env) : 40;
     for (unsigned i = 0; i < count; i++) {
         const int profile = 1 + (int)(i & 1);
         const gen_params p = gen_corpus_params(profile);
@@ -375,9 +394,12 @@ static void test_shapes(void **state)
                 for (int cls = 0; cls < 2; cls++)
                     for (unsigned bi = 0; bi < 3; bi++) {
                         const unsigned batch = bi == 0 ? 1 : bi == 1 ? 4 : 16;
+                        const unsigned flags = profile == 1 ? random_flags() : 0;
                         product_case pc = {what, (int)((i + bi) % CTX_COUNT), cls,
                                            bi == 1 ? SGFP4_DTYPE_F16 : SGFP4_DTYPE_F32, batch,
-                                           X_MIXED, random_slices(shapes[i][1], batch)};
+                                           X_MIXED,
+                                           random_slices(shapes[i][1], batch, rows_of(flags)),
+                                           flags};
                         check_bytes(&pc, bytes, size, (sgfp4_profile)profile, shapes[i][0],
                                     shapes[i][1]);
                     }
@@ -402,13 +424,19 @@ static void test_every_split(void **state)
         sgfp4_vk_tensor *vt = NULL;
         assert_int_equal(sgfp4_vk_tensor_create(contexts[0], t, &vt, NULL), SGFP4_OK);
         for (int cls = 0; cls < 2; cls++)
-            for (unsigned slices = 1; slices <= 32; slices *= 2) {
-                const unsigned batch = slices == 32 ? 2 : 16 / slices;
-                if ((batch > 8 ? 2u : 4u) * slices > 128)
-                    continue;
-                product_case pc = {"every split", 0, cls, SGFP4_DTYPE_F32, batch, X_MIXED, slices};
-                free(check_product(&pc, t, vt, rows, cols));
-            }
+            for (unsigned slices = 1; slices <= 32; slices *= 2)
+                for (unsigned f = 0; f < (profile == 1 ? 3u : 1u); f++) {
+                    const unsigned flags = f == 0 ? 0
+                                           : f == 1 ? SGFP4_VK_MATVEC_ROWS_16
+                                                    : SGFP4_VK_MATVEC_ROWS_32 |
+                                                          SGFP4_VK_MATVEC_NO_PREFETCH;
+                    const unsigned batch = slices == 32 ? 2 : 16 / slices;
+                    if ((batch > 8 ? 128 : 256) / rows_of(flags) * slices > 128)
+                        continue;
+                    product_case pc = {"every split", 0,     cls,   SGFP4_DTYPE_F32, batch,
+                                       X_MIXED,       slices, flags};
+                    free(check_product(&pc, t, vt, rows, cols));
+                }
         sgfp4_vk_tensor_free(contexts[0], vt);
         sgfp4_tensor_close(t);
         free(bytes);
@@ -630,7 +658,8 @@ static void test_hostile(void **state)
             for (int cls = 0; cls < 2; cls++)
                 for (int d = 0; d < 2; d++) {
                     product_case pc = {kind_names[k], (k + cls) % CTX_COUNT, cls,
-                                       d ? SGFP4_DTYPE_F16 : SGFP4_DTYPE_F32, 3, (x_kind)k, 0};
+                                       d ? SGFP4_DTYPE_F16 : SGFP4_DTYPE_F32, 3, (x_kind)k, 0,
+                                       profile == 1 ? random_flags() : 0};
                     check_bytes(&pc, bytes, size, (sgfp4_profile)profile, rows, cols);
                 }
         free(bytes);
@@ -659,7 +688,7 @@ static void test_run_to_run(void **state)
         for (unsigned run = 0; run < 4; run++) {
             rng.state = 4242; /* the same activations each run */
             product_case pc = {"run to run", 0, cls, SGFP4_DTYPE_F32, 4, X_GAUSS,
-                               run == 3 ? 1u : 0u};
+                               run == 3 ? 1u : 0u, 0};
             float *y = check_product(&pc, t, vt, rows, cols);
             if (!first)
                 first = y;
@@ -1017,6 +1046,8 @@ int main(void)
         cmocka_unit_test(test_encoded),       cmocka_unit_test(test_real_tensors),
         cmocka_unit_test(test_run_to_run),    cmocka_unit_test(test_corpus),
     };
+    if (getenv("SGFP4_VK_TEST")) /* one test by name, while developing */
+        cmocka_set_test_filter(getenv("SGFP4_VK_TEST"));
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     for (int c = 0; c < CTX_COUNT; c++)
         sgfp4_vk_context_free(contexts[c]);

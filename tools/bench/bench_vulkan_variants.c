@@ -137,6 +137,9 @@ int bench_vulkan_variants(const cli_args *a)
         return rc;
     if (a->in)
         return cli_usage_error(cmd, "--op variants takes no input file");
+    if (a->variant && variant_index(a->variant) < 0)
+        return cli_usage_error(cmd, "--op variants: --variant wants default, f16-guard, "
+                                    "f16-add or integer-pipeline");
     const bool as_json = a->given[KEY_JSON], check = !a->given[KEY_NO_CHECK];
     const unsigned size = a->size, repeat = a->repeat;
     tensor_case tc[] = {

@@ -311,6 +311,8 @@ int cmd_bench_vulkan(const cli_args *a)
         return bench_vulkan_repeat(a);
     if (a->op && strcmp(a->op, "variants") == 0)
         return bench_vulkan_variants(a);
+    if (a->op && strcmp(a->op, "matvec") == 0)
+        return bench_vulkan_matvec(a);
     static const int cpu_only[] = {KEY_SHAPE,  KEY_PROFILE, KEY_BPW,  KEY_CODES,
                                    KEY_SEED,   KEY_THREADS, KEY_OFFSET, KEY_STORE,
                                    KEY_DTYPE,  KEY_RUNS,    KEY_GATHER_ROWS, KEY_BATCH,

@@ -191,10 +191,11 @@ int cmd_bench_cpu(const cli_args *args);
 int cmd_bench_open(const cli_args *args, const void *data, size_t size, sgfp4_profile profile,
                    const sgfp4_tensor *t, const char *source);
 int cmd_bench_vulkan(const cli_args *args);
-/* The GPU benchmark's other operations (tools/bench/bench_vulkan_*.c): --op gemv, repeat and
- * variants. */
+/* The GPU benchmark's other operations (tools/bench/bench_vulkan_*.c): --op gemv, matvec,
+ * repeat and variants. */
 int bench_vulkan_gemv(const cli_args *args);
 int bench_vulkan_repeat(const cli_args *args);
 int bench_vulkan_variants(const cli_args *args);
+int bench_vulkan_matvec(const cli_args *args);
 
 #endif

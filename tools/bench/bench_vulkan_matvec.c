@@ -1,0 +1,524 @@
+/* sgfp4 bench --backend vulkan --op matvec [--shape OxI] [--batch B] [--profile v1|v2]
+ *     [--bpw X] [--variant LIST] [--repeat R] [--no-check] [--json]
+ * The D8 matrix-vector products on the GPU (Class A and Class B), measured in the same run
+ * as their two references: the device copy (the memory ceiling) and the dense f16 GEMV of
+ * the same shape and batch (sgfp4_vk_gemv_f16, the uncompressed peer). Shapes: 4096x4096,
+ * 14336x4096, 4096x14336, 8192x8192 (or --shape); batches 1 and 4 (or --batch); tensors:
+ * v1 (random codes: v1 has one layout, so its speed does not depend on the content) and v2
+ * encoder output (sgfp4_encode of an LLM-like matrix at --bpw, default 4.5).
+ * Each measurement is a burst (bench_vulkan.h): R rounds (default 50) in one submission of a
+ * product on the next of enough resident copies of the tensor to total at least 256 MiB
+ * (so that its weights come from device memory, not the cache), then a device copy of 1 GiB,
+ * after bursts that bring the copy rate to its best. GB/s counts the compressed bytes (the
+ * container); the ratio is over the copy's GB/s (read + written), medians of one burst; the
+ * speedup is the dense f16 GEMV's median time over the product's. Class A activations are
+ * quantized on the device once (the quantizer's bytes checked against the CPU's); each
+ * product's output is checked bit for bit against the CPU's scalar oracle unless --no-check.
+ * --variant takes a comma-separated list of kernel variants (default, rows16, rows32,
+ * noprefetch, rows16-noprefetch, slices1 .. slices64) or "all"; every variant's output is
+ * checked too.
+ * SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_vulkan.h"
+#include "cli.h"
+#include "sgfp4_config.h"
+#include "support/generator.h"
+
+#if SGFP4_HAVE_VULKAN
+
+enum { MAX_SHAPES = 4, MAX_BATCHES = 2, MAX_COPIES = 64, MAX_GEMV_COPIES = 16, MAX_REPEAT = 62,
+       SETTLE_ROUNDS = 20, MAX_VARIANTS = 16 };
+#define ROTATION_BYTES ((uint64_t)256 << 20)
+#define GEMV_ROTATION_BYTES ((uint64_t)512 << 20)
+#define CEILING_BYTES ((uint64_t)1 << 30)
+
+typedef struct variant {
+    const char *name;
+    unsigned slices, flags;
+    int v1_only;
+} variant;
+
+static const variant all_variants[] = {
+    {"default", 0, 0, 0},
+    {"rows16", 0, SGFP4_VK_MATVEC_ROWS_16, 1},
+    {"rows32", 0, SGFP4_VK_MATVEC_ROWS_32, 1},
+    {"noprefetch", 0, SGFP4_VK_MATVEC_NO_PREFETCH, 1},
+    {"rows16-noprefetch", 0, SGFP4_VK_MATVEC_ROWS_16 | SGFP4_VK_MATVEC_NO_PREFETCH, 1},
+    {"slices1", 1, 0, 0},
+    {"slices2", 2, 0, 0},
+    {"slices4", 4, 0, 0},
+    {"slices8", 8, 0, 0},
+    {"slices16", 16, 0, 0},
+    {"slices32", 32, 0, 0},
+    {"slices64", 64, 0, 0},
+};
+#define N_VARIANTS (sizeof all_variants / sizeof all_variants[0])
+
+/* One burst's worth of work: the ops (products on the copies) or the dense GEMV, and the
+ * copy interleaved. */
+typedef struct burst_job {
+    sgfp4_vk_context *ctx;
+    sgfp4_vk_op *ops[MAX_COPIES];
+    unsigned n_ops;
+    /* the dense GEMV instead, when n_ops == 0 */
+    VkBuffer w[MAX_GEMV_COPIES];
+    unsigned n_w;
+    VkBuffer x, y;
+    uint64_t rows, cols;
+    unsigned batch;
+    VkBuffer copy_a, copy_b;
+    uint64_t copy_bytes;
+    unsigned rounds;
+    double op[MAX_REPEAT], copy[MAX_REPEAT];
+} burst_job;
+
+static bool run_burst(void *arg, double *copy_gbps)
+{
+    burst_job *j = arg;
+    const sgfp4_status s =
+        j->n_ops ? sgfp4_vk_bench_op_burst(j->ctx, j->ops, j->n_ops, j->copy_a, j->copy_b,
+                                           j->copy_bytes, j->rounds, j->op, j->copy, NULL)
+                 : sgfp4_vk_bench_gemv_burst(j->ctx, j->w, j->n_w, j->x, j->y, j->rows, j->cols,
+                                             j->batch, j->copy_a, j->copy_b, j->copy_bytes,
+                                             j->rounds, j->op, j->copy, NULL);
+    if (s != SGFP4_OK)
+        return false;
+    bv_stats st;
+    bv_stats_of(j->copy, (int)j->rounds, &st);
+    *copy_gbps = 2.0 * (double)j->copy_bytes / st.median * 1e-9;
+    return true;
+}
+
+/* Settles, then measures `repeat` rounds: the op's statistics and the copy's GB/s. */
+static bool measure(burst_job *j, unsigned repeat, bv_stats *st, double *copy_gbps,
+                    bv_settled *settled)
+{
+    j->rounds = SETTLE_ROUNDS;
+    if (!bv_settle(run_burst, j, j->copy_bytes, 2.0, settled))
+        return false;
+    j->rounds = repeat;
+    if (!run_burst(j, copy_gbps))
+        return false;
+    bv_stats_of(j->op, (int)repeat, st);
+    return true;
+}
+
+/* The dense f16 GEMV of rows x cols at each batch: median seconds into dense[]. */
+static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigned *batches,
+                       int n_batches, unsigned repeat, double *dense, json_t *results,
+                       bool as_json)
+{
+    const uint64_t w_bytes = rows * cols * 2;
+    uint64_t copies = (GEMV_ROTATION_BYTES + w_bytes - 1) / w_bytes;
+    copies = copies < 1 ? 1 : copies > MAX_GEMV_COPIES ? MAX_GEMV_COPIES : copies;
+    sgfp4_vk_buffer *w[MAX_GEMV_COPIES] = {0}, *x = NULL, *y = NULL;
+    uint16_t *host_w = malloc((size_t)w_bytes);
+    float *host_x = malloc(sizeof *host_x * 16 * (size_t)cols);
+    bool ok = host_w && host_x && cols % 8 == 0;
+    gen_rng rng = {rows * 131 + cols};
+    for (uint64_t i = 0; ok && i < rows * cols; i++) { /* in [-1, 1], never 0 or subnormal */
+        const uint32_t r = (uint32_t)gen_next(&rng);
+        host_w[i] = (uint16_t)((r & 0x8000u) | ((5u + r % 10u) << 10) | ((r >> 4) & 0x3FFu));
+    }
+    for (uint64_t i = 0; ok && i < 16 * cols; i++)
+        host_x[i] = (float)((int)gen_below(&rng, 2001) - 1000) / 1000.0f;
+    for (unsigned c = 0; ok && c < copies; c++) {
+        ok = sgfp4_vk_buffer_create(j->ctx, w_bytes, &w[c], NULL) == SGFP4_OK &&
+             sgfp4_vk_buffer_write(j->ctx, sgfp4_vk_buffer_handle(w[c]), 0, host_w,
+                                   (size_t)w_bytes, NULL) == SGFP4_OK;
+        j->w[c] = sgfp4_vk_buffer_handle(w[c]);
+    }
+    ok = ok && sgfp4_vk_buffer_create(j->ctx, 4 * 16 * cols, &x, NULL) == SGFP4_OK &&
+         sgfp4_vk_buffer_create(j->ctx, 4 * 16 * rows, &y, NULL) == SGFP4_OK &&
+         sgfp4_vk_buffer_write(j->ctx, sgfp4_vk_buffer_handle(x), 0, host_x,
+                               (size_t)(4 * 16 * cols), NULL) == SGFP4_OK;
+    for (int bi = 0; ok && bi < n_batches; bi++) {
+        j->n_ops = 0;
+        j->n_w = (unsigned)copies;
+        j->x = sgfp4_vk_buffer_handle(x);
+        j->y = sgfp4_vk_buffer_handle(y);
+        j->rows = rows;
+        j->cols = cols;
+        j->batch = batches[bi];
+        bv_stats st;
+        bv_settled settled;
+        double copy_gbps = 0;
+        ok = measure(j, repeat, &st, &copy_gbps, &settled);
+        if (!ok)
+            break;
+        dense[bi] = st.median;
+        const double gbps = (double)w_bytes / st.median * 1e-9;
+        json_array_append_new(
+            results, json_pack("{s:s,s:I,s:I,s:i,s:f,s:f,s:f,s:o,s:o}", "op", "dense_f16_gemv",
+                               "rows", (json_int_t)rows, "cols", (json_int_t)cols, "batch",
+                               (int)batches[bi], "GBps", gbps, "copy_GBps", copy_gbps,
+                               "ratio_to_copy", gbps / copy_gbps, "time", bv_stats_json(&st),
+                               "settle", bv_settled_json(&settled)));
+        if (!as_json)
+            printf("%5llux%-5llu dense f16 GEMV        batch %2u  %8.2f us  %7.1f GB/s "
+                   "(weights)  copy %6.0f  ratio %.3f%s\n",
+                   (unsigned long long)rows, (unsigned long long)cols, batches[bi],
+                   st.median * 1e6, gbps, copy_gbps, gbps / copy_gbps,
+                   settled.settled ? "" : "  UNSETTLED");
+    }
+    for (unsigned c = 0; c < copies; c++)
+        sgfp4_vk_buffer_free(j->ctx, w[c]);
+    sgfp4_vk_buffer_free(j->ctx, x);
+    sgfp4_vk_buffer_free(j->ctx, y);
+    free(host_w);
+    free(host_x);
+    if (!ok)
+        cli_error("bench", "dense f16 GEMV %llux%llu failed", (unsigned long long)rows,
+                  (unsigned long long)cols);
+    return ok;
+}
+
+/* The tensor of one kind: v1 random codes, or v2 encoder output of an LLM-like matrix. */
+static uint8_t *make_tensor(int profile, uint64_t rows, uint64_t cols, double bpw, size_t *size,
+                            char *what, size_t what_size)
+{
+    if (profile == 1) {
+        gen_params p = gen_shape_params(1, rows, cols);
+        p.halves = GEN_HALVES_LLM;
+        p.corners = 0; /* as an encoder writes: no shared payloads */
+        snprintf(what, what_size, "v1 random");
+        return gen_container_bytes(&p, 11, size);
+    }
+    float *w = gen_llm_weights(rows, cols, 12);
+    if (!w)
+        return NULL;
+    sgfp4_encode_options o;
+    sgfp4_encode_options_init(&o);
+    o.target_bpw = bpw;
+    o.threads = cli_threads(0);
+    void *encoded = NULL;
+    const sgfp4_status s = sgfp4_encode_alloc(w, rows, cols, 0, &encoded, size, &o);
+    free(w);
+    if (s != SGFP4_OK)
+        return NULL;
+    uint8_t *copy = malloc(*size);
+    if (copy)
+        memcpy(copy, encoded, *size);
+    sgfp4_free(encoded);
+    snprintf(what, what_size, "v2 enc %.2fb", 8.0 * (double)*size / (double)(rows * cols));
+    return copy;
+}
+
+typedef struct bench_setup {
+    const unsigned *batches;
+    int n_batches;
+    const variant *variants[MAX_VARIANTS];
+    int n_variants;
+    unsigned repeat;
+    bool check, as_json;
+    double bpw;
+    int profiles[2], n_profiles;
+} bench_setup;
+
+/* Every class, batch and variant of one tensor; the dense times per batch in dense[]. */
+static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t rows,
+                       uint64_t cols, const double *dense, json_t *results)
+{
+    char what[32];
+    size_t size = 0;
+    uint8_t *bytes = make_tensor(profile, rows, cols, b->bpw, &size, what, sizeof what);
+    if (!bytes)
+        return cli_error("bench", "matvec %llux%llu: no v%d tensor (out of memory?)",
+                         (unsigned long long)rows, (unsigned long long)cols, profile) == 0;
+    sgfp4_tensor *t = NULL;
+    sgfp4_diag diag = {0};
+    bool ok = sgfp4_tensor_open(bytes, size, (sgfp4_profile)profile, rows, cols, &t, NULL,
+                                &diag) == SGFP4_OK;
+    uint64_t copies = (ROTATION_BYTES + size - 1) / size;
+    copies = copies < 1 ? 1 : copies > MAX_COPIES ? MAX_COPIES : copies;
+    sgfp4_vk_tensor *vt[MAX_COPIES] = {0};
+    for (unsigned c = 0; ok && c < copies; c++)
+        ok = sgfp4_vk_tensor_create(j->ctx, t, &vt[c], &diag) == SGFP4_OK;
+    const unsigned max_batch = 16;
+    const size_t q8_size = sgfp4_matvec_q8_bytes(cols, max_batch);
+    float *x = malloc(sizeof *x * max_batch * (size_t)cols);
+    uint8_t *q8 = malloc(q8_size), *q8_gpu = malloc(q8_size);
+    float *want = malloc(sizeof *want * max_batch * (size_t)rows);
+    float *got = malloc(sizeof *got * max_batch * (size_t)rows);
+    sgfp4_vk_buffer *xb = NULL, *qb = NULL, *yb = NULL;
+    ok = ok && x && q8 && q8_gpu && want && got;
+    gen_rng rng = {rows + 7 * cols};
+    for (uint64_t i = 0; ok && i < max_batch * cols; i++) { /* a sum of 4 uniforms: near-gauss */
+        double s = 0;
+        for (int k = 0; k < 4; k++)
+            s += (double)gen_below(&rng, 1u << 20) / (1u << 20);
+        x[i] = (float)(s - 2.0);
+    }
+    ok = ok &&
+         sgfp4_vk_buffer_create(j->ctx, 4 * max_batch * cols, &xb, &diag) == SGFP4_OK &&
+         sgfp4_vk_buffer_create(j->ctx, q8_size, &qb, &diag) == SGFP4_OK &&
+         sgfp4_vk_buffer_create(j->ctx, 4 * max_batch * rows, &yb, &diag) == SGFP4_OK &&
+         sgfp4_vk_buffer_write(j->ctx, sgfp4_vk_buffer_handle(xb), 0, x,
+                               4 * max_batch * (size_t)cols, &diag) == SGFP4_OK;
+    sgfp4_matvec_plan *plan = NULL;
+    sgfp4_matvec_options cpu;
+    sgfp4_matvec_options_init(&cpu);
+    cpu.threads = cli_threads(0);
+    ok = ok && sgfp4_matvec_plan_create(t, &plan) == SGFP4_OK;
+    for (int cls = 0; ok && cls < 2; cls++) {
+        const int class_a = cls == 0;
+        for (int bi = 0; ok && bi < b->n_batches; bi++) {
+            const unsigned batch = b->batches[bi];
+            const size_t q8_batch = sgfp4_matvec_q8_bytes(cols, batch);
+            if (class_a) { /* the device quantizer, checked against the CPU's bytes */
+                ok = sgfp4_vk_quantize(j->ctx, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32,
+                                       cols, batch, 0, sgfp4_vk_buffer_handle(qb), 0, NULL,
+                                       &diag) == SGFP4_OK &&
+                     sgfp4_vk_buffer_read(j->ctx, sgfp4_vk_buffer_handle(qb), 0, q8_gpu,
+                                          q8_batch, &diag) == SGFP4_OK &&
+                     sgfp4_matvec_quantize(x, SGFP4_DTYPE_F32, cols, batch, 0, q8, q8_batch,
+                                           NULL, &diag) == SGFP4_OK;
+                if (ok && memcmp(q8, q8_gpu, q8_batch) != 0) {
+                    cli_error("bench", "matvec %s: the device quantizer's bytes differ", what);
+                    ok = false;
+                }
+            }
+            if (ok && b->check)
+                ok = (class_a ? sgfp4_matvec_q8(plan, q8, q8_batch, batch, 0, rows, want, 0,
+                                                sizeof *want * batch * rows, &cpu)
+                              : sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, batch, 0, rows,
+                                                   want, 0, sizeof *want * batch * rows,
+                                                   &cpu)) == SGFP4_OK;
+            for (int vi = 0; ok && vi < b->n_variants; vi++) {
+                const variant *v = b->variants[vi];
+                if (v->v1_only && profile != 1)
+                    continue;
+                sgfp4_vk_matvec_options o;
+                sgfp4_vk_matvec_options_init(&o);
+                o.slices = v->slices;
+                o.flags = v->flags;
+                j->n_ops = (unsigned)copies;
+                sgfp4_status s = SGFP4_OK;
+                for (unsigned c = 0; c < copies; c++)
+                    j->ops[c] = NULL;
+                for (unsigned c = 0; s == SGFP4_OK && c < copies; c++)
+                    s = class_a ? sgfp4_vk_matvec_q8_create(j->ctx, vt[c],
+                                                            sgfp4_vk_buffer_handle(qb), 0, batch,
+                                                            sgfp4_vk_buffer_handle(yb), 0, 0, &o,
+                                                            &j->ops[c], &diag)
+                                : sgfp4_vk_matvec_float_create(
+                                      j->ctx, vt[c], sgfp4_vk_buffer_handle(xb), 0,
+                                      SGFP4_DTYPE_F32, 0, batch, sgfp4_vk_buffer_handle(yb), 0,
+                                      0, &o, &j->ops[c], &diag);
+                if (s == SGFP4_ERR_ARGUMENT) { /* a split this shape does not allow */
+                    for (unsigned c = 0; c < copies; c++)
+                        sgfp4_vk_op_free(j->ops[c]);
+                    continue;
+                }
+                bv_stats st;
+                bv_settled settled = {0};
+                double copy_gbps = 0;
+                ok = s == SGFP4_OK && measure(j, b->repeat, &st, &copy_gbps, &settled) &&
+                     sgfp4_vk_buffer_read(j->ctx, sgfp4_vk_buffer_handle(yb), 0, got,
+                                          sizeof *got * batch * rows, &diag) == SGFP4_OK;
+                const uint64_t scratch = ok ? sgfp4_vk_op_bytes(j->ops[0]) : 0;
+                for (unsigned c = 0; c < copies; c++)
+                    sgfp4_vk_op_free(j->ops[c]);
+                if (!ok) {
+                    cli_error("bench", "matvec %s %s failed: %s", what, v->name, diag.message);
+                    break;
+                }
+                const bool same = b->check && memcmp(want, got, sizeof *got * batch * rows) == 0;
+                const double gbps = (double)size / st.median * 1e-9;
+                const double speedup = dense[bi] / st.median;
+                json_array_append_new(
+                    results,
+                    json_pack("{s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:I,s:I,s:I,s:i,s:f,s:f,s:f,s:f,"
+                              "s:f,s:o,s:o,s:o}",
+                              "op", "matvec", "rows", (json_int_t)rows, "cols", (json_int_t)cols,
+                              "tensor", what, "class", class_a ? "A" : "B", "batch", (int)batch,
+                              "variant", v->name, "container_bytes", (json_int_t)size,
+                              "table_bytes", (json_int_t)sgfp4_vk_tensor_table_bytes(vt[0]),
+                              "scratch_bytes", (json_int_t)scratch, "copies", (int)copies,
+                              "GBps", gbps, "copy_GBps", copy_gbps, "ratio_to_copy",
+                              gbps / copy_gbps, "dense_f16_us", dense[bi] * 1e6,
+                              "speedup_vs_dense_f16", speedup, "bit_identical",
+                              b->check ? json_boolean(same) : json_null(), "time",
+                              bv_stats_json(&st), "settle", bv_settled_json(&settled)));
+                if (!b->as_json)
+                    printf("%5llux%-5llu %-12s class %s batch %2u %-10s %8.2f us  %7.1f GB/s  "
+                           "copy %6.0f  ratio %.3f  x%.2f dense  %s%s\n",
+                           (unsigned long long)rows, (unsigned long long)cols, what,
+                           class_a ? "A" : "B", batch, v->name, st.median * 1e6, gbps,
+                           copy_gbps, gbps / copy_gbps, speedup,
+                           !b->check ? "unchecked" : same ? "same bits" : "DIFFERENT BITS",
+                           settled.settled ? "" : "  UNSETTLED");
+                if (b->check && !same) {
+                    cli_error("bench", "matvec %s class %s batch %u %s: results differ from "
+                              "the CPU oracle",
+                              what, class_a ? "A" : "B", batch, v->name);
+                    ok = false;
+                }
+            }
+        }
+    }
+    if (!ok && diag.message[0])
+        cli_error("bench", "matvec %s: %s", what, diag.message);
+    sgfp4_matvec_plan_free(plan);
+    for (unsigned c = 0; c < copies; c++)
+        sgfp4_vk_tensor_free(j->ctx, vt[c]);
+    sgfp4_vk_buffer_free(j->ctx, xb);
+    sgfp4_vk_buffer_free(j->ctx, qb);
+    sgfp4_vk_buffer_free(j->ctx, yb);
+    sgfp4_tensor_close(t);
+    free(bytes);
+    free(x);
+    free(q8);
+    free(q8_gpu);
+    free(want);
+    free(got);
+    return ok;
+}
+
+/* Parses --variant LIST into b->variants. */
+static bool parse_variants(const char *list, bench_setup *b)
+{
+    b->n_variants = 0;
+    if (!list || strcmp(list, "default") == 0) {
+        b->variants[b->n_variants++] = &all_variants[0];
+        return true;
+    }
+    if (strcmp(list, "all") == 0) {
+        for (size_t i = 0; i < N_VARIANTS && b->n_variants < MAX_VARIANTS; i++)
+            b->variants[b->n_variants++] = &all_variants[i];
+        return true;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        size_t i = 0;
+        while (i < N_VARIANTS && strcmp(all_variants[i].name, name) != 0)
+            i++;
+        if (i == N_VARIANTS || b->n_variants == MAX_VARIANTS)
+            return false;
+        b->variants[b->n_variants++] = &all_variants[i];
+    }
+    return b->n_variants > 0;
+}
+
+int bench_vulkan_matvec(const cli_args *a)
+{
+    static const int not_here[] = {KEY_CODES, KEY_SEED, KEY_THREADS, KEY_OFFSET, KEY_STORE,
+                                   KEY_DTYPE, KEY_RUNS, KEY_GATHER_ROWS, KEY_SIZE, KEY_INTEGER,
+                                   KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES, 0};
+    const char *cmd = a->command;
+    const int rc = cli_reject(a, "--op matvec", not_here);
+    if (rc >= 0)
+        return rc;
+    if (a->in)
+        return cli_usage_error(cmd, "--op matvec takes no input file");
+    if (a->given[KEY_SHAPE] && a->cols % 8 != 0)
+        return cli_usage_error(cmd, "--op matvec: --shape wants I (columns) a multiple of 8 "
+                                    "(the dense f16 peer reads 8 weights at a time)");
+    bench_setup b = {0};
+    if (!parse_variants(a->given[KEY_VARIANT] ? a->variant : NULL, &b))
+        return cli_usage_error(cmd, "--op matvec: --variant wants default, all or a comma list "
+                                    "of rows16, rows32, noprefetch, rows16-noprefetch, "
+                                    "slices1..slices64");
+    b.repeat = a->given[KEY_REPEAT] ? a->repeat : 50;
+    if (b.repeat > MAX_REPEAT)
+        b.repeat = MAX_REPEAT;
+    b.check = !a->given[KEY_NO_CHECK];
+    b.as_json = a->given[KEY_JSON];
+    b.bpw = a->given[KEY_BPW] ? a->bpw : 4.5;
+    if (a->given[KEY_PROFILE])
+        b.profiles[b.n_profiles++] = a->profile == SGFP4_PROFILE_V1 ? 1 : 2;
+    else {
+        b.profiles[b.n_profiles++] = 1;
+        b.profiles[b.n_profiles++] = 2;
+    }
+    unsigned batches[MAX_BATCHES];
+    if (a->batch)
+        batches[b.n_batches++] = a->batch;
+    else {
+        batches[b.n_batches++] = 1;
+        batches[b.n_batches++] = 4;
+    }
+    b.batches = batches;
+    uint64_t shapes[MAX_SHAPES][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}, {8192, 8192}};
+    int n_shapes = MAX_SHAPES;
+    if (a->given[KEY_SHAPE]) {
+        shapes[0][0] = a->rows;
+        shapes[0][1] = a->cols;
+        n_shapes = 1;
+    }
+    sgfp4_vk_context *ctx = NULL;
+    sgfp4_diag diag;
+    if (sgfp4_vk_context_create(&ctx, NULL, &diag) != SGFP4_OK)
+        return cli_error(cmd, "--backend vulkan: %s", diag.message);
+    sgfp4_vk_device_info info;
+    sgfp4_vk_context_get_info(ctx, &info);
+    if (info.matvec_path == SGFP4_VK_MATVEC_UNAVAILABLE) {
+        sgfp4_vk_context_free(ctx);
+        return cli_error(cmd, "--op matvec: device %s has no exact matrix-vector path (it "
+                              "cannot declare RoundingModeRTE for 32-bit floats)",
+                         info.name);
+    }
+    uint64_t ceiling_bytes = CEILING_BYTES;
+    if (ceiling_bytes > info.max_storage_buffer_range / 2)
+        ceiling_bytes = (info.max_storage_buffer_range / 2) & ~(uint64_t)0xFFFF;
+    burst_job *j = calloc(1, sizeof *j);
+    sgfp4_vk_buffer *copy_a = NULL, *copy_b = NULL;
+    double shader = 0, dma = 0;
+    bool ok = j && bv_copy_ceiling(ctx, ceiling_bytes, 10, 0.2, &shader, &dma) &&
+              sgfp4_vk_buffer_create(ctx, ceiling_bytes, &copy_a, &diag) == SGFP4_OK &&
+              sgfp4_vk_buffer_create(ctx, ceiling_bytes, &copy_b, &diag) == SGFP4_OK;
+    if (ok) {
+        j->ctx = ctx;
+        j->copy_a = sgfp4_vk_buffer_handle(copy_a);
+        j->copy_b = sgfp4_vk_buffer_handle(copy_b);
+        j->copy_bytes = ceiling_bytes;
+    } else {
+        cli_error(cmd, "the copy ceiling could not be measured");
+    }
+    if (ok && !b.as_json)
+        printf("device: %s; matvec path %s; synchronous copy (%.0f MiB, read + written): shader "
+               "%.1f GB/s, vkCmdCopyBuffer %.1f GB/s; bursts of %u rounds, medians; GB/s of "
+               "compressed bytes\n",
+               info.name, info.matvec_path == SGFP4_VK_MATVEC_DOT_PRODUCT ? "OpSDot" : "shader",
+               (double)ceiling_bytes / (1 << 20), shader, dma, b.repeat);
+    json_t *results = json_array();
+    for (int s = 0; ok && s < n_shapes; s++) {
+        double dense[MAX_BATCHES] = {0};
+        ok = dense_peer(j, shapes[s][0], shapes[s][1], b.batches, b.n_batches, b.repeat, dense,
+                        results, b.as_json);
+        for (int p = 0; ok && p < b.n_profiles; p++)
+            ok = run_tensor(j, &b, b.profiles[p], shapes[s][0], shapes[s][1], dense, results);
+    }
+    if (b.as_json) {
+        json_t *root = json_pack("{s:s,s:o,s:s,s:I,s:f,s:f,s:o}", "op", "matvec", "device",
+                                 bv_device_json(ctx), "matvec_path",
+                                 info.matvec_path == SGFP4_VK_MATVEC_DOT_PRODUCT ? "OpSDot"
+                                                                                 : "shader",
+                                 "copy_bytes", (json_int_t)ceiling_bytes, "sync_shader_copy_GBps",
+                                 shader, "sync_cmd_copy_buffer_GBps", dma, "results", results);
+        json_dumpf(root, stdout, JSON_INDENT(2));
+        putchar('\n');
+        json_decref(root);
+    } else {
+        json_decref(results);
+    }
+    sgfp4_vk_buffer_free(ctx, copy_a);
+    sgfp4_vk_buffer_free(ctx, copy_b);
+    free(j);
+    sgfp4_vk_context_free(ctx);
+    return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+#else /* !SGFP4_HAVE_VULKAN */
+
+int bench_vulkan_matvec(const cli_args *a)
+{
+    return cli_error(a->command, "--backend vulkan: %s", sgfp4_status_str(SGFP4_ERR_UNAVAILABLE));
+}
+
+#endif
