@@ -62,8 +62,8 @@ SGFP4_API uint64_t sgfp4_llc_bytes(void);
 #define SGFP4_VK_NO_INTEGER_DOT (1u << 5)
 
 /* Flags of sgfp4_vk_matvec_options.flags: how a v1 product's workgroup is shaped (rows of
- * the 64-row band it takes; v2 products always take 64) and whether it loads the next
- * blocks' payload a step ahead. */
+ * the 64-row band it takes; v2 products always take 64), and not loading the next blocks'
+ * data a step ahead. */
 #define SGFP4_VK_MATVEC_ROWS_16 (1u << 0)
 #define SGFP4_VK_MATVEC_ROWS_32 (1u << 1)
 #define SGFP4_VK_MATVEC_ROWS_64 (1u << 2)

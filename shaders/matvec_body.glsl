@@ -117,13 +117,14 @@ int sdot4x8(uint a, uint b)
 
 // ---- the cells ---------------------------------------------------------------------------
 
-// FP4: the 4 codes of a cell (16 bits, first code lowest) as unsigned bytes code + 8 in the
-// order code0, code2, code1, code3 (two masks and a shift; the activations are permuted
-// alike).
-uint fp4_cell_bytes(uint c16)
+// FP4, Class A: the codes of the two cells of a pair word (cell 2p in bits 0-15, cell 2p+1
+// in bits 16-31, first code lowest) as unsigned bytes code + 8, each cell's four in the order
+// code0, code2, code1, code3 (the activations are permuted alike).
+uvec2 fp4_pair_bytes(uint w)
 {
-    uint lo = c16 & 0x0F0Fu, hi = (c16 >> 4) & 0x0F0Fu;
-    return (lo | (hi << 16)) ^ 0x08080808u;
+    uint lo = (w & 0x0F0F0F0Fu) ^ 0x08080808u;        // codes 0, 2, 4, 6 (+ 8)
+    uint hi = ((w >> 4) & 0x0F0F0F0Fu) ^ 0x08080808u; // codes 1, 3, 5, 7 (+ 8)
+    return uvec2((lo & 0xFFFFu) | (hi << 16), (lo >> 16) | (hi & 0xFFFF0000u));
 }
 
 // One cell's value in Class A: iq = sum code_j q_j and is = sum q_j exactly, then
@@ -153,19 +154,25 @@ float cell_b(vec4 w, vec4 x, uint col0, uint valid)
     return c;
 }
 
-// The D1 weights of 4 FP4 codes (16 bits): w = fl(S code + B). The code's nibble is put in
-// the low mantissa of 2^23 (as bits 0x4B000000 | nibble ^ 8), so f - (2^23 + 8) is the code
-// exactly; fma rounds S code + B once (the product is exact), as D1 does.
-vec4 fp4_weights(uint c16, float s, float b)
+// FP4, Class B: the D1 weights w = fl(S code + B) of the four codes of cell h (0: bits 0-15,
+// 1: bits 16-31) of pair word w. With x = w ^ 0x88888888 each nibble is code + 8; the nibble of
+// x >> 4j at bits 0-3 (cell 0) or 16-19 (cell 1) is put in the mantissa of 2^23 (bits
+// 0x4B000000), so that f - (2^23 + 8 * 2^p) is code * 2^p exactly (p = 0 or 16), and
+// fma(S * 2^-p, code * 2^p, B) rounds S code + B once (the product is exact), as D1 does.
+// Cell 1's scale S * 2^-16 is exact too (S >= 2^-24 or 0).
+vec4 fp4_weights(uint w, uint h, float s, float b)
 {
-    uint x = c16 ^ 0x8888u;
-    vec4 w;
+    uint x = w ^ 0x88888888u;
+    uint mask = h == 0u ? 0xFu : 0xF0000u;
+    float bias = h == 0u ? 8388616.0 : 8912896.0; // 2^23 + 8 * 2^p
+    precise float sp = h == 0u ? s : s * 0.0000152587890625; // 2^-16
+    vec4 r;
     [[unroll]] for (uint j = 0u; j < 4u; j++) {
-        precise float code = uintBitsToFloat(((x >> (4u * j)) & 0xFu) | 0x4B000000u) - 8388616.0;
-        precise float wj = fma(s, code, b);
-        w[j] = wj;
+        precise float code = uintBitsToFloat(((x >> (4u * j)) & mask) | 0x4B000000u) - bias;
+        precise float wj = fma(sp, code, b);
+        r[j] = wj;
     }
-    return w;
+    return r;
 }
 
 // The D1 weights of 4 T158 codes (8 bits: symbols 01 -> +1, 10 -> -1, 00 and 11 -> 0).
@@ -190,11 +197,13 @@ uint bitrev4(uint j)
 
 // ---- a row's cells: where their codes and leaves are ---------------------------------------
 
-// What a cell needs: its leaf's S and B, whether FP4, and its 4 codes (16 or 8 bits).
-struct Cell {
-    float s, b;
-    bool fp4;
-    uint codes;
+// A row of a block as the cell sums read it: per pair of cells (2p, 2p + 1) a word with the
+// codes of cell 2p in bits 0-15 and of cell 2p + 1 in bits 16-31 (FP4: four nibbles; T158: four
+// 2-bit symbols in the low 8 bits of the half); per cell its leaf's S and B; the T158 cells.
+struct Row {
+    uint words[8];
+    float s[16], b[16];
+    uint t158; // bit k: cell k is T158
 };
 
 // Compact Morton index: bits 0, 2, 4, 6 of m to bits 0-3.
@@ -205,50 +214,85 @@ uint compact4(uint m)
     return (m | (m >> 2)) & 0x0Fu;
 }
 
-// The v2 record of block b, as the staging and the cells need it.
-struct Record {
-    uint rec;  // first word of the record in binding 0
-    uint lay;  // layout
-    uint n;    // leaves
-    uint first; // MIXED: index of the block's first leaf in the table
+// v2: what the staging of a block reads, in two rounds of independent loads (both issued a
+// step or two ahead with PREFETCH): the block's table words (record location and layout,
+// first leaf and the next block's, the T158 mask), then the sub's share of its leaf headers
+// and, for MIXED records, of its leaf words.
+struct V2Head {
+    uint where, first, next, mask0, mask1;
+};
+struct V2Body {
+    uint hdr[4], leaf[4]; // leaves rho + 64 q (v2 workgroups take 64 rows)
 };
 
-Record locate(uint b)
+V2Head v2_head(uint blk, bool live)
+{
+    V2Head h = V2Head(0u, 0u, 0u, 0u, 0u);
+    if (live) {
+        uint mask_at = pc.table_base + 2u * pc.blocks + 1u + pc.leaves + 2u * blk;
+        h.where = tbl[pc.table_base + pc.blocks + 1u + blk];
+        h.first = tbl[pc.table_base + blk];
+        h.next = tbl[pc.table_base + blk + 1u];
+        h.mask0 = tbl[mask_at];
+        h.mask1 = tbl[mask_at + 1u];
+    }
+    return h;
+}
+
+// The v2 record of a block, as the staging and the rows need it.
+struct Record {
+    uint rec;   // first word of the record in binding 0
+    uint lay;   // layout
+    uint n;     // leaves
+    uint first; // index of the block's first leaf in the table
+    uint hdr0;  // first leaf header in binding 0
+};
+
+Record record_of(V2Head h)
 {
     Record r;
-    uint where = tbl[pc.table_base + pc.blocks + 1u + b];
-    r.rec = pc.src_base + pc.record_base + (where >> 3) * 4u;
-    r.lay = where & 7u;
-    if (r.lay == LAYOUT_MIXED) {
-        r.first = tbl[pc.table_base + b];
-        r.n = tbl[pc.table_base + b + 1u] - r.first;
-    } else {
-        uint side = r.lay == 5u ? 16u : (1u << r.lay); // leaves per row of leaves
-        r.first = 0u;
-        r.n = side * side;
-    }
+    r.rec = pc.src_base + pc.record_base + (h.where >> 3) * 4u;
+    r.lay = h.where & 7u;
+    r.first = h.first;
+    r.n = h.next - h.first;
+    r.hdr0 = r.rec + (r.lay == LAYOUT_MIXED ? 4u : 1u);
     return r;
 }
 
-// Stages block b's leaves for sub `sub` (the ROWS invocations of the sub share the work).
-void stage_v2(uint sub, uint rho, uint b)
+V2Body v2_body(V2Head h, uint rho, bool live)
 {
-    Record r = locate(b);
-    uint hdr0 = r.rec + (r.lay == LAYOUT_MIXED ? 4u : 1u);
-    uint payload0 = ((hdr0 - r.rec) * 4u + 4u * r.n + 15u) / 16u * 4u; // words from rec
+    Record r = record_of(h);
+    V2Body body;
+    [[unroll]] for (uint q = 0u; q < 4u; q++) {
+        uint i = rho + 64u * q;
+        bool here = live && i < r.n;
+        body.hdr[q] = here ? src[r.hdr0 + i] : 0u;
+        body.leaf[q] = here && r.lay == LAYOUT_MIXED
+                           ? tbl[pc.table_base + 2u * pc.blocks + 1u + r.first + i]
+                           : 0u;
+    }
+    return body;
+}
+
+// Stages a block's leaves for sub `sub` from what v2_head and v2_body loaded: S and B, and
+// the payload offsets (uniform layouts) or the cell map (MIXED).
+void stage_v2(uint sub, uint rho, V2Head h, V2Body body)
+{
+    Record r = record_of(h);
+    uint payload0 = ((r.hdr0 - r.rec) * 4u + 4u * r.n + 15u) / 16u * 4u; // words from rec
     uint size = r.lay == 5u ? 4u : (64u >> r.lay);
     // Uniform layouts: leaf i's payload starts after i leaves, t of them T158 (the mask in
     // the table says which; 4x4 leaves take 16 bytes in either mode).
     uint w_fp4 = max(size * size / 8u, 4u), w_t158 = max(size * size / 16u, 4u);
-    uint mask_at = pc.table_base + 2u * pc.blocks + 1u + pc.leaves + 2u * b;
-    uvec2 mask = r.lay == LAYOUT_MIXED || r.lay == 5u ? uvec2(0u)
-                                                      : uvec2(tbl[mask_at], tbl[mask_at + 1u]);
-    for (uint i = rho; i < r.n; i += ROWS) {
-        uint h = src[hdr0 + i];
+    [[unroll]] for (uint q = 0u; q < 4u; q++) {
+        uint i = rho + 64u * q;
+        if (i >= r.n)
+            break;
+        uint hw = body.hdr[q];
         uint slot = sub * 256u + i;
-        s_aff[slot] = uvec2(half_to_float_bits(h >> 16), half_to_float_bits(h & 0xFFF0u));
+        s_aff[slot] = uvec2(half_to_float_bits(hw >> 16), half_to_float_bits(hw & 0xFFF0u));
         if (r.lay == LAYOUT_MIXED) {
-            uint e = tbl[pc.table_base + 2u * pc.blocks + 1u + r.first + i];
+            uint e = body.leaf[q];
             uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
             uint cy = compact4(start >> 1), cx = compact4(start);
             uint info = i | (level << 8) | (cy << 11) | (cx << 15) | (((e >> 27) & 1u) << 19) |
@@ -258,10 +302,10 @@ void stage_v2(uint sub, uint rho, uint b)
                 for (uint x = 0u; x < side; x++)
                     s_cell[sub * 272u + (cy + y) * 17u + cx + x] = info;
         } else {
-            uint below = i < 32u ? bitCount(mask.x & ((1u << i) - 1u))
-                                 : bitCount(mask.x) + bitCount(mask.y & ((1u << (i - 32u)) - 1u));
+            uint below = i < 32u ? bitCount(h.mask0 & ((1u << i) - 1u))
+                                 : bitCount(h.mask0) + bitCount(h.mask1 & ((1u << (i - 32u)) - 1u));
             uint offset = payload0 + (i - below) * w_fp4 + below * w_t158;
-            s_leaf[slot] = offset | ((h & 1u) << 16);
+            s_leaf[slot] = offset | ((hw & 1u) << 16);
         }
     }
 }
@@ -317,25 +361,32 @@ void stage_activations(uint sub, uint rho, uint b)
 
 // ---- the block partials --------------------------------------------------------------------
 
-// The partials t[n] of row rho of block b (class A: times d_b), from the cells of `cells`.
-// Cells are taken in bit-reversed order and summed as a binary counter (the D8 tree of 16).
-void block_partials(uint sub, uint b, Cell cells[16], out float t[BATCH])
+// The partials t[n] of a row of block b (class A: times d_b). Cells are taken in bit-reversed
+// order and summed as a binary counter (the D8 tree of 16).
+void block_partials(uint sub, uint b, Row row, out float t[BATCH])
 {
     uint valid = min(pc.cols - b * 64u, 64u);
     float stk[BATCH][5];
     [[unroll]] for (uint j = 0u; j < 16u; j++) {
         uint k = bitrev4(j);
-        Cell c = cells[k];
-        vec4 w = vec4(0.0);
-        if (CLASS == 1u)
-            w = c.fp4 ? fp4_weights(c.codes, c.s, c.b) : t158_weights(c.codes, c.s, c.b);
+        uint w = row.words[k >> 1], h = k & 1u;
+        bool fp4 = ((row.t158 >> k) & 1u) == 0u;
+        uint c8 = (w >> (16u * h)) & 0xFFu; // T158 symbols
+        vec4 wt = vec4(0.0);
         uint codes = 0u;
-        if (CLASS == 0u)
-            codes = c.fp4 ? fp4_cell_bytes(c.codes) : s_t158[c.codes & 0xFFu];
+        if (CLASS == 1u) {
+            if (fp4)
+                wt = fp4_weights(w, h, row.s[k], row.b[k]);
+            else
+                wt = t158_weights(c8, row.s[k], row.b[k]);
+        } else {
+            uvec2 pair = fp4_pair_bytes(w);
+            codes = fp4 ? (h == 0u ? pair.x : pair.y) : s_t158[c8];
+        }
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
             uvec4 a = s_act[(sub * BATCH + n) * 16u + k];
-            precise float v = CLASS == 0u ? cell_a(c.s, c.b, codes, c.fp4, a)
-                                          : cell_b(w, uintBitsToFloat(a), 4u * k, valid);
+            precise float v = CLASS == 0u ? cell_a(row.s[k], row.b[k], codes, fp4, a)
+                                          : cell_b(wt, uintBitsToFloat(a), 4u * k, valid);
             [[unroll]] for (uint lev = 0u; lev < 5u; lev++) {
                 if (((j >> lev) & 1u) == 0u) {
                     stk[n][lev] = v;
@@ -396,41 +447,59 @@ void v1_words(uint y, uint off, bool live, out uint words[8])
     }
 }
 
-// v1: the cells of a row from its loaded words.
-void cells_v1(V1Row row, out Cell cells[16])
+// v1: the row from its loaded words (one leaf: every cell has the block's S and B).
+void row_v1(V1Row v, out Row row)
 {
-    float s = uintBitsToFloat(half_to_float_bits(row.header >> 16));
-    float bias = uintBitsToFloat(half_to_float_bits(row.header & 0xFFFFu));
-    if ((row.off & 1u) == 0u) {
-        [[unroll]] for (uint k = 0u; k < 16u; k++)
-            cells[k] = Cell(s, bias, true, (row.words[k >> 1] >> ((k & 1u) * 16u)) & 0xFFFFu);
-    } else {
-        [[unroll]] for (uint k = 0u; k < 16u; k++)
-            cells[k] = Cell(s, bias, false, (row.words[k >> 2] >> ((k & 3u) * 8u)) & 0xFFu);
+    float s = uintBitsToFloat(half_to_float_bits(v.header >> 16));
+    float bias = uintBitsToFloat(half_to_float_bits(v.header & 0xFFFFu));
+    [[unroll]] for (uint k = 0u; k < 16u; k++) {
+        row.s[k] = s;
+        row.b[k] = bias;
+    }
+    if ((v.off & 1u) == 0u) {
+        row.words = v.words;
+        row.t158 = 0u;
+    } else { /* T158: cell k's 8 bits are byte k % 4 of word k / 4 */
+        [[unroll]] for (uint p = 0u; p < 8u; p++) {
+            uint w = v.words[p >> 1];
+            row.words[p] = ((w >> (16u * (p & 1u))) & 0xFFu) |
+                           (((w >> (16u * (p & 1u) + 8u)) & 0xFFu) << 16);
+        }
+        row.t158 = 0xFFFFu;
     }
 }
 
-// v2: the cells of row rho of the staged block (leaves of 8 columns and more give two cells
-// one payload word).
-void cells_v2(uint sub, uint rho, uint b, out Cell cells[16])
+// v2: row y of the staged block. A leaf of 8 columns or more holds both cells of a pair: FP4
+// codes in one payload word, T158 symbols in 16 bits of one; 4x4 leaves one cell each.
+void row_v2(uint sub, uint y, Record r, out Row row)
 {
-    Record r = locate(b);
+    row.t158 = 0u;
     [[unroll]] for (uint pair = 0u; pair < 8u; pair++) {
-        uint info0 = cell_info(sub, rho, 2u * pair, r.lay);
-        bool wide = ((info0 >> 8) & 7u) != 0u; // a leaf of 8 columns or more: both cells
-        uint info1 = wide ? info0 : cell_info(sub, rho, 2u * pair + 1u, r.lay);
+        uint info0 = cell_info(sub, y, 2u * pair, r.lay);
+        bool wide = ((info0 >> 8) & 7u) != 0u;
+        uint info1 = wide ? info0 : cell_info(sub, y, 2u * pair + 1u, r.lay);
+        uint word = 0u;
         [[unroll]] for (uint h = 0u; h < 2u; h++) {
             uint info = h == 0u ? info0 : info1;
             uint level = (info >> 8) & 7u;
-            uint kk = ((rho - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
+            uint kk = ((y - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
                       (4u * (2u * pair + h) - ((info >> 15) & 15u) * 4u);
             bool fp4 = ((info >> 19) & 1u) == 0u;
-            uint word = src[r.rec + (info >> 20) + (fp4 ? kk >> 3 : kk >> 4)];
-            uint codes = fp4 ? (word >> ((kk & 7u) * 4u)) & 0xFFFFu
-                             : (word >> ((kk & 15u) * 2u)) & 0xFFu;
             uvec2 sb = s_aff[sub * 256u + (info & 0xFFu)];
-            cells[2u * pair + h] = Cell(uintBitsToFloat(sb.x), uintBitsToFloat(sb.y), fp4, codes);
+            row.s[2u * pair + h] = uintBitsToFloat(sb.x);
+            row.b[2u * pair + h] = uintBitsToFloat(sb.y);
+            row.t158 |= fp4 ? 0u : 1u << (2u * pair + h);
+            if (wide && h == 1u)
+                continue; /* the first cell's load had both */
+            uint v = src[r.rec + (info >> 20) + (fp4 ? kk >> 3 : kk >> 4)];
+            if (fp4)
+                word |= wide ? v : ((v >> ((kk & 7u) * 4u)) & 0xFFFFu) << (16u * h);
+            else {
+                v >>= (kk & 15u) * 2u;
+                word |= wide ? (v & 0xFFu) | (((v >> 8) & 0xFFu) << 16) : (v & 0xFFu) << (16u * h);
+            }
         }
+        row.words[pair] = word;
     }
 }
 
@@ -465,23 +534,29 @@ void main()
         }
     }
 
-    // v1 loads in flight: the current step's row, the next step's header (and with PREFETCH
-    // its payload words, and the header of the step after).
+    // Loads in flight: the current step's data and, with PREFETCH, the next step's (v1: its
+    // payload words; v2: its leaf headers) and the step after's first round (v1: header and
+    // offset word; v2: table words).
     V1Row cur, next;
     uvec2 head_after = uvec2(0u);
-    if (PROFILE == 0u) {
-        uint b0 = step_block(g, 0u);
-        bool live0 = in_class && b0 < pc.tiles_x;
-        uvec2 h0 = v1_head(by * pc.tiles_x + b0, live0);
-        cur.header = h0.x;
-        cur.off = h0.y;
-        v1_words(y, cur.off, live0, cur.words);
-        if (PREFETCH == 1u && pc.steps > 1u) {
-            uint b1 = step_block(g, 1u);
-            bool live1 = in_class && b1 < pc.tiles_x;
-            uvec2 h1 = v1_head(by * pc.tiles_x + b1, live1);
+    V2Head h2_cur, h2_next, h2_after;
+    V2Body b2_cur, b2_next;
+    {
+        uint b0 = step_block(g, 0u), b1 = step_block(g, 1u);
+        bool live0 = in_class && b0 < pc.tiles_x, live1 = in_class && b1 < pc.tiles_x;
+        if (PROFILE == 0u && PREFETCH == 1u) {
+            uvec2 h0 = v1_head(by * pc.tiles_x + b0, live0);
+            cur.header = h0.x;
+            cur.off = h0.y;
+            v1_words(y, cur.off, live0, cur.words);
+            uvec2 h1 = v1_head(by * pc.tiles_x + b1, live1 && pc.steps > 1u);
             next.header = h1.x;
             next.off = h1.y;
+        }
+        if (PROFILE == 1u && PREFETCH == 1u) {
+            h2_cur = v2_head(by * pc.tiles_x + b0, live0);
+            b2_cur = v2_body(h2_cur, rho, live0);
+            h2_next = v2_head(by * pc.tiles_x + b1, live1 && pc.steps > 1u);
         }
     }
 
@@ -489,27 +564,31 @@ void main()
     for (uint j = 0u; j < pc.steps; j++) {
         uint b = step_block(g, j);
         bool live = in_class && b < pc.tiles_x;
-        if (PROFILE == 0u && PREFETCH == 1u) {
-            // Step j + 1's payload (its header came a step ago), step j + 2's header.
-            if (j + 1u < pc.steps) {
-                uint b1 = step_block(g, j + 1u);
-                v1_words(y, next.off, in_class && b1 < pc.tiles_x, next.words);
+        if (PREFETCH == 1u) {
+            uint b1 = step_block(g, j + 1u), b2 = step_block(g, j + 2u);
+            bool live1 = in_class && b1 < pc.tiles_x && j + 1u < pc.steps;
+            bool live2 = in_class && b2 < pc.tiles_x && j + 2u < pc.steps;
+            if (PROFILE == 0u) {
+                v1_words(y, next.off, live1, next.words);
+                head_after = v1_head(by * pc.tiles_x + b2, live2);
+            } else {
+                b2_next = v2_body(h2_next, rho, live1);
+                h2_after = v2_head(by * pc.tiles_x + b2, live2);
             }
-            if (j + 2u < pc.steps) {
-                uint b2 = step_block(g, j + 2u);
-                head_after = v1_head(by * pc.tiles_x + b2, in_class && b2 < pc.tiles_x);
-            }
+        } else if (PROFILE == 1u) {
+            h2_cur = v2_head(by * pc.tiles_x + b, live);
+            b2_cur = v2_body(h2_cur, rho, live);
         }
         barrier(); // the previous step's shared data is consumed
         if (live) {
             stage_activations(sub, rho, b);
             if (PROFILE == 1u)
-                stage_v2(sub, rho, by * pc.tiles_x + b);
+                stage_v2(sub, rho, h2_cur, b2_cur);
         }
         barrier();
         float t[BATCH];
         if (live) {
-            Cell cells[16];
+            Row row;
             if (PROFILE == 0u) {
                 if (PREFETCH == 0u) {
                     uvec2 h = v1_head(by * pc.tiles_x + b, true);
@@ -517,19 +596,25 @@ void main()
                     cur.off = h.y;
                     v1_words(y, cur.off, true, cur.words);
                 }
-                cells_v1(cur, cells);
+                row_v1(cur, row);
             } else {
-                cells_v2(sub, y, by * pc.tiles_x + b, cells);
+                row_v2(sub, y, record_of(h2_cur), row);
             }
-            block_partials(sub, b, cells, t);
+            block_partials(sub, b, row, t);
         } else {
             [[unroll]] for (uint n = 0u; n < BATCH; n++)
                 t[n] = 0.0; // the tree's +0 padding
         }
-        if (PROFILE == 0u && PREFETCH == 1u) {
-            cur = next;
-            next.header = head_after.x;
-            next.off = head_after.y;
+        if (PREFETCH == 1u) {
+            if (PROFILE == 0u) {
+                cur = next;
+                next.header = head_after.x;
+                next.off = head_after.y;
+            } else {
+                h2_cur = h2_next;
+                b2_cur = b2_next;
+                h2_next = h2_after;
+            }
         }
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
             precise float v = t[n];

@@ -278,7 +278,7 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         [K_VEC] = v1 && (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
         [K_GROUP] = sp.rows * sp.subs,
         [K_S_LEVELS] = sp.s_levels,
-        [K_PREFETCH] = v1 && !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH)};
+        [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH)};
     VkPipeline pipeline;
     if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
         return s;

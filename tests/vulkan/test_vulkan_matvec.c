@@ -341,7 +341,8 @@ static void check_random_settings(const char *what, const uint8_t *bytes, size_t
                            0};
         if (pc.class_a && pc.kind == X_NONFINITE && below(2))
             pc.kind = X_MIXED;
-        pc.flags = profile == SGFP4_PROFILE_V1 ? random_flags() : 0;
+        pc.flags = profile == SGFP4_PROFILE_V1 ? random_flags()
+                                               : below(3) == 0 ? SGFP4_VK_MATVEC_NO_PREFETCH : 0;
         pc.slices = random_slices(cols, pc.batch, rows_of(pc.flags));
         check_bytes(&pc, bytes, size, profile, rows, cols);
     }
@@ -394,7 +395,8 @@ static void test_shapes(void **state)
                 for (int cls = 0; cls < 2; cls++)
                     for (unsigned bi = 0; bi < 3; bi++) {
                         const unsigned batch = bi == 0 ? 1 : bi == 1 ? 4 : 16;
-                        const unsigned flags = profile == 1 ? random_flags() : 0;
+                        const unsigned flags = profile == 1 ? random_flags()
+                                               : bi == 2 ? SGFP4_VK_MATVEC_NO_PREFETCH : 0;
                         product_case pc = {what, (int)((i + bi) % CTX_COUNT), cls,
                                            bi == 1 ? SGFP4_DTYPE_F16 : SGFP4_DTYPE_F32, batch,
                                            X_MIXED,
@@ -425,10 +427,11 @@ static void test_every_split(void **state)
         assert_int_equal(sgfp4_vk_tensor_create(contexts[0], t, &vt, NULL), SGFP4_OK);
         for (int cls = 0; cls < 2; cls++)
             for (unsigned slices = 1; slices <= 32; slices *= 2)
-                for (unsigned f = 0; f < (profile == 1 ? 3u : 1u); f++) {
-                    const unsigned flags = f == 0 ? 0
-                                           : f == 1 ? SGFP4_VK_MATVEC_ROWS_16
-                                                    : SGFP4_VK_MATVEC_ROWS_32 |
+                for (unsigned f = 0; f < (profile == 1 ? 3u : 2u); f++) {
+                    const unsigned flags = f == 0            ? 0
+                                           : profile == 2    ? SGFP4_VK_MATVEC_NO_PREFETCH
+                                           : f == 1          ? SGFP4_VK_MATVEC_ROWS_16
+                                                             : SGFP4_VK_MATVEC_ROWS_32 |
                                                           SGFP4_VK_MATVEC_NO_PREFETCH;
                     const unsigned batch = slices == 32 ? 2 : 16 / slices;
                     if ((batch > 8 ? 128 : 256) / rows_of(flags) * slices > 128)

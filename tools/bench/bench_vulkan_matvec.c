@@ -45,7 +45,7 @@ static const variant all_variants[] = {
     {"default", 0, 0, 0},
     {"rows16", 0, SGFP4_VK_MATVEC_ROWS_16, 1},
     {"rows32", 0, SGFP4_VK_MATVEC_ROWS_32, 1},
-    {"noprefetch", 0, SGFP4_VK_MATVEC_NO_PREFETCH, 1},
+    {"noprefetch", 0, SGFP4_VK_MATVEC_NO_PREFETCH, 0},
     {"rows16-noprefetch", 0, SGFP4_VK_MATVEC_ROWS_16 | SGFP4_VK_MATVEC_NO_PREFETCH, 1},
     {"slices1", 1, 0, 0},
     {"slices2", 2, 0, 0},
