@@ -61,6 +61,10 @@ shared uint s_scan[256];
 // mode (19) and payload word offset from the record start (20-31; < 1300).
 shared uint s_cell[256];
 shared uint s_count;
+// v1, 16-bit outputs: the block's outputs for every byte of codes (FP4: two weights, one word
+// at [byte]; T158: four, two words at [2 byte]), so that a chunk of 8 weights is four (two)
+// table reads.
+shared uint s_lut[DTYPE == 0u ? 1u : 512u];
 
 const uint LAYOUT_MIXED = 4u;
 
@@ -375,6 +379,20 @@ void store8(uint grow, uint gcol, uvec4 lo, uvec4 hi, Affine a)
     }
 }
 
+// Stores eight 16-bit outputs (two per word, low first) of (grow, gcol..gcol+7), cropping at
+// cols: one 16-byte store where the chunk is whole and aligned.
+void store8_packed(uint grow, uint gcol, uvec4 p)
+{
+    uint e0 = pc.dst_base + grow * pc.row_stride + gcol;
+    if (gcol + 7u < pc.cols && (e0 & 7u) == 0u) {
+        dstv[e0 >> 3] = p;
+    } else {
+        store_16(grow, gcol, p.xy);
+        if (gcol + 4u < pc.cols)
+            store_16(grow, gcol + 4u, p.zw);
+    }
+}
+
 // ---- v2 leaf geometry --------------------------------------------------------------------
 
 // Cells of a macroblock are numbered in Morton order (the DFS order of TL, TR, BL, BR):
@@ -521,6 +539,45 @@ void decode_block_v1(uint bx, uint by, uint lid, uint header, uint payload, uint
         word[k] = live ? src[payload + (mode == 0u ? kk >> 3 : kk >> 4)] : 0u;
     }
     Affine a = prepare(header >> 16, header & 0xFFFFu);
+    if (W == 8u) {
+        // 16-bit outputs through the block's table: entry lid holds the outputs of the codes
+        // of byte lid, computed as any chunk's would be.
+        uvec4 w = uvec4(0u);
+        if (mode == 0u) {
+            w.x = reconstruct(a, bitfieldExtract(int(lid), 0, 4));
+            w.y = reconstruct(a, bitfieldExtract(int(lid), 4, 4));
+        } else {
+            for (uint j = 0u; j < 4u; j++)
+                w[j] = reconstruct(a, t158_code(lid >> (2u * j)));
+        }
+        uvec2 p = pack16(w, a);
+        if (mode == 0u) {
+            s_lut[lid] = p.x;
+        } else {
+            s_lut[2u * lid] = p.x;
+            s_lut[2u * lid + 1u] = p.y;
+        }
+        barrier();
+        for (uint k = 0u; k < CHUNKS; k++) {
+            uint c = lid + 256u * k;
+            uint row = c / PER_ROW, col = (c % PER_ROW) * W, kk = row * 64u + col;
+            uint grow = by * 64u + row, gcol = bx * 64u + col;
+            if (grow >= pc.rows || gcol >= pc.cols)
+                continue;
+            uvec4 out16;
+            if (mode == 0u) {
+                uint codes = word[k]; // 8 codes: the whole payload word
+                out16 = uvec4(s_lut[codes & 0xFFu], s_lut[(codes >> 8) & 0xFFu],
+                              s_lut[(codes >> 16) & 0xFFu], s_lut[codes >> 24]);
+            } else {
+                uint symbols = word[k] >> ((kk & 15u) * 2u); // 8 codes: 16 bits
+                uint e0 = 2u * (symbols & 0xFFu), e1 = 2u * ((symbols >> 8) & 0xFFu);
+                out16 = uvec4(s_lut[e0], s_lut[e0 + 1u], s_lut[e1], s_lut[e1 + 1u]);
+            }
+            store8_packed(grow, gcol, out16);
+        }
+        return;
+    }
     for (uint k = 0u; k < CHUNKS; k++) {
         uint c = lid + 256u * k;
         uint row = c / PER_ROW, col = (c % PER_ROW) * W, kk = row * 64u + col;
@@ -551,14 +608,28 @@ void decode_block_v1(uint bx, uint by, uint lid, uint header, uint payload, uint
 }
 
 // v2: decodes macroblock (bx, by) whose leaves are in s_leaf, s_aff/s_hdr and s_cell.
+// Chunk k (0..3) of invocation lid: its row and first column. f32 outputs: chunks of four
+// columns c = lid + 256k, 16 per row. 16-bit outputs: the four are two pairs of neighbours,
+// so that a pair's eight outputs are one 16-byte store: pair q = lid + 256 (k / 2) of row
+// q / 8 takes columns 8 (q % 8) + 4 (k % 2).
+uvec2 v2_chunk(uint lid, uint k)
+{
+    if (DTYPE == 0u) {
+        uint c = lid + 256u * k;
+        return uvec2(c >> 4, (c & 15u) << 2);
+    }
+    uint q = lid + 256u * (k >> 1);
+    return uvec2(q >> 3, ((q & 7u) << 3) + ((k & 1u) << 2));
+}
+
 void decode_block_v2(uint bx, uint by, uint lid, Record r)
 {
     // Phase 1: locate the four chunks and issue their payload loads (independent of each
     // other, so they are in flight together).
     uint word[4], shift[4], slot[4], mode[4];
     for (uint k = 0u; k < 4u; k++) {
-        uint c = lid + 256u * k;
-        uint row = c >> 4, col = (c & 15u) << 2;
+        uvec2 rc = v2_chunk(lid, k);
+        uint row = rc.x, col = rc.y;
         uint payload, kk; // kk: the first of 4 consecutive codes in the leaf
         if (r.lay == LAYOUT_MIXED) {
             // One shared-memory read gives the payload load all it needs.
@@ -585,9 +656,10 @@ void decode_block_v2(uint bx, uint by, uint lid, Record r)
     }
 
     // Phase 2: reconstruct and store.
+    uvec2 first_half = uvec2(0u);
     for (uint k = 0u; k < 4u; k++) {
-        uint c = lid + 256u * k;
-        uint row = c >> 4, col = (c & 15u) << 2;
+        uvec2 rc = v2_chunk(lid, k);
+        uint row = rc.x, col = rc.y;
         uint grow = by * 64u + row, gcol = bx * 64u + col;
         if (grow >= pc.rows || gcol >= pc.cols)
             continue;
@@ -603,10 +675,15 @@ void decode_block_v2(uint bx, uint by, uint lid, Record r)
             for (uint j = 0u; j < 4u; j++)
                 w[j] = reconstruct(a, t158_code(bits >> (2u * j)));
         }
-        if (DTYPE == 0u)
+        if (DTYPE == 0u) {
             store_f32(grow, gcol, w);
-        else
-            store_16(grow, gcol, pack16(w, a));
+        } else if ((k & 1u) == 0u) {
+            first_half = pack16(w, a); // stored with its neighbour (or alone at the edge)
+            if (gcol + 4u >= pc.cols)
+                store_16(grow, gcol, first_half);
+        } else {
+            store8_packed(grow, gcol - 4u, uvec4(first_half, pack16(w, a)));
+        }
     }
 }
 
