@@ -2,10 +2,10 @@
 # The Vulkan work on the lent GPU machine in one command: build libsgfp4 in /tmp, run the
 # Vulkan tests on the device, then the GPU benchmarks, writing a log and JSON files to OUT.
 # usage: tools/gpu/run_vulkan.sh SOURCE_DIR OUT_DIR [explore|final]
-#   explore: every decode variant, the repeat cases with all arms, the dense GEMV, torch's
-#            peers.
-#   final:   the dense GEMV, the decode variants at 8192 (checked) and the default at 16384,
-#            100 fresh-memory burst cases with synchronous and resident ones interleaved.
+#   explore: the matrix-vector products with every kernel variant (batch 1 and 4), the decode
+#            paths at 8192 (checked), 100 fresh-memory burst cases at 16384.
+#   final:   the matrix-vector table (default kernels, checked), the dense GEMV, the decode
+#            table at 8192 (checked) and 16384, 100 fresh-memory burst cases.
 # Run it after `source .gpu/env.sh` (../shared/tools/gpu/README.md). Each step has its own
 # time limit, so one hang costs its limit, not the run. SGFP4_RUN_SMALL=1 shrinks every size
 # (a rehearsal on lavapipe).
@@ -32,20 +32,19 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,clocks_event_reasons.active,utilization.gpu,power.draw --format=csv,noheader -lms 100 > "$out/clocks.csv" 2>&1 &
 clocks=$!
 b=/tmp/sgfp4-build
-step 150 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode docs_vulkan_example 2>&1 | tail -3"
+step 200 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode test_vulkan_matvec docs_vulkan_example 2>&1 | tail -3"
 step 15 devices $b/sgfp4 info --devices
-step 90 tests ctest --test-dir $b -L vulkan --output-on-failure
-step 40 tests-verbose sh -c "SGFP4_SOURCE_DIR='$src' $b/tests/test_vulkan_decode 2>&1 | grep -E 'device|context|golden|PASSED|FAILED' ; true"
 if [ "$mode" = explore ]; then
-    step 60 torch sh -c "python3 '$src/tools/gpu/torch_reference.py' > '$out/torch.json'"
-    step 45 gemv sh -c "$b/sgfp4 bench --backend vulkan --op gemv $shapes --json > '$out/gemv.json'"
-    step 100 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --json > '$out/variants.json'"
-    step 110 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 30 --sync-cases 30 --resident-cases 15 > '$out/repeat.txt'"
+    step 260 tests sh -c "SGFP4_VK_MATVEC_CORPUS=20 ctest --test-dir $b -L vulkan --output-on-failure -j2"
+    step 150 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --variant all --json > '$out/matvec.json'"
+    step 100 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --variant default --json > '$out/variants.json'"
+    step 150 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 > '$out/repeat.txt'"
 else
-    step 45 gemv sh -c "$b/sgfp4 bench --backend vulkan --op gemv $shapes --json > '$out/gemv.json'"
+    step 260 tests sh -c "SGFP4_VK_MATVEC_CORPUS=20 ctest --test-dir $b -L vulkan --output-on-failure -j2"
+    step 120 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --json > '$out/matvec.json'"
     step 90 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --json > '$out/variants.json'"
     step 60 variants-16k sh -c "$b/sgfp4 bench --backend vulkan --op variants $big --no-check --variant default --repeat 10 --json > '$out/variants16k.json'"
-    step 240 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 --sync-cases 20 --resident-cases 10 > '$out/repeat.txt'"
+    step 150 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 > '$out/repeat.txt'"
 fi
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,clocks_throttle_reasons.active --format=csv
 kill "$clocks" 2>/dev/null
@@ -64,6 +63,13 @@ for name in ("variants.json", "variants16k.json"):
         print(name, v["size"])
         for r in v["results"]:
             print("%-16s %-15s %-4s ratio %.3f  %7.1f GB/s  copy %6.0f  slow %d  settle %s  %s" % (r["variant"], r["tensor"], r["dtype"], r["ratio_to_copy"], r["decode_GBps"], r["copy_GBps"], r["time"]["slow"], r["settle"]["settled"], r["bit_identical"]))
+m = load("matvec.json")
+if m:
+    for r in m["results"]:
+        if r["op"] == "dense_f16_gemv":
+            print("dense %5dx%-5d b%-2d %8.2f us ratio %.3f" % (r["rows"], r["cols"], r["batch"], r["time"]["median_us"], r["ratio_to_copy"]))
+        else:
+            print("mv %5dx%-5d %-12s %s b%-2d %-18s %8.2f us %7.0f GB/s ratio %.3f x%.2f %s slow %d settled %s" % (r["rows"], r["cols"], r["tensor"], r["class"], r["batch"], r["variant"], r["time"]["median_us"], r["GBps"], r["ratio_to_copy"], r["speedup_vs_dense_f16"], r["bit_identical"], r["time"]["slow"], r["settle"]["settled"]))
 g = load("gemv.json")
 if g:
     for r in g["results"]:
