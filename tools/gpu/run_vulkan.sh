@@ -32,13 +32,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,clocks_event_reasons.active,utilization.gpu,power.draw --format=csv,noheader -lms 100 > "$out/clocks.csv" 2>&1 &
 clocks=$!
 b=/tmp/sgfp4-build
-step 200 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode test_vulkan_matvec docs_vulkan_example 2>&1 | tail -3"
+step 150 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode test_vulkan_matvec docs_vulkan_example 2>&1 | tail -3"
 step 15 devices $b/sgfp4 info --devices
 if [ "$mode" = explore ]; then
-    step 260 tests sh -c "SGFP4_VK_MATVEC_CORPUS=20 ctest --test-dir $b -L vulkan --output-on-failure -j2"
-    step 150 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --variant all --json > '$out/matvec.json'"
-    step 100 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --variant default --json > '$out/variants.json'"
-    step 150 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 > '$out/repeat.txt'"
+    step 130 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --variant all --json > '$out/matvec.json'"
+    step 170 tests sh -c "SGFP4_VK_MATVEC_CORPUS=20 ctest --test-dir $b -L vulkan --output-on-failure -j2"
+    step 100 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 > '$out/repeat.txt'"
+    step 80 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --variant default --json > '$out/variants.json'"
 else
     step 260 tests sh -c "SGFP4_VK_MATVEC_CORPUS=20 ctest --test-dir $b -L vulkan --output-on-failure -j2"
     step 120 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --json > '$out/matvec.json'"
