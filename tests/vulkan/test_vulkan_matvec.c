@@ -174,6 +174,7 @@ static float *check_product(const product_case *c, const sgfp4_tensor *t,
     sgfp4_matvec_options scalar;
     sgfp4_matvec_options_init(&scalar);
     scalar.backend = SGFP4_BACKEND_SCALAR;
+    scalar.threads = 8; /* the same bits on any thread count; the reference is slow */
     sgfp4_matvec_plan *plan = NULL;
     assert_int_equal(sgfp4_matvec_plan_create(t, &plan), SGFP4_OK);
     const size_t q8_size = sgfp4_matvec_q8_bytes(cols, batch);
@@ -583,7 +584,7 @@ static void test_encoded(void **state)
             sgfp4_encode_options o;
             sgfp4_encode_options_init(&o);
             o.profile = (sgfp4_profile)profile;
-            o.threads = 2;
+            o.threads = 8;
             void *bytes = NULL;
             size_t size = 0;
             assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
@@ -630,7 +631,7 @@ static void test_real_tensors(void **state)
             sgfp4_encode_options o;
             sgfp4_encode_options_init(&o);
             o.profile = (sgfp4_profile)profile;
-            o.threads = 2;
+            o.threads = 8;
             void *bytes = NULL;
             size_t size = 0;
             assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
@@ -677,7 +678,7 @@ static void test_run_to_run(void **state)
     float *w = gen_llm_weights(rows, cols, 9);
     sgfp4_encode_options o;
     sgfp4_encode_options_init(&o);
-    o.threads = 2;
+    o.threads = 8;
     void *bytes = NULL;
     size_t size = 0;
     assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
@@ -786,7 +787,7 @@ static void test_recorded(void **state)
         sgfp4_encode_options o;
         sgfp4_encode_options_init(&o);
         o.profile = i == 1 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
-        o.threads = 2;
+        o.threads = 8;
         size_t size;
         assert_int_equal(sgfp4_encode_alloc(w, rows[i], cols, 0, &bytes[i], &size, &o),
                          SGFP4_OK);
