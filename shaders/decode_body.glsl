@@ -608,83 +608,130 @@ void decode_block_v1(uint bx, uint by, uint lid, uint header, uint payload, uint
 }
 
 // v2: decodes macroblock (bx, by) whose leaves are in s_leaf, s_aff/s_hdr and s_cell.
-// Chunk k (0..3) of invocation lid: its row and first column. f32 outputs: chunks of four
-// columns c = lid + 256k, 16 per row. 16-bit outputs: the four are two pairs of neighbours,
-// so that a pair's eight outputs are one 16-byte store: pair q = lid + 256 (k / 2) of row
-// q / 8 takes columns 8 (q % 8) + 4 (k % 2).
-uvec2 v2_chunk(uint lid, uint k)
+// Where the cell at (row, col) of the staged block is: its leaf slot (for S and B), mode, and
+// the payload word holding its codes with the codes' shift in it; `wide` when the leaf is 8
+// columns or more (then the cell and its right neighbour share the leaf and, FP4, the word).
+struct CellAt {
+    uint slot, mode, word_at, shift;
+    bool wide;
+};
+
+CellAt cell_at(Record r, uint row, uint col)
 {
-    if (DTYPE == 0u) {
-        uint c = lid + 256u * k;
-        return uvec2(c >> 4, (c & 15u) << 2);
+    CellAt c;
+    uint kk, payload; // kk: the first of the cell's 4 consecutive codes in the leaf
+    if (r.lay == LAYOUT_MIXED) {
+        // One shared-memory read gives the payload load all it needs.
+        uint info = s_cell[((row >> 2) << 4) + (col >> 2)];
+        c.slot = info & 0xFFu;
+        uint level = (info >> 8) & 7u; // log2(size) - 2
+        kk = ((row - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
+             (col - ((info >> 15) & 15u) * 4u);
+        c.mode = (info >> 19) & 1u;
+        c.wide = level != 0u;
+        payload = r.rec + (info >> 20);
+    } else {
+        uint l = r.lay == 5u ? 2u : 6u - r.lay; // log2(size): no division
+        uint m = (1u << l) - 1u;
+        uint li = ((row >> l) << (6u - l)) + (col >> l);
+        kk = ((row & m) << l) + (col & m);
+        uint e = s_leaf[li];
+        c.slot = li;
+        c.mode = (e >> 27) & 1u;
+        c.wide = l != 2u;
+        payload = r.rec + (e & 0xFFFFu);
     }
-    uint q = lid + 256u * (k >> 1);
-    return uvec2(q >> 3, ((q & 7u) << 3) + ((k & 1u) << 2));
+    c.shift = c.mode == 0u ? (kk & 7u) * 4u : (kk & 15u) * 2u;
+    c.word_at = payload + (c.mode == 0u ? kk >> 3 : kk >> 4);
+    return c;
+}
+
+// The f32 bits of the weights of 4 codes (bits: FP4 nibbles or T158 symbols, first lowest).
+uvec4 cell_weights(Affine a, uint mode, uint bits)
+{
+    uvec4 w;
+    if (mode == 0u) {
+        for (uint j = 0u; j < 4u; j++)
+            w[j] = reconstruct(a, bitfieldExtract(int(bits), int(4u * j), 4));
+    } else {
+        for (uint j = 0u; j < 4u; j++)
+            w[j] = reconstruct(a, t158_code(bits >> (2u * j)));
+    }
+    return w;
+}
+
+// v2, f32 outputs: invocation i takes the cells c = i + 256k (k = 0..3) of row c / 16.
+void decode_v2_f32(uint bx, uint by, uint lid, Record r)
+{
+    // Phase 1: locate the four cells and issue their payload loads (independent of each
+    // other, so they are in flight together).
+    uint word[4];
+    CellAt at[4];
+    for (uint k = 0u; k < 4u; k++) {
+        uint c = lid + 256u * k;
+        uint row = c >> 4, col = (c & 15u) << 2;
+        at[k] = cell_at(r, row, col);
+        bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
+        word[k] = live ? src[at[k].word_at] : 0u;
+    }
+    // Phase 2: reconstruct and store. A cell lies in one leaf: one mode. Warps of MIXED
+    // records mix both modes and run both branches; blocks of one mode run one.
+    for (uint k = 0u; k < 4u; k++) {
+        uint c = lid + 256u * k;
+        uint row = c >> 4, col = (c & 15u) << 2;
+        uint grow = by * 64u + row, gcol = bx * 64u + col;
+        if (grow >= pc.rows || gcol >= pc.cols)
+            continue;
+        store_f32(grow, gcol, cell_weights(staged_affine(at[k].slot), at[k].mode,
+                                           word[k] >> at[k].shift));
+    }
+}
+
+// v2, 16-bit outputs: invocation i takes the chunks of 8 columns q = i + 256k (k = 0, 1), of
+// row q / 8: where the cell's leaf is 8 columns or more, one leaf and (FP4) one payload word
+// serve all 8 weights, as in v1; else the two cells are read separately. One 16-byte store.
+void decode_v2_16(uint bx, uint by, uint lid, Record r)
+{
+    uint word[2][2];
+    CellAt at[2][2];
+    for (uint k = 0u; k < 2u; k++) {
+        uint q = lid + 256u * k;
+        uint row = q >> 3, col = (q & 7u) << 3;
+        bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
+        at[k][0] = cell_at(r, row, col);
+        word[k][0] = live ? src[at[k][0].word_at] : 0u;
+        // The right cell: the same leaf (and for FP4 the same word) when wide.
+        at[k][1] = at[k][0].wide ? at[k][0] : cell_at(r, row, col + 4u);
+        bool live1 = live && bx * 64u + col + 4u < pc.cols;
+        word[k][1] = at[k][0].wide ? word[k][0] : (live1 ? src[at[k][1].word_at] : 0u);
+    }
+    for (uint k = 0u; k < 2u; k++) {
+        uint q = lid + 256u * k;
+        uint row = q >> 3, col = (q & 7u) << 3;
+        uint grow = by * 64u + row, gcol = bx * 64u + col;
+        if (grow >= pc.rows || gcol >= pc.cols)
+            continue;
+        Affine a0 = staged_affine(at[k][0].slot);
+        uvec2 lo = pack16(cell_weights(a0, at[k][0].mode, word[k][0] >> at[k][0].shift), a0);
+        uvec2 hi;
+        if (at[k][0].wide) {
+            // The next 4 codes of the same leaf row: FP4 16 bits on, T158 8 bits on.
+            uint bits = word[k][0] >> (at[k][0].shift + (at[k][0].mode == 0u ? 16u : 8u));
+            hi = pack16(cell_weights(a0, at[k][0].mode, bits), a0);
+        } else {
+            Affine a1 = staged_affine(at[k][1].slot);
+            hi = pack16(cell_weights(a1, at[k][1].mode, word[k][1] >> at[k][1].shift), a1);
+        }
+        store8_packed(grow, gcol, uvec4(lo, hi));
+    }
 }
 
 void decode_block_v2(uint bx, uint by, uint lid, Record r)
 {
-    // Phase 1: locate the four chunks and issue their payload loads (independent of each
-    // other, so they are in flight together).
-    uint word[4], shift[4], slot[4], mode[4];
-    for (uint k = 0u; k < 4u; k++) {
-        uvec2 rc = v2_chunk(lid, k);
-        uint row = rc.x, col = rc.y;
-        uint payload, kk; // kk: the first of 4 consecutive codes in the leaf
-        if (r.lay == LAYOUT_MIXED) {
-            // One shared-memory read gives the payload load all it needs.
-            uint info = s_cell[((row >> 2) << 4) + (col >> 2)];
-            slot[k] = info & 0xFFu;
-            uint level = (info >> 8) & 7u; // log2(size) - 2
-            kk = ((row - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
-                 (col - ((info >> 15) & 15u) * 4u);
-            mode[k] = (info >> 19) & 1u;
-            payload = r.rec + (info >> 20);
-        } else {
-            uint l = r.lay == 5u ? 2u : 6u - r.lay; // log2(size): no division
-            uint m = (1u << l) - 1u;
-            uint li = ((row >> l) << (6u - l)) + (col >> l);
-            kk = ((row & m) << l) + (col & m);
-            uint e = s_leaf[li];
-            slot[k] = li;
-            mode[k] = (e >> 27) & 1u;
-            payload = r.rec + (e & 0xFFFFu);
-        }
-        bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
-        shift[k] = mode[k] == 0u ? (kk & 7u) * 4u : (kk & 15u) * 2u;
-        word[k] = live ? src[payload + (mode[k] == 0u ? kk >> 3 : kk >> 4)] : 0u;
-    }
-
-    // Phase 2: reconstruct and store.
-    uvec2 first_half = uvec2(0u);
-    for (uint k = 0u; k < 4u; k++) {
-        uvec2 rc = v2_chunk(lid, k);
-        uint row = rc.x, col = rc.y;
-        uint grow = by * 64u + row, gcol = bx * 64u + col;
-        if (grow >= pc.rows || gcol >= pc.cols)
-            continue;
-        Affine a = staged_affine(slot[k]);
-        uvec4 w;
-        uint bits = word[k] >> shift[k];
-        // A chunk lies in one leaf: one mode. Warps of MIXED records mix both modes and run
-        // both branches; blocks of one mode run one.
-        if (mode[k] == 0u) {
-            for (uint j = 0u; j < 4u; j++)
-                w[j] = reconstruct(a, bitfieldExtract(int(bits), int(4u * j), 4));
-        } else {
-            for (uint j = 0u; j < 4u; j++)
-                w[j] = reconstruct(a, t158_code(bits >> (2u * j)));
-        }
-        if (DTYPE == 0u) {
-            store_f32(grow, gcol, w);
-        } else if ((k & 1u) == 0u) {
-            first_half = pack16(w, a); // stored with its neighbour (or alone at the edge)
-            if (gcol + 4u >= pc.cols)
-                store_16(grow, gcol, first_half);
-        } else {
-            store8_packed(grow, gcol - 4u, uvec4(first_half, pack16(w, a)));
-        }
-    }
+    if (DTYPE == 0u)
+        decode_v2_f32(bx, by, lid, r);
+    else
+        decode_v2_16(bx, by, lid, r);
 }
 
 void main()
