@@ -2,10 +2,10 @@
 # The Vulkan work on the lent GPU machine in one command: build libsgfp4 in /tmp, run the
 # Vulkan tests on the device, then the GPU benchmarks, writing a log and JSON files to OUT.
 # usage: tools/gpu/run_vulkan.sh SOURCE_DIR OUT_DIR [explore|final]
-#   explore: the matrix-vector products with every kernel variant (batch 1 and 4), the decode
-#            paths at 8192 (checked), 100 fresh-memory burst cases at 16384.
-#   final:   the matrix-vector table (default kernels, checked), the dense GEMV, the decode
-#            table at 8192 (checked) and 16384, 100 fresh-memory burst cases.
+#   explore: the products' test on the device, the matrix-vector products with every kernel
+#            variant (batch 1 and 4), the decode paths at 8192 (checked), the other tests.
+#   final:   the tests, the matrix-vector table (default kernels, checked) with the dense GEMV,
+#            the decode table at 8192 (checked) and 16384, 100 fresh-memory burst cases.
 # Run it after `source .gpu/env.sh` (../shared/tools/gpu/README.md). Each step has its own
 # time limit, so one hang costs its limit, not the run. SGFP4_RUN_SMALL=1 shrinks every size
 # (a rehearsal on lavapipe).
@@ -35,16 +35,18 @@ b=/tmp/sgfp4-build
 step 150 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode test_vulkan_matvec docs_vulkan_example 2>&1 | tail -3"
 step 15 devices $b/sgfp4 info --devices
 if [ "$mode" = explore ]; then
-    step 130 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --variant all --json > '$out/matvec.json'"
-    step 170 tests sh -c "SGFP4_VK_MATVEC_CORPUS=20 ctest --test-dir $b -L vulkan --output-on-failure -j2"
-    step 100 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 > '$out/repeat.txt'"
-    step 80 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --variant default --json > '$out/variants.json'"
+    step 30 matvec-small sh -c "$b/sgfp4 bench --backend vulkan --op matvec --shape 70x200 --batch 3 --repeat 2 --variant all"
+    step 130 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --variant all --json > '$out/matvec.json' 2> '$out/matvec.txt'"
+    step 120 test-matvec sh -c "cd $b && SGFP4_VK_MATVEC_CORPUS=20 SGFP4_SOURCE_DIR='$src' SGFP4_SHARED_DIR='$src/../shared' tests/test_vulkan_matvec > '$out/test_matvec.txt' 2>&1; rc=\$?; grep -E 'FAILED|ERROR|PASSED|golden|real|corpus' '$out/test_matvec.txt'; exit \$rc"
+    step 40 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --variant default --json > '$out/variants.json'"
+    step 60 tests sh -c "ctest --test-dir $b -L vulkan -E test_vulkan_matvec --output-on-failure"
 else
-    step 260 tests sh -c "SGFP4_VK_MATVEC_CORPUS=20 ctest --test-dir $b -L vulkan --output-on-failure -j2"
-    step 120 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --json > '$out/matvec.json'"
-    step 90 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --json > '$out/variants.json'"
+    step 150 test-matvec sh -c "cd $b && SGFP4_VK_MATVEC_CORPUS=20 SGFP4_SOURCE_DIR='$src' SGFP4_SHARED_DIR='$src/../shared' tests/test_vulkan_matvec > '$out/test_matvec.txt' 2>&1; rc=\$?; grep -E 'FAILED|ERROR|PASSED|golden|real|corpus' '$out/test_matvec.txt'; exit \$rc"
+    step 60 tests sh -c "ctest --test-dir $b -L vulkan -E test_vulkan_matvec --output-on-failure"
+    step 120 matvec sh -c "$b/sgfp4 bench --backend vulkan --op matvec $shapes --json > '$out/matvec.json' 2> '$out/matvec.txt'"
+    step 40 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --variant default --json > '$out/variants.json'"
     step 60 variants-16k sh -c "$b/sgfp4 bench --backend vulkan --op variants $big --no-check --variant default --repeat 10 --json > '$out/variants16k.json'"
-    step 150 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 > '$out/repeat.txt'"
+    step 100 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 > '$out/repeat.txt'"
 fi
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,clocks_throttle_reasons.active --format=csv
 kill "$clocks" 2>/dev/null
