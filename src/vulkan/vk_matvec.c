@@ -224,7 +224,7 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                           "matrix-vector product: batch outside 1..%d, a stride below the "
                           "vector length, or a misaligned offset",
                           SGFP4_MATVEC_MAX_BATCH);
-    split sp;
+    split sp = {0};
     if ((s = choose_split(ctx, vt, class_a, batch, &options, &sp, diag)) != SGFP4_OK)
         return s;
 
@@ -279,7 +279,7 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         [K_GROUP] = sp.rows * sp.subs,
         [K_S_LEVELS] = sp.s_levels,
         [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH)};
-    VkPipeline pipeline;
+    VkPipeline pipeline = VK_NULL_HANDLE;
     if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
         return s;
     sgfp4_vk_op *op;
