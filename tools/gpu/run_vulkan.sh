@@ -10,7 +10,7 @@
 # Run it after `source .gpu/env.sh` (../shared/tools/gpu/README.md). Each step has its own
 # time limit and the run a deadline (SGFP4_RUN_DEADLINE seconds, default 560), so one hang
 # costs its limit, not the run, and what finished comes back. SGFP4_RUN_SMALL=1 shrinks every
-# size (a rehearsal on lavapipe).
+# size (a rehearsal on lavapipe); SGFP4_RUN_BUILD names the build folder (/tmp/sgfp4-build).
 # SPDX-License-Identifier: MIT
 set -u
 src=$(cd "$1" && pwd) out=$2 mode=${3:-final}
@@ -34,14 +34,16 @@ step() { # step LIMIT_SECONDS NAME COMMAND...: runs and logs one step, within th
     echo "=== $name ($(date +%s.%N), limit $limit s)"
     local t0=$SECONDS
     timeout "$limit" "$@"
-    echo "=== $name: exit $? after $((SECONDS - t0)) s"
+    local rc=$?
+    echo "=== $name: exit $rc after $((SECONDS - t0)) s"
+    return $rc
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,temperature.memory,power.draw,clocks_throttle_reasons.active --format=csv
 # Clocks, throttle reasons, load and power every 100 ms (clocks_event_reasons: 0x1 = idle).
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,clocks_event_reasons.active,utilization.gpu,power.draw --format=csv,noheader -lms 100 > "$out/clocks.csv" 2>&1 &
 clocks=$!
-b=/tmp/sgfp4-build
-step 90 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode test_vulkan_matvec docs_vulkan_example 2>&1 | tail -3"
+b=${SGFP4_RUN_BUILD:-/tmp/sgfp4-build}
+step 90 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode test_vulkan_matvec docs_vulkan_example > $b.build.log 2>&1; rc=\$?; tail -3 $b.build.log; exit \$rc" || { echo "the build failed: nothing to run"; kill "$clocks" 2>/dev/null; exit 1; }
 step 15 devices $b/sgfp4 info --devices
 test_matvec="cd $b && SGFP4_SOURCE_DIR='$src' SGFP4_SHARED_DIR='$src/../shared' tests/test_vulkan_matvec > '$out/test_matvec.txt' 2>&1; rc=\$?; grep -E 'FAILED|ERROR|PASSED|golden|real|corpus' '$out/test_matvec.txt'; exit \$rc"
 step 120 test-matvec sh -c "$test_matvec"
