@@ -43,7 +43,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,clocks_event_reasons.active,utilization.gpu,power.draw --format=csv,noheader -lms 100 > "$out/clocks.csv" 2>&1 &
 clocks=$!
 b=${SGFP4_RUN_BUILD:-/tmp/sgfp4-build}
-step 90 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode test_vulkan_matvec docs_vulkan_example > $b.build.log 2>&1; rc=\$?; tail -3 $b.build.log; exit \$rc" || { echo "the build failed: nothing to run"; kill "$clocks" 2>/dev/null; exit 1; }
+step 300 build sh -c "cmake -S '$src' -B $b -DCMAKE_BUILD_TYPE=Release -DSGFP4_WERROR=OFF -DSGFP4_VULKAN=ON > $b.cmake.log 2>&1 || { cat $b.cmake.log; exit 1; }; cmake --build $b -j16 --target sgfp4 test_vulkan_decode test_vulkan_matvec docs_vulkan_example > $b.build.log 2>&1; rc=\$?; tail -3 $b.build.log; exit \$rc" || { echo "the build failed: nothing to run"; kill "$clocks" 2>/dev/null; exit 1; }
 step 15 devices $b/sgfp4 info --devices
 test_matvec="cd $b && SGFP4_SOURCE_DIR='$src' SGFP4_SHARED_DIR='$src/../shared' tests/test_vulkan_matvec > '$out/test_matvec.txt' 2>&1; rc=\$?; grep -E 'FAILED|ERROR|PASSED|golden|real|corpus' '$out/test_matvec.txt'; exit \$rc"
 step 120 test-matvec sh -c "$test_matvec"
