@@ -56,5 +56,9 @@ typedef struct bv_settled {
 bool bv_settle(bv_burst_fn burst, void *arg, uint64_t copy_bytes, double limit_seconds,
                bv_settled *out);
 json_t *bv_settled_json(const bv_settled *s);
+/* A burst is at the settled clock when its copy runs at BV_SETTLED_SHARE of the best copy
+ * rate this process has seen for that copy size (bv_best_copy_gbps; 0 before any). */
+#define BV_SETTLED_SHARE 0.97
+double bv_best_copy_gbps(uint64_t copy_bytes);
 
 #endif

@@ -88,13 +88,19 @@ bool bv_settle(bv_burst_fn burst, void *arg, uint64_t copy_bytes, double limit_s
         if (gbps > best_copy_gbps[c])
             best_copy_gbps[c] = gbps;
         out->seconds = bv_now() - t0;
-        if (out->bursts >= 2 && out->seconds >= minimum && gbps >= 0.97 * best_copy_gbps[c]) {
+        if (out->bursts >= 2 && out->seconds >= minimum &&
+            gbps >= BV_SETTLED_SHARE * best_copy_gbps[c]) {
             out->settled = true;
             return true;
         }
         if (out->seconds > limit_seconds)
             return true;
     }
+}
+
+double bv_best_copy_gbps(uint64_t copy_bytes)
+{
+    return best_copy_gbps[size_class(copy_bytes)];
 }
 
 json_t *bv_settled_json(const bv_settled *s)
