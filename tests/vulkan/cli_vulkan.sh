@@ -1,6 +1,7 @@
 #!/bin/sh
-# `sgfp4 decode --backend vulkan` writes the same bytes as `--backend scalar`, for every dtype,
-# and `sgfp4 info --devices` lists the device. Exits 77 (skipped) without a Vulkan device.
+# `sgfp4 decode --backend vulkan` writes the same bytes as `--backend scalar`, for every dtype;
+# `sgfp4 matvec --backend vulkan` the same bytes as `--backend scalar` for both classes on v1
+# and v2 containers (and a NaN refused in Class A); `sgfp4 info --devices` lists the device. Exits 77 (skipped) without a Vulkan device.
 # Usage: cli_vulkan.sh SGFP4 SOURCE_DIR WORK_DIR
 # SPDX-License-Identifier: MIT
 set -eu
@@ -20,3 +21,25 @@ for v in "v1_shape_130x200.fp4 130x200" "v2_mixed_random_trees.sgfp4 128x192"; d
     done
 done
 echo "decode --backend vulkan: identical to --backend scalar"
+for v in "decode/v1_shape_130x200.fp4 130x200 v1_shape_130x200_a_mixed" \
+         "decode/v2_mixed_random_trees.sgfp4 128x192 v2_mixed_random_trees_a_mixed"; do
+    set -- $v
+    for class in a b; do
+        "$cli" matvec "$src/golden/$1" --shape "$2" --x "$src/golden/matvec/$3.x.f32" \
+            --class $class --backend scalar -q -f -o "$work/scalar.y"
+        "$cli" matvec "$src/golden/$1" --shape "$2" --x "$src/golden/matvec/$3.x.f32" \
+            --class $class --backend vulkan -q -f -o "$work/vulkan.y"
+        cmp "$work/scalar.y" "$work/vulkan.y"
+    done
+done
+# Class A refuses a NaN activation, on the GPU as on the CPU, and writes nothing.
+printf '\377\377\377\177' > "$work/nan.x"
+head -c 796 /dev/zero >> "$work/nan.x"
+rm -f "$work/nan.y"
+if "$cli" matvec "$src/golden/decode/v1_shape_130x200.fp4" --shape 130x200 --x "$work/nan.x" \
+    --backend vulkan -q -o "$work/nan.y" 2> "$work/nan.err"; then
+    echo "matvec --backend vulkan accepted a NaN in Class A"; exit 1
+fi
+grep -q 'Class A' "$work/nan.err"
+test ! -e "$work/nan.y"
+echo "matvec --backend vulkan: identical to --backend scalar"

@@ -19,7 +19,7 @@ static const cli_accept options[] = {
     {KEY_BATCH, "vectors in X, 1..16 (default: X's size / (4 I))"},
     {KEY_CLASS, NULL},
     {KEY_BACKEND, "auto (default), cpu, scalar (the reference), generic, avx2, avx512, neon "
-                  "(one CPU kernel set): every one gives the same bits"},
+                  "(one CPU kernel set), vulkan (the GPU): every one gives the same bits"},
     {KEY_THREADS, NULL},
     {KEY_FORCE, NULL},
     {0, NULL},
@@ -116,9 +116,6 @@ static int run(const cli_args *a)
         return cli_usage_error(a->command, "no activations given (--x X.f32)");
     if (!a->out)
         return cli_usage_error(a->command, "no output given (-o Y.f32)");
-    if (a->vulkan)
-        return cli_usage_error(a->command, "matvec runs on the CPU backends (auto, cpu, scalar, "
-                               "generic, avx2, avx512, neon)");
     weights w;
     int rc = weights_open(a, &w);
     if (rc >= 0) {
@@ -160,7 +157,7 @@ static int run(const cli_args *a)
     sgfp4_matvec_options_init(&o);
     o.backend = a->backend;
     o.threads = a->threads;
-    const char *kernels = sgfp4_matvec_backend_name(a->backend);
+    const char *kernels = a->vulkan ? "vulkan" : sgfp4_matvec_backend_name(a->backend);
     if (!kernels) {
         cli_error(a->command, "the kernel set of --backend cannot run on this machine");
         goto done;
@@ -173,7 +170,10 @@ static int run(const cli_args *a)
         goto done;
     }
     const double t0 = now();
-    if (!a->class_b) {
+    if (a->vulkan) {
+        if (!cli_vulkan_matvec(a->command, w.t, rows, cols, a->class_b, xin.data, n, y))
+            goto done;
+    } else if (!a->class_b) {
         const size_t q8_bytes = sgfp4_matvec_q8_bytes(cols, n);
         sgfp4_diag diag;
         if (!q8_bytes || !(q8 = malloc(q8_bytes))) {

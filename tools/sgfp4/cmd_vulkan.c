@@ -1,6 +1,6 @@
 /* The Vulkan parts of the CLI outside bench: `sgfp4 info --devices` (the Vulkan devices and
- * the exactness features they report) and decoding through the GPU for
- * `sgfp4 decode --backend vulkan`.
+ * the exactness features they report), decoding through the GPU for
+ * `sgfp4 decode --backend vulkan` and the products of `sgfp4 matvec --backend vulkan`.
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
@@ -106,6 +106,52 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
         s = sgfp4_vk_decode_to_host(ctx, vt, dtype, dst, 0, dst_capacity, &diag);
     if (s != SGFP4_OK)
         cli_error(command, "--backend vulkan: %s", diag.message);
+    sgfp4_vk_tensor_free(ctx, vt);
+    sgfp4_vk_context_free(ctx);
+    return s == SGFP4_OK;
+}
+
+bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows, uint64_t cols,
+                       bool class_b, const void *x, unsigned batch, float *y)
+{
+    sgfp4_vk_context *ctx = NULL;
+    sgfp4_vk_tensor *vt = NULL;
+    sgfp4_vk_buffer *xb = NULL, *qb = NULL, *yb = NULL;
+    sgfp4_diag diag;
+    const size_t x_bytes = sizeof(float) * batch * (size_t)cols;
+    const size_t y_bytes = sizeof *y * batch * (size_t)rows;
+    const size_t q8_bytes = sgfp4_matvec_q8_bytes(cols, batch);
+    sgfp4_status s = sgfp4_vk_context_create(&ctx, NULL, &diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_tensor_create(ctx, t, &vt, &diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_buffer_create(ctx, x_bytes, &xb, &diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_buffer_create(ctx, y_bytes, &yb, &diag);
+    if (s == SGFP4_OK && !class_b)
+        s = sgfp4_vk_buffer_create(ctx, q8_bytes, &qb, &diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_buffer_write(ctx, sgfp4_vk_buffer_handle(xb), 0, x, x_bytes, &diag);
+    bool activations = false; /* the failure is the activations' (Class A: NaN or infinity) */
+    if (s == SGFP4_OK && !class_b) {
+        s = sgfp4_vk_quantize(ctx, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, cols, batch,
+                              0, sgfp4_vk_buffer_handle(qb), 0, NULL, &diag);
+        activations = s == SGFP4_ERR_ARGUMENT;
+        if (s == SGFP4_OK)
+            s = sgfp4_vk_matvec_q8(ctx, vt, sgfp4_vk_buffer_handle(qb), 0, batch,
+                                   sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
+    } else if (s == SGFP4_OK) {
+        s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, 0,
+                                  batch, sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
+    }
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_buffer_read(ctx, sgfp4_vk_buffer_handle(yb), 0, y, y_bytes, &diag);
+    if (s != SGFP4_OK)
+        cli_error(command, "--backend vulkan: %s%s", diag.message,
+                  activations ? " (--class b takes any float)" : "");
+    sgfp4_vk_buffer_free(ctx, xb);
+    sgfp4_vk_buffer_free(ctx, qb);
+    sgfp4_vk_buffer_free(ctx, yb);
     sgfp4_vk_tensor_free(ctx, vt);
     sgfp4_vk_context_free(ctx);
     return s == SGFP4_OK;
