@@ -33,7 +33,9 @@
 #include "sgfp4_experimental.h"
 #include "support/generator.h"
 
-#define DEFAULT_CONTAINERS 160u
+/* Container i has the shape (edges[i % 8], edges[(i / 8 + i) % 8]): 64 containers give every
+ * pair of edge lengths once (and pass the coverage check); more only cost time under qemu. */
+#define DEFAULT_CONTAINERS 64u
 
 static const unsigned edges[] = {1, 3, 17, 63, 64, 65, 130, 200};
 #define EDGES (sizeof edges / sizeof edges[0])
