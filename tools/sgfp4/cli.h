@@ -43,6 +43,9 @@ enum cli_key {
     KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
     KEY_IGNORE_TOTAL_SIZE, KEY_METRIC, KEY_IMPORTANCE,
     KEY_X, KEY_CLASS,
+    /* the limits on model inputs (cli_limits.c) */
+    KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
+    KEY_MAX_DECOMPRESSED, KEY_MAX_OUTPUT_ELEMENTS,
     KEY_END
 };
 
@@ -77,6 +80,10 @@ typedef struct cli_args {
     /* matvec: the activations file (--x) and the class (--class a|b: false = A) */
     const char *x;
     bool class_b;
+    /* the limits on model inputs (0: the library's default; docs/cli.md, "Limits") */
+    uint64_t max_header_bytes, max_tensors, max_zstd_ratio, max_decompressed,
+        max_output_elements;
+    unsigned max_temp_space; /* percent */
 } cli_args;
 
 /* One option a command takes, with its own --help text where the shared one does not fit. */
@@ -113,6 +120,9 @@ bool cli_parse_fit(const char *text, sgfp4_fit *fit);
 bool cli_parse_metric(const char *text, sgfp4_error_metric *metric);
 bool cli_parse_uint(const char *text, unsigned *value);
 bool cli_parse_double(const char *text, double *value);
+/* A count or size: digits, then optionally K, M, G, T (powers of 1024, also KiB ... TiB) or
+ * KB, MB, GB, TB (powers of 1000); false on anything else or a value beyond 2^64 - 1. */
+bool cli_parse_size(const char *text, uint64_t *value);
 bool cli_ends_with(const char *text, const char *suffix);
 /* True for .safetensors, .safetensors.zst and .index.json paths (the names of models). */
 bool cli_is_model_path(const char *path);
@@ -141,6 +151,19 @@ void cli_container_close(cli_container *c);
 bool cli_output_open(const cli_args *args, const char *path, fileio_output *out);
 /* The same for a model output (zstd-compressed for a .zst path, at --zstd-level). */
 bool cli_model_output_open(const cli_args *args, const char *path, fileio_model_output *mo);
+
+/* ---- limits on model inputs (cli_limits.c; docs/cli.md, "Limits") ---- */
+/* The open options of the command line's limits (the rest default). */
+void cli_model_open_options(const cli_args *args, sgfp4_model_open_options *options);
+/* A library message for the user of the tool: the option fields it names become the tool's
+ * options (--max-...); a LIMIT message that names none gets the option that raises it. */
+const char *cli_diag_text(sgfp4_status status, const char *message, char *buf, size_t size);
+/* Refuses (reporting, exit 1) a quantized model, or with `only` one tensor of it, whose
+ * containers decode to more elements than --max-output-elements (default:
+ * SGFP4_MODEL_DECODE_ELEMENTS_PER_BYTE per container byte, as model decode applies);
+ * -1 when within. */
+int cli_check_output_elements(const cli_args *args, const sgfp4_model *model,
+                              const sgfp4_model_tensor *only);
 
 /* ---- whole models ---- */
 /* Whether the input is a model, by its content (a safetensors file, a zstd stream, a JSON

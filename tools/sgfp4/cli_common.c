@@ -178,8 +178,7 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
 {
     sgfp4_diag diag;
     sgfp4_model_open_options o;
-    sgfp4_model_open_options_init(&o);
-    o.ignore_index_total_size = a->given[KEY_IGNORE_TOTAL_SIZE];
+    cli_model_open_options(a, &o);
     const sgfp4_status s = sgfp4_model_open(path, model, &o, &diag);
     if (s != SGFP4_OK) {
         /* File-level messages of the library already start with the path. */
@@ -191,8 +190,9 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
                                   kind != FILEIO_KIND_UNREADABLE
                               ? " (no zstd magic: read as a plain safetensors file)"
                               : "";
-        cli_error(a->command, "%s%s%s%s [%s]", named ? "" : path, named ? "" : ": ", diag.message,
-                  why, sgfp4_status_name(s));
+        char text[2 * sizeof diag.message];
+        cli_error(a->command, "%s%s%s%s [%s]", named ? "" : path, named ? "" : ": ",
+                  cli_diag_text(s, diag.message, text, sizeof text), why, sgfp4_status_name(s));
         return false;
     }
     note_model_files(path, *model);

@@ -20,6 +20,8 @@ static const cli_accept options[] = {
     {KEY_JSON, "print the result as one JSON object on standard output, also on failure "
                "({\"ok\": false, \"error\": ...}; the exit status and the line on stderr stay)"},
     {KEY_IGNORE_TOTAL_SIZE, NULL},
+    {KEY_MAX_OUTPUT_ELEMENTS, "a quantized model fails when its tensors decode to more "
+                              "elements, all together (default 64 per container byte, as decode)"},
     {0, NULL},
 };
 
@@ -56,8 +58,12 @@ static int verify_model(const cli_args *a)
     char set[64] = "";
     if (sgfp4_model_is_set(m))
         snprintf(set, sizeof set, " in %zu shard%s", shards, shards > 1 ? "s" : "");
+    char text[2 * sizeof diag.message];
     if (s != SGFP4_OK) {
-        rc = cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
+        rc = cli_error(a->command, "%s: %s [%s]", a->in,
+                       cli_diag_text(s, diag.message, text, sizeof text), sgfp4_status_name(s));
+    } else if ((rc = cli_check_output_elements(a, m, NULL)) >= 0) {
+        /* decode would refuse it: verify says so */
     } else if (a->given[KEY_JSON]) {
         json_t *root = json_pack("{s:s,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:b}", "file", a->in, "ok", 1,
                                  "quantized", sgfp4_model_is_quantized(m), "set",
@@ -181,10 +187,18 @@ static int run(const cli_args *a)
         return cli_usage_error(a->command, "--only needs --golden DIR");
     if (a->vulkan)
         return cli_usage_error(a->command, "--backend vulkan: verify decodes on the CPU");
-    if (cli_is_model_input(a))
-        return verify_model(a);
+    if (cli_is_model_input(a)) {
+        const int rc = verify_model(a); /* prints its JSON when it succeeds */
+        return a->given[KEY_JSON] && rc == CLI_EXIT_FAIL ? print_json(a, NULL, rc) : rc;
+    }
     if (a->given[KEY_IGNORE_TOTAL_SIZE])
         return cli_usage_error(a->command, "--ignore-total-size applies to sharded sets");
+    static const int model_only[] = {KEY_MAX_OUTPUT_ELEMENTS, KEY_MAX_HEADER_BYTES,
+                                     KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
+                                     KEY_MAX_DECOMPRESSED, 0};
+    const int refused = cli_reject(a, "a single container", model_only);
+    if (refused >= 0)
+        return refused;
     if (a->given[KEY_JSON] && a->against)
         return cli_usage_error(a->command, "--json and --against exclude each other");
     json_t *json = NULL;
