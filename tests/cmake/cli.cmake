@@ -36,6 +36,10 @@ add_test(NAME cli.npy
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_npy.sh $<TARGET_FILE:sgfp4>
                  ${CMAKE_CURRENT_BINARY_DIR}/cli-npy ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli.npy PROPERTIES LABELS cli)
+add_test(NAME cli.inputs
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_inputs.sh $<TARGET_FILE:sgfp4>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli-inputs ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.inputs PROPERTIES LABELS cli)
 add_test(NAME cli.readme_commands
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/readme_commands.sh
                  $<TARGET_FILE:sgfp4> ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-readme)

@@ -31,6 +31,9 @@ extern char cli_last_error[1024];
 void cli_verbose(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Why a model cannot come from a pipe, standard input or a device (said when one does). */
+extern const char cli_stream_model_message[];
+
 /* ---- options ---- */
 /* Every option of every command; short options are their own keys. */
 enum cli_key {
@@ -199,8 +202,11 @@ int cmd_info_model(const cli_args *args);
 int cmd_verify_golden(const cli_args *args);
 /* The matrix-vector part of --golden (DIR/matvec/manifest.json, when present): runs its
  * vectors (--only, --backend, --threads), prints a line per failure (and per pass without
- * -q), counts them; returns CLI_EXIT_OK, or the exit code of a manifest it cannot read. */
-int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed);
+ * -q), or with `results` (--json) appends {"name": "matvec/NAME", "ok", "error"} to it
+ * instead, counts them; returns CLI_EXIT_OK, or the exit code of a manifest it cannot read. */
+struct json_t;
+int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed,
+                      struct json_t *results);
 /* `--against REF` of verify and info: error statistics of a container against its weights. */
 int cli_quality_report(const cli_args *args, const sgfp4_tensor *t);
 /* Vulkan (cmd_vulkan.c): `info --devices`, and a whole-tensor decode into host memory. */

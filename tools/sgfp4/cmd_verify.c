@@ -18,7 +18,8 @@ static const cli_accept options[] = {
     {KEY_BACKEND, "decoder: auto (default), cpu, scalar (the reference), or one CPU kernel set"},
     {KEY_THREADS, NULL},
     {KEY_JSON, "print the result as one JSON object on standard output, also on failure "
-               "({\"ok\": false, \"error\": ...}; the exit status and the line on stderr stay)"},
+               "({\"ok\": false, \"error\": ...}; the exit status and the line on stderr stay); "
+               "with --golden: every vector's result"},
     {KEY_IGNORE_TOTAL_SIZE, NULL},
     {KEY_MAX_OUTPUT_ELEMENTS, "a quantized model fails when its tensors decode to more "
                               "elements, all together (default 64 per container byte, as decode)"},
@@ -178,8 +179,6 @@ static int verify_container(const cli_args *a, json_t **json)
 static int run(const cli_args *a)
 {
     if (a->golden) {
-        if (a->given[KEY_JSON])
-            return cli_usage_error(a->command, "--json does not apply to --golden");
         return a->in ? cli_usage_error(a->command, "--golden takes no input file")
                      : cmd_verify_golden(a);
     }
@@ -211,7 +210,7 @@ static int run(const cli_args *a)
 const cli_command cli_verify = {
     "verify", "check a container (or a model) strictly and print its hashes",
     "usage: sgfp4 verify IN --shape OxI [--profile v1|v2] [--strict] [--against REF] [--json]\n"
-    "       sgfp4 verify --golden DIR [--only NAME] [--backend B]\n"
+    "       sgfp4 verify --golden DIR [--only NAME] [--backend B] [--json]\n"
     "       sgfp4 verify MODEL [--json]   (a .safetensors file, .zst, or a sharded set's index)\n"
     "\n"
     "Exit 0 when IN is a conformant container; otherwise 1 with the reason. Prints the sha256\n"
