@@ -142,6 +142,12 @@ static const char *take_shape(npy_text *t, uint64_t *dims, int cap, int *ndim)
     return NULL;
 }
 
+static bool is_word_char(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '+' || c == '-' || c == '.' || c == '_';
+}
+
 /* Skips any other literal: a string, a number, True / False / None, or a tuple, list or dict
  * of literals (nested at most `depth` deep). */
 static bool skip_value(npy_text *t, int depth)
@@ -173,8 +179,7 @@ static bool skip_value(npy_text *t, int depth)
     }
     /* a number or a name: letters, digits, sign, point, exponent */
     const char *start = t->p;
-    while (t->p < t->end && (strchr("+-._", *t->p) || (*t->p >= '0' && *t->p <= '9') ||
-                             (*t->p >= 'a' && *t->p <= 'z') || (*t->p >= 'A' && *t->p <= 'Z')))
+    while (t->p < t->end && is_word_char(*t->p))
         t->p++;
     return t->p > start;
 }
