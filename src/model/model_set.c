@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -186,10 +187,113 @@ static void name_the_shard(sgfp4_diag *diag, const char *name)
     diag->message[(size_t)used + take] = '\0';
 }
 
-static sgfp4_status open_shards(set_build *b, const sgfp4_model_open_options *options)
+/* The limits of the open options count over the whole set, not per shard: the index and
+ * every shard's header together within max_header_bytes, the tensors of all shards within
+ * max_tensors, and the decompressed copies of .zst shards together within
+ * max_decompressed_bytes and the share of the temp folder's free space (taken once, before
+ * the first shard). Each shard opens with what is left, so that its own checks (before its
+ * header is parsed, while it decompresses) keep memory and disk within the set's bounds. */
+typedef struct set_budget {
+    uint64_t header_bytes, tensors, decompressed; /* what the set may use in all */
+    uint64_t used_header, used_tensors, used_decompressed;
+} set_budget;
+
+static uint64_t sat_mul_percent(uint64_t bytes, unsigned percent)
+{
+    return bytes / 100 * percent + bytes % 100 * percent / 100;
+}
+
+static set_budget budget_of(const sgfp4_model_open_options *o, uint64_t index_bytes)
+{
+    set_budget b = {0};
+    b.header_bytes = o->limits.max_header_bytes ? o->limits.max_header_bytes
+                                                : SGFP4_DEFAULT_MAX_HEADER;
+    b.tensors = o->max_tensors ? o->max_tensors : SGFP4_MODEL_DEFAULT_MAX_TENSORS;
+    b.decompressed = o->max_decompressed_bytes ? o->max_decompressed_bytes
+                                               : SGFP4_MODEL_DEFAULT_MAX_DECOMPRESSED;
+    unsigned percent = o->max_temp_space_percent ? o->max_temp_space_percent
+                                                 : SGFP4_MODEL_DEFAULT_TEMP_SPACE_PERCENT;
+    if (percent > 100)
+        percent = 100;
+    struct statvfs vfs;
+    if (statvfs(sgfp4_temp_dir(o->temp_dir), &vfs) == 0 && vfs.f_frsize > 0) {
+        const uint64_t free_bytes = (uint64_t)vfs.f_bavail > UINT64_MAX / vfs.f_frsize
+                                        ? UINT64_MAX
+                                        : (uint64_t)vfs.f_bavail * vfs.f_frsize;
+        const uint64_t space = sat_mul_percent(free_bytes, percent);
+        if (space < b.decompressed)
+            b.decompressed = space;
+    }
+    b.used_header = index_bytes;
+    return b;
+}
+
+/* What is left of a budget, at least 1 (0 would mean "the default" to the open). */
+static uint64_t left(uint64_t all, uint64_t used) { return used < all ? all - used : 1; }
+
+/* The options shard k opens with: the caller's, with what is left of the set's budget. */
+static sgfp4_model_open_options shard_options(const sgfp4_model_open_options *o,
+                                              const set_budget *b)
+{
+    sgfp4_model_open_options s = *o;
+    s.limits.max_header_bytes = left(b->header_bytes, b->used_header);
+    s.max_tensors = left(b->tensors, b->used_tensors);
+    s.max_decompressed_bytes = left(b->decompressed, b->used_decompressed);
+    return s;
+}
+
+/* Appends to a shard's LIMIT message what the files before it used (the limits are the
+ * set's); diag messages are short, so this is terse. */
+static void note_set_budget(sgfp4_diag *diag, const set_budget *b)
+{
+    if (!diag)
+        return;
+    const size_t used = strlen(diag->message);
+    snprintf(diag->message + used, sizeof diag->message - used,
+             " (counted over the set: %llu header bytes, %llu tensors, %llu decompressed bytes "
+             "before it)", (unsigned long long)b->used_header,
+             (unsigned long long)b->used_tensors, (unsigned long long)b->used_decompressed);
+}
+
+/* After a shard opened: its use counted, and the set's totals checked (a shard within what
+ * was left of a budget of 1 may still pass it). */
+static sgfp4_status charge_shard(set_budget *b, const sgfp4_model *shard, const char *name,
+                                 sgfp4_diag *diag)
+{
+    const set_budget before = *b;
+    b->used_header += shard->data_offset - 8;
+    b->used_tensors += shard->count;
+    if (shard->compressed)
+        b->used_decompressed += shard->size;
+    const char *what = NULL;
+    uint64_t used = 0, all = 0;
+    if (b->used_header > b->header_bytes)
+        what = "header bytes", used = b->used_header, all = b->header_bytes;
+    else if (b->used_tensors > b->tensors)
+        what = "tensors", used = b->used_tensors, all = b->tensors;
+    else if (b->used_decompressed > b->decompressed)
+        what = "decompressed bytes", used = b->used_decompressed, all = b->decompressed;
+    if (!what)
+        return SGFP4_OK;
+    const sgfp4_status s = sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                                      "shard '%.80s': the set reaches %llu %s, more than its "
+                                      "limit of %llu", name, (unsigned long long)used, what,
+                                      (unsigned long long)all);
+    note_set_budget(diag, &before);
+    return s;
+}
+
+static sgfp4_status open_shards(set_build *b, const sgfp4_model_open_options *options,
+                                uint64_t index_bytes)
 {
     sgfp4_diag *diag = b->diag;
     sgfp4_model *set = b->set;
+    sgfp4_model_open_options defaults;
+    if (!options) {
+        sgfp4_model_open_options_init(&defaults);
+        options = &defaults;
+    }
+    set_budget budget = budget_of(options, index_bytes);
     const char *slash = strrchr(b->path, '/');
     const size_t dir = slash ? (size_t)(slash - b->path) + 1 : 0; /* keeps the '/' */
     for (size_t k = 0; k < set->shard_count; k++) {
@@ -198,13 +302,18 @@ static sgfp4_status open_shards(set_build *b, const sgfp4_model_open_options *op
         if (!path)
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
         snprintf(path, len, "%.*s%s", (int)dir, b->path, set->shard_names[k]);
-        const sgfp4_status s = sgfp4_model_open_file(path, &set->shards[k], options, diag);
+        const sgfp4_model_open_options within = shard_options(options, &budget);
+        sgfp4_status s = sgfp4_model_open_file(path, &set->shards[k], &within, diag);
         free(path);
         if (s != SGFP4_OK) {
             name_the_shard(diag, set->shard_names[k]);
+            if (s == SGFP4_ERR_LIMIT)
+                note_set_budget(diag, &budget);
             return s;
         }
         sgfp4_model *shard = set->shards[k];
+        if ((s = charge_shard(&budget, shard, set->shard_names[k], diag)) != SGFP4_OK)
+            return s;
         if (k > 0 && shard->quantized != set->shards[0]->quantized)
             return INDEX_FAIL("shard '%.80s' has %s sgfp4 manifest and shard '%.80s' has %s: a "
                               "set is quantized in every shard or in none", set->shard_names[0],
@@ -354,7 +463,7 @@ sgfp4_status sgfp4_model_open_set(const char *path, int fd, uint64_t size, sgfp4
     if (s == SGFP4_OK)
         s = collect_shards(&b);
     if (s == SGFP4_OK)
-        s = open_shards(&b, options);
+        s = open_shards(&b, options, size);
     if (s == SGFP4_OK)
         s = check_tensors(&b, options, total_size, has_total);
     if (s == SGFP4_OK)

@@ -87,10 +87,11 @@ static sgfp4_status parse_options(json_t *obj, const char *where, sgfp4_encode_o
         *set |= SET_PROFILE;
     }
     /* The ranges are the encoder's (sgfp4_encode refuses anything outside them), checked
-     * here so that a bad file fails when it is read, naming the field. */
+     * here so that a bad file fails when it is read, naming the field. bpw: at most the 32
+     * bits of a float32, the range of the CLI's --bpw too (the encoder itself takes 64). */
     if ((v = json_object_get(obj, "bpw"))) {
-        if (!json_is_number(v) || !(json_number_value(v) > 0 && json_number_value(v) <= 64))
-            return POLICY_FAIL("%s: bpw must be a number in (0, 64]", where);
+        if (!json_is_number(v) || !(json_number_value(v) > 0 && json_number_value(v) <= 32))
+            return POLICY_FAIL("%s: bpw must be a number in (0, 32]", where);
         o->target_bpw = json_number_value(v);
         *set |= SET_BPW;
     }

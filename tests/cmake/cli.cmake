@@ -2,7 +2,8 @@
 # -f, devices and descriptors, links, long names, signals, leftovers), whole models and
 # sharded sets through the CLI, the encoder's objective options (--fit, --metric,
 # --importance, the low-rate warning), the conventions (messages, --json, --tensor), the
-# README's commands as written, the man page and the bash completion.
+# README's commands as written, the man page and the bash completion, the limits on model
+# inputs, the .npy reader, golden sets as JSON and models on streams.
 # SPDX-License-Identifier: MIT
 find_program(SGFP4_BASH bash)
 find_program(SGFP4_PYTHON3 python3)
@@ -22,6 +23,23 @@ add_test(NAME cli.encode_options
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_encode_options.sh
                  $<TARGET_FILE:sgfp4> ${CMAKE_CURRENT_BINARY_DIR}/cli-encode-options)
 set_tests_properties(cli.encode_options PROPERTIES LABELS cli TIMEOUT 300)
+if(SGFP4_SANITIZE)
+  set(_cli_sanitized 1)
+else()
+  set(_cli_sanitized 0)
+endif()
+add_test(NAME cli.limits
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_limits.sh $<TARGET_FILE:sgfp4>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli-limits ${PROJECT_SOURCE_DIR} ${_cli_sanitized})
+set_tests_properties(cli.limits PROPERTIES LABELS cli TIMEOUT 300)
+add_test(NAME cli.npy
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_npy.sh $<TARGET_FILE:sgfp4>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli-npy ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.npy PROPERTIES LABELS cli)
+add_test(NAME cli.inputs
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_inputs.sh $<TARGET_FILE:sgfp4>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli-inputs ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.inputs PROPERTIES LABELS cli)
 add_test(NAME cli.readme_commands
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/readme_commands.sh
                  $<TARGET_FILE:sgfp4> ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-readme)

@@ -15,8 +15,13 @@ if(SGFP4_FUZZ)
     # executables that do not link libFuzzer (the CLI, the unit tests).
     message(FATAL_ERROR "SGFP4_FUZZ=ON wants -DSGFP4_SANITIZE=address,undefined too")
   endif()
-  # Coverage feedback from the library itself, not only from the harnesses.
-  target_compile_options(sgfp4_objects PRIVATE -fsanitize=fuzzer-no-link)
+  # Coverage feedback from the library itself (the core and the model component), not only
+  # from the harnesses.
+  foreach(_objects sgfp4_core_static_objects sgfp4_model_static_objects)
+    if(TARGET ${_objects})
+      target_compile_options(${_objects} PRIVATE -fsanitize=fuzzer-no-link)
+    endif()
+  endforeach()
   # Except in the encoder's numeric kernels (the leaf fits, block analysis, error metrics,
   # quantization, the rate-distortion pruning and its lambda search): their loops run over
   # one leaf's floats or one block's costs, so coverage counters and

@@ -1,4 +1,5 @@
-# Hardening tests: crash-safe CLI outputs under SIGKILL, and resource limits
+# Hardening tests: crash-safe CLI outputs under SIGKILL, hostile inputs through the CLI, and
+# resource limits
 # (tests/unit/test_limits.c is picked up as a unit test on its own).
 # SPDX-License-Identifier: MIT
 # Under the sanitizers (a Debug build) the commands are ~10x slower: fewer kills, a smaller
@@ -17,6 +18,23 @@ add_test(NAME crash_safe_outputs
                  ${SGFP4_CRASH_SAFE_ITERATIONS})
 set_tests_properties(crash_safe_outputs PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
                      ENVIRONMENT "${crash_safe_env}")
+
+# decode, verify and info over every hostile file kept (fuzz corpora and findings, model
+# regression files, the shared reproducers) in 1 GB of address space: clean errors only.
+# Under the sanitizers (no address-space limit there) every 8th run.
+find_program(SGFP4_HOSTILE_PYTHON3 python3)
+if(SGFP4_HOSTILE_PYTHON3)
+  if(SGFP4_SANITIZE)
+    set(hostile_args --sanitized --stride 8)
+  else()
+    set(hostile_args "")
+  endif()
+  add_test(NAME hostile_corpus
+           COMMAND ${SGFP4_HOSTILE_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/scripts/hostile_corpus.py
+                   $<TARGET_FILE:sgfp4> ${CMAKE_CURRENT_BINARY_DIR}/hostile-corpus
+                   ${PROJECT_SOURCE_DIR} --shared ${SGFP4_SHARED_DIR} ${hostile_args})
+  set_tests_properties(hostile_corpus PROPERTIES TIMEOUT 600)
+endif()
 
 # Benchmark (not a test): opening a header of n tensors against jansson alone
 # (docs/benchmarks.md, "Safetensors headers").

@@ -1,6 +1,6 @@
 /* libFuzzer target: the parsers of the `sgfp4` tool that read untrusted text or bytes:
  * the .npy header parser (fileio_npy_parse, input of `sgfp4 encode`) and the value parsers
- * (--shape, numbers, profile, dtype).
+ * (--shape, numbers and sizes, profile, dtype).
  * Input: one selector byte, then the bytes given to the chosen parser (as a NUL-terminated
  * string for the argument parsers).
  * SPDX-License-Identifier: MIT */
@@ -34,8 +34,13 @@ static void fuzz_text(uint8_t which, const char *text)
         break;
     }
     case 1: {
+        /* a plain number reads the same as a count and as a size (SIZE of the limits) */
         unsigned v;
-        (void)cli_parse_uint(text, &v);
+        uint64_t size;
+        const bool as_uint = cli_parse_uint(text, &v);
+        const bool as_size = cli_parse_size(text, &size);
+        if (as_uint)
+            FUZZ_ASSERT(as_size && size == v);
         break;
     }
     case 2: {

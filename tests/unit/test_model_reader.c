@@ -310,7 +310,8 @@ static void test_policy(void **state)
                          "{\"rules\":[{\"action\":\"skip\"}]}", "{\"defaults\":{\"profile\":\"v9\"}}",
                          "{\"version\":2}", "{\"rules\":{}}", "[", "{\"a\":1,\"a\":1}",
                          /* values the encoder would refuse, refused when the file is read */
-                         "{\"defaults\":{\"bpw\":64.5}}", "{\"defaults\":{\"threshold\":2e12}}",
+                         "{\"defaults\":{\"bpw\":64.5}}", "{\"defaults\":{\"bpw\":32.5}}",
+                         "{\"defaults\":{\"threshold\":2e12}}",
                          "{\"rules\":[{\"match\":\"*\",\"delta\":1e7}]}",
                          "{\"defaults\":{\"delta\":-0.5}}", "{\"defaults\":{\"threshold\":0}}"};
     for (size_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
@@ -319,6 +320,20 @@ static void test_policy(void **state)
             fail_msg("policy %s accepted", bad[j]);
         assert_null(p);
         assert_non_null(strstr(diag.message, "policy"));
+    }
+    /* an out-of-range value is named by its key (and where it is) when the file is read */
+    const struct {
+        const char *doc, *named;
+    } ranges[] = {{"{\"defaults\":{\"bpw\":32.5}}", "defaults: bpw"},
+                  {"{\"rules\":[{\"match\":\"*\",\"delta\":1e7}]}", "rules[0]: delta"},
+                  {"{\"defaults\":{\"threshold\":0}}", "defaults: threshold"}};
+    for (size_t j = 0; j < sizeof ranges / sizeof ranges[0]; j++) {
+        p = NULL;
+        assert_int_not_equal(sgfp4_model_policy_parse(ranges[j].doc, strlen(ranges[j].doc), &p,
+                                                      &diag), SGFP4_OK);
+        if (!strstr(diag.message, ranges[j].named))
+            fail_msg("policy %s: '%s' does not name %s", ranges[j].doc, diag.message,
+                     ranges[j].named);
     }
 }
 

@@ -42,6 +42,15 @@ typedef enum fileio_kind {
 } fileio_kind;
 /* Reads the first bytes of `path` (not standard input) and says what it holds. */
 fileio_kind fileio_sniff(const char *path);
+/* What the bytes head[0..n) of a file of file_size bytes hold (UINT64_MAX: size unknown). */
+fileio_kind fileio_sniff_bytes(const uint8_t *head, size_t n, uint64_t file_size);
+/* True for a path (or "-": standard input) that is not a regular file or a folder (a pipe,
+ * FIFO, device, socket): bytes that can be read only once, in order. False for a missing
+ * path. */
+bool fileio_is_stream(const char *path);
+/* For a stream: what its first bytes hold, reading (and so consuming) at most 16; for a
+ * caller that only reports what the stream is. */
+fileio_kind fileio_sniff_stream(const char *path);
 
 /* ---- inputs an output must never overwrite ---- */
 /* Remembers the file at `path` (its device and inode, through links; "-": standard input

@@ -103,7 +103,11 @@ fileio_kind fileio_sniff(const char *path)
     close(fd);
     if (got < 0)
         return S_ISREG(st.st_mode) ? FILEIO_KIND_UNREADABLE : FILEIO_KIND_OTHER;
-    const size_t n = (size_t)got;
+    return fileio_sniff_bytes(head, (size_t)got, (uint64_t)st.st_size);
+}
+
+fileio_kind fileio_sniff_bytes(const uint8_t *head, size_t n, uint64_t file_size)
+{
     if (n >= 4 && head[0] == 0x28 && head[1] == 0xB5 && head[2] == 0x2F && head[3] == 0xFD)
         return FILEIO_KIND_ZSTD;
     if (fileio_is_npy(head, n))
@@ -111,7 +115,7 @@ fileio_kind fileio_sniff(const char *path)
     uint64_t header = 0;
     for (size_t k = 0; k < 8 && k < n; k++)
         header |= (uint64_t)head[k] << (8 * k);
-    if (n >= 9 && head[8] == '{' && header >= 2 && header <= (uint64_t)st.st_size - 8)
+    if (n >= 9 && head[8] == '{' && header >= 2 && file_size >= 8 && header <= file_size - 8)
         return FILEIO_KIND_SAFETENSORS;
     size_t k = 0;
     if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF)
@@ -119,4 +123,32 @@ fileio_kind fileio_sniff(const char *path)
     while (k < n && (head[k] == ' ' || head[k] == '\t' || head[k] == '\n' || head[k] == '\r'))
         k++;
     return k < n && head[k] == '{' ? FILEIO_KIND_INDEX : FILEIO_KIND_OTHER;
+}
+
+bool fileio_is_stream(const char *path)
+{
+    struct stat st;
+    const int got = strcmp(path, "-") == 0 ? fstat(STDIN_FILENO, &st) : stat(path, &st);
+    return got == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+fileio_kind fileio_sniff_stream(const char *path)
+{
+    const bool std_in = strcmp(path, "-") == 0;
+    const int fd = std_in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return FILEIO_KIND_UNREADABLE;
+    uint8_t head[16];
+    size_t n = 0;
+    while (n < sizeof head) {
+        const ssize_t got = read(fd, head + n, sizeof head - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+    }
+    if (!std_in)
+        close(fd);
+    return fileio_sniff_bytes(head, n, UINT64_MAX);
 }

@@ -21,7 +21,7 @@ float *fileio_matrix(const fileio_input *in, const char *path, uint64_t *rows, u
             return snprintf(err, FILEIO_ERROR_SIZE, "%s: %s", path, error), NULL;
         if (strcmp(descr, "<f4") != 0 && strcmp(descr, "<f2") != 0)
             return snprintf(err, FILEIO_ERROR_SIZE, "%s: dtype %s not supported (want <f4 or <f2)",
-                            path, descr),
+                            path, descr[0] ? descr : "(a long or escaped name)"),
                    NULL;
         half = strcmp(descr, "<f2") == 0;
         if (*rows && (*rows != r || *cols != c))
@@ -36,9 +36,14 @@ float *fileio_matrix(const fileio_input *in, const char *path, uint64_t *rows, u
         return snprintf(err, FILEIO_ERROR_SIZE, "%s: raw float32 input needs --shape OxI", path),
                NULL;
     }
-    const uint64_t count = *rows * *cols;
-    const uint64_t want = count * (half ? 2u : 4u);
-    if ((*cols != 0 && count / *cols != *rows) || count > SIZE_MAX / 4 || bytes != want)
+    const uint64_t elem = half ? 2u : 4u;
+    if (*cols != 0 && *rows > UINT64_MAX / *cols / elem)
+        return snprintf(err, FILEIO_ERROR_SIZE, "%s: %zu data bytes, shape %llux%llu needs more "
+                        "than 2^64 (%.4g bytes)", path, bytes, (unsigned long long)*rows,
+                        (unsigned long long)*cols, (double)*rows * (double)*cols * (double)elem),
+               NULL;
+    const uint64_t count = *rows * *cols, want = count * elem;
+    if (count > SIZE_MAX / 4 || bytes != want)
         return snprintf(err, FILEIO_ERROR_SIZE, "%s: %zu data bytes, shape %llux%llu needs %llu",
                         path, bytes, (unsigned long long)*rows, (unsigned long long)*cols,
                         (unsigned long long)want),

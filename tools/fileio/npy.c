@@ -44,18 +44,203 @@ bool fileio_npy_write_header(fileio_output *out, const char *descr, const uint64
     return fileio_output_write(out, header, total);
 }
 
-/* Finds `key` in the header dict and returns a pointer just after "'key':" and spaces. */
-static const char *dict_value(const char *dict, const char *key)
+/* ---- reading: the header is a Python dict literal, parsed as one ---- */
+
+/* A cursor over the header text [p, end). */
+typedef struct npy_text {
+    const char *p, *end;
+} npy_text;
+
+static void skip_space(npy_text *t)
 {
-    char pattern[32];
-    snprintf(pattern, sizeof pattern, "'%s':", key);
-    const char *p = strstr(dict, pattern);
-    if (!p)
-        return NULL;
-    p += strlen(pattern);
-    while (*p == ' ')
-        p++;
-    return p;
+    while (t->p < t->end && (*t->p == ' ' || *t->p == '\t' || *t->p == '\n' || *t->p == '\r'))
+        t->p++;
+}
+
+/* Consumes `c` (after spaces) if it is next. */
+static bool take_char(npy_text *t, char c)
+{
+    skip_space(t);
+    if (t->p < t->end && *t->p == c) {
+        t->p++;
+        return true;
+    }
+    return false;
+}
+
+/* A Python string literal, '...' or "...", whose contents may hold anything (a backslash
+ * escapes the next character). Its raw contents (escapes as written) go to out[0..cap) when
+ * they fit (else *fits is false). */
+static bool take_string(npy_text *t, char *out, size_t cap, bool *fits)
+{
+    skip_space(t);
+    if (t->p >= t->end || (*t->p != '\'' && *t->p != '"'))
+        return false;
+    const char quote = *t->p++;
+    size_t n = 0;
+    *fits = true;
+    while (t->p < t->end && *t->p != quote) {
+        if (*t->p == '\\' && t->p + 1 < t->end) {
+            *fits = false; /* an escape: not one of the plain names and dtypes we read */
+            t->p++;
+        }
+        if (n + 1 < cap)
+            out[n++] = *t->p;
+        else
+            *fits = false;
+        t->p++;
+    }
+    if (t->p >= t->end)
+        return false; /* unterminated */
+    t->p++;
+    out[n] = '\0';
+    return true;
+}
+
+/* True or False. */
+static bool take_bool(npy_text *t, bool *value)
+{
+    skip_space(t);
+    const size_t left = (size_t)(t->end - t->p);
+    if (left >= 4 && memcmp(t->p, "True", 4) == 0)
+        return t->p += 4, *value = true, true;
+    if (left >= 5 && memcmp(t->p, "False", 5) == 0)
+        return t->p += 5, *value = false, true;
+    return false;
+}
+
+/* A tuple of non-negative integers: (), (a,), (a, b), ... (a trailing comma allowed, Python
+ * 2's L suffix too). At most `cap` dimensions are stored; *ndim counts them all. */
+static const char *take_shape(npy_text *t, uint64_t *dims, int cap, int *ndim)
+{
+    if (!take_char(t, '('))
+        return ".npy header: 'shape' is not a tuple";
+    *ndim = 0;
+    while (!take_char(t, ')')) {
+        skip_space(t);
+        if (t->p >= t->end || *t->p < '0' || *t->p > '9')
+            return ".npy header: 'shape' holds something other than non-negative integers";
+        uint64_t v = 0;
+        while (t->p < t->end && *t->p >= '0' && *t->p <= '9') {
+            const unsigned digit = (unsigned)(*t->p++ - '0');
+            if (v > (UINT64_MAX - digit) / 10)
+                return ".npy header: a 'shape' dimension is larger than 2^64 - 1";
+            v = v * 10 + digit;
+        }
+        if (t->p < t->end && (*t->p == 'L' || *t->p == 'l'))
+            t->p++;
+        if (*ndim < cap)
+            dims[*ndim] = v;
+        if (*ndim < 64)
+            (*ndim)++;
+        if (!take_char(t, ',')) {
+            if (!take_char(t, ')'))
+                return ".npy header: 'shape' is not a tuple of integers";
+            break;
+        }
+    }
+    return NULL;
+}
+
+static bool is_word_char(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '+' || c == '-' || c == '.' || c == '_';
+}
+
+/* Skips any other literal: a string, a number, True / False / None, or a tuple, list or dict
+ * of literals (nested at most `depth` deep). */
+static bool skip_value(npy_text *t, int depth)
+{
+    skip_space(t);
+    if (t->p >= t->end || depth == 0)
+        return false;
+    const char c = *t->p;
+    if (c == '\'' || c == '"') {
+        char ignored[2];
+        bool fits;
+        return take_string(t, ignored, sizeof ignored, &fits);
+    }
+    if (c == '(' || c == '[' || c == '{') {
+        const char close = c == '(' ? ')' : c == '[' ? ']' : '}';
+        t->p++;
+        while (!take_char(t, close)) {
+            if (!skip_value(t, depth - 1))
+                return false;
+            if (c == '{' && (!take_char(t, ':') || !skip_value(t, depth - 1)))
+                return false;
+            if (!take_char(t, ',')) {
+                if (!take_char(t, close))
+                    return false;
+                break;
+            }
+        }
+        return true;
+    }
+    /* a number or a name: letters, digits, sign, point, exponent */
+    const char *start = t->p;
+    while (t->p < t->end && is_word_char(*t->p))
+        t->p++;
+    return t->p > start;
+}
+
+/* The header dict: the keys 'descr' (a string), 'fortran_order' (a bool) and 'shape' (a
+ * tuple), each once, in any order; other keys (which NumPy itself refuses) are skipped with
+ * their values, whatever their strings hold; nothing after the dict but spaces and the
+ * newline. */
+static const char *parse_dict(npy_text *t, char descr[8], bool *fortran, uint64_t dims[2],
+                              int *ndim)
+{
+    enum { DESCR = 1, FORTRAN = 2, SHAPE = 4 };
+    unsigned seen = 0;
+    if (!take_char(t, '{'))
+        return ".npy header is not a Python dict literal";
+    while (!take_char(t, '}')) {
+        char key[16];
+        bool plain;
+        if (!take_string(t, key, sizeof key, &plain))
+            return ".npy header: a key is not a string";
+        const unsigned which = !plain                           ? 0
+                               : strcmp(key, "descr") == 0         ? DESCR
+                               : strcmp(key, "fortran_order") == 0 ? FORTRAN
+                               : strcmp(key, "shape") == 0         ? SHAPE
+                                                                   : 0;
+        if (seen & which)
+            return ".npy header has a key twice";
+        seen |= which;
+        if (!take_char(t, ':'))
+            return ".npy header: a key without ':'";
+        if (!which) {
+            if (!skip_value(t, 16))
+                return ".npy header: a value is not a Python literal";
+        } else if (which == DESCR) {
+            bool fits;
+            if (!take_string(t, descr, 8, &fits))
+                return ".npy header: 'descr' is not a string (a structured dtype?)";
+            if (!fits)
+                descr[0] = '\0'; /* no dtype we read: the caller names it unsupported */
+        } else if (which == FORTRAN) {
+            if (!take_bool(t, fortran))
+                return ".npy header: 'fortran_order' is not True or False";
+        } else {
+            const char *why = take_shape(t, dims, 2, ndim);
+            if (why)
+                return why;
+        }
+        if (!take_char(t, ',')) {
+            if (!take_char(t, '}'))
+                return ".npy header: the dict is malformed (',' or '}' expected)";
+            break;
+        }
+    }
+    skip_space(t);
+    if (t->p != t->end)
+        return ".npy header has bytes after its dict";
+    if (seen != (DESCR | FORTRAN | SHAPE))
+        return !(seen & DESCR)     ? ".npy header has no 'descr'"
+               : !(seen & FORTRAN) ? ".npy header has no 'fortran_order'"
+                                   : ".npy header has no 'shape'";
+    return NULL;
 }
 
 bool fileio_npy_parse(const uint8_t *data, size_t size, char descr[8], uint64_t *rows,
@@ -76,46 +261,18 @@ bool fileio_npy_parse(const uint8_t *data, size_t size, char descr[8], uint64_t 
     } else {
         return *error = "unsupported .npy version", false;
     }
-    if (header_len > 65536 || size - prefix < header_len)
+    if (size - prefix < header_len)
         return *error = "truncated .npy header", false;
-    char dict[65537];
-    memcpy(dict, data + prefix, header_len);
-    dict[header_len] = '\0';
-
-    const char *d = dict_value(dict, "descr");
-    if (!d || *d != '\'' || !strchr(d + 1, '\'') || strchr(d + 1, '\'') - (d + 1) >= 8)
-        return *error = ".npy header has no readable 'descr'", false;
-    const size_t dl = (size_t)(strchr(d + 1, '\'') - (d + 1));
-    memcpy(descr, d + 1, dl);
-    descr[dl] = '\0';
-
-    const char *f = dict_value(dict, "fortran_order");
-    if (!f || strncmp(f, "False", 5) != 0)
-        return *error = ".npy array is not C-ordered (fortran_order must be False)", false;
-
-    const char *s = dict_value(dict, "shape");
-    if (!s || *s != '(')
-        return *error = ".npy header has no readable 'shape'", false;
-    uint64_t dims[2];
+    npy_text t = {(const char *)data + prefix, (const char *)data + prefix + header_len};
+    bool fortran = false;
+    uint64_t dims[2] = {0, 0};
     int ndim = 0;
-    s++;
-    while (*s && *s != ')') {
-        while (*s == ' ' || *s == ',')
-            s++;
-        if (*s == ')')
-            break;
-        char *end;
-        const unsigned long long v = strtoull(s, &end, 10);
-        if (end == s || ndim == 2)
-            return *error = ".npy array must be 1-D or 2-D", false;
-        dims[ndim++] = v;
-        s = end;
-        while (*s == 'L' || *s == ' ')
-            s++;
-        if (*s != ',' && *s != ')')
-            return *error = ".npy header has a malformed 'shape'", false;
-    }
-    if (ndim == 0)
+    if ((*error = parse_dict(&t, descr, &fortran, dims, &ndim)) != NULL)
+        return false;
+    if (fortran)
+        return *error = ".npy array is in Fortran order (fortran_order is True): save it in C "
+                        "order", false;
+    if (ndim != 1 && ndim != 2)
         return *error = ".npy array must be 1-D or 2-D", false;
     *rows = ndim == 2 ? dims[0] : 1;
     *cols = ndim == 2 ? dims[1] : dims[0];

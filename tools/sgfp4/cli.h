@@ -31,6 +31,9 @@ extern char cli_last_error[1024];
 void cli_verbose(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Why a model cannot come from a pipe, standard input or a device (said when one does). */
+extern const char cli_stream_model_message[];
+
 /* ---- options ---- */
 /* Every option of every command; short options are their own keys. */
 enum cli_key {
@@ -43,6 +46,9 @@ enum cli_key {
     KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
     KEY_IGNORE_TOTAL_SIZE, KEY_METRIC, KEY_IMPORTANCE,
     KEY_X, KEY_CLASS,
+    /* the limits on model inputs (cli_limits.c) */
+    KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
+    KEY_MAX_DECOMPRESSED, KEY_MAX_OUTPUT_ELEMENTS,
     KEY_END
 };
 
@@ -77,6 +83,10 @@ typedef struct cli_args {
     /* matvec: the activations file (--x) and the class (--class a|b: false = A) */
     const char *x;
     bool class_b;
+    /* the limits on model inputs (0: the library's default; docs/cli.md, "Limits") */
+    uint64_t max_header_bytes, max_tensors, max_zstd_ratio, max_decompressed,
+        max_output_elements;
+    unsigned max_temp_space; /* percent */
 } cli_args;
 
 /* One option a command takes, with its own --help text where the shared one does not fit. */
@@ -113,6 +123,9 @@ bool cli_parse_fit(const char *text, sgfp4_fit *fit);
 bool cli_parse_metric(const char *text, sgfp4_error_metric *metric);
 bool cli_parse_uint(const char *text, unsigned *value);
 bool cli_parse_double(const char *text, double *value);
+/* A count or size: digits, then optionally K, M, G, T (powers of 1024, also KiB ... TiB) or
+ * KB, MB, GB, TB (powers of 1000); false on anything else or a value beyond 2^64 - 1. */
+bool cli_parse_size(const char *text, uint64_t *value);
 bool cli_ends_with(const char *text, const char *suffix);
 /* True for .safetensors, .safetensors.zst and .index.json paths (the names of models). */
 bool cli_is_model_path(const char *path);
@@ -141,6 +154,19 @@ void cli_container_close(cli_container *c);
 bool cli_output_open(const cli_args *args, const char *path, fileio_output *out);
 /* The same for a model output (zstd-compressed for a .zst path, at --zstd-level). */
 bool cli_model_output_open(const cli_args *args, const char *path, fileio_model_output *mo);
+
+/* ---- limits on model inputs (cli_limits.c; docs/cli.md, "Limits") ---- */
+/* The open options of the command line's limits (the rest default). */
+void cli_model_open_options(const cli_args *args, sgfp4_model_open_options *options);
+/* A library message for the user of the tool: the option fields it names become the tool's
+ * options (--max-...); a LIMIT message that names none gets the option that raises it. */
+const char *cli_diag_text(sgfp4_status status, const char *message, char *buf, size_t size);
+/* Refuses (reporting, exit 1) a quantized model, or with `only` one tensor of it, whose
+ * containers decode to more elements than --max-output-elements (default:
+ * SGFP4_MODEL_DECODE_ELEMENTS_PER_BYTE per container byte, as model decode applies);
+ * -1 when within. */
+int cli_check_output_elements(const cli_args *args, const sgfp4_model *model,
+                              const sgfp4_model_tensor *only);
 
 /* ---- whole models ---- */
 /* Whether the input is a model, by its content (a safetensors file, a zstd stream, a JSON
@@ -176,8 +202,11 @@ int cmd_info_model(const cli_args *args);
 int cmd_verify_golden(const cli_args *args);
 /* The matrix-vector part of --golden (DIR/matvec/manifest.json, when present): runs its
  * vectors (--only, --backend, --threads), prints a line per failure (and per pass without
- * -q), counts them; returns CLI_EXIT_OK, or the exit code of a manifest it cannot read. */
-int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed);
+ * -q), or with `results` (--json) appends {"name": "matvec/NAME", "ok", "error"} to it
+ * instead, counts them; returns CLI_EXIT_OK, or the exit code of a manifest it cannot read. */
+struct json_t;
+int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed,
+                      struct json_t *results);
 /* `--against REF` of verify and info: error statistics of a container against its weights. */
 int cli_quality_report(const cli_args *args, const sgfp4_tensor *t);
 /* Vulkan (cmd_vulkan.c): `info --devices`, and a whole-tensor decode into host memory. */

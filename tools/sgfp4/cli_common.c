@@ -9,6 +9,9 @@
 #include "cli.h"
 
 int cli_verbosity = 1;
+const char cli_stream_model_message[] =
+    "a model on a pipe or another stream cannot be read: a model is mapped and read more than "
+    "once, so it must be a file (save the stream to one first, e.g. with cat > FILE)";
 char cli_last_error[1024];
 
 /* One line on stderr; a usage error adds where to find the command's options. */
@@ -79,6 +82,16 @@ int cli_container_open(const cli_args *a, cli_container *c)
     c->path = a->in;
     if (!a->in)
         return cli_usage_error(a->command, "no input given");
+    if (!a->given[KEY_SHAPE] && fileio_is_stream(a->in)) {
+        /* Its first bytes say what it is; it is not read further either way. */
+        const fileio_kind kind = fileio_sniff_stream(a->in);
+        if (kind == FILEIO_KIND_SAFETENSORS || kind == FILEIO_KIND_ZSTD ||
+            kind == FILEIO_KIND_INDEX)
+            return cli_error(a->command, "%s: %s", a->in, cli_stream_model_message);
+        return cli_usage_error(a->command, "%s is a stream: --shape OxI is required (a bare "
+                                           "container carries no shape; a model is read only "
+                                           "from a file)", a->in);
+    }
     if (!a->given[KEY_SHAPE])
         return cli_usage_error(a->command,
                                "--shape OxI is required: a bare container carries no shape");
@@ -176,10 +189,11 @@ static void note_model_files(const char *path, const sgfp4_model *m)
 
 bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
 {
+    if (fileio_is_stream(path))
+        return cli_error(a->command, "%s: %s", path, cli_stream_model_message), false;
     sgfp4_diag diag;
     sgfp4_model_open_options o;
-    sgfp4_model_open_options_init(&o);
-    o.ignore_index_total_size = a->given[KEY_IGNORE_TOTAL_SIZE];
+    cli_model_open_options(a, &o);
     const sgfp4_status s = sgfp4_model_open(path, model, &o, &diag);
     if (s != SGFP4_OK) {
         /* File-level messages of the library already start with the path. */
@@ -191,8 +205,9 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
                                   kind != FILEIO_KIND_UNREADABLE
                               ? " (no zstd magic: read as a plain safetensors file)"
                               : "";
-        cli_error(a->command, "%s%s%s%s [%s]", named ? "" : path, named ? "" : ": ", diag.message,
-                  why, sgfp4_status_name(s));
+        char text[2 * sizeof diag.message];
+        cli_error(a->command, "%s%s%s%s [%s]", named ? "" : path, named ? "" : ": ",
+                  cli_diag_text(s, diag.message, text, sizeof text), why, sgfp4_status_name(s));
         return false;
     }
     note_model_files(path, *model);

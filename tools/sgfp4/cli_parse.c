@@ -89,12 +89,32 @@ static const option_spec specs[] = {
     {KEY_IGNORE_TOTAL_SIZE, "ignore-total-size", NULL, "sharded sets: accept an index whose "
                                                        "metadata.total_size differs from the "
                                                        "shards' data bytes"},
+    {KEY_MAX_HEADER_BYTES, "max-header-bytes", "SIZE", "largest safetensors header or index; a "
+                                                       "set's index and headers count together "
+                                                       "(default 100MB)"},
+    {KEY_MAX_TENSORS, "max-tensors", "N", "most tensors a model lists, a set's all shards together "
+                                          "(default 1000000)"},
+    {KEY_MAX_ZSTD_RATIO, "max-zstd-ratio", "N", "a .zst input may inflate to N times its size "
+                                                "(default 100; 64MiB always allowed)"},
+    {KEY_MAX_TEMP_SPACE, "max-temp-space", "PERCENT", "a .zst input's decompressed copy (a set's "
+                                                      "all together) may take PERCENT of the free "
+                                                      "space in $TMPDIR, 1..100 (default 90)"},
+    {KEY_MAX_DECOMPRESSED, "max-decompressed", "SIZE", "most bytes .zst inputs decompress to, a "
+                                                       "set's all together (default 1TiB)"},
+    {KEY_MAX_OUTPUT_ELEMENTS, "max-output-elements", "N", "most elements a quantized model's "
+                                                          "tensors decode to, all together "
+                                                          "(default 64 per container byte)"},
     {KEY_QUIET, "quiet", NULL, "quiet: errors only (no summary, no progress bar)"},
     {KEY_VERBOSE, "verbose", NULL, "verbose: also say what was decided and how long it took"},
     {KEY_HELP, "help", NULL, "this help"},
 };
 #define SPEC_COUNT (sizeof specs / sizeof specs[0])
 static const int always[] = {KEY_QUIET, KEY_VERBOSE, KEY_HELP};
+/* The limits on model inputs: taken by every command that opens models (those that take
+ * --ignore-total-size), listed in their --help after their own options. */
+static const int model_limits[] = {KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO,
+                                   KEY_MAX_TEMP_SPACE, KEY_MAX_DECOMPRESSED};
+#define MODEL_LIMIT_COUNT (sizeof model_limits / sizeof model_limits[0])
 
 static const option_spec *spec_of(int key)
 {
@@ -104,12 +124,28 @@ static const option_spec *spec_of(int key)
     return NULL;
 }
 
-static bool accepts(const cli_command *c, int key)
+static bool own_option(const cli_command *c, int key)
 {
     for (const cli_accept *a = c->options; a->key; a++)
         if (a->key == key)
             return true;
-    return key == KEY_QUIET || key == KEY_VERBOSE || key == KEY_HELP;
+    return false;
+}
+
+static bool opens_models(const cli_command *c) { return own_option(c, KEY_IGNORE_TOTAL_SIZE); }
+
+static bool is_model_limit(int key)
+{
+    for (size_t k = 0; k < MODEL_LIMIT_COUNT; k++)
+        if (model_limits[k] == key)
+            return true;
+    return false;
+}
+
+static bool accepts(const cli_command *c, int key)
+{
+    return own_option(c, key) || (opens_models(c) && is_model_limit(key)) ||
+           key == KEY_QUIET || key == KEY_VERBOSE || key == KEY_HELP;
 }
 
 /* "  -o, --output OUT    help text", the help wrapped at word boundaries to 100 columns. */
@@ -143,6 +179,8 @@ void cli_print_help(const cli_command *c, FILE *f)
     fputc('\n', f);
     for (const cli_accept *a = c->options; a->key; a++)
         print_option(f, spec_of(a->key), a->help);
+    for (size_t k = 0; opens_models(c) && k < MODEL_LIMIT_COUNT; k++)
+        print_option(f, spec_of(model_limits[k]), NULL);
     for (size_t k = 0; k < sizeof always / sizeof always[0]; k++)
         print_option(f, spec_of(always[k]), NULL);
 }
@@ -238,6 +276,22 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_SYNC_CASES: return in_range(v, 0, 10000, &a->sync_cases) ? NULL : "wants 0..10000";
     case KEY_RESIDENT_CASES:
         return in_range(v, 0, 10000, &a->resident_cases) ? NULL : "wants 0..10000";
+    case KEY_MAX_HEADER_BYTES:
+        return cli_parse_size(v, &a->max_header_bytes) && a->max_header_bytes
+                   ? NULL : "wants a size >= 1 (bytes; K, M, G, T or KB, MB, GB, TB)";
+    case KEY_MAX_TENSORS:
+        return cli_parse_size(v, &a->max_tensors) && a->max_tensors ? NULL : "wants a number >= 1";
+    case KEY_MAX_ZSTD_RATIO:
+        return cli_parse_size(v, &a->max_zstd_ratio) && a->max_zstd_ratio ? NULL
+                                                                           : "wants a number >= 1";
+    case KEY_MAX_TEMP_SPACE:
+        return in_range(v, 1, 100, &a->max_temp_space) ? NULL : "wants a percentage, 1..100";
+    case KEY_MAX_DECOMPRESSED:
+        return cli_parse_size(v, &a->max_decompressed) && a->max_decompressed
+                   ? NULL : "wants a size >= 1 (bytes; K, M, G, T or KB, MB, GB, TB)";
+    case KEY_MAX_OUTPUT_ELEMENTS:
+        return cli_parse_size(v, &a->max_output_elements) && a->max_output_elements
+                   ? NULL : "wants a number >= 1 (K, M, G, T: powers of 1024)";
     default: return NULL; /* the flags: args->given says they were there */
     }
 }

@@ -126,6 +126,35 @@ bool cli_parse_double(const char *text, double *value)
     return true;
 }
 
+bool cli_parse_size(const char *text, uint64_t *value)
+{
+    if (!text || *text < '0' || *text > '9')
+        return false;
+    errno = 0;
+    char *end;
+    const unsigned long long v = strtoull(text, &end, 10);
+    if (errno)
+        return false;
+    static const struct {
+        const char *suffix;
+        uint64_t unit;
+    } units[] = {
+        {"", 1},
+        {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"KB", 1000ull},
+        {"M", 1ull << 20}, {"MiB", 1ull << 20}, {"MB", 1000000ull},
+        {"G", 1ull << 30}, {"GiB", 1ull << 30}, {"GB", 1000000000ull},
+        {"T", 1ull << 40}, {"TiB", 1ull << 40}, {"TB", 1000000000000ull},
+    };
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+        if (strcmp(end, units[k].suffix) == 0) {
+            if (v > UINT64_MAX / units[k].unit)
+                return false;
+            *value = (uint64_t)v * units[k].unit;
+            return true;
+        }
+    return false;
+}
+
 bool cli_ends_with(const char *text, const char *suffix)
 {
     const size_t n = strlen(text), m = strlen(suffix);

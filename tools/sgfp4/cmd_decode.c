@@ -19,6 +19,7 @@ static const cli_accept options[] = {
     {KEY_STORE, NULL},
     {KEY_ZSTD_LEVEL, NULL},
     {KEY_IGNORE_TOTAL_SIZE, NULL},
+    {KEY_MAX_OUTPUT_ELEMENTS, NULL},
     {KEY_FORCE, NULL},
     {0, NULL},
 };
@@ -34,7 +35,10 @@ static int run(const cli_args *a)
 {
     if (cli_is_model_input(a))
         return a->tensor ? cmd_decode_model_tensor(a) : cmd_decode_model(a);
-    static const int model_only[] = {KEY_ZSTD_LEVEL, KEY_TENSOR, KEY_IGNORE_TOTAL_SIZE, 0};
+    static const int model_only[] = {KEY_ZSTD_LEVEL, KEY_TENSOR, KEY_IGNORE_TOTAL_SIZE,
+                                     KEY_MAX_OUTPUT_ELEMENTS, KEY_MAX_HEADER_BYTES,
+                                     KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
+                                     KEY_MAX_DECOMPRESSED, 0};
     int rc = cli_reject(a, "a single container", model_only);
     if (rc >= 0)
         return rc;

@@ -158,6 +158,15 @@ static void report_target(const cli_args *a, const sgfp4_encode_options *o, uint
                 100.0 * (double)rows / 64.0, rel_l2);
 }
 
+/* Writes the container and commits the output. The commit runs after a failed write too: it
+ * then fails, says why in err, and removes the temporary file. */
+static bool write_and_commit(fileio_output *out, const void *bytes, size_t size, char *err)
+{
+    const bool written = fileio_output_write(out, bytes, size);
+    const bool committed = fileio_output_commit(out, err);
+    return written && committed;
+}
+
 static int run(const cli_args *a)
 {
     if (!a->tensor && cli_is_model_input(a))
@@ -206,8 +215,8 @@ static int run(const cli_args *a)
         cli_error(a->command, "BUG: the encoded container fails validation: %s", diag.message);
     } else if (sgfp4_tensor_compare(t, src, 0, &q, &d) != SGFP4_OK || q.nonfinite) {
         cli_error(a->command, "BUG: the encoded container does not decode to finite values");
-    } else if (!fileio_output_write(&out, bytes, size) | !fileio_output_commit(&out, err)) {
-        cli_error(a->command, "%s", err); /* a failed write fails the commit, which says why */
+    } else if (!write_and_commit(&out, bytes, size, err)) {
+        cli_error(a->command, "%s", err);
     } else {
         rc = CLI_EXIT_OK;
         const double n = (double)rows * (double)cols;

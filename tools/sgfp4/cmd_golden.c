@@ -65,12 +65,27 @@ static bool run_vector(const cli_args *a, json_t *v, char *why, size_t why_size)
     return pass;
 }
 
-int cmd_verify_golden(const cli_args *a)
+/* --json: one object on stdout, {"golden": DIR, "ok", "passed", "failed", "vectors": [{"name",
+ * "ok", "error" when it failed}]}, or {"golden", "ok": false, "error"} when the set cannot
+ * be run. */
+static int print_json(const cli_args *a, json_t *results, size_t passed, size_t failed, int rc)
 {
-    static const int tensor_only[] = {KEY_SHAPE, KEY_PROFILE, KEY_STRICT, KEY_AGAINST, 0};
-    int rc = cli_reject(a, "--golden", tensor_only);
-    if (rc >= 0)
-        return rc;
+    json_t *root = rc == CLI_EXIT_OK || results
+                       ? json_pack("{s:s,s:b,s:I,s:I,s:O}", "golden", a->golden, "ok",
+                                   rc == CLI_EXIT_OK, "passed", (json_int_t)passed, "failed",
+                                   (json_int_t)failed, "vectors", results)
+                       : json_pack("{s:s,s:b,s:s}", "golden", a->golden, "ok", 0, "error",
+                                   cli_last_error);
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    putchar('\n');
+    json_decref(root);
+    return rc;
+}
+
+/* Runs the vectors of the manifest (those named --only NAME); *results gets one entry each
+ * for --json. */
+static int run_set(const cli_args *a, json_t *results, size_t *passed, size_t *failed)
+{
     char path[4096];
     join(path, sizeof path, a->golden, "manifest.json");
     fileio_input in;
@@ -88,28 +103,57 @@ int cmd_verify_golden(const cli_args *a)
         json_decref(root);
         return cli_error(a->command, "%s: no \"vectors\" array", path);
     }
-    size_t passed = 0, failed = 0, index;
+    const bool json = results != NULL;
+    size_t index;
     json_t *v;
     json_array_foreach(vectors, index, v) {
         const char *name = json_string_value(json_object_get(v, "name"));
         if (a->only && (!name || strcmp(name, a->only) != 0))
             continue;
         char why[1024] = "";
-        if (run_vector(a, v, why, sizeof why)) {
-            passed++;
-            if (cli_verbosity > 0)
-                printf("PASS %s\n", name ? name : "?");
-        } else {
-            failed++;
+        const bool pass = run_vector(a, v, why, sizeof why);
+        *(pass ? passed : failed) += 1;
+        if (json)
+            json_array_append_new(results, pass ? json_pack("{s:s,s:b}", "name", name ? name : "?",
+                                                            "ok", 1)
+                                                : json_pack("{s:s,s:b,s:s}", "name",
+                                                            name ? name : "?", "ok", 0, "error",
+                                                            why));
+        else if (!pass)
             printf("FAIL %s: %s\n", name ? name : "?", why);
-        }
+        else if (cli_verbosity > 0)
+            printf("PASS %s\n", name ? name : "?");
     }
     json_decref(root);
     /* the matrix-vector vectors of DIR/matvec (cmd_golden_matvec.c) */
-    if (!a->vulkan && (rc = cli_golden_matvec(a, &passed, &failed)) != CLI_EXIT_OK)
+    int rc;
+    if (!a->vulkan && (rc = cli_golden_matvec(a, passed, failed, results)) != CLI_EXIT_OK)
         return rc;
-    if (a->only && passed + failed == 0)
+    if (a->only && *passed + *failed == 0)
         return cli_error(a->command, "%s: no vector named '%s'", path, a->only);
-    printf("golden: %zu passed, %zu failed\n", passed, failed);
-    return failed || passed == 0 ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    if (*passed + *failed == 0)
+        return cli_error(a->command, "%s: the \"vectors\" array is empty", path);
+    if (!json)
+        printf("golden: %zu passed, %zu failed\n", *passed, *failed);
+    return *failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+int cmd_verify_golden(const cli_args *a)
+{
+    static const int tensor_only[] = {KEY_SHAPE, KEY_PROFILE, KEY_STRICT, KEY_AGAINST, 0};
+    int rc = cli_reject(a, "--golden", tensor_only);
+    if (rc >= 0)
+        return rc;
+    size_t passed = 0, failed = 0;
+    if (!a->given[KEY_JSON])
+        return run_set(a, NULL, &passed, &failed);
+    json_t *results = json_array();
+    if (!results)
+        return cli_error(a->command, "out of memory");
+    rc = run_set(a, results, &passed, &failed);
+    /* a set that could not be run has no results: print the error object instead */
+    const bool ran = passed + failed > 0;
+    rc = print_json(a, ran ? results : NULL, passed, failed, rc);
+    json_decref(results);
+    return rc;
 }

@@ -129,7 +129,7 @@ done:
     return pass;
 }
 
-int cli_golden_matvec(const cli_args *a, size_t *passed, size_t *failed)
+int cli_golden_matvec(const cli_args *a, size_t *passed, size_t *failed, json_t *results)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/matvec/manifest.json", a->golden);
@@ -157,15 +157,18 @@ int cli_golden_matvec(const cli_args *a, size_t *passed, size_t *failed)
         const char *name = json_string_value(json_object_get(v, "name"));
         if (a->only && (!name || strcmp(name, a->only) != 0))
             continue;
-        char why[1024] = "";
-        if (run_vector(a, v, why, sizeof why)) {
-            (*passed)++;
-            if (cli_verbosity > 0)
-                printf("PASS matvec/%s\n", name ? name : "?");
-        } else {
-            (*failed)++;
-            printf("FAIL matvec/%s: %s\n", name ? name : "?", why);
-        }
+        char why[1024] = "", label[512];
+        snprintf(label, sizeof label, "matvec/%s", name ? name : "?");
+        const bool pass = run_vector(a, v, why, sizeof why);
+        *(pass ? passed : failed) += 1;
+        if (results)
+            json_array_append_new(results, pass ? json_pack("{s:s,s:b}", "name", label, "ok", 1)
+                                                : json_pack("{s:s,s:b,s:s}", "name", label, "ok",
+                                                            0, "error", why));
+        else if (pass && cli_verbosity > 0)
+            printf("PASS %s\n", label);
+        else if (!pass)
+            printf("FAIL %s: %s\n", label, why);
     }
     json_decref(root);
     return CLI_EXIT_OK;

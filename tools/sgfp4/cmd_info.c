@@ -116,7 +116,9 @@ static int run(const cli_args *a)
         return cli_error(a->command, "--map needs libpng, which this sgfp4 was built without");
     if (cli_is_model_input(a))
         return a->tensor ? cmd_info_model_tensor(a) : cmd_info_model(a);
-    static const int model_only[] = {KEY_TENSOR, KEY_IGNORE_TOTAL_SIZE, 0};
+    static const int model_only[] = {KEY_TENSOR, KEY_IGNORE_TOTAL_SIZE, KEY_MAX_HEADER_BYTES,
+                                     KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
+                                     KEY_MAX_DECOMPRESSED, 0};
     int rc = cli_reject(a, "a single container", model_only);
     if (rc >= 0)
         return rc;

@@ -219,9 +219,11 @@ static int write_one(const cli_args *a, const sgfp4_model *m, const sgfp4_model_
                                   : sgfp4_model_decode(m, &mo.sink, wo, &diag);
     progress_bar_done(&j->bar);
     bool ok = s == SGFP4_OK;
-    char why[FILEIO_ERROR_SIZE];
+    char why[FILEIO_ERROR_SIZE], text[2 * sizeof diag.message];
     if (!ok)
-        cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
+        cli_error(a->command, "%s: %s [%s]", a->in, cli_diag_text(s, diag.message, text,
+                                                                   sizeof text),
+                  sgfp4_status_name(s));
     else if (!(ok = fileio_model_output_finish(&mo, err)))
         cli_error(a->command, "%s", err);
     else if (mo.out.tmp_path && !(ok = check(mo.out.tmp_path, m, why, sizeof why)))
@@ -352,8 +354,11 @@ static int write_set(const cli_args *a, const sgfp4_model *m, const sgfp4_model_
         progress_bar_done(&report->bar);
         if (s != SGFP4_OK && j.fault[0])
             cli_error(a->command, "%s", j.fault);
-        else if (s != SGFP4_OK)
-            cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
+        else if (s != SGFP4_OK) {
+            char text[2 * sizeof diag.message];
+            cli_error(a->command, "%s: %s [%s]", a->in,
+                      cli_diag_text(s, diag.message, text, sizeof text), sgfp4_status_name(s));
+        }
         ok = s == SGFP4_OK;
     }
     if (ok) {
@@ -434,7 +439,7 @@ static size_t warn_decisions(const cli_args *a, const sgfp4_model *m,
 
 int cmd_encode_model(const cli_args *a)
 {
-    static const int tensor_only[] = {KEY_SHAPE, 0};
+    static const int tensor_only[] = {KEY_SHAPE, KEY_MAX_OUTPUT_ELEMENTS, 0};
     int rc = cli_reject(a, "whole models", tensor_only);
     if (rc >= 0 || (rc = check_output_path(a)) >= 0)
         return rc;
@@ -479,6 +484,7 @@ int cmd_decode_model(const cli_args *a)
     sgfp4_model_write_options_init(&wo);
     wo.decode_dtype = a->given[KEY_DTYPE] ? &a->dtype : NULL;
     wo.decode = &decode;
+    wo.max_output_elements = a->max_output_elements; /* 0: the library's default */
     rc = write_model(a, m, NULL, &wo, 0, check_decoded);
     sgfp4_model_close(m);
     return rc;

@@ -97,6 +97,10 @@ int cmd_decode_model_tensor(const cli_args *a)
     const sgfp4_model_tensor *t;
     if (!find_tensor(a, &m, &t))
         return CLI_EXIT_FAIL;
+    if ((rc = cli_check_output_elements(a, m, t)) >= 0) {
+        sgfp4_model_close(m);
+        return rc;
+    }
     const bool floats = t->quant || sgfp4_st_dtype_is_quantizable(t->dtype);
     const char *descr = floats ? (a->dtype == SGFP4_DTYPE_F32 ? "<f4" : "<f2")
                                : numpy_descr(t->dtype);

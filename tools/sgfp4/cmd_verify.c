@@ -18,8 +18,11 @@ static const cli_accept options[] = {
     {KEY_BACKEND, "decoder: auto (default), cpu, scalar (the reference), or one CPU kernel set"},
     {KEY_THREADS, NULL},
     {KEY_JSON, "print the result as one JSON object on standard output, also on failure "
-               "({\"ok\": false, \"error\": ...}; the exit status and the line on stderr stay)"},
+               "({\"ok\": false, \"error\": ...}; the exit status and the line on stderr stay); "
+               "with --golden: every vector's result"},
     {KEY_IGNORE_TOTAL_SIZE, NULL},
+    {KEY_MAX_OUTPUT_ELEMENTS, "a quantized model fails when its tensors decode to more "
+                              "elements, all together (default 64 per container byte, as decode)"},
     {0, NULL},
 };
 
@@ -56,8 +59,12 @@ static int verify_model(const cli_args *a)
     char set[64] = "";
     if (sgfp4_model_is_set(m))
         snprintf(set, sizeof set, " in %zu shard%s", shards, shards > 1 ? "s" : "");
+    char text[2 * sizeof diag.message];
     if (s != SGFP4_OK) {
-        rc = cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
+        rc = cli_error(a->command, "%s: %s [%s]", a->in,
+                       cli_diag_text(s, diag.message, text, sizeof text), sgfp4_status_name(s));
+    } else if ((rc = cli_check_output_elements(a, m, NULL)) >= 0) {
+        /* decode would refuse it: verify says so */
     } else if (a->given[KEY_JSON]) {
         json_t *root = json_pack("{s:s,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:b}", "file", a->in, "ok", 1,
                                  "quantized", sgfp4_model_is_quantized(m), "set",
@@ -172,8 +179,6 @@ static int verify_container(const cli_args *a, json_t **json)
 static int run(const cli_args *a)
 {
     if (a->golden) {
-        if (a->given[KEY_JSON])
-            return cli_usage_error(a->command, "--json does not apply to --golden");
         return a->in ? cli_usage_error(a->command, "--golden takes no input file")
                      : cmd_verify_golden(a);
     }
@@ -181,10 +186,18 @@ static int run(const cli_args *a)
         return cli_usage_error(a->command, "--only needs --golden DIR");
     if (a->vulkan)
         return cli_usage_error(a->command, "--backend vulkan: verify decodes on the CPU");
-    if (cli_is_model_input(a))
-        return verify_model(a);
+    if (cli_is_model_input(a)) {
+        const int rc = verify_model(a); /* prints its JSON when it succeeds */
+        return a->given[KEY_JSON] && rc == CLI_EXIT_FAIL ? print_json(a, NULL, rc) : rc;
+    }
     if (a->given[KEY_IGNORE_TOTAL_SIZE])
         return cli_usage_error(a->command, "--ignore-total-size applies to sharded sets");
+    static const int model_only[] = {KEY_MAX_OUTPUT_ELEMENTS, KEY_MAX_HEADER_BYTES,
+                                     KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
+                                     KEY_MAX_DECOMPRESSED, 0};
+    const int refused = cli_reject(a, "a single container", model_only);
+    if (refused >= 0)
+        return refused;
     if (a->given[KEY_JSON] && a->against)
         return cli_usage_error(a->command, "--json and --against exclude each other");
     json_t *json = NULL;
@@ -197,7 +210,7 @@ static int run(const cli_args *a)
 const cli_command cli_verify = {
     "verify", "check a container (or a model) strictly and print its hashes",
     "usage: sgfp4 verify IN --shape OxI [--profile v1|v2] [--strict] [--against REF] [--json]\n"
-    "       sgfp4 verify --golden DIR [--only NAME] [--backend B]\n"
+    "       sgfp4 verify --golden DIR [--only NAME] [--backend B] [--json]\n"
     "       sgfp4 verify MODEL [--json]   (a .safetensors file, .zst, or a sharded set's index)\n"
     "\n"
     "Exit 0 when IN is a conformant container; otherwise 1 with the reason. Prints the sha256\n"
