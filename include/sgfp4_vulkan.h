@@ -304,8 +304,16 @@ typedef struct sgfp4_vk_matvec_options {
     unsigned flags;
 } sgfp4_vk_matvec_options;
 
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_vk_matvec_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_vk_matvec_options_init_sized(sgfp4_vk_matvec_options *options,
+                                                           size_t size);
+
 /** Sets struct_size and every default. The only way to initialise the struct. */
-SGFP4_API void sgfp4_vk_matvec_options_init(sgfp4_vk_matvec_options *options);
+static inline sgfp4_status sgfp4_vk_matvec_options_init(sgfp4_vk_matvec_options *options)
+{
+    return sgfp4_vk_matvec_options_init_sized(options, sizeof *options);
+}
 
 /** A prepared quantization or product (opaque): what sgfp4_vk_op_record() records. */
 typedef struct sgfp4_vk_op sgfp4_vk_op;

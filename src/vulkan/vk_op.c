@@ -6,14 +6,14 @@
 #include <string.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
+#include "common/options.h"
 
-void sgfp4_vk_matvec_options_init(sgfp4_vk_matvec_options *options)
+sgfp4_status sgfp4_vk_matvec_options_init_sized(sgfp4_vk_matvec_options *options, size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
+    sgfp4_vk_matvec_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    return SGFP4_OPTIONS_INIT(sgfp4_vk_matvec_options, options, size, &defaults);
 }
 
 sgfp4_status sgfp4_vk_module(sgfp4_vk_context *ctx, const uint32_t *words, size_t bytes,

@@ -255,12 +255,11 @@ uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor)
     return 0;
 }
 
-void sgfp4_vk_matvec_options_init(sgfp4_vk_matvec_options *options)
+sgfp4_status sgfp4_vk_matvec_options_init_sized(sgfp4_vk_matvec_options *options, size_t size)
 {
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
+    sgfp4_vk_matvec_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    return SGFP4_OPTIONS_INIT(sgfp4_vk_matvec_options, options, size, &defaults);
 }
 
 sgfp4_status sgfp4_vk_quantize_create(sgfp4_vk_context *ctx, VkBuffer x, VkDeviceSize x_offset,
