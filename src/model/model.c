@@ -1,8 +1,8 @@
 /* The top of the model layer: opening a model by path (one file, or the set an index file
  * describes) and closing it, the accessors, and per-tensor services: container open, hash
  * check, float conversion. What the readers below it share lives in their own files: one
- * file's opening in model_file.c, the name index in model_index.c, temporary files and
- * hashes in model_io.c.
+ * file's opening in model_file.c, the lookups by name (tensors, metadata keys) in
+ * model_index.c, temporary files and hashes in model_io.c.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdio.h>
@@ -59,14 +59,6 @@ int sgfp4_model_metadata_at(const sgfp4_model *m, size_t index, const char **key
     if (value)
         *value = m->meta_values[index];
     return 0;
-}
-
-const char *sgfp4_model_metadata_get(const sgfp4_model *m, const char *key)
-{
-    for (size_t k = 0; m && key && k < m->meta_count; k++)
-        if (strcmp(m->meta_keys[k], key) == 0)
-            return m->meta_values[k];
-    return NULL;
 }
 
 int sgfp4_model_is_quantized(const sgfp4_model *m) { return m && m->quantized; }
