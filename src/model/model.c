@@ -1,169 +1,43 @@
-/* The top of the model layer: opening a model (plain mapping, or zstd decompressed into an
- * unlinked temporary file), the accessors, and per-tensor services: container open, hash
- * check, float conversion. The helpers the readers below it call live in their own files:
- * the name index in model_index.c, temporary files and hashes in model_io.c.
+/* The top of the model layer: opening a model by path (one file, or the set an index file
+ * describes) and closing it, the accessors, and per-tensor services: container open, hash
+ * check, float conversion. What the readers below it share lives in their own files: one
+ * file's opening in model_file.c, the lookups by name (tensors, metadata keys) in
+ * model_index.c, temporary files and hashes in model_io.c.
  * SPDX-License-Identifier: MIT */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/options.h"
 #include "model/model_internal.h"
-#include "model/zstd_bounds.h"
 
-/* Reads the caller's open options (NULL: the defaults) into *o. */
-static sgfp4_status read_open_options(const sgfp4_model_open_options *given,
-                                      sgfp4_model_open_options *o, sgfp4_diag *diag)
-{
-    if (SGFP4_OPTIONS_READ(sgfp4_model_open_options, given, o) != SGFP4_OK)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "options: struct_size %zu is not one this library knows "
-                          "(initialise them with sgfp4_model_open_options_init)",
-                          given->struct_size);
-    return SGFP4_OK;
-}
-
-static sgfp4_status finish_open(sgfp4_model *m, const sgfp4_model_open_options *o,
-                                sgfp4_model **out, sgfp4_diag *diag)
-{
-    const sgfp4_status s = sgfp4_model_parse(m, o, diag);
-    if (s != SGFP4_OK) {
-        sgfp4_model_close(m);
-        return s;
-    }
-    *out = m;
-    return SGFP4_OK;
-}
-
-sgfp4_status sgfp4_model_open_memory(const void *data, size_t size, sgfp4_model **out,
-                                     const sgfp4_model_open_options *given, sgfp4_diag *diag)
-{
-    if (!out || (!data && size))
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
-    *out = NULL;
-    sgfp4_model_open_options opts;
-    const sgfp4_model_open_options *options = &opts;
-    const sgfp4_status os = read_open_options(given, &opts, diag);
-    if (os != SGFP4_OK)
-        return os;
-    sgfp4_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
-    m->base = data;
-    m->size = size;
-    if (sgfp4_model_looks_like_index(data, size, size)) {
-        free(m);
-        return sgfp4_fail(diag, SGFP4_ERR_MODEL_INDEX, 0, -1, -1,
-                          "the bytes are a JSON document (a sharded model's index?), not a "
-                          "safetensors file; an index names files: open it by path");
-    }
-    return finish_open(m, options, out, diag);
-}
-
-/* Opens `path`: a safetensors file or, if allow_index, an index (a sharded set). */
-static sgfp4_status open_path(const char *path, bool allow_index, sgfp4_model **out,
+sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
                               const sgfp4_model_open_options *given, sgfp4_diag *diag)
 {
     if (!out || !path)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
     *out = NULL;
-    sgfp4_model_open_options opts;
-    const sgfp4_model_open_options *options = &opts;
-    const sgfp4_status os = read_open_options(given, &opts, diag);
-    if (os != SGFP4_OK)
-        return os;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: cannot open: %s", path,
-                          strerror(errno));
-    uint8_t magic[4] = {0};
-    const ssize_t got = pread(fd, magic, 4, 0);
-    bool compressed = got == 4 && magic[0] == 0x28 && magic[1] == 0xB5 && magic[2] == 0x2F &&
-                      magic[3] == 0xFD;
-    if (compressed) {
-        int plain = -1;
-        const sgfp4_status s = sgfp4_zstd_decompress_to_temp(fd, path, options, &plain, diag);
-        close(fd);
-        if (s != SGFP4_OK)
-            return s;
-        fd = plain;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: not a regular file", path);
-    }
-    if ((uint64_t)st.st_size > SIZE_MAX) {
-        close(fd);
-        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1, "%s: too large to map", path);
-    }
-    uint8_t head[64];
-    const ssize_t head_size = pread(fd, head, sizeof head, 0);
-    if (head_size > 0 && sgfp4_model_looks_like_index(head, (size_t)head_size,
-                                                      (uint64_t)st.st_size)) {
-        if (!allow_index) {
-            close(fd);
-            return sgfp4_fail(diag, SGFP4_ERR_MODEL_INDEX, 0, -1, -1,
-                              "%s: a JSON document (an index?) where a safetensors file must "
-                              "be", path);
-        }
-        const sgfp4_status s =
-            sgfp4_model_open_set(path, fd, (uint64_t)st.st_size, out, options, diag);
-        close(fd);
+    sgfp4_model_open_options options;
+    sgfp4_status s = sgfp4_model_open_options_read(given, &options, diag);
+    if (s != SGFP4_OK)
         return s;
-    }
-    sgfp4_model *m = calloc(1, sizeof *m);
-    if (!m) {
-        close(fd);
-        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
-    }
-    m->size = (uint64_t)st.st_size;
-    m->compressed = compressed;
-    if (m->size) {
-        void *map = mmap(NULL, (size_t)m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            close(fd);
-            free(m);
-            return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: cannot map: %s", path,
-                              strerror(errno));
-        }
-        m->mapping = map;
-        m->base = map;
-    }
-    close(fd); /* the mapping keeps the (possibly unlinked) file alive */
-    return finish_open(m, options, out, diag);
-}
-
-sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
-                              const sgfp4_model_open_options *options, sgfp4_diag *diag)
-{
-    return open_path(path, true, out, options, diag);
-}
-
-sgfp4_status sgfp4_model_open_file(const char *path, sgfp4_model **out,
-                                   const sgfp4_model_open_options *options, sgfp4_diag *diag)
-{
-    return open_path(path, false, out, options, diag);
+    model_file file;
+    if ((s = sgfp4_model_file_begin(path, &options, &file, diag)) != SGFP4_OK)
+        return s;
+    if (!file.is_index)
+        return sgfp4_model_file_finish(&file, path, &options, out, diag);
+    s = sgfp4_model_open_set(path, file.fd, file.size, out, &options, diag);
+    close(file.fd);
+    return s;
 }
 
 void sgfp4_model_close(sgfp4_model *m)
 {
-    if (!m)
-        return;
-    if (m->shards) {
+    if (m && m->shards)
         sgfp4_model_set_free(m);
-        return;
-    }
-    sgfp4_model_free_parsed(m);
-    if (m->mapping)
-        munmap(m->mapping, (size_t)m->size);
-    free(m);
+    else
+        sgfp4_model_file_free(m);
 }
 
 size_t sgfp4_model_tensor_count(const sgfp4_model *m) { return m ? m->count : 0; }
@@ -185,14 +59,6 @@ int sgfp4_model_metadata_at(const sgfp4_model *m, size_t index, const char **key
     if (value)
         *value = m->meta_values[index];
     return 0;
-}
-
-const char *sgfp4_model_metadata_get(const sgfp4_model *m, const char *key)
-{
-    for (size_t k = 0; m && key && k < m->meta_count; k++)
-        if (strcmp(m->meta_keys[k], key) == 0)
-            return m->meta_values[k];
-    return NULL;
 }
 
 int sgfp4_model_is_quantized(const sgfp4_model *m) { return m && m->quantized; }

@@ -1,5 +1,6 @@
-/* The name index of an opened model: built by the readers once the entries are final
- * (st_read.c, model_set.c), queried by sgfp4_model_tensor_find().
+/* Lookups by name in an opened model: the name index of its tensors (built by the readers
+ * once the entries are final: st_read.c, model_set.c; queried by sgfp4_model_tensor_find())
+ * and its metadata keys (the reader looks up the manifest's).
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
@@ -50,5 +51,13 @@ const sgfp4_model_tensor *sgfp4_model_tensor_find(const sgfp4_model *m, const ch
         else
             lo = mid + 1;
     }
+    return NULL;
+}
+
+const char *sgfp4_model_metadata_get(const sgfp4_model *m, const char *key)
+{
+    for (size_t k = 0; m && key && k < m->meta_count; k++)
+        if (strcmp(m->meta_keys[k], key) == 0)
+            return m->meta_values[k];
     return NULL;
 }

@@ -62,15 +62,37 @@ sgfp4_status sgfp4_model_index_names(sgfp4_model *model, sgfp4_diag *diag);
 /* Frees everything but the model struct and mapping. */
 void sgfp4_model_free_parsed(sgfp4_model *model);
 
-/* model_set.c: true when `head` (the first bytes of a file, at most `size`) is a JSON
- * document rather than a safetensors header, i.e. an index. */
+/* model_file.c: one file of a model. True when `head` (the first bytes of a file, at most
+ * `size`) is a JSON document rather than a safetensors header, i.e. an index. */
 bool sgfp4_model_looks_like_index(const uint8_t *head, size_t head_size, uint64_t file_size);
-/* Opens the set an index file (already open as fd, `size` bytes) describes. */
-sgfp4_status sgfp4_model_open_set(const char *path, int fd, uint64_t size, sgfp4_model **out,
-                                  const sgfp4_model_open_options *options, sgfp4_diag *diag);
+/* The caller's open options (NULL: the defaults) into *o; SGFP4_ERR_ARGUMENT, said in diag,
+ * for a struct_size this library does not know. */
+sgfp4_status sgfp4_model_open_options_read(const sgfp4_model_open_options *given,
+                                           sgfp4_model_open_options *o, sgfp4_diag *diag);
+/* A file opened by path (a zstd stream already decompressed into `fd`, an unlinked
+ * temporary file), its size, and whether it is an index. */
+typedef struct model_file {
+    int fd;
+    uint64_t size;
+    bool compressed;
+    bool is_index;
+} model_file;
+/* Opens `path` into *file (the caller closes file->fd, or passes it to _finish). */
+sgfp4_status sgfp4_model_file_begin(const char *path, const sgfp4_model_open_options *options,
+                                    model_file *file, sgfp4_diag *diag);
+/* Maps and parses a file that is not an index, closing its fd. */
+sgfp4_status sgfp4_model_file_finish(model_file *file, const char *path,
+                                     const sgfp4_model_open_options *options, sgfp4_model **out,
+                                     sgfp4_diag *diag);
 /* Opens one file that must be a safetensors file (a shard: no index). */
 sgfp4_status sgfp4_model_open_file(const char *path, sgfp4_model **out,
                                    const sgfp4_model_open_options *options, sgfp4_diag *diag);
+/* Frees a model of one file (NULL: nothing). */
+void sgfp4_model_file_free(sgfp4_model *model);
+
+/* model_set.c: opens the set an index file (already open as fd, `size` bytes) describes. */
+sgfp4_status sgfp4_model_open_set(const char *path, int fd, uint64_t size, sgfp4_model **out,
+                                  const sgfp4_model_open_options *options, sgfp4_diag *diag);
 /* Why `name` cannot be a shard's or an index's name (it must be a plain file name, which
  * sits beside the index), or NULL if it can. */
 const char *sgfp4_model_bad_file_name(const char *name);

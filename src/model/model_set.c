@@ -20,27 +20,6 @@
 
 #define INDEX_FAIL(...) sgfp4_fail(diag, SGFP4_ERR_MODEL_INDEX, -1, -1, -1, __VA_ARGS__)
 
-static bool json_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-bool sgfp4_model_looks_like_index(const uint8_t *head, size_t head_size, uint64_t file_size)
-{
-    if (!head || head_size == 0)
-        return false;
-    /* A safetensors file: a little-endian header length that fits, then '{'. An index is
-     * text, so its first 8 bytes read as a length far beyond any file (>= 2^56). */
-    if (head_size >= 9 && head[8] == '{') {
-        uint64_t n = 0;
-        for (int k = 7; k >= 0; k--)
-            n = n << 8 | head[k];
-        if (n <= file_size - 8)
-            return false;
-    }
-    size_t k = 0;
-    while (k < head_size && json_space(head[k]))
-        k++;
-    return k == head_size || head[k] == '{';
-}
-
 const char *sgfp4_model_bad_file_name(const char *name)
 {
     const size_t n = strlen(name);
@@ -488,7 +467,7 @@ sgfp4_status sgfp4_model_open_set(const char *path, int fd, uint64_t size, sgfp4
 void sgfp4_model_set_free(sgfp4_model *set)
 {
     for (size_t k = 0; set->shards && k < set->shard_count; k++) {
-        sgfp4_model_close(set->shards[k]);
+        sgfp4_model_file_free(set->shards[k]);
         free(set->shard_names[k]);
     }
     free(set->shards);
