@@ -2,7 +2,8 @@
 # verify --golden --json (one JSON object with every vector's result, also when a vector
 # fails or the set cannot be run), and models given as streams (standard input, a pipe, a
 # FIFO under a model's name): refused with one line that says why (a model is mapped and read
-# more than once), where a bare container from a stream needs --shape.
+# more than once), where a bare container from a stream needs --shape; the limits on model
+# inputs refused for a raw tensor, which has none of what they bound.
 # usage: test_inputs.sh SGFP4 SCRATCH_DIR SOURCE_DIR
 # SPDX-License-Identifier: MIT
 set -u
@@ -90,6 +91,14 @@ rc=$?
 check "a FIFO named as a model" 1 "fifo.safetensors: a model on a pipe"
 cat fifo.safetensors >/dev/null 2>&1 & # lets the writer finish if the tool did not open it
 wait
+cat m.safetensors | "$sgfp4" encode - -o q.sgfp4.safetensors >/dev/null 2>err.txt
+rc=$?
+check "encode of a model from a pipe" 1 "a model on a pipe or another stream cannot be read"
+[ -e q.sgfp4.safetensors ] && fail "encode from a pipe wrote an output"
+head -c 16384 /dev/zero >z.f32
+"$sgfp4" encode z.f32 --shape 64x64 --max-tensors 5 -o z.sgfp4 >/dev/null 2>err.txt
+rc=$?
+check "a model-input limit on a raw tensor" 2 "--max-tensors does not apply to a raw or .npy input"
 head -c 4096 /dev/zero | "$sgfp4" verify - >/dev/null 2>err.txt
 rc=$?
 check "raw bytes from a pipe without --shape" 2 "is a stream: --shape OxI is required"

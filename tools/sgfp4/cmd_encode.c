@@ -80,7 +80,12 @@ static float *load_matrix(const cli_args *a, uint64_t *rows, uint64_t *cols, int
     *rows = a->rows;
     *cols = a->cols;
     const bool npy = fileio_is_npy(in.data, in.size);
-    if (!npy && cli_ends_with(a->in, ".npy"))
+    const fileio_kind kind = fileio_sniff_bytes(in.data, in.size < 16 ? in.size : 16, in.size);
+    const bool model = kind == FILEIO_KIND_SAFETENSORS || kind == FILEIO_KIND_INDEX ||
+                       kind == FILEIO_KIND_ZSTD;
+    if (!npy && !a->given[KEY_SHAPE] && model && fileio_is_stream(a->in))
+        cli_error(a->command, "%s: %s", a->in, cli_stream_model_message);
+    else if (!npy && cli_ends_with(a->in, ".npy"))
         cli_error(a->command, "%s: not a NumPy file (no \\x93NUMPY magic)", a->in);
     else if (!a->given[KEY_SHAPE] && !npy)
         *rc = cli_usage_error(a->command, "%s: raw float32 input needs --shape OxI", a->in);
@@ -172,7 +177,13 @@ static int run(const cli_args *a)
     if (!a->tensor && cli_is_model_input(a))
         return cmd_encode_model(a);
     static const int model_only[] = {KEY_EMBEDDINGS, KEY_ZSTD_LEVEL, KEY_IMPORTANCE, 0};
+    /* the limits on model inputs: a raw or .npy tensor has no header, index or zstd frame */
+    static const int model_input_only[] = {KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS,
+                                           KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
+                                           KEY_MAX_DECOMPRESSED, 0};
     int rc = cli_reject(a, "a single tensor", model_only);
+    if (rc < 0 && !a->tensor)
+        rc = cli_reject(a, "a raw or .npy input", model_input_only);
     if (rc < 0 && !a->tensor && a->given[KEY_IGNORE_TOTAL_SIZE])
         rc = cli_usage_error(a->command, "--ignore-total-size applies to sharded sets");
     if (rc >= 0)
@@ -213,7 +224,9 @@ static int run(const cli_args *a)
                                           : sgfp4_status_str(s));
     } else if ((s = sgfp4_tensor_open(bytes, size, o.profile, rows, cols, &t, NULL, &diag))) {
         cli_error(a->command, "BUG: the encoded container fails validation: %s", diag.message);
-    } else if (sgfp4_tensor_compare(t, src, 0, &q, &d) != SGFP4_OK || q.nonfinite) {
+    } else if ((s = sgfp4_tensor_compare(t, src, 0, &q, &d)) == SGFP4_ERR_NOMEM) {
+        cli_error(a->command, "out of memory while checking the encoded container [NOMEM]");
+    } else if (s != SGFP4_OK || q.nonfinite) {
         cli_error(a->command, "BUG: the encoded container does not decode to finite values");
     } else if (!write_and_commit(&out, bytes, size, err)) {
         cli_error(a->command, "%s", err);
