@@ -131,7 +131,9 @@ typedef struct sgfp4_model sgfp4_model;
  *  thousand tensors; the largest mixture-of-experts models about 100,000 over all shards). */
 #define SGFP4_MODEL_DEFAULT_MAX_TENSORS 1000000u
 
-/** Options of the open calls; NULL means the defaults. */
+/** Options of the open calls; NULL means the defaults. For a sharded set (opened by its
+ *  index) the header, tensor and decompressed-size bounds count over the whole set, and the
+ *  free-space share is taken once, before the first shard. */
 typedef struct sgfp4_model_open_options {
     size_t struct_size;    /**< set by sgfp4_model_open_options_init() */
     sgfp4_limits limits;   /**< max_header_bytes caps the JSON header (default 100 MB) */
