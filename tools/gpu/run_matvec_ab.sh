@@ -1,16 +1,23 @@
 #!/bin/bash
-# A/B of the matrix-vector products on the lent GPU machine in one short command: build two
-# source trees (NEW and BASE) in /tmp, run the products' test on NEW, then the matvec bench
-# at one shape for BASE and NEW in turn (twice, alternating), then NEW's full matvec table.
-# usage: tools/gpu/run_matvec_ab.sh NEW_SRC BASE_SRC OUT_DIR
+# A/B of the matrix-vector products on the lent GPU machine in one short command: build each
+# source tree (an "arm") in /tmp, run the products' test on the arms named in SGFP4_AB_TEST,
+# then the matvec bench at one shape for every arm in turn (twice, alternating), then the full
+# matvec table of the arm named in SGFP4_AB_TABLE (none if empty).
+# usage: tools/gpu/run_matvec_ab.sh OUT_DIR NAME=SOURCE_DIR...   e.g. base=../base new=.
 # Run it after `source .gpu/env.sh` (../shared/tools/gpu/README.md). Each step has its own
 # time limit and the run a deadline (SGFP4_RUN_DEADLINE seconds, default 540).
 # SGFP4_RUN_SMALL=1 shrinks the sizes (a rehearsal on lavapipe); SGFP4_AB_VARIANTS names the
 # kernel variants of the A/B (default: default,noprefetch,slices2,slices16). SGFP4_AB_PREBUILT=1
-# uses /tmp/sgfp4-new and /tmp/sgfp4-base as they are and skips the test (a rehearsal).
+# uses /tmp/sgfp4-NAME as they are (a rehearsal).
 # SPDX-License-Identifier: MIT
 set -u
-new=$(cd "$1" && pwd) base=$(cd "$2" && pwd) out=$3
+out=$1
+shift
+names=() dirs=()
+for arm in "$@"; do
+    names+=("${arm%%=*}")
+    dirs+=("$(cd "${arm#*=}" && pwd)")
+done
 deadline=$((SECONDS + ${SGFP4_RUN_DEADLINE:-540}))
 variants=${SGFP4_AB_VARIANTS:-default,noprefetch,slices2,slices16}
 if [ "${SGFP4_RUN_SMALL:-0}" = 1 ]; then
@@ -44,14 +51,22 @@ build() { # build SRC DIR TARGETS...
     cmake --build "$dir" -j"$(nproc)" --target "$@" > "$dir.build.log" 2>&1 || { tail -20 "$dir.build.log"; return 1; }
 }
 export -f build # timeout runs it in a child bash
-if [ "${SGFP4_AB_PREBUILT:-0}" != 1 ]; then
-step 200 build-new bash -c 'build "$@"' build "$new" /tmp/sgfp4-new sgfp4 test_vulkan_matvec || { echo "the NEW build failed"; exit 1; }
-step 200 build-base bash -c 'build "$@"' build "$base" /tmp/sgfp4-base sgfp4 || { echo "the BASE build failed"; exit 1; }
-step 150 test-matvec sh -c "cd /tmp/sgfp4-new && SGFP4_SOURCE_DIR='$new' SGFP4_SHARED_DIR='$new/../shared' tests/test_vulkan_matvec > '$out/test_matvec.txt' 2>&1; rc=\$?; grep -E 'FAILED|ERROR|PASSED' '$out/test_matvec.txt'; exit \$rc"
-fi
+for i in "${!names[@]}"; do
+    n=${names[$i]} d=${dirs[$i]}
+    if [ "${SGFP4_AB_PREBUILT:-0}" != 1 ]; then
+        step 200 "build-$n" bash -c 'build "$@"' build "$d" "/tmp/sgfp4-$n" sgfp4 test_vulkan_matvec || { echo "the build of $n failed"; exit 1; }
+    fi
+done
+for i in "${!names[@]}"; do
+    n=${names[$i]} d=${dirs[$i]}
+    case " ${SGFP4_AB_TEST:-} " in *" $n "*) ;; *) continue ;; esac
+    step 150 "test-matvec-$n" sh -c "cd /tmp/sgfp4-$n && SGFP4_SOURCE_DIR='$d' SGFP4_SHARED_DIR='$d/../shared' tests/test_vulkan_matvec > '$out/test_matvec-$n.txt' 2>&1; rc=\$?; grep -E 'FAILED|ERROR|PASSED' '$out/test_matvec-$n.txt'; exit \$rc"
+done
 for round in 1 2; do
-    for arm in base new; do
-        step 60 "ab-$arm-$round" sh -c "/tmp/sgfp4-$arm/sgfp4 bench --backend vulkan --op matvec $ab --variant $variants --json > '$out/ab-$arm-$round.json' 2> '$out/ab-$arm-$round.txt'; rc=\$?; grep -v '^ *$' '$out/ab-$arm-$round.txt' | tail -40; exit \$rc"
+    for n in "${names[@]}"; do
+        step 60 "ab-$n-$round" sh -c "/tmp/sgfp4-$n/sgfp4 bench --backend vulkan --op matvec $ab --variant $variants > /dev/null 2> '$out/ab-$n-$round.txt'; rc=\$?; grep -E 'default|dense' '$out/ab-$n-$round.txt'; exit \$rc"
     done
 done
-step 120 table-new sh -c "/tmp/sgfp4-new/sgfp4 bench --backend vulkan --op matvec $table --json > '$out/matvec.json' 2> '$out/matvec.txt'; rc=\$?; cat '$out/matvec.txt'; exit \$rc"
+if [ -n "${SGFP4_AB_TABLE:-}" ]; then
+    step 120 "table-$SGFP4_AB_TABLE" sh -c "/tmp/sgfp4-$SGFP4_AB_TABLE/sgfp4 bench --backend vulkan --op matvec $table > /dev/null 2> '$out/matvec.txt'; rc=\$?; cat '$out/matvec.txt'; exit \$rc"
+fi
