@@ -2,7 +2,7 @@
 # A/B of the matrix-vector products on the lent GPU machine in one short command: build each
 # source tree (an "arm") in /tmp, run the products' test on the arms named in SGFP4_AB_TEST,
 # then the matvec bench at one shape for every arm in turn (twice, alternating), then the full
-# matvec table of the arm named in SGFP4_AB_TABLE (none if empty).
+# matvec table of the arm named in SGFP4_AB_TABLE (none if empty): the tables in OUT/*.txt.
 # usage: tools/gpu/run_matvec_ab.sh OUT_DIR NAME=SOURCE_DIR...   e.g. base=../base new=.
 # Run it after `source .gpu/env.sh` (../shared/tools/gpu/README.md). Each step has its own
 # time limit and the run a deadline (SGFP4_RUN_DEADLINE seconds, default 540).
@@ -64,9 +64,9 @@ for i in "${!names[@]}"; do
 done
 for round in 1 2; do
     for n in "${names[@]}"; do
-        step 60 "ab-$n-$round" sh -c "/tmp/sgfp4-$n/sgfp4 bench --backend vulkan --op matvec $ab --variant $variants > /dev/null 2> '$out/ab-$n-$round.txt'; rc=\$?; grep -E 'default|dense' '$out/ab-$n-$round.txt'; exit \$rc"
+        step 60 "ab-$n-$round" sh -c "/tmp/sgfp4-$n/sgfp4 bench --backend vulkan --op matvec $ab --variant $variants --json > /dev/null 2> '$out/ab-$n-$round.txt'; rc=\$?; grep -E 'default|dense' '$out/ab-$n-$round.txt'; exit \$rc"
     done
 done
 if [ -n "${SGFP4_AB_TABLE:-}" ]; then
-    step 120 "table-$SGFP4_AB_TABLE" sh -c "/tmp/sgfp4-$SGFP4_AB_TABLE/sgfp4 bench --backend vulkan --op matvec $table > /dev/null 2> '$out/matvec.txt'; rc=\$?; cat '$out/matvec.txt'; exit \$rc"
+    step 120 "table-$SGFP4_AB_TABLE" sh -c "/tmp/sgfp4-$SGFP4_AB_TABLE/sgfp4 bench --backend vulkan --op matvec $table --json > /dev/null 2> '$out/matvec.txt'; rc=\$?; cat '$out/matvec.txt'; exit \$rc"
 fi
