@@ -399,15 +399,17 @@ void store_activations(uint buf, uint sub, uint rho, uint b, uvec4 raw[ACT_PER])
 
 // The partials t[n] of a row of block b (class A: times d_b), its activations in slot abuf
 // (buffer * SUBS + sub) of s_act / s_d. Cells are taken in bit-reversed order and summed as
-// a binary counter (the D8 tree of 16).
-void block_partials(uint abuf, uint b, Row row, out float t[BATCH])
+// a binary counter (the D8 tree of 16). kind: 0 = each cell's mode as row.t158 says, 1 = every
+// cell FP4, 2 = every cell T158 (v1 blocks have one mode: in Class A the caller passes it as a
+// constant, so that the inlined body has no per-cell mode test).
+void block_partials(uint abuf, uint b, Row row, uint kind, out float t[BATCH])
 {
     uint valid = min(pc.cols - b * 64u, 64u);
     float stk[BATCH][5];
     [[unroll]] for (uint j = 0u; j < 16u; j++) {
         uint k = bitrev4(j);
         uint w = row.words[k >> 1], h = k & 1u;
-        bool fp4 = ((row.t158 >> k) & 1u) == 0u;
+        bool fp4 = kind == 1u ? true : (kind == 2u ? false : ((row.t158 >> k) & 1u) == 0u);
         uint c8 = (w >> (16u * h)) & 0xFFu; // T158 symbols
         vec4 wt = vec4(0.0);
         uint codes = 0u;
@@ -659,7 +661,12 @@ void main()
             } else {
                 row_v2(sub, y, record_of(h2_cur), row);
             }
-            block_partials(abuf, b, row, t);
+            if (PROFILE == 1u || CLASS == 1u) // Class B: measured slower specialized (batch 4)
+                block_partials(abuf, b, row, 0u, t);
+            else if (row.t158 == 0u)
+                block_partials(abuf, b, row, 1u, t); /* a v1 FP4 block */
+            else
+                block_partials(abuf, b, row, 2u, t); /* a v1 T158 block */
         } else {
             [[unroll]] for (uint n = 0u; n < BATCH; n++)
                 t[n] = 0.0; // the tree's +0 padding
