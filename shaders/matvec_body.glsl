@@ -76,12 +76,13 @@ const uint V2 = PROFILE == 1u ? 1u : 0u;
 shared uvec2 s_aff[V2 * SUBS * 256u + 1u];
 shared uint s_leaf[V2 * SUBS * 256u + 1u];
 shared uint s_cell[V2 * SUBS * 272u + 1u];
-// Activations of the step's blocks, per sub and vector, per cell: Class A (q of the cell's
+// Activations of the step's blocks (v1: two buffers, steps alternating), per sub and vector,
+// per cell: Class A (q of the cell's
 // 4 columns permuted to the byte order of the code words below, MAGIC - 8 * is, float(is)
 // bits, 0); Class B (its 4 activations, converted and floored). After the loop: the sums
 // of the subs' tree (BATCH floats per row).
-shared uvec4 s_act[SUBS * BATCH * 16u];
-shared uint s_d[SUBS * BATCH];  // Class A: d_b bits per sub and vector
+shared uvec4 s_act[(V2 == 1u ? 1u : 2u) * SUBS * BATCH * 16u]; // v1: two buffers
+shared uint s_d[(V2 == 1u ? 1u : 2u) * SUBS * BATCH];  // Class A: d_b bits per buffer, sub, vector
 shared uint s_t158[CLASS == 0u ? 256u : 1u]; // Class A: T158 symbol byte -> 4 signed codes
 shared uint s_last;
 
@@ -325,14 +326,51 @@ uint cell_info(uint sub, uint rho, uint k, uint lay)
 
 // ---- Class A / Class B activations of the step's blocks -------------------------------------
 
-// Stages block b's activations for sub `sub` (all vectors of the batch).
-void stage_activations(uint sub, uint rho, uint b)
+// Block b's activations in two halves, so that their loads are in flight while a step
+// computes: load_activations issues the global loads of this invocation's share (element
+// idx = rho + ROWS t of the 16 BATCH cells) into registers, store_activations converts them
+// into buffer `buf` of s_act / s_d after the next barrier. Class A: (q word, d_b bits) per
+// element; Class B: the 4 raw activation words (f16: the word holding each half), 0 in
+// padding columns.
+const uint ACT_PER = (16u * BATCH + ROWS - 1u) / ROWS; // elements per invocation
+const uint ACT_BUFS = V2 == 1u ? 1u : 2u; // v1: double-buffered (one barrier per step)
+
+void load_activations(uint rho, uint b, bool live, out uvec4 raw[ACT_PER])
 {
-    for (uint idx = rho; idx < 16u * BATCH; idx += ROWS) {
+    [[unroll]] for (uint t = 0u; t < ACT_PER; t++) {
+        uint idx = rho + ROWS * t;
+        uvec4 r = uvec4(0u);
+        if (live && idx < 16u * BATCH) {
+            uint n = idx >> 4, k = idx & 15u;
+            if (CLASS == 0u) {
+                r.x = xw[pc.x_base + n * pc.x_stride + b * 16u + k];
+                if (k == 0u)
+                    r.y = xw[pc.x_base + n * pc.x_stride + pc.tiles_x * 16u + b];
+            } else {
+                [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                    uint col = b * 64u + 4u * k + i;
+                    if (col < pc.cols) {
+                        uint e = pc.x_base + n * pc.x_stride + col;
+                        r[i] = X_F16 == 1u ? xw[e >> 1] : xw[e];
+                    }
+                }
+            }
+        }
+        raw[t] = r;
+    }
+}
+
+// Stores what load_activations loaded for block b into buffer `buf`, sub `sub`.
+void store_activations(uint buf, uint sub, uint rho, uint b, uvec4 raw[ACT_PER])
+{
+    [[unroll]] for (uint t = 0u; t < ACT_PER; t++) {
+        uint idx = rho + ROWS * t;
+        if (idx >= 16u * BATCH)
+            break;
         uint n = idx >> 4, k = idx & 15u;
         uvec4 a;
         if (CLASS == 0u) {
-            uint qw = xw[pc.x_base + n * pc.x_stride + b * 16u + k];
+            uint qw = raw[t].x;
             int q0 = bitfieldExtract(int(qw), 0, 8), q1 = bitfieldExtract(int(qw), 8, 8);
             int q2 = bitfieldExtract(int(qw), 16, 8), q3 = bitfieldExtract(int(qw), 24, 8);
             int is = q0 + q1 + q2 + q3;
@@ -340,37 +378,38 @@ void stage_activations(uint sub, uint rho, uint b)
                         (qw & 0xFF000000u);
             a = uvec4(perm, MAGIC - uint(8 * is), floatBitsToUint(float(is)), 0u);
             if (k == 0u)
-                s_d[sub * BATCH + n] = xw[pc.x_base + n * pc.x_stride + pc.tiles_x * 16u + b];
+                s_d[(buf * SUBS + sub) * BATCH + n] = raw[t].y;
         } else {
-            for (uint i = 0u; i < 4u; i++) {
-                uint col = b * 64u + 4u * k + i;
-                uint bits = 0u;
-                if (col < pc.cols) {
-                    uint e = pc.x_base + n * pc.x_stride + col;
-                    bits = X_F16 == 1u ? half_to_float_bits((xw[e >> 1] >> ((e & 1u) * 16u)) & 0xFFFFu)
-                                       : xw[e];
-                    if ((bits & 0x7FFFFFFFu) < ((127u - 60u) << 23))
-                        bits = 0u; // |x| < 2^-60 reads as +0
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                uint bits = raw[t][i];
+                if (X_F16 == 1u) {
+                    uint e = pc.x_base + n * pc.x_stride + b * 64u + 4u * k + i;
+                    bits = half_to_float_bits((bits >> ((e & 1u) * 16u)) & 0xFFFFu);
                 }
+                if ((bits & 0x7FFFFFFFu) < ((127u - 60u) << 23))
+                    bits = 0u; // |x| < 2^-60 reads as +0
                 a[i] = bits;
             }
         }
-        s_act[(sub * BATCH + n) * 16u + k] = a;
+        s_act[((buf * SUBS + sub) * BATCH + n) * 16u + k] = a;
     }
 }
 
 // ---- the block partials --------------------------------------------------------------------
 
-// The partials t[n] of a row of block b (class A: times d_b). Cells are taken in bit-reversed
-// order and summed as a binary counter (the D8 tree of 16).
-void block_partials(uint sub, uint b, Row row, out float t[BATCH])
+// The partials t[n] of a row of block b (class A: times d_b), its activations in slot abuf
+// (buffer * SUBS + sub) of s_act / s_d. Cells are taken in bit-reversed order and summed as
+// a binary counter (the D8 tree of 16). kind: 0 = each cell's mode as row.t158 says, 1 = every
+// cell FP4, 2 = every cell T158 (v1 blocks have one mode: in Class A the caller passes it as a
+// constant, so that the inlined body has no per-cell mode test).
+void block_partials(uint abuf, uint b, Row row, uint kind, out float t[BATCH])
 {
     uint valid = min(pc.cols - b * 64u, 64u);
     float stk[BATCH][5];
     [[unroll]] for (uint j = 0u; j < 16u; j++) {
         uint k = bitrev4(j);
         uint w = row.words[k >> 1], h = k & 1u;
-        bool fp4 = ((row.t158 >> k) & 1u) == 0u;
+        bool fp4 = kind == 1u ? true : (kind == 2u ? false : ((row.t158 >> k) & 1u) == 0u);
         uint c8 = (w >> (16u * h)) & 0xFFu; // T158 symbols
         vec4 wt = vec4(0.0);
         uint codes = 0u;
@@ -384,7 +423,7 @@ void block_partials(uint sub, uint b, Row row, out float t[BATCH])
             codes = fp4 ? (h == 0u ? pair.x : pair.y) : s_t158[c8];
         }
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
-            uvec4 a = s_act[(sub * BATCH + n) * 16u + k];
+            uvec4 a = s_act[(abuf * BATCH + n) * 16u + k];
             precise float v = CLASS == 0u ? cell_a(row.s[k], row.b[k], codes, fp4, a)
                                           : cell_b(wt, uintBitsToFloat(a), 4u * k, valid);
             [[unroll]] for (uint lev = 0u; lev < 5u; lev++) {
@@ -399,7 +438,7 @@ void block_partials(uint sub, uint b, Row row, out float t[BATCH])
     [[unroll]] for (uint n = 0u; n < BATCH; n++) {
         precise float r = stk[n][4];
         if (CLASS == 0u)
-            r = r * uintBitsToFloat(s_d[sub * BATCH + n]); // exact: d_b is 0 or 2^e
+            r = r * uintBitsToFloat(s_d[abuf * BATCH + n]); // exact: d_b is 0 or 2^e
         t[n] = r;
     }
 }
@@ -541,6 +580,7 @@ void main()
     uvec2 head_after = uvec2(0u);
     V2Head h2_cur, h2_next, h2_after;
     V2Body b2_cur, b2_next;
+    uvec4 araw[ACT_PER];
     {
         uint b0 = step_block(g, 0u), b1 = step_block(g, 1u);
         bool live0 = in_class && b0 < pc.tiles_x, live1 = in_class && b1 < pc.tiles_x;
@@ -558,16 +598,24 @@ void main()
             b2_cur = v2_body(h2_cur, rho, live0);
             h2_next = v2_head(by * pc.tiles_x + b1, live1 && pc.steps > 1u);
         }
+        // Activations: v1 stores step 0's now and keeps step 1's loads in flight; v2 keeps
+        // step 0's in flight (stored after the first barrier).
+        load_activations(rho, b0, live0, araw);
+        if (ACT_BUFS == 2u) {
+            if (live0)
+                store_activations(0u, sub, rho, b0, araw);
+            load_activations(rho, b1, live1 && pc.steps > 1u, araw);
+        }
     }
 
     float stk[BATCH][LEVELS];
     for (uint j = 0u; j < pc.steps; j++) {
         uint b = step_block(g, j);
         bool live = in_class && b < pc.tiles_x;
+        uint b1 = step_block(g, j + 1u), b2 = step_block(g, j + 2u);
+        bool live1 = in_class && b1 < pc.tiles_x && j + 1u < pc.steps;
+        bool live2 = in_class && b2 < pc.tiles_x && j + 2u < pc.steps;
         if (PREFETCH == 1u) {
-            uint b1 = step_block(g, j + 1u), b2 = step_block(g, j + 2u);
-            bool live1 = in_class && b1 < pc.tiles_x && j + 1u < pc.steps;
-            bool live2 = in_class && b2 < pc.tiles_x && j + 2u < pc.steps;
             if (PROFILE == 0u) {
                 v1_words(y, next.off, live1, next.words);
                 head_after = v1_head(by * pc.tiles_x + b2, live2);
@@ -579,13 +627,26 @@ void main()
             h2_cur = v2_head(by * pc.tiles_x + b, live);
             b2_cur = v2_body(h2_cur, rho, live);
         }
-        barrier(); // the previous step's shared data is consumed
-        if (live) {
-            stage_activations(sub, rho, b);
-            if (PROFILE == 1u)
-                stage_v2(sub, rho, h2_cur, b2_cur);
-        }
+        // v1: one barrier a step. Step j's activations (buffer j % 2) were stored before it,
+        // step j - 1's reads of buffer (j + 1) % 2 are done after it: store step j + 1's
+        // there and issue step j + 2's loads. v2: the previous step's shared data is consumed
+        // after it; stage step j's activations and leaves, issue step j + 1's activation
+        // loads, and a second barrier makes the staging visible.
         barrier();
+        uint abuf = sub;
+        if (ACT_BUFS == 2u) {
+            abuf = (j & 1u) * SUBS + sub;
+            if (live1)
+                store_activations((j + 1u) & 1u, sub, rho, b1, araw);
+            load_activations(rho, b2, live2, araw);
+        } else {
+            if (live) {
+                store_activations(0u, sub, rho, b, araw);
+                stage_v2(sub, rho, h2_cur, b2_cur);
+            }
+            load_activations(rho, b1, live1, araw);
+            barrier();
+        }
         float t[BATCH];
         if (live) {
             Row row;
@@ -600,7 +661,12 @@ void main()
             } else {
                 row_v2(sub, y, record_of(h2_cur), row);
             }
-            block_partials(sub, b, row, t);
+            if (PROFILE == 1u || CLASS == 1u) // Class B: measured slower specialized (batch 4)
+                block_partials(abuf, b, row, 0u, t);
+            else if (row.t158 == 0u)
+                block_partials(abuf, b, row, 1u, t); /* a v1 FP4 block */
+            else
+                block_partials(abuf, b, row, 2u, t); /* a v1 T158 block */
         } else {
             [[unroll]] for (uint n = 0u; n < BATCH; n++)
                 t[n] = 0.0; // the tree's +0 padding

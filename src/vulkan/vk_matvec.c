@@ -36,8 +36,9 @@ static unsigned log2_exact(uint64_t v)
 static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs)
 {
     const uint64_t leaves = v2 ? (uint64_t)subs * 256 : 0;
+    const uint64_t act_buffers = v2 ? 1 : 2; /* v1 double-buffers the activations */
     return (leaves + 1) * 8 + (leaves + 1) * 4 + ((v2 ? (uint64_t)subs * 272 : 0) + 1) * 4 +
-           (uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4 +
+           act_buffers * ((uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4) +
            (class_a ? 1024 : 4) + 16;
 }
 
