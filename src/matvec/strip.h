@@ -100,5 +100,69 @@ static inline void sgfp4_matvec_touch_strip(const sgfp4_matvec_plan *plan, uint6
         sgfp4_matvec_touch(begin, end);
 }
 
-#endif
+/* The bytes of strip by that its touch pass reads, as three runs (v2: its part of the plan's
+ * block list, of the plan's leaf table, its records; v1: its headers, its offsets, and its
+ * payloads from the first block's to the end of the last's when they lie in block order, as
+ * the library's writers put them, else an empty run). Every run lies inside the tensor or
+ * the plan. */
+typedef struct sgfp4_matvec_strip_bytes {
+    const uint8_t *begin[3], *end[3];
+} sgfp4_matvec_strip_bytes;
 
+static inline void sgfp4_matvec_strip_bytes_get(const sgfp4_matvec_plan *plan, uint64_t by,
+                                                sgfp4_matvec_strip_bytes *sb)
+{
+    const sgfp4_tensor *t = plan->tensor;
+    const uint8_t *d = t->data;
+    const uint64_t b0 = by * t->tiles_x, b1 = b0 + t->tiles_x;
+    if (t->profile == SGFP4_PROFILE_V1) {
+        sb->begin[0] = d + 4 * b0;
+        sb->end[0] = d + 4 * b1;
+        sb->begin[1] = d + 4 * (t->blocks + b0);
+        sb->end[1] = d + 4 * (t->blocks + b1);
+        const uint32_t first = sgfp4_load_u32le(d + 4 * (t->blocks + b0)) & ~UINT32_C(0xF);
+        const uint32_t last = sgfp4_load_u32le(d + 4 * (t->blocks + b1 - 1)) & ~UINT32_C(0xF);
+        sb->begin[2] = sb->end[2] = d;
+        if (first <= last) {
+            sb->begin[2] = d + 8 * t->blocks + first;
+            const uint64_t end = 8 * t->blocks + (uint64_t)last + SGFP4_V1_PAYLOAD;
+            sb->end[2] = d + (end < t->size ? end : t->size);
+        }
+        return;
+    }
+    const sgfp4_matvec_block_leaves *bl = &plan->blocks[b0];
+    sb->begin[0] = (const uint8_t *)bl;
+    sb->end[0] = (const uint8_t *)(bl + t->tiles_x);
+    const uint64_t e_end = b1 < t->blocks ? bl[t->tiles_x].first : plan->entry_count;
+    sb->begin[1] = sb->end[1] = sb->begin[0];
+    if (plan->entries && bl->first < e_end) {
+        sb->begin[1] = (const uint8_t *)(plan->entries + bl->first);
+        sb->end[1] = (const uint8_t *)(plan->entries + e_end);
+    }
+    sb->begin[2] = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b0);
+    sb->end[2] = b1 < t->blocks ? d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b1)
+                                : d + t->size;
+}
+
+/* Software prefetches (into L2 and up) of slice k of 2^levels of each run of sb, one per
+ * 64-byte line: spread over a strip's block visits, they bring the next strip in while this
+ * one is computed, and its touch pass then finds its lines in the caches. The slice bounds
+ * are shifts: a division per slice cost more than the prefetches saved. */
+static inline void sgfp4_matvec_prefetch_slice(const sgfp4_matvec_strip_bytes *sb, uint64_t k,
+                                               unsigned levels)
+{
+#if defined(__GNUC__)
+    for (unsigned i = 0; i < 3; i++) {
+        const uintptr_t a = (uintptr_t)sb->begin[i] & ~(uintptr_t)63;
+        if ((uintptr_t)sb->end[i] <= (uintptr_t)sb->begin[i])
+            continue;
+        const uint64_t lines = ((uintptr_t)sb->end[i] - a + 63) / 64;
+        for (uint64_t l = lines * k >> levels; l < lines * (k + 1) >> levels; l++)
+            __builtin_prefetch((const void *)(a + 64 * l), 0, 2); /* never faults */
+    }
+#else
+    (void)sb, (void)k, (void)levels;
+#endif
+}
+
+#endif

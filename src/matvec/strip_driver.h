@@ -21,6 +21,14 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
     mv_work work;
     float *out = y->base + (by * SGFP4_MB + ya - y->row_begin);
     sgfp4_matvec_touch_strip(plan, by);
+#ifdef MV_PREFETCH_NEXT
+    /* the next strip's bytes, a slice after each block visit of the first chunk (a set
+     * defines MV_PREFETCH_NEXT where this was measured faster: docs/matvec.md "Memory") */
+    const bool ahead = (by + 1) * SGFP4_MB < t->rows;
+    sgfp4_matvec_strip_bytes next;
+    if (ahead)
+        sgfp4_matvec_strip_bytes_get(plan, by + 1, &next);
+#endif
     for (unsigned n0 = 0; n0 < x->batch; n0 += SGFP4_MATVEC_CHUNK) {
         s.n0 = n0;
         s.nv = x->batch - n0 < SGFP4_MATVEC_CHUNK ? x->batch - n0 : SGFP4_MATVEC_CHUNK;
@@ -34,6 +42,10 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
                     memset(stack[top][v] + lo, 0, count * sizeof(float));
             }
             top++;
+#ifdef MV_PREFETCH_NEXT
+            if (ahead && n0 == 0)
+                sgfp4_matvec_prefetch_slice(&next, k, levels);
+#endif
             for (uint64_t m = k; m & 1u; m >>= 1) {
                 top--;
                 for (unsigned v = 0; v < s.nv; v++)
