@@ -471,6 +471,8 @@ MV_INLINE void mv_add(float *restrict a, const float *restrict b, unsigned count
         _mm256_storeu_ps(a + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
 }
 
+/* prefetch the next strip while computing this one (strip_driver.h) */
+#define MV_PREFETCH_NEXT 1
 #include "matvec/strip_driver.h"
 
 MV_FN void avx2_rows_q8(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
