@@ -1,4 +1,4 @@
-# Encoder area: the benchmark driver for docs/benchmarks.md ("Encode speed and quality").
+# Encoder area: the benchmark driver for docs/benchmarks.md ("Encode speed", "Encode quality").
 # Built with the tests, not run by CTest (it takes minutes on the real weights).
 # SPDX-License-Identifier: MIT
 add_executable(sgfp4-encode-bench ${PROJECT_SOURCE_DIR}/tools/encode_bench/encode_bench.c)

@@ -1,4 +1,4 @@
-/* Encode speed and quality on real weights (docs/benchmarks.md, "Encode speed and quality").
+/* Encode speed and quality on real weights (docs/benchmarks.md, "Encode speed", "Encode quality").
  *
  *   sgfp4-encode-bench [--bpw X,Y,...] [--threshold] [--threshold-scale T] [--v1]
  *                      [--threads N] [--every K] [--min-dim D] [--fit best|fast|reference]
