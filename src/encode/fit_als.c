@@ -3,6 +3,30 @@
 #include "encode/simd.h"
 #include <stddef.h>
 
+/* The leaf's statistics from the 8 lanes of a centring pass, added in lane order (both
+ * centring loops share it, so both sum the same way). */
+static inline void lanes_to_stats(const float s[8], const float sq[8], const float ab[8],
+                                  const float mn[8], const float mx[8], float mean,
+                                  double weight, sgfp4_leaf_stats *st)
+{
+    double ts = 0, tsq = 0, tab = 0;
+    float tmn = mn[0], tmx = mx[0];
+    for (unsigned j = 0; j < 8; j++) {
+        ts += s[j];
+        tsq += sq[j];
+        tab += ab[j];
+        tmn = mn[j] < tmn ? mn[j] : tmn;
+        tmx = mx[j] > tmx ? mx[j] : tmx;
+    }
+    st->mean = mean;
+    st->sum = ts;
+    st->sum_sq = tsq;
+    st->abs_sum = tab;
+    st->min = tmn;
+    st->max = tmx;
+    st->weight = weight;
+}
+
 /* sgfp4_leaf_center with error weights h. */
 SGFP4_VECTOR_CLONES
 static void center_weighted(const float *restrict w, const float *restrict h, unsigned n,
@@ -38,22 +62,7 @@ static void center_weighted(const float *restrict w, const float *restrict h, un
         mn[j] = v < mn[j] ? v : mn[j];
         mx[j] = v > mx[j] ? v : mx[j];
     }
-    double ts = 0, tsq = 0, tab = 0;
-    float tmn = mn[0], tmx = mx[0];
-    for (unsigned j = 0; j < 8; j++) {
-        ts += s[j];
-        tsq += sq[j];
-        tab += ab[j];
-        tmn = mn[j] < tmn ? mn[j] : tmn;
-        tmx = mx[j] > tmx ? mx[j] : tmx;
-    }
-    st->mean = mean;
-    st->sum = ts;
-    st->sum_sq = tsq;
-    st->abs_sum = tab;
-    st->min = tmn;
-    st->max = tmx;
-    st->weight = weight;
+    lanes_to_stats(s, sq, ab, mn, mx, mean, weight, st);
 }
 
 SGFP4_VECTOR_CLONES
@@ -96,22 +105,7 @@ static void center_plain(const float *restrict w, unsigned n, float *restrict c,
         mn[j] = v < mn[j] ? v : mn[j];
         mx[j] = v > mx[j] ? v : mx[j];
     }
-    double ts = 0, tsq = 0, tab = 0;
-    float tmn = mn[0], tmx = mx[0];
-    for (unsigned j = 0; j < 8; j++) {
-        ts += s[j];
-        tsq += sq[j];
-        tab += ab[j];
-        tmn = mn[j] < tmn ? mn[j] : tmn;
-        tmx = mx[j] > tmx ? mx[j] : tmx;
-    }
-    st->mean = mean;
-    st->sum = ts;
-    st->sum_sq = tsq;
-    st->abs_sum = tab;
-    st->min = tmn;
-    st->max = tmx;
-    st->weight = n;
+    lanes_to_stats(s, sq, ab, mn, mx, mean, n, st);
 }
 
 void sgfp4_leaf_center(const float *w, const float *h, unsigned n, float *c,
