@@ -12,7 +12,7 @@
 
 /* The push constants of the shader (Params), in order. */
 typedef struct matvec_params {
-    uint32_t tiles_x, rows, cols, blocks, src_base, table_base, record_base, leaves, x_base,
+    uint32_t tiles_x, rows, cols, blocks, src_base, map_base, desc_base, sb_base, x_base,
         x_stride, y_base, y_stride, slices, classes, steps, scratch_parts;
 } matvec_params;
 
@@ -32,14 +32,12 @@ static unsigned log2_exact(uint64_t v)
     return l;
 }
 
-/* The shared memory the shader declares for these constants (matvec_body.glsl). */
+/* The shared memory the shader declares for these constants (matvec_body.glsl): two
+ * buffers of activations, the T158 table of v1 Class A, the last-workgroup flag. */
 static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs)
 {
-    const uint64_t leaves = v2 ? (uint64_t)subs * 256 : 0;
-    const uint64_t act_buffers = v2 ? 1 : 2; /* v1 double-buffers the activations */
-    return (leaves + 1) * 8 + (leaves + 1) * 4 + ((v2 ? (uint64_t)subs * 272 : 0) + 1) * 4 +
-           act_buffers * ((uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4) +
-           (class_a ? 1024 : 4) + 16;
+    return 2 * ((uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4) +
+           (class_a && !v2 ? 1024 : 4) + 16;
 }
 
 void sgfp4_vk_matvec_release(sgfp4_vk_context *ctx)
@@ -116,8 +114,8 @@ typedef struct split {
     unsigned rows, subs, slices, classes, steps, levels, s_levels;
 } split;
 
-/* The default rows per workgroup of a v1 product (v2 stages whole blocks: always 64). */
-enum { V1_ROWS = 64 };
+/* The default rows per workgroup. */
+enum { DEFAULT_ROWS = 64 };
 
 static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
                                  int class_a, unsigned batch,
@@ -125,12 +123,12 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
                                  sgfp4_diag *diag)
 {
     const int v2 = vt->profile == SGFP4_PROFILE_V2;
-    unsigned rows = V1_ROWS;
-    if (!v2 && (o->flags & SGFP4_VK_MATVEC_ROWS_16))
+    unsigned rows = DEFAULT_ROWS;
+    if (o->flags & SGFP4_VK_MATVEC_ROWS_16)
         rows = 16;
-    else if (!v2 && (o->flags & SGFP4_VK_MATVEC_ROWS_32))
+    else if (o->flags & SGFP4_VK_MATVEC_ROWS_32)
         rows = 32;
-    else if (v2 || (o->flags & SGFP4_VK_MATVEC_ROWS_64))
+    else if (o->flags & SGFP4_VK_MATVEC_ROWS_64)
         rows = 64;
     /* 256 invocations (128 above batch 8), fewer where shared memory is short. */
     unsigned group = batch > 8 ? 128 : 256;
@@ -225,6 +223,13 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                           "matrix-vector product: batch outside 1..%d, a stride below the "
                           "vector length, or a misaligned offset",
                           SGFP4_MATVEC_MAX_BATCH);
+    const int v1 = vt->profile == SGFP4_PROFILE_V1;
+    if (!v1 && vt->product_bytes == 0)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: the products' layout of this %llux%llu tensor exceeds the "
+                          "device's maxStorageBufferRange (%u bytes)",
+                          (unsigned long long)vt->rows, (unsigned long long)vt->cols,
+                          ctx->limits.maxStorageBufferRange);
     split sp = {0};
     if ((s = choose_split(ctx, vt, class_a, batch, &options, &sp, diag)) != SGFP4_OK)
         return s;
@@ -238,19 +243,16 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
     const uint64_t counters = (row_groups + 15) & ~(uint64_t)15;
     const uint64_t parts = sp.slices > 1 ? row_groups * sp.slices * batch * sp.rows : 0;
     VkDescriptorBufferInfo infos[6];
-    uint64_t src_skip, table_skip, x_skip, y_skip, unused;
-    s = sgfp4_vk_range(ctx, vt->src, vt->src_offset, vt->container_bytes, &infos[0], &src_skip,
-                       diag);
-    infos[1] = infos[0];
-    if (s == SGFP4_OK) {
-        if (vt->profile == SGFP4_PROFILE_V2)
-            s = sgfp4_vk_range(ctx, vt->table_src, vt->table_offset, vt->table_bytes, &infos[2],
-                               &table_skip, diag);
-        else {
-            infos[2] = infos[0];
-            table_skip = 0;
-        }
-    }
+    /* v1 reads the container; v2 the products' layout (codes, maps and descriptions as
+     * words and 16-byte vectors, the leaves' S and Bias as pairs). */
+    uint64_t src_skip, x_skip, y_skip, unused;
+    if (v1)
+        s = sgfp4_vk_range(ctx, vt->src, vt->src_offset, vt->container_bytes, &infos[0],
+                           &src_skip, diag);
+    else
+        s = sgfp4_vk_range(ctx, vt->product.buffer, 0, vt->product_bytes, &infos[0], &src_skip,
+                           diag);
+    infos[1] = infos[2] = infos[0];
     if (s == SGFP4_OK)
         s = sgfp4_vk_range(ctx, x, x_offset, x_bytes, &infos[3], &x_skip, diag);
     if (s == SGFP4_OK)
@@ -268,7 +270,6 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                           "indices or the device's workgroup counts",
                           (unsigned long long)vt->rows, (unsigned long long)vt->cols, batch);
 
-    const int v1 = vt->profile == SGFP4_PROFILE_V1;
     const uint32_t key[K_COUNT] = {
         [K_PROFILE] = v1 ? 0 : 1,
         [K_CLASS] = class_a ? 0 : 1,
@@ -276,7 +277,7 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         [K_X_F16] = !class_a && dtype == SGFP4_DTYPE_F16,
         [K_LEVELS] = sp.levels,
         [K_ROWS] = sp.rows,
-        [K_VEC] = v1 && (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
+        [K_VEC] = !v1 || (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
         [K_GROUP] = sp.rows * sp.subs,
         [K_S_LEVELS] = sp.s_levels,
         [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH)};
@@ -304,9 +305,9 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                              (uint32_t)vt->cols,
                              (uint32_t)vt->blocks,
                              (uint32_t)(src_skip / 4),
-                             (uint32_t)(table_skip / 4),
-                             (uint32_t)(vt->record_base / 4),
-                             (uint32_t)vt->leaves,
+                             (uint32_t)(v1 ? 0 : vt->product_at.maps),
+                             (uint32_t)(v1 ? 0 : vt->product_at.desc),
+                             (uint32_t)(v1 ? 0 : vt->product_at.sb / 2),
                              (uint32_t)x_base,
                              (uint32_t)x_step,
                              (uint32_t)(y_skip / 4),
