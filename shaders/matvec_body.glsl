@@ -36,7 +36,10 @@ layout(constant_id = 6) const uint VEC = 1;     // payload words 16-byte aligned
 layout(constant_id = 7) const uint GROUP = 256; // invocations: ROWS * SUBS
 layout(constant_id = 8) const uint S_LEVELS = 1; // log2(S) + 1: the final counter's depth
 layout(constant_id = 9) const uint PREFETCH = 1; // payload loads a step ahead
+layout(constant_id = 10) const uint ACT_ALL = 0; // 1: every step's activations staged at once
 const uint SUBS = GROUP / ROWS;                  // blocks in flight per workgroup
+const uint STEPS = 1u << (LEVELS - 1u);          // m: the steps of a class (pc.steps)
+const uint ACT_BUFS = ACT_ALL == 1u ? STEPS : 2u; // activation buffers in shared memory
 
 // v1: the container; v2: the products' layout (src/vulkan/vk_matvec_layout.c), its leaves'
 // S and Bias also as pairs (binding 2).
@@ -70,13 +73,13 @@ const uint MAGIC = 0x4B400000u; // 1.5 * 2^23: MAGIC + i as bits is 12582912 + i
 const float MAGIC_F = 12582912.0;
 
 // ---- shared memory -----------------------------------------------------------------------
-// Activations of the step's blocks (two buffers, steps alternating), per sub and vector,
-// per cell: Class A (q of the cell's
+// Activations of the step's blocks (two buffers, steps alternating; or with ACT_ALL one per
+// step, all staged before the loop), per sub and vector, per cell: Class A (q of the cell's
 // 4 columns permuted to the byte order of the code words below, MAGIC - 8 * is, float(is)
 // bits, 0); Class B (its 4 activations, converted and floored). After the loop: the sums
 // of the subs' tree (BATCH floats per row).
-shared uvec4 s_act[2u * SUBS * BATCH * 16u];
-shared uint s_d[2u * SUBS * BATCH]; // Class A: d_b bits per buffer, sub, vector
+shared uvec4 s_act[ACT_BUFS * SUBS * BATCH * 16u];
+shared uint s_d[ACT_BUFS * SUBS * BATCH]; // Class A: d_b bits per buffer, sub, vector
 shared uint s_t158[CLASS == 0u && PROFILE == 0u ? 256u : 1u]; // v1 Class A: T158 byte -> 4 codes
 shared uint s_last;
 
@@ -210,6 +213,8 @@ struct Row {
 // element; Class B: the 4 raw activation words (f16: the word holding each half), 0 in
 // padding columns.
 const uint ACT_PER = (16u * BATCH + ROWS - 1u) / ROWS; // elements per invocation
+const uint ACT_CHUNK_MAX = ACT_PER >= 8u ? 1u : 8u / ACT_PER;
+const uint ACT_CHUNK = STEPS < ACT_CHUNK_MAX ? STEPS : ACT_CHUNK_MAX; // ACT_ALL: steps loaded at once
 
 void load_activations(uint rho, uint b, bool live, out uvec4 raw[ACT_PER])
 {
@@ -467,11 +472,29 @@ void main()
             next.header = h1.x;
             next.off = h1.y;
         }
-        // Activations: step 0's stored now, step 1's loads kept in flight.
-        load_activations(rho, b0, live0, araw);
-        if (live0)
-            store_activations(0u, sub, rho, b0, araw);
-        load_activations(rho, b1, live1 && pc.steps > 1u, araw);
+        if (ACT_ALL == 1u) {
+            // Every step's activations into buffer j, the loads of ACT_CHUNK steps at a time
+            // in flight; the loop then needs no barrier.
+            for (uint j0 = 0u; j0 < STEPS; j0 += ACT_CHUNK) {
+                uvec4 raw[ACT_CHUNK][ACT_PER];
+                [[unroll]] for (uint c = 0u; c < ACT_CHUNK; c++) {
+                    uint bc = step_block(g, j0 + c);
+                    load_activations(rho, bc, in_class && bc < pc.tiles_x, raw[c]);
+                }
+                [[unroll]] for (uint c = 0u; c < ACT_CHUNK; c++) {
+                    uint bc = step_block(g, j0 + c);
+                    if (in_class && bc < pc.tiles_x)
+                        store_activations(j0 + c, sub, rho, bc, raw[c]);
+                }
+            }
+            barrier();
+        } else {
+            // Activations: step 0's stored now, step 1's loads kept in flight.
+            load_activations(rho, b0, live0, araw);
+            if (live0)
+                store_activations(0u, sub, rho, b0, araw);
+            load_activations(rho, b1, live1 && pc.steps > 1u, araw);
+        }
     }
 
     float stk[BATCH][LEVELS];
@@ -485,14 +508,17 @@ void main()
             row_words(by * pc.tiles_x + b1, y, live1, next);
             head_after = block_head(by * pc.tiles_x + b2, live2);
         }
-        // One barrier a step. Step j's activations (buffer j % 2) were stored before it,
-        // step j - 1's reads of buffer (j + 1) % 2 are done after it: store step j + 1's
-        // there and issue step j + 2's loads.
-        barrier();
-        uint abuf = (j & 1u) * SUBS + sub;
-        if (live1)
-            store_activations((j + 1u) & 1u, sub, rho, b1, araw);
-        load_activations(rho, b2, live2, araw);
+        // Without ACT_ALL, one barrier a step. Step j's activations (buffer j % 2) were
+        // stored before it, step j - 1's reads of buffer (j + 1) % 2 are done after it: store
+        // step j + 1's there and issue step j + 2's loads.
+        uint abuf = j * SUBS + sub;
+        if (ACT_ALL == 0u) {
+            barrier();
+            abuf = (j & 1u) * SUBS + sub;
+            if (live1)
+                store_activations((j + 1u) & 1u, sub, rho, b1, araw);
+            load_activations(rho, b2, live2, araw);
+        }
         float t[BATCH];
         if (live) {
             if (PREFETCH == 0u) {

@@ -18,7 +18,7 @@ typedef struct matvec_params {
 
 /* Specialization constants (constant_id order of the shader). */
 enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_ROWS, K_VEC, K_GROUP, K_S_LEVELS,
-       K_PREFETCH, K_COUNT };
+       K_PREFETCH, K_ACT_ALL, K_COUNT };
 
 /* The default number of workgroups a product aims at: enough to fill a large GPU several
  * times over (a band's slices only add partial sums, never change a bit). */
@@ -32,13 +32,18 @@ static unsigned log2_exact(uint64_t v)
     return l;
 }
 
-/* The shared memory the shader declares for these constants (matvec_body.glsl): two
+/* The shared memory the shader declares for these constants (matvec_body.glsl): `buffers`
  * buffers of activations, the T158 table of v1 Class A, the last-workgroup flag. */
-static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs)
+static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs,
+                             uint64_t buffers)
 {
-    return 2 * ((uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4) +
+    return buffers * ((uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4) +
            (class_a && !v2 ? 1024 : 4) + 16;
 }
+
+/* A workgroup stages all its steps' activations at once (no barrier in its loop) where they
+ * take at most this much shared memory; otherwise two buffers, one barrier a step. */
+enum { ACT_ALL_MAX_BYTES = 24 * 1024 };
 
 void sgfp4_vk_matvec_release(sgfp4_vk_context *ctx)
 {
@@ -112,6 +117,7 @@ static sgfp4_status zero_scratch(sgfp4_vk_context *ctx, const sgfp4_vk_buffer *b
  * workgroups per row group (slices), the block classes and each class's blocks (steps). */
 typedef struct split {
     unsigned rows, subs, slices, classes, steps, levels, s_levels;
+    int act_all; /* every step's activations staged before the loop */
 } split;
 
 /* The default rows per workgroup. */
@@ -133,14 +139,14 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     /* 256 invocations (128 above batch 8), fewer where shared memory is short. */
     unsigned group = batch > 8 ? 128 : 256;
     while (group > rows &&
-           shared_bytes(v2, class_a, batch, group / rows) > ctx->limits.maxComputeSharedMemorySize)
+           shared_bytes(v2, class_a, batch, group / rows, 2) > ctx->limits.maxComputeSharedMemorySize)
         group /= 2;
     const unsigned subs = group / rows;
-    if (shared_bytes(v2, class_a, batch, subs) > ctx->limits.maxComputeSharedMemorySize)
+    if (shared_bytes(v2, class_a, batch, subs, 2) > ctx->limits.maxComputeSharedMemorySize)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: a product of batch %u needs %llu bytes of shared memory, the "
                           "device has %u",
-                          batch, (unsigned long long)shared_bytes(v2, class_a, batch, subs),
+                          batch, (unsigned long long)shared_bytes(v2, class_a, batch, subs, 2),
                           ctx->limits.maxComputeSharedMemorySize);
     uint64_t padded = 1;
     while (padded < vt->tiles_x)
@@ -168,6 +174,9 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     out->steps = (unsigned)steps;
     out->levels = log2_exact(steps) + 1;
     out->s_levels = log2_exact(slices) + 1;
+    const uint64_t all = shared_bytes(v2, class_a, batch, subs, steps);
+    out->act_all = steps > 1 && all <= ACT_ALL_MAX_BYTES &&
+                   all <= ctx->limits.maxComputeSharedMemorySize;
     if (out->levels > 20)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: %llu columns are beyond the product's block counter",
@@ -280,7 +289,8 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         [K_VEC] = !v1 || (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
         [K_GROUP] = sp.rows * sp.subs,
         [K_S_LEVELS] = sp.s_levels,
-        [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH)};
+        [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH),
+        [K_ACT_ALL] = sp.act_all};
     VkPipeline pipeline = VK_NULL_HANDLE;
     if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
         return s;
