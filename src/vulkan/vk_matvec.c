@@ -20,9 +20,12 @@ typedef struct matvec_params {
 enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_ROWS, K_VEC, K_GROUP, K_S_LEVELS,
        K_PREFETCH, K_ACT_ALL, K_COUNT };
 
-/* The default number of workgroups a product aims at: enough to fill a large GPU several
- * times over (a band's slices only add partial sums, never change a bit). */
-enum { TARGET_WORKGROUPS = 1024, MAX_SLICES = 64 };
+/* The default number of workgroups a product aims at (a band's slices only add partial
+ * sums, never change a bit): fewer, longer-lived workgroups than a full GPU holds at once.
+ * Measured on the H200 over the four benchmark shapes (docs/benchmarks.md), the times of
+ * both classes and batches 1 and 4 summed: v1 best at about 512 (7% less than at 1024), v2
+ * (more registers an invocation: each cell's S and Bias) at about 256 (10% less). */
+enum { TARGET_WORKGROUPS_V1 = 512, TARGET_WORKGROUPS_V2 = 256, MAX_SLICES = 64 };
 
 static unsigned log2_exact(uint64_t v)
 {
@@ -157,7 +160,8 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     unsigned slices = o->slices;
     if (slices == 0) {
         slices = 1;
-        while (row_groups * slices < TARGET_WORKGROUPS && 2ull * subs * slices <= padded &&
+        const uint64_t target = v2 ? TARGET_WORKGROUPS_V2 : TARGET_WORKGROUPS_V1;
+        while (row_groups * slices < target && 2ull * subs * slices <= padded &&
                slices < MAX_SLICES)
             slices *= 2;
     } else if ((slices & (slices - 1)) != 0 || slices > MAX_SLICES ||
