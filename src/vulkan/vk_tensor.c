@@ -1,5 +1,5 @@
 /* Making an opened tensor resident on the device: its container bytes (uploaded, or the
- * caller's buffer) and, for v2, the leaf table.
+ * caller's buffer) and, for v2, the leaf table and the products' layout (vk_matvec_layout.c).
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
