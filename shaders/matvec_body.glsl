@@ -31,7 +31,7 @@ layout(constant_id = 1) const uint CLASS = 0;   // 0 = A (q8 activations), 1 = B
 layout(constant_id = 2) const uint BATCH = 1;   // activation vectors, 1..16
 layout(constant_id = 3) const uint X_F16 = 0;   // Class B: 1 = x is f16, 0 = f32
 layout(constant_id = 4) const uint LEVELS = 1;  // log2(m) + 1: the block-counter's depth
-layout(constant_id = 5) const uint ROWS = 64;   // rows per workgroup: 16, 32, 64
+layout(constant_id = 5) const uint ROWS = 64;   // rows per workgroup (v2: 64; v1: 16, 32, 64)
 layout(constant_id = 6) const uint VEC = 1;     // payload words 16-byte aligned (v2: always)
 layout(constant_id = 7) const uint GROUP = 256; // invocations: ROWS * SUBS
 layout(constant_id = 8) const uint S_LEVELS = 1; // log2(S) + 1: the final counter's depth

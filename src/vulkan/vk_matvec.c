@@ -125,7 +125,7 @@ typedef struct split {
     int act_all; /* every step's activations staged before the loop */
 } split;
 
-/* The default rows per workgroup. */
+/* The rows per workgroup unless a v1 product's flags ask for 16 or 32. */
 enum { DEFAULT_ROWS = 64 };
 
 static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
@@ -134,13 +134,11 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
                                  sgfp4_diag *diag)
 {
     const int v2 = vt->profile == SGFP4_PROFILE_V2;
-    unsigned rows = DEFAULT_ROWS;
-    if (o->flags & SGFP4_VK_MATVEC_ROWS_16)
+    unsigned rows = DEFAULT_ROWS; /* v2: always (the row flags are tested on v1 only) */
+    if (!v2 && (o->flags & SGFP4_VK_MATVEC_ROWS_16))
         rows = 16;
-    else if (o->flags & SGFP4_VK_MATVEC_ROWS_32)
+    else if (!v2 && (o->flags & SGFP4_VK_MATVEC_ROWS_32))
         rows = 32;
-    else if (o->flags & SGFP4_VK_MATVEC_ROWS_64)
-        rows = 64;
     /* 256 invocations (128 above batch 8), fewer where shared memory is short. */
     unsigned group = batch > 8 ? 128 : 256;
     while (group > rows &&
