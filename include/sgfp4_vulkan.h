@@ -239,9 +239,10 @@ SGFP4_API sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx,
                                                size_t row_stride, size_t dst_capacity,
                                                sgfp4_diag *diag);
 
-/** Bytes of device memory a resident tensor holds beyond its container bytes: the leaf
- *  table built at upload (v2: read by the decode and matrix-vector shaders; none for v1). 0
- *  for NULL. */
+/** Bytes of device memory a resident tensor holds beyond its container bytes, built at
+ *  upload: for v2, the leaf table the decode shaders read and the matrix-vector products'
+ *  own layout of the weights (docs/vulkan.md; about 1.2x the container); none for v1. 0 for
+ *  NULL. */
 SGFP4_API uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor);
 
 /* ---- Matrix-vector products (DECISIONS D8) ------------------------------------------------

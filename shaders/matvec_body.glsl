@@ -26,21 +26,26 @@
 
 layout(local_size_x_id = 7) in; // GROUP = ROWS * SUBS
 
-layout(constant_id = 0) const uint PROFILE = 0; // 0 = v1, 1 = v2 (leaf table)
+layout(constant_id = 0) const uint PROFILE = 0; // 0 = v1, 1 = v2 (the products' layout)
 layout(constant_id = 1) const uint CLASS = 0;   // 0 = A (q8 activations), 1 = B (float)
 layout(constant_id = 2) const uint BATCH = 1;   // activation vectors, 1..16
 layout(constant_id = 3) const uint X_F16 = 0;   // Class B: 1 = x is f16, 0 = f32
 layout(constant_id = 4) const uint LEVELS = 1;  // log2(m) + 1: the block-counter's depth
 layout(constant_id = 5) const uint ROWS = 64;   // rows per workgroup (v2: 64; v1: 16, 32, 64)
-layout(constant_id = 6) const uint VEC = 1;     // v1: container words 16-byte aligned
+layout(constant_id = 6) const uint VEC = 1;     // payload words 16-byte aligned (v2: always)
 layout(constant_id = 7) const uint GROUP = 256; // invocations: ROWS * SUBS
 layout(constant_id = 8) const uint S_LEVELS = 1; // log2(S) + 1: the final counter's depth
-layout(constant_id = 9) const uint PREFETCH = 1; // v1: payload loads a step ahead
+layout(constant_id = 9) const uint PREFETCH = 1; // payload loads a step ahead
+layout(constant_id = 10) const uint ACT_ALL = 0; // 1: every step's activations staged at once
 const uint SUBS = GROUP / ROWS;                  // blocks in flight per workgroup
+const uint STEPS = 1u << (LEVELS - 1u);          // m: the steps of a class (pc.steps)
+const uint ACT_BUFS = ACT_ALL == 1u ? STEPS : 2u; // activation buffers in shared memory
 
+// v1: the container; v2: the products' layout (src/vulkan/vk_matvec_layout.c), its leaves'
+// S and Bias also as pairs (binding 2).
 layout(std430, set = 0, binding = 0) readonly buffer Container { uint src[]; };
 layout(std430, set = 0, binding = 1) readonly buffer ContainerVec { uvec4 srcv[]; };
-layout(std430, set = 0, binding = 2) readonly buffer LeafTable { uint tbl[]; };
+layout(std430, set = 0, binding = 2) readonly buffer LeafPairs { uvec2 sbv[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Activations { uint xw[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Output { uint yw[]; };
 layout(std430, set = 0, binding = 5) coherent buffer Scratch { uint scr[]; };
@@ -49,10 +54,10 @@ layout(push_constant) uniform Params {
     uint tiles_x;     // n: blocks per row
     uint rows, cols;  // O, I
     uint blocks;      // tiles_y * tiles_x
-    uint src_base;    // first word of the container in bindings 0 (and 1, in uvec4 units * 4)
-    uint table_base;  // first word of the leaf table in binding 2
-    uint record_base; // v2: align16(16 + 4B) / 4, words from the container start
-    uint leaves;      // v2: leaves in the table (the mask section follows them)
+    uint src_base;    // first word of the container / layout in bindings 0 (and 1, / 4)
+    uint map_base;    // v2: first word of the cell maps in binding 0 (a multiple of 4)
+    uint desc_base;   // v2: first word of the blocks' descriptions in binding 0
+    uint sb_base;     // v2: first pair of the leaves' S and Bias in binding 2
     uint x_base;      // Class A: first word of q8; Class B: first element of x
     uint x_stride;    // Class A: words per vector; Class B: elements per vector
     uint y_base;      // first float of y
@@ -68,22 +73,14 @@ const uint MAGIC = 0x4B400000u; // 1.5 * 2^23: MAGIC + i as bits is 12582912 + i
 const float MAGIC_F = 12582912.0;
 
 // ---- shared memory -----------------------------------------------------------------------
-const uint V2 = PROFILE == 1u ? 1u : 0u;
-// v2, per sub: the leaves' S and B (binary32 bits), payload offset (words from the record)
-// and mode (bit 16; uniform layouts), and for MIXED the cell map (16 rows of 17, padded
-// against bank conflicts): leaf index (bits 0-7), log2(size) - 2 (8-10), top-left cell row
-// (11-14) and column (15-18), mode (19), payload offset in words (20-31).
-shared uvec2 s_aff[V2 * SUBS * 256u + 1u];
-shared uint s_leaf[V2 * SUBS * 256u + 1u];
-shared uint s_cell[V2 * SUBS * 272u + 1u];
-// Activations of the step's blocks (v1: two buffers, steps alternating), per sub and vector,
-// per cell: Class A (q of the cell's
+// Activations of the step's blocks (two buffers, steps alternating; or with ACT_ALL one per
+// step, all staged before the loop), per sub and vector, per cell: Class A (q of the cell's
 // 4 columns permuted to the byte order of the code words below, MAGIC - 8 * is, float(is)
 // bits, 0); Class B (its 4 activations, converted and floored). After the loop: the sums
 // of the subs' tree (BATCH floats per row).
-shared uvec4 s_act[(V2 == 1u ? 1u : 2u) * SUBS * BATCH * 16u]; // v1: two buffers
-shared uint s_d[(V2 == 1u ? 1u : 2u) * SUBS * BATCH];  // Class A: d_b bits per buffer, sub, vector
-shared uint s_t158[CLASS == 0u ? 256u : 1u]; // Class A: T158 symbol byte -> 4 signed codes
+shared uvec4 s_act[ACT_BUFS * SUBS * BATCH * 16u];
+shared uint s_d[ACT_BUFS * SUBS * BATCH]; // Class A: d_b bits per buffer, sub, vector
+shared uint s_t158[CLASS == 0u && PROFILE == 0u ? 256u : 1u]; // v1 Class A: T158 byte -> 4 codes
 shared uint s_last;
 
 // ---- exact conversions and integer dot products --------------------------------------------
@@ -129,13 +126,16 @@ uvec2 fp4_pair_bytes(uint w)
 }
 
 // One cell's value in Class A: iq = sum code_j q_j and is = sum q_j exactly, then
-// fl(fl(S iq) + fl(B is)) (both products exact). act: (permuted q, MAGIC - 8 is, float(is)).
-// FP4 codes come as code + 8 (so iq = dot - 8 is), T158 codes as signed bytes.
+// fl(fl(S iq) + fl(B is)). act: (permuted q, MAGIC - 8 is, float(is)). FP4 codes come as
+// code + 8 (so iq = dot - 8 is), T158 codes as signed bytes. Both products are exact (S and
+// B have 11 significant bits, |iq| < 2^12 and |is| < 2^9), so the sum's one rounding is
+// also fma(S, iq, B is): the same bits in one operation fewer.
 float cell_a(float s, float b, uint codes, bool fp4, uvec4 act)
 {
     uint bits = uint(sdot4x8(codes, act.x)) + (fp4 ? act.y : MAGIC);
     precise float iq = uintBitsToFloat(bits) - MAGIC_F; // exact: iq is an integer < 2^22
-    precise float c = s * iq + b * uintBitsToFloat(act.z);
+    precise float bis = b * uintBitsToFloat(act.z);     // exact
+    precise float c = fma(s, iq, bis);
     return c;
 }
 
@@ -207,123 +207,6 @@ struct Row {
     uint t158; // bit k: cell k is T158
 };
 
-// Compact Morton index: bits 0, 2, 4, 6 of m to bits 0-3.
-uint compact4(uint m)
-{
-    m &= 0x55u;
-    m = (m | (m >> 1)) & 0x33u;
-    return (m | (m >> 2)) & 0x0Fu;
-}
-
-// v2: what the staging of a block reads, in two rounds of independent loads (both issued a
-// step or two ahead with PREFETCH): the block's table words (record location and layout,
-// first leaf and the next block's, the T158 mask), then the sub's share of its leaf headers
-// and, for MIXED records, of its leaf words.
-struct V2Head {
-    uint where, first, next, mask0, mask1;
-};
-struct V2Body {
-    uint hdr[4], leaf[4]; // leaves rho + 64 q (v2 workgroups take 64 rows)
-};
-
-V2Head v2_head(uint blk, bool live)
-{
-    V2Head h = V2Head(0u, 0u, 0u, 0u, 0u);
-    if (live) {
-        uint mask_at = pc.table_base + 2u * pc.blocks + 1u + pc.leaves + 2u * blk;
-        h.where = tbl[pc.table_base + pc.blocks + 1u + blk];
-        h.first = tbl[pc.table_base + blk];
-        h.next = tbl[pc.table_base + blk + 1u];
-        h.mask0 = tbl[mask_at];
-        h.mask1 = tbl[mask_at + 1u];
-    }
-    return h;
-}
-
-// The v2 record of a block, as the staging and the rows need it.
-struct Record {
-    uint rec;   // first word of the record in binding 0
-    uint lay;   // layout
-    uint n;     // leaves
-    uint first; // index of the block's first leaf in the table
-    uint hdr0;  // first leaf header in binding 0
-};
-
-Record record_of(V2Head h)
-{
-    Record r;
-    r.rec = pc.src_base + pc.record_base + (h.where >> 3) * 4u;
-    r.lay = h.where & 7u;
-    r.first = h.first;
-    r.n = h.next - h.first;
-    r.hdr0 = r.rec + (r.lay == LAYOUT_MIXED ? 4u : 1u);
-    return r;
-}
-
-V2Body v2_body(V2Head h, uint rho, bool live)
-{
-    Record r = record_of(h);
-    V2Body body;
-    [[unroll]] for (uint q = 0u; q < 4u; q++) {
-        uint i = rho + 64u * q;
-        bool here = live && i < r.n;
-        body.hdr[q] = here ? src[r.hdr0 + i] : 0u;
-        body.leaf[q] = here && r.lay == LAYOUT_MIXED
-                           ? tbl[pc.table_base + 2u * pc.blocks + 1u + r.first + i]
-                           : 0u;
-    }
-    return body;
-}
-
-// Stages a block's leaves for sub `sub` from what v2_head and v2_body loaded: S and B, and
-// the payload offsets (uniform layouts) or the cell map (MIXED).
-void stage_v2(uint sub, uint rho, V2Head h, V2Body body)
-{
-    Record r = record_of(h);
-    uint payload0 = ((r.hdr0 - r.rec) * 4u + 4u * r.n + 15u) / 16u * 4u; // words from rec
-    uint size = r.lay == 5u ? 4u : (64u >> r.lay);
-    // Uniform layouts: leaf i's payload starts after i leaves, t of them T158 (the mask in
-    // the table says which; 4x4 leaves take 16 bytes in either mode).
-    uint w_fp4 = max(size * size / 8u, 4u), w_t158 = max(size * size / 16u, 4u);
-    [[unroll]] for (uint q = 0u; q < 4u; q++) {
-        uint i = rho + 64u * q;
-        if (i >= r.n)
-            break;
-        uint hw = body.hdr[q];
-        uint slot = sub * 256u + i;
-        s_aff[slot] = uvec2(half_to_float_bits(hw >> 16), half_to_float_bits(hw & 0xFFF0u));
-        if (r.lay == LAYOUT_MIXED) {
-            uint e = body.leaf[q];
-            uint start = (e >> 16) & 0xFFu, level = (e >> 24) & 7u;
-            uint cy = compact4(start >> 1), cx = compact4(start);
-            uint info = i | (level << 8) | (cy << 11) | (cx << 15) | (((e >> 27) & 1u) << 19) |
-                        ((e & 0xFFFu) << 20);
-            uint side = 1u << level;
-            for (uint y = 0u; y < side; y++)
-                for (uint x = 0u; x < side; x++)
-                    s_cell[sub * 272u + (cy + y) * 17u + cx + x] = info;
-        } else {
-            uint below = i < 32u ? bitCount(h.mask0 & ((1u << i) - 1u))
-                                 : bitCount(h.mask0) + bitCount(h.mask1 & ((1u << (i - 32u)) - 1u));
-            uint offset = payload0 + (i - below) * w_fp4 + below * w_t158;
-            s_leaf[slot] = offset | ((hw & 1u) << 16);
-        }
-    }
-}
-
-// The leaf info (the s_cell format) of cell k of row rho in the staged v2 block.
-uint cell_info(uint sub, uint rho, uint k, uint lay)
-{
-    if (lay == LAYOUT_MIXED)
-        return s_cell[sub * 272u + (rho >> 2) * 17u + k];
-    uint l = lay == 5u ? 2u : 6u - lay; // log2(size)
-    uint li = ((rho >> l) << (6u - l)) + ((4u * k) >> l);
-    uint e = s_leaf[sub * 256u + li];
-    uint cy = (rho >> l) << (l - 2u), cx = ((4u * k) >> l) << (l - 2u);
-    return li | ((l - 2u) << 8) | (cy << 11) | (cx << 15) | (((e >> 16) & 1u) << 19) |
-           ((e & 0xFFFu) << 20);
-}
-
 // ---- Class A / Class B activations of the step's blocks -------------------------------------
 
 // Block b's activations in two halves, so that their loads are in flight while a step
@@ -333,7 +216,8 @@ uint cell_info(uint sub, uint rho, uint k, uint lay)
 // element; Class B: the 4 raw activation words (f16: the word holding each half), 0 in
 // padding columns.
 const uint ACT_PER = (16u * BATCH + ROWS - 1u) / ROWS; // elements per invocation
-const uint ACT_BUFS = V2 == 1u ? 1u : 2u; // v1: double-buffered (one barrier per step)
+const uint ACT_CHUNK_MAX = ACT_PER >= 8u ? 1u : 8u / ACT_PER;
+const uint ACT_CHUNK = STEPS < ACT_CHUNK_MAX ? STEPS : ACT_CHUNK_MAX; // ACT_ALL: steps loaded at once
 
 void load_activations(uint rho, uint b, bool live, out uvec4 raw[ACT_PER])
 {
@@ -443,51 +327,86 @@ void block_partials(uint abuf, uint b, Row row, uint kind, out float t[BATCH])
     }
 }
 
-// v1: what a row of a block needs from the container: the block's header and offset word,
-// then its payload words (8 for FP4, 4 for T158). The loads of the next steps are issued a
-// step or two ahead (PREFETCH), so that they are in flight while a step computes.
-struct V1Row {
+// What a row of a block needs: the block's description, then the row's code words (v1: 8
+// for FP4, 4 for T158; v2: 8) and, for a v2 MIXED record, the cell map's row of its cells.
+// The loads of the next steps are issued a step or two ahead (PREFETCH), so that they are in
+// flight while a step computes.
+// v1: header = the block's S and Bias (fp16 pair), off = its offset word (payload offset,
+// mode). v2: header = the index of its first leaf, off = map ordinal << 3 | layout.
+struct BlockRow {
     uint header, off;
     uint words[8];
+    uvec4 map; // v2 MIXED: byte k = leaf of cell k (in the block's storage order)
 };
 
-// The header and offset word of block `blk` (a global block index), or zeros when !live.
-uvec2 v1_head(uint blk, bool live)
+// The description of block `blk` (a global block index), or zeros when !live.
+uvec2 block_head(uint blk, bool live)
 {
-    return live ? uvec2(src[pc.src_base + blk], src[pc.src_base + pc.blocks + blk]) : uvec2(0u);
+    if (!live)
+        return uvec2(0u);
+    if (PROFILE == 1u)
+        return uvec2(src[pc.desc_base + 2u * blk], src[pc.desc_base + 2u * blk + 1u]);
+    return uvec2(src[pc.src_base + blk], src[pc.src_base + pc.blocks + blk]);
 }
 
-// The payload words of row y of the block whose offset word is `off`.
-void v1_words(uint y, uint off, bool live, out uint words[8])
+// The code words of row y of block blk, whose description v.header / v.off is loaded.
+void row_words(uint blk, uint y, bool live, inout BlockRow v)
 {
-    uint payload = pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2); // words
     [[unroll]] for (uint i = 0u; i < 8u; i++)
-        words[i] = 0u;
+        v.words[i] = 0u;
+    v.map = uvec4(0u);
     if (!live)
         return;
+    if (PROFILE == 1u) {
+        uint at = (pc.src_base >> 2) + 128u * blk + 2u * y; // uvec4 units
+        uvec4 lo = srcv[at], hi = srcv[at + 1u];
+        v.words = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+        if ((v.off & 7u) == LAYOUT_MIXED)
+            v.map = srcv[(pc.map_base >> 2) + 16u * (v.off >> 3) + (y >> 2)];
+        return;
+    }
+    uint off = v.off;
+    uint payload = pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2); // words
     if ((off & 1u) == 0u) {
         uint at = payload + y * 8u;
         if (VEC == 1u) {
             uvec4 lo = srcv[at >> 2], hi = srcv[(at >> 2) + 1u];
-            words = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+            v.words = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
         } else {
             [[unroll]] for (uint i = 0u; i < 8u; i++)
-                words[i] = src[at + i];
+                v.words[i] = src[at + i];
         }
     } else {
         uint at = payload + y * 4u;
         if (VEC == 1u) {
-            uvec4 v = srcv[at >> 2];
-            words[0] = v.x; words[1] = v.y; words[2] = v.z; words[3] = v.w;
+            uvec4 w = srcv[at >> 2];
+            v.words[0] = w.x; v.words[1] = w.y; v.words[2] = w.z; v.words[3] = w.w;
         } else {
             [[unroll]] for (uint i = 0u; i < 4u; i++)
-                words[i] = src[at + i];
+                v.words[i] = src[at + i];
         }
     }
 }
 
+// v2: row y from its loaded words; each cell's S and Bias are its leaf's (binary32 bits in
+// the layout). Uniform records hold their leaves in raster order; MIXED ones say by the map.
+void row_v2(BlockRow v, uint y, out Row row)
+{
+    uint lay = v.off & 7u;
+    uint l = lay == 5u ? 2u : 6u - lay; // log2 of the leaf size (uniform layouts)
+    [[unroll]] for (uint k = 0u; k < 16u; k++) {
+        uint li = lay == LAYOUT_MIXED ? (v.map[k >> 2] >> (8u * (k & 3u))) & 0xFFu
+                                      : ((y >> l) << (6u - l)) + ((4u * k) >> l);
+        uvec2 sb = sbv[pc.sb_base + v.header + li];
+        row.s[k] = uintBitsToFloat(sb.x);
+        row.b[k] = uintBitsToFloat(sb.y);
+    }
+    row.words = v.words;
+    row.t158 = 0u;
+}
+
 // v1: the row from its loaded words (one leaf: every cell has the block's S and B).
-void row_v1(V1Row v, out Row row)
+void row_v1(BlockRow v, out Row row)
 {
     float s = uintBitsToFloat(half_to_float_bits(v.header >> 16));
     float bias = uintBitsToFloat(half_to_float_bits(v.header & 0xFFFFu));
@@ -505,40 +424,6 @@ void row_v1(V1Row v, out Row row)
                            (((w >> (16u * (p & 1u) + 8u)) & 0xFFu) << 16);
         }
         row.t158 = 0xFFFFu;
-    }
-}
-
-// v2: row y of the staged block. A leaf of 8 columns or more holds both cells of a pair: FP4
-// codes in one payload word, T158 symbols in 16 bits of one; 4x4 leaves one cell each.
-void row_v2(uint sub, uint y, Record r, out Row row)
-{
-    row.t158 = 0u;
-    [[unroll]] for (uint pair = 0u; pair < 8u; pair++) {
-        uint info0 = cell_info(sub, y, 2u * pair, r.lay);
-        bool wide = ((info0 >> 8) & 7u) != 0u;
-        uint info1 = wide ? info0 : cell_info(sub, y, 2u * pair + 1u, r.lay);
-        uint word = 0u;
-        [[unroll]] for (uint h = 0u; h < 2u; h++) {
-            uint info = h == 0u ? info0 : info1;
-            uint level = (info >> 8) & 7u;
-            uint kk = ((y - ((info >> 11) & 15u) * 4u) << (level + 2u)) +
-                      (4u * (2u * pair + h) - ((info >> 15) & 15u) * 4u);
-            bool fp4 = ((info >> 19) & 1u) == 0u;
-            uvec2 sb = s_aff[sub * 256u + (info & 0xFFu)];
-            row.s[2u * pair + h] = uintBitsToFloat(sb.x);
-            row.b[2u * pair + h] = uintBitsToFloat(sb.y);
-            row.t158 |= fp4 ? 0u : 1u << (2u * pair + h);
-            if (wide && h == 1u)
-                continue; /* the first cell's load had both */
-            uint v = src[r.rec + (info >> 20) + (fp4 ? kk >> 3 : kk >> 4)];
-            if (fp4)
-                word |= wide ? v : ((v >> ((kk & 7u) * 4u)) & 0xFFFFu) << (16u * h);
-            else {
-                v >>= (kk & 15u) * 2u;
-                word |= wide ? (v & 0xFFu) | (((v >> 8) & 0xFFu) << 16) : (v & 0xFFu) << (16u * h);
-            }
-        }
-        row.words[pair] = word;
     }
 }
 
@@ -563,7 +448,7 @@ void main()
     bool in_class = g < pc.classes;
     uint nsub = pc.classes / slices; // subs that hold a class (1, 2, ... SUBS)
 
-    if (CLASS == 0u) {
+    if (CLASS == 0u && PROFILE == 0u) {
         // T158 symbol byte -> 4 signed codes, permuted like the activations (0, 2, 1, 3).
         for (uint i = lid; i < 256u; i += GROUP) {
             int c0 = int(i & 1u) - int((i >> 1) & 1u), c1 = int((i >> 2) & 1u) - int((i >> 3) & 1u);
@@ -573,35 +458,42 @@ void main()
         }
     }
 
-    // Loads in flight: the current step's data and, with PREFETCH, the next step's (v1: its
-    // payload words; v2: its leaf headers) and the step after's first round (v1: header and
-    // offset word; v2: table words).
-    V1Row cur, next;
+    // Loads in flight: the current step's data and, with PREFETCH, the next step's code words
+    // (and map row) and the step after's description.
+    BlockRow cur, next;
     uvec2 head_after = uvec2(0u);
-    V2Head h2_cur, h2_next, h2_after;
-    V2Body b2_cur, b2_next;
     uvec4 araw[ACT_PER];
     {
         uint b0 = step_block(g, 0u), b1 = step_block(g, 1u);
         bool live0 = in_class && b0 < pc.tiles_x, live1 = in_class && b1 < pc.tiles_x;
-        if (PROFILE == 0u && PREFETCH == 1u) {
-            uvec2 h0 = v1_head(by * pc.tiles_x + b0, live0);
+        if (PREFETCH == 1u) {
+            uvec2 h0 = block_head(by * pc.tiles_x + b0, live0);
             cur.header = h0.x;
             cur.off = h0.y;
-            v1_words(y, cur.off, live0, cur.words);
-            uvec2 h1 = v1_head(by * pc.tiles_x + b1, live1 && pc.steps > 1u);
+            row_words(by * pc.tiles_x + b0, y, live0, cur);
+            uvec2 h1 = block_head(by * pc.tiles_x + b1, live1 && pc.steps > 1u);
             next.header = h1.x;
             next.off = h1.y;
         }
-        if (PROFILE == 1u && PREFETCH == 1u) {
-            h2_cur = v2_head(by * pc.tiles_x + b0, live0);
-            b2_cur = v2_body(h2_cur, rho, live0);
-            h2_next = v2_head(by * pc.tiles_x + b1, live1 && pc.steps > 1u);
-        }
-        // Activations: v1 stores step 0's now and keeps step 1's loads in flight; v2 keeps
-        // step 0's in flight (stored after the first barrier).
-        load_activations(rho, b0, live0, araw);
-        if (ACT_BUFS == 2u) {
+        if (ACT_ALL == 1u) {
+            // Every step's activations into buffer j, the loads of ACT_CHUNK steps at a time
+            // in flight; the loop then needs no barrier.
+            for (uint j0 = 0u; j0 < STEPS; j0 += ACT_CHUNK) {
+                uvec4 raw[ACT_CHUNK][ACT_PER];
+                [[unroll]] for (uint c = 0u; c < ACT_CHUNK; c++) {
+                    uint bc = step_block(g, j0 + c);
+                    load_activations(rho, bc, in_class && bc < pc.tiles_x, raw[c]);
+                }
+                [[unroll]] for (uint c = 0u; c < ACT_CHUNK; c++) {
+                    uint bc = step_block(g, j0 + c);
+                    if (in_class && bc < pc.tiles_x)
+                        store_activations(j0 + c, sub, rho, bc, raw[c]);
+                }
+            }
+            barrier();
+        } else {
+            // Activations: step 0's stored now, step 1's loads kept in flight.
+            load_activations(rho, b0, live0, araw);
             if (live0)
                 store_activations(0u, sub, rho, b0, araw);
             load_activations(rho, b1, live1 && pc.steps > 1u, araw);
@@ -616,52 +508,36 @@ void main()
         bool live1 = in_class && b1 < pc.tiles_x && j + 1u < pc.steps;
         bool live2 = in_class && b2 < pc.tiles_x && j + 2u < pc.steps;
         if (PREFETCH == 1u) {
-            if (PROFILE == 0u) {
-                v1_words(y, next.off, live1, next.words);
-                head_after = v1_head(by * pc.tiles_x + b2, live2);
-            } else {
-                b2_next = v2_body(h2_next, rho, live1);
-                h2_after = v2_head(by * pc.tiles_x + b2, live2);
-            }
-        } else if (PROFILE == 1u) {
-            h2_cur = v2_head(by * pc.tiles_x + b, live);
-            b2_cur = v2_body(h2_cur, rho, live);
+            row_words(by * pc.tiles_x + b1, y, live1, next);
+            head_after = block_head(by * pc.tiles_x + b2, live2);
         }
-        // v1: one barrier a step. Step j's activations (buffer j % 2) were stored before it,
-        // step j - 1's reads of buffer (j + 1) % 2 are done after it: store step j + 1's
-        // there and issue step j + 2's loads. v2: the previous step's shared data is consumed
-        // after it; stage step j's activations and leaves, issue step j + 1's activation
-        // loads, and a second barrier makes the staging visible.
-        barrier();
-        uint abuf = sub;
-        if (ACT_BUFS == 2u) {
+        // Without ACT_ALL, one barrier a step. Step j's activations (buffer j % 2) were
+        // stored before it, step j - 1's reads of buffer (j + 1) % 2 are done after it: store
+        // step j + 1's there and issue step j + 2's loads.
+        uint abuf = j * SUBS + sub;
+        if (ACT_ALL == 0u) {
+            barrier();
             abuf = (j & 1u) * SUBS + sub;
             if (live1)
                 store_activations((j + 1u) & 1u, sub, rho, b1, araw);
             load_activations(rho, b2, live2, araw);
-        } else {
-            if (live) {
-                store_activations(0u, sub, rho, b, araw);
-                stage_v2(sub, rho, h2_cur, b2_cur);
-            }
-            load_activations(rho, b1, live1, araw);
-            barrier();
         }
         float t[BATCH];
         if (live) {
-            Row row;
-            if (PROFILE == 0u) {
-                if (PREFETCH == 0u) {
-                    uvec2 h = v1_head(by * pc.tiles_x + b, true);
-                    cur.header = h.x;
-                    cur.off = h.y;
-                    v1_words(y, cur.off, true, cur.words);
-                }
-                row_v1(cur, row);
-            } else {
-                row_v2(sub, y, record_of(h2_cur), row);
+            if (PREFETCH == 0u) {
+                uvec2 h = block_head(by * pc.tiles_x + b, true);
+                cur.header = h.x;
+                cur.off = h.y;
+                row_words(by * pc.tiles_x + b, y, true, cur);
             }
-            if (PROFILE == 1u || CLASS == 1u) // Class B: measured slower specialized (batch 4)
+            Row row;
+            if (PROFILE == 0u)
+                row_v1(cur, row);
+            else
+                row_v2(cur, y, row);
+            if (PROFILE == 1u)
+                block_partials(abuf, b, row, 1u, t); /* every v2 code is a four-bit code */
+            else if (CLASS == 1u) // Class B: measured slower specialized (batch 4)
                 block_partials(abuf, b, row, 0u, t);
             else if (row.t158 == 0u)
                 block_partials(abuf, b, row, 1u, t); /* a v1 FP4 block */
@@ -672,15 +548,9 @@ void main()
                 t[n] = 0.0; // the tree's +0 padding
         }
         if (PREFETCH == 1u) {
-            if (PROFILE == 0u) {
-                cur = next;
-                next.header = head_after.x;
-                next.off = head_after.y;
-            } else {
-                h2_cur = h2_next;
-                b2_cur = b2_next;
-                h2_next = h2_after;
-            }
+            cur = next;
+            next.header = head_after.x;
+            next.off = head_after.y;
         }
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
             precise float v = t[n];
@@ -736,17 +606,30 @@ void main()
     memoryBarrierBuffer();
     if (sub == 0u) {
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+            // The S partials as a counter in bit-reversed order, their loads four at a time
+            // in flight (S >= 2 here, a power of two: S = 2 takes the first two).
             float fin[S_LEVELS];
-            for (uint j = 0u; j < slices; j++) {
-                uint from = S_LEVELS == 1u ? 0u : bitfieldReverse(j) >> (33u - S_LEVELS);
-                precise float v = uintBitsToFloat(
-                    scr[pc.scratch_parts + ((grp * slices + from) * BATCH + n) * ROWS + rho]);
-                [[unroll]] for (uint lev = 0u; lev < S_LEVELS; lev++) {
-                    if (((j >> lev) & 1u) == 0u) {
-                        fin[lev] = v;
+            for (uint j0 = 0u; j0 < slices; j0 += 4u) {
+                uint part[4];
+                [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                    uint j = j0 + c;
+                    uint from = S_LEVELS == 1u ? 0u : bitfieldReverse(j) >> (33u - S_LEVELS);
+                    part[c] = j < slices
+                                  ? scr[pc.scratch_parts + ((grp * slices + from) * BATCH + n) * ROWS + rho]
+                                  : 0u;
+                }
+                [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                    uint j = j0 + c;
+                    if (j >= slices)
                         break;
+                    precise float v = uintBitsToFloat(part[c]);
+                    [[unroll]] for (uint lev = 0u; lev < S_LEVELS; lev++) {
+                        if (((j >> lev) & 1u) == 0u) {
+                            fin[lev] = v;
+                            break;
+                        }
+                        v = fin[lev] + v;
                     }
-                    v = fin[lev] + v;
                 }
             }
             if (row < pc.rows)

@@ -97,9 +97,15 @@ struct sgfp4_vk_context {
 
 /* One matrix-vector pipeline and the specialization constants it was made with. */
 typedef struct sgfp4_vk_matvec_pipeline {
-    uint32_t key[10];
+    uint32_t key[11];
     VkPipeline pipeline;
 } sgfp4_vk_matvec_pipeline;
+
+/* Where the sections of a v2 tensor's products' layout start (vk_matvec_layout.c), in words
+ * (the codes start at 0). */
+typedef struct sgfp4_vk_product_layout {
+    uint64_t maps, desc, sb; /* first word of each section (the codes start at 0) */
+} sgfp4_vk_product_layout;
 
 struct sgfp4_vk_tensor {
     sgfp4_vk_buffer container; /* owned copy (sgfp4_vk_tensor_create); empty when the bytes
@@ -114,6 +120,10 @@ struct sgfp4_vk_tensor {
     uint64_t rows, cols, tiles_x, tiles_y, blocks, record_base, container_bytes;
     uint64_t leaves;           /* v2: leaves in the table */
     uint64_t table_bytes;      /* the leaf table's size (0 for v1) */
+    sgfp4_vk_buffer product;   /* v2: the products' layout (empty where it would exceed
+                                  maxStorageBufferRange: the products then refuse) */
+    sgfp4_vk_product_layout product_at;
+    uint64_t product_bytes;
     int walk;                  /* v2 kernel: walk the record (1) or read the table (0) */
 };
 
@@ -279,8 +289,16 @@ double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);
 
 /* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, blocks
  * record locations, one packed word per leaf (see shaders/decode_body.glsl, s_leaf), then two
- * T158 mask words per block (shaders/matvec_body.glsl). Returns the word count, or 0 when
+ * T158 mask words per block (read by no shader since the products have their own layout,
+ * vk_matvec_layout.c). Returns the word count, or 0 when
  * out of memory; *words is released with sgfp4_free_with(&t->allocator, ...). */
 size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words);
+
+/* The products' layout of a v2 tensor (vk_matvec_layout.c: four-bit codes in v1's row
+ * order, each leaf's S and Bias as binary32, a cell-to-leaf map per MIXED record): its size
+ * in words with *where its sections, and the layout built into w (that many words). */
+uint64_t sgfp4_vk_product_layout_words(const sgfp4_tensor *t, sgfp4_vk_product_layout *where);
+void sgfp4_vk_build_product_layout(const sgfp4_tensor *t, const sgfp4_vk_product_layout *where,
+                                   uint32_t *w);
 
 #endif

@@ -12,17 +12,20 @@
 
 /* The push constants of the shader (Params), in order. */
 typedef struct matvec_params {
-    uint32_t tiles_x, rows, cols, blocks, src_base, table_base, record_base, leaves, x_base,
+    uint32_t tiles_x, rows, cols, blocks, src_base, map_base, desc_base, sb_base, x_base,
         x_stride, y_base, y_stride, slices, classes, steps, scratch_parts;
 } matvec_params;
 
 /* Specialization constants (constant_id order of the shader). */
 enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_ROWS, K_VEC, K_GROUP, K_S_LEVELS,
-       K_PREFETCH, K_COUNT };
+       K_PREFETCH, K_ACT_ALL, K_COUNT };
 
-/* The default number of workgroups a product aims at: enough to fill a large GPU several
- * times over (a band's slices only add partial sums, never change a bit). */
-enum { TARGET_WORKGROUPS = 1024, MAX_SLICES = 64 };
+/* The default number of workgroups a product aims at (a band's slices only add partial
+ * sums, never change a bit): fewer, longer-lived workgroups than a full GPU holds at once.
+ * Measured on the H200 over the four benchmark shapes (docs/benchmarks.md), the times of
+ * both classes and batches 1 and 4 summed: v1 best at about 512 (7% less than at 1024), v2
+ * (more registers an invocation: each cell's S and Bias) at about 256 (10% less). */
+enum { TARGET_WORKGROUPS_V1 = 512, TARGET_WORKGROUPS_V2 = 256, MAX_SLICES = 64 };
 
 static unsigned log2_exact(uint64_t v)
 {
@@ -32,15 +35,20 @@ static unsigned log2_exact(uint64_t v)
     return l;
 }
 
-/* The shared memory the shader declares for these constants (matvec_body.glsl). */
-static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs)
+/* The shared memory the shader declares for these constants (matvec_body.glsl): `buffers`
+ * buffers of activations, the T158 table of v1 Class A, the last-workgroup flag. */
+static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs,
+                             uint64_t buffers)
 {
-    const uint64_t leaves = v2 ? (uint64_t)subs * 256 : 0;
-    const uint64_t act_buffers = v2 ? 1 : 2; /* v1 double-buffers the activations */
-    return (leaves + 1) * 8 + (leaves + 1) * 4 + ((v2 ? (uint64_t)subs * 272 : 0) + 1) * 4 +
-           act_buffers * ((uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4) +
-           (class_a ? 1024 : 4) + 16;
+    return buffers * ((uint64_t)subs * batch * 16 * 16 + (uint64_t)subs * batch * 4) +
+           (class_a && !v2 ? 1024 : 4) + 16;
 }
+
+/* At batch 1 a workgroup stages all its steps' activations at once (no barrier in its loop)
+ * where they take at most this much shared memory; otherwise two buffers, one barrier a step
+ * (measured on the H200 at 8192x8192: 4-23% faster at batch 1, up to 15% slower at batch 4,
+ * where the kernel holds more registers). */
+enum { ACT_ALL_MAX_BYTES = 24 * 1024 };
 
 void sgfp4_vk_matvec_release(sgfp4_vk_context *ctx)
 {
@@ -114,10 +122,11 @@ static sgfp4_status zero_scratch(sgfp4_vk_context *ctx, const sgfp4_vk_buffer *b
  * workgroups per row group (slices), the block classes and each class's blocks (steps). */
 typedef struct split {
     unsigned rows, subs, slices, classes, steps, levels, s_levels;
+    int act_all; /* every step's activations staged before the loop */
 } split;
 
-/* The default rows per workgroup of a v1 product (v2 stages whole blocks: always 64). */
-enum { V1_ROWS = 64 };
+/* The rows per workgroup unless a v1 product's flags ask for 16 or 32. */
+enum { DEFAULT_ROWS = 64 };
 
 static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
                                  int class_a, unsigned batch,
@@ -125,24 +134,22 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
                                  sgfp4_diag *diag)
 {
     const int v2 = vt->profile == SGFP4_PROFILE_V2;
-    unsigned rows = V1_ROWS;
+    unsigned rows = DEFAULT_ROWS; /* v2: always (the row flags are tested on v1 only) */
     if (!v2 && (o->flags & SGFP4_VK_MATVEC_ROWS_16))
         rows = 16;
     else if (!v2 && (o->flags & SGFP4_VK_MATVEC_ROWS_32))
         rows = 32;
-    else if (v2 || (o->flags & SGFP4_VK_MATVEC_ROWS_64))
-        rows = 64;
     /* 256 invocations (128 above batch 8), fewer where shared memory is short. */
     unsigned group = batch > 8 ? 128 : 256;
     while (group > rows &&
-           shared_bytes(v2, class_a, batch, group / rows) > ctx->limits.maxComputeSharedMemorySize)
+           shared_bytes(v2, class_a, batch, group / rows, 2) > ctx->limits.maxComputeSharedMemorySize)
         group /= 2;
     const unsigned subs = group / rows;
-    if (shared_bytes(v2, class_a, batch, subs) > ctx->limits.maxComputeSharedMemorySize)
+    if (shared_bytes(v2, class_a, batch, subs, 2) > ctx->limits.maxComputeSharedMemorySize)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: a product of batch %u needs %llu bytes of shared memory, the "
                           "device has %u",
-                          batch, (unsigned long long)shared_bytes(v2, class_a, batch, subs),
+                          batch, (unsigned long long)shared_bytes(v2, class_a, batch, subs, 2),
                           ctx->limits.maxComputeSharedMemorySize);
     uint64_t padded = 1;
     while (padded < vt->tiles_x)
@@ -151,7 +158,8 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     unsigned slices = o->slices;
     if (slices == 0) {
         slices = 1;
-        while (row_groups * slices < TARGET_WORKGROUPS && 2ull * subs * slices <= padded &&
+        const uint64_t target = v2 ? TARGET_WORKGROUPS_V2 : TARGET_WORKGROUPS_V1;
+        while (row_groups * slices < target && 2ull * subs * slices <= padded &&
                slices < MAX_SLICES)
             slices *= 2;
     } else if ((slices & (slices - 1)) != 0 || slices > MAX_SLICES ||
@@ -170,6 +178,9 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     out->steps = (unsigned)steps;
     out->levels = log2_exact(steps) + 1;
     out->s_levels = log2_exact(slices) + 1;
+    const uint64_t all = shared_bytes(v2, class_a, batch, subs, steps);
+    out->act_all = batch == 1 && steps > 1 && all <= ACT_ALL_MAX_BYTES &&
+                   all <= ctx->limits.maxComputeSharedMemorySize;
     if (out->levels > 20)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: %llu columns are beyond the product's block counter",
@@ -225,6 +236,13 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                           "matrix-vector product: batch outside 1..%d, a stride below the "
                           "vector length, or a misaligned offset",
                           SGFP4_MATVEC_MAX_BATCH);
+    const int v1 = vt->profile == SGFP4_PROFILE_V1;
+    if (!v1 && vt->product_bytes == 0)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: the products' layout of this %llux%llu tensor exceeds the "
+                          "device's maxStorageBufferRange (%u bytes)",
+                          (unsigned long long)vt->rows, (unsigned long long)vt->cols,
+                          ctx->limits.maxStorageBufferRange);
     split sp = {0};
     if ((s = choose_split(ctx, vt, class_a, batch, &options, &sp, diag)) != SGFP4_OK)
         return s;
@@ -238,19 +256,16 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
     const uint64_t counters = (row_groups + 15) & ~(uint64_t)15;
     const uint64_t parts = sp.slices > 1 ? row_groups * sp.slices * batch * sp.rows : 0;
     VkDescriptorBufferInfo infos[6];
-    uint64_t src_skip, table_skip, x_skip, y_skip, unused;
-    s = sgfp4_vk_range(ctx, vt->src, vt->src_offset, vt->container_bytes, &infos[0], &src_skip,
-                       diag);
-    infos[1] = infos[0];
-    if (s == SGFP4_OK) {
-        if (vt->profile == SGFP4_PROFILE_V2)
-            s = sgfp4_vk_range(ctx, vt->table_src, vt->table_offset, vt->table_bytes, &infos[2],
-                               &table_skip, diag);
-        else {
-            infos[2] = infos[0];
-            table_skip = 0;
-        }
-    }
+    /* v1 reads the container; v2 the products' layout (codes, maps and descriptions as
+     * words and 16-byte vectors, the leaves' S and Bias as pairs). */
+    uint64_t src_skip, x_skip, y_skip, unused;
+    if (v1)
+        s = sgfp4_vk_range(ctx, vt->src, vt->src_offset, vt->container_bytes, &infos[0],
+                           &src_skip, diag);
+    else
+        s = sgfp4_vk_range(ctx, vt->product.buffer, 0, vt->product_bytes, &infos[0], &src_skip,
+                           diag);
+    infos[1] = infos[2] = infos[0];
     if (s == SGFP4_OK)
         s = sgfp4_vk_range(ctx, x, x_offset, x_bytes, &infos[3], &x_skip, diag);
     if (s == SGFP4_OK)
@@ -268,7 +283,6 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                           "indices or the device's workgroup counts",
                           (unsigned long long)vt->rows, (unsigned long long)vt->cols, batch);
 
-    const int v1 = vt->profile == SGFP4_PROFILE_V1;
     const uint32_t key[K_COUNT] = {
         [K_PROFILE] = v1 ? 0 : 1,
         [K_CLASS] = class_a ? 0 : 1,
@@ -276,10 +290,11 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         [K_X_F16] = !class_a && dtype == SGFP4_DTYPE_F16,
         [K_LEVELS] = sp.levels,
         [K_ROWS] = sp.rows,
-        [K_VEC] = v1 && (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
+        [K_VEC] = !v1 || (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
         [K_GROUP] = sp.rows * sp.subs,
         [K_S_LEVELS] = sp.s_levels,
-        [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH)};
+        [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH),
+        [K_ACT_ALL] = sp.act_all};
     VkPipeline pipeline = VK_NULL_HANDLE;
     if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
         return s;
@@ -304,9 +319,9 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                              (uint32_t)vt->cols,
                              (uint32_t)vt->blocks,
                              (uint32_t)(src_skip / 4),
-                             (uint32_t)(table_skip / 4),
-                             (uint32_t)(vt->record_base / 4),
-                             (uint32_t)vt->leaves,
+                             (uint32_t)(v1 ? 0 : vt->product_at.maps),
+                             (uint32_t)(v1 ? 0 : vt->product_at.desc),
+                             (uint32_t)(v1 ? 0 : vt->product_at.sb / 2),
                              (uint32_t)x_base,
                              (uint32_t)x_step,
                              (uint32_t)(y_skip / 4),

@@ -1,5 +1,5 @@
 /* Making an opened tensor resident on the device: its container bytes (uploaded, or the
- * caller's buffer) and, for v2, the leaf table.
+ * caller's buffer) and, for v2, the leaf table and the products' layout (vk_matvec_layout.c).
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
@@ -63,13 +63,23 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
                               "out of memory for the leaf table");
     }
-    vt->table_bytes = table_words * 4;
     /* An upload keeps the table in the container's buffer, right after the bytes (at a
      * 256-byte boundary, the largest minStorageBufferOffsetAlignment Vulkan allows). */
     const uint64_t container_bytes = with_container ? (t->size + 255) & ~(uint64_t)255 : 0;
     const uint64_t table_bytes = table_words * 4;
+    /* v2: the products' layout, in its own buffer after both in the staging buffer (none
+     * where it would not fit one binding: the products then refuse the tensor). */
+    uint64_t product_bytes = 0;
+    if (t->profile == SGFP4_PROFILE_V2) {
+        product_bytes = 4 * sgfp4_vk_product_layout_words(t, &vt->product_at);
+        if (product_bytes > ctx->limits.maxStorageBufferRange || product_bytes / 4 > UINT32_MAX)
+            product_bytes = 0;
+    }
+    const uint64_t staged = container_bytes + table_bytes + product_bytes;
     sgfp4_vk_buffer staging = {0};
     sgfp4_status s = SGFP4_OK;
+    vt->product_bytes = product_bytes;
+    vt->table_bytes = table_bytes;
     if (with_container) {
         s = sgfp4_vk_buffer_init(ctx, container_bytes + (table_bytes ? table_bytes : 16), 0,
                                  &vt->container, diag);
@@ -80,9 +90,11 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
         vt->table_src = vt->table.buffer;
         vt->table_offset = 0;
     }
-    if (s == SGFP4_OK && container_bytes + table_bytes > 0)
-        s = sgfp4_vk_buffer_init(ctx, container_bytes + table_bytes, 1, &staging, diag);
-    if (s == SGFP4_OK && container_bytes + table_bytes > 0) {
+    if (s == SGFP4_OK && product_bytes)
+        s = sgfp4_vk_buffer_init(ctx, product_bytes, 0, &vt->product, diag);
+    if (s == SGFP4_OK && staged > 0)
+        s = sgfp4_vk_buffer_init(ctx, staged, 1, &staging, diag);
+    if (s == SGFP4_OK && staged > 0) {
         uint8_t *p = staging.mapped;
         if (with_container) {
             memcpy(p, t->data, t->size);
@@ -90,8 +102,15 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
         }
         if (table_bytes)
             memcpy(p + container_bytes, table, table_bytes);
+        if (product_bytes)
+            sgfp4_vk_build_product_layout(t, &vt->product_at,
+                                          (uint32_t *)(p + container_bytes + table_bytes));
         s = sgfp4_vk_begin(ctx, diag);
         if (s == SGFP4_OK) {
+            if (product_bytes) {
+                const VkBufferCopy pc = {container_bytes + table_bytes, 0, product_bytes};
+                vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->product.buffer, 1, &pc);
+            }
             const VkBufferCopy c = {0, 0, container_bytes + table_bytes};
             if (with_container) {
                 vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->container.buffer, 1, &c);
@@ -158,7 +177,7 @@ sgfp4_status sgfp4_vk_tensor_create_from_buffer(sgfp4_vk_context *ctx,
 
 uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor)
 {
-    return tensor ? tensor->table_bytes : 0;
+    return tensor ? tensor->table_bytes + tensor->product_bytes : 0;
 }
 
 void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)
@@ -167,5 +186,6 @@ void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)
         return;
     sgfp4_vk_buffer_release(ctx, &tensor->container);
     sgfp4_vk_buffer_release(ctx, &tensor->table);
+    sgfp4_vk_buffer_release(ctx, &tensor->product);
     free(tensor);
 }

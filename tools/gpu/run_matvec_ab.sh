@@ -7,8 +7,9 @@
 # Run it after `source .gpu/env.sh` (../shared/tools/gpu/README.md). Each step has its own
 # time limit and the run a deadline (SGFP4_RUN_DEADLINE seconds, default 540).
 # SGFP4_RUN_SMALL=1 shrinks the sizes (a rehearsal on lavapipe); SGFP4_AB_VARIANTS names the
-# kernel variants of the A/B (default: default,noprefetch,slices2,slices16). SGFP4_AB_PREBUILT=1
-# uses /tmp/sgfp4-NAME as they are (a rehearsal).
+# kernel variants of the A/B (default: default,noprefetch,slices2,slices16), and
+# SGFP4_AB_TABLE_VARIANTS those of the table (default: the default kernel only).
+# SGFP4_AB_PREBUILT=1 uses /tmp/sgfp4-NAME as they are (a rehearsal).
 # SPDX-License-Identifier: MIT
 set -u
 out=$1
@@ -68,5 +69,6 @@ for round in 1 2; do
     done
 done
 if [ -n "${SGFP4_AB_TABLE:-}" ]; then
-    step 120 "table-$SGFP4_AB_TABLE" sh -c "/tmp/sgfp4-$SGFP4_AB_TABLE/sgfp4 bench --backend vulkan --op matvec $table --json > /dev/null 2> '$out/matvec.txt'; rc=\$?; cat '$out/matvec.txt'; exit \$rc"
+    tv=${SGFP4_AB_TABLE_VARIANTS:+--variant $SGFP4_AB_TABLE_VARIANTS}
+    step 240 "table-$SGFP4_AB_TABLE" sh -c "/tmp/sgfp4-$SGFP4_AB_TABLE/sgfp4 bench --backend vulkan --op matvec $table $tv --json > /dev/null 2> '$out/matvec.txt'; rc=\$?; cat '$out/matvec.txt'; exit \$rc"
 fi

@@ -1,0 +1,76 @@
+/* The products' own layout of a v2 tensor, built once on the CPU at upload from the
+ * validated view. D8 defines a product from the weights, not from how they are stored, so
+ * the products may read the codes in a layout made for the GPU: every 64x64 block as the
+ * rows of 64 four-bit codes that v1 has (16-byte loads, consecutive rows at consecutive
+ * addresses), each leaf's S and Bias already as binary32, and for MIXED records a map from
+ * each 4x4 cell to its leaf. T158 codes (-1, 0, +1) become four-bit codes too: a weight is
+ * S * code + Bias in either mode (D1), so the products compute the same values.
+ * Layout (32-bit words; each section starts at a multiple of 4 words):
+ *   codes: 512 words per block (block b at 512 b): row y in words 8y .. 8y + 7, column x in
+ *          nibble x % 8 of word x / 8, two's complement; columns and rows past the tensor 0;
+ *   maps:  64 words per MIXED record, in block order: byte 16 cy + cx is the index (storage
+ *          order) of the leaf holding cell (cy, cx);
+ *   desc:  2 words per block: the index of its first leaf in sb; the ordinal of its map
+ *          among the MIXED records << 3 | its layout;
+ *   sb:    2 words per leaf in storage order: S and Bias as binary32 bits.
+ * SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "vulkan/vk_internal.h"
+#include "format/bits.h"
+
+static uint64_t align4(uint64_t words) { return (words + 3) & ~(uint64_t)3; }
+
+uint64_t sgfp4_vk_product_layout_words(const sgfp4_tensor *t, sgfp4_vk_product_layout *where)
+{
+    const uint64_t mixed = t->info.records_by_layout[SGFP4_LAYOUT_MIXED];
+    where->maps = 512 * t->blocks;
+    where->desc = where->maps + 64 * mixed;
+    where->sb = align4(where->desc + 2 * t->blocks);
+    return align4(where->sb + 2 * (uint64_t)t->info.leaves);
+}
+
+void sgfp4_vk_build_product_layout(const sgfp4_tensor *t, const sgfp4_vk_product_layout *where,
+                                   uint32_t *w)
+{
+    const uint64_t total = sgfp4_vk_product_layout_words(t, &(sgfp4_vk_product_layout){0});
+    memset(w, 0, total * sizeof *w);
+    sgfp4_leaf_ref refs[SGFP4_MAX_LEAVES];
+    uint32_t first = 0, map = 0;
+    for (uint64_t b = 0; b < t->blocks; b++) {
+        const unsigned n = sgfp4_block_leaf_refs(t, b, refs);
+        const uint32_t offset = sgfp4_load_u32le(t->data + 16 + 4 * b);
+        const uint32_t layout = sgfp4_load_u32le(t->data + t->record_base + offset) & 7u;
+        uint32_t *codes = w + 512 * b;
+        uint8_t *cells = (uint8_t *)(w + where->maps + 64 * (uint64_t)map);
+        for (unsigned i = 0; i < n; i++) {
+            const sgfp4_leaf_ref *leaf = &refs[i];
+            for (unsigned y = 0; y < leaf->size; y++)
+                for (unsigned x = 0; x < leaf->size; x++) {
+                    const unsigned k = y * leaf->size + x; /* row-major in the leaf */
+                    const int code = leaf->mode == SGFP4_MODE_T158
+                                         ? sgfp4_t158_code(leaf->payload, k)
+                                         : sgfp4_fp4_code(leaf->payload, k);
+                    const unsigned row = leaf->y + y, col = leaf->x + x;
+                    codes[8 * row + col / 8] |= ((uint32_t)code & 0xFu) << (4 * (col % 8));
+                }
+            if (layout == SGFP4_LAYOUT_MIXED)
+                for (unsigned cy = leaf->y / 4; cy < (leaf->y + leaf->size) / 4u; cy++)
+                    for (unsigned cx = leaf->x / 4; cx < (leaf->x + leaf->size) / 4u; cx++)
+                        cells[16 * cy + cx] = (uint8_t)i;
+            w[where->sb + 2 * ((uint64_t)first + i)] = sgfp4_float_to_bits(leaf->scale);
+            w[where->sb + 2 * ((uint64_t)first + i) + 1] = sgfp4_float_to_bits(leaf->bias);
+        }
+        /* D8 gives padding columns no weight: their codes stay 0 (the products ignore them). */
+        const uint64_t r0 = (b / t->tiles_x) * 64, c0 = (b % t->tiles_x) * 64;
+        for (unsigned y = 0; y < 64; y++)
+            for (unsigned x = 0; x < 64; x++)
+                if (r0 + y >= t->rows || c0 + x >= t->cols)
+                    codes[8 * y + x / 8] &= ~(0xFu << (4 * (x % 8)));
+        w[where->desc + 2 * b] = first;
+        w[where->desc + 2 * b + 1] = (layout == SGFP4_LAYOUT_MIXED ? map : 0) << 3 | layout;
+        if (layout == SGFP4_LAYOUT_MIXED)
+            map++;
+        first += n;
+    }
+}
