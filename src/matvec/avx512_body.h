@@ -34,6 +34,8 @@
 
 #define MV_FN static __attribute__((target(MV_TARGET)))
 #define MV_INLINE static inline __attribute__((target(MV_TARGET), always_inline))
+/* loops over a chunk's vectors, kept in registers */
+#define MV_UNROLL _Pragma("GCC unroll 4")
 
 /* Per-vector data of one block. */
 typedef struct __attribute__((aligned(64))) mv_prep_a {
@@ -594,19 +596,19 @@ MV_INLINE void fp4_columns(__m512i cells, __m512 table, __m512 wc[4])
         __m512 h_[SGFP4_MATVEC_CHUNK];                                                         \
         c_of(0, l_);                                                                           \
         c_of(4, c_);                                                                           \
-        for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_UNROLL for (unsigned v = 0; v < (nv); v++)                                                    \
             l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
         c_of(2, r_);                                                                           \
         c_of(6, c_);                                                                           \
-        for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_UNROLL for (unsigned v = 0; v < (nv); v++)                                                    \
             h_[v] = _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v]));                         \
         c_of(1, l_);                                                                           \
         c_of(5, c_);                                                                           \
-        for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_UNROLL for (unsigned v = 0; v < (nv); v++)                                                    \
             l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
         c_of(3, r_);                                                                           \
         c_of(7, c_);                                                                           \
-        for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_UNROLL for (unsigned v = 0; v < (nv); v++)                                                    \
             (rows)[v] =                                                                        \
                 _mm512_add_ps(h_[v], _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v])));      \
     } while (0)
@@ -718,6 +720,11 @@ MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
     }
 }
 
+/* How far ahead of a repacked block its products prefetch, and how much (about one block at
+ * 4.5 bits per weight) */
+#define MV_RP_AHEAD 8192u
+#define MV_RP_BLOCK_GUESS 2560u
+
 /* The repacked layout's tile bytes to unit lanes: dword lane 4 c + k (rows 2 c, 2 c + 1 of
  * the unit, cell k & 1) takes byte 2 (c / 2) + (k & 1) of the unit's four, in its low byte
  * (the permutes read its low 5 bits). */
@@ -757,7 +764,7 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
         const __m512i lane_ = _mm512_shuffle_epi8(_mm512_set1_epi32(four_), tiles_of_lanes);   \
         const __m512 sl_ = _mm512_permutex2var_ps(s_lo, lane_, s_hi);                          \
         const __m512 bl_ = _mm512_permutex2var_ps(b_lo, lane_, b_hi);                          \
-        for (unsigned v = 0; v < nv; v++) {                                                    \
+        MV_UNROLL for (unsigned v = 0; v < nv; v++) {                                          \
             const mv_prep_a *a_ = &w->prep.a[v];                                               \
             const __m512i acc_ =                                                               \
                 dot_u8_s8(bcast64i(a_->m8is + 2 * (p)), u_, bcast64i(a_->q + 8 * (p)));        \
@@ -810,7 +817,13 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
         return;
     }
     if (s->class_a && s->plan->repack) {
-        repacked_a(w, s, nv, sgfp4_matvec_repacked_block(s->plan, b), t);
+        const uint8_t *blk = sgfp4_matvec_repacked_block(s->plan, b);
+        /* the layout lies in visit order: the bytes of about the third block ahead
+         * (prefetches never fault, past the layout's end included) */
+        if (s->n0 == 0)
+            for (unsigned l = 0; l < MV_RP_BLOCK_GUESS; l += 64)
+                _mm_prefetch((const char *)blk + MV_RP_AHEAD + l, _MM_HINT_T0);
+        repacked_a(w, s, nv, blk, t);
         return;
     }
     const uint8_t *rec = d + tensor->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
@@ -872,7 +885,9 @@ MV_INLINE void mv_add(float *restrict a, const float *restrict b, unsigned count
 
 /* prefetch the next strip while computing this one (strip_driver.h) */
 #define MV_PREFETCH_NEXT 1
-/* Class A on a plan with the repacked layout streams it in order: no touch pass */
+/* Class A on a plan with the repacked layout streams it in visit order, prefetching it
+ * MV_RP_AHEAD bytes ahead of each block (measured: 8 KB faster than 16 KB, and than the
+ * touch pass with the next-strip prefetch, on cold 4096x4096 products) */
 #define MV_READS_REPACK 1
 #include "matvec/strip_driver.h"
 

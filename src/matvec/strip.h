@@ -100,17 +100,6 @@ static inline void sgfp4_matvec_touch_strip(const sgfp4_matvec_plan *plan, uint6
         sgfp4_matvec_touch(begin, end);
 }
 
-/* Strip by's part of the plan's repacked layout (matvec/repack.h): one run, from its first
- * visited block (block column 0) to the next strip's. */
-static inline void sgfp4_matvec_repack_strip(const sgfp4_matvec_plan *plan, uint64_t by,
-                                             const uint8_t **begin, const uint8_t **end)
-{
-    const sgfp4_tensor *t = plan->tensor;
-    const uint64_t b0 = by * t->tiles_x, b1 = b0 + t->tiles_x;
-    *begin = plan->repack + plan->repack_offset[b0];
-    *end = plan->repack + (b1 < t->blocks ? plan->repack_offset[b1] : plan->repack_bytes);
-}
-
 /* The bytes of strip by that its touch pass reads, as three runs (v2: its part of the plan's
  * block list, of the plan's leaf table, its records; v1: its headers, its offsets, and its
  * payloads from the first block's to the end of the last's when they lie in block order, as

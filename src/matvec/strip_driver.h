@@ -25,27 +25,15 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
 #else
     const bool repacked = false;
 #endif
-    if (repacked) {
-        const uint8_t *begin, *end;
-        sgfp4_matvec_repack_strip(plan, by, &begin, &end);
-        sgfp4_matvec_touch(begin, end);
-    } else {
+    if (!repacked) /* the repacked layout is prefetched as the blocks stream (the set's) */
         sgfp4_matvec_touch_strip(plan, by);
-    }
 #ifdef MV_PREFETCH_NEXT
     /* the next strip's bytes, a slice after each block visit of the first chunk (a set
      * defines MV_PREFETCH_NEXT where this was measured faster: docs/matvec.md "Memory") */
-    const bool ahead = (by + 1) * SGFP4_MB < t->rows;
+    const bool ahead = !repacked && (by + 1) * SGFP4_MB < t->rows;
     sgfp4_matvec_strip_bytes next;
-    if (ahead && repacked) {
-        sgfp4_matvec_repack_strip(plan, by + 1, &next.begin[0], &next.end[0]);
-        if ((size_t)(next.end[0] - next.begin[0]) > SGFP4_MATVEC_AHEAD)
-            next.end[0] = next.begin[0]; /* as for records: both strips must fit the L2 */
-        for (unsigned i = 1; i < 3; i++)
-            next.begin[i] = next.end[i] = next.begin[0];
-    } else if (ahead) {
+    if (ahead)
         sgfp4_matvec_strip_bytes_get(plan, by + 1, &next);
-    }
 #endif
     for (unsigned n0 = 0; n0 < x->batch; n0 += SGFP4_MATVEC_CHUNK) {
         s.n0 = n0;
