@@ -588,6 +588,9 @@ MV_INLINE void fp4_columns(__m512i cells, __m512 table, __m512 wc[4])
     wc[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, 12), table);
 }
 
+/* (the repacked path unrolls its vector loops, measured faster there; the whole-block
+ * paths are faster without) */
+#define MV_TREE_UNROLL
 /* The 8 units of a row group (c_of(p, c) sets c[v] for pair p), tree-summed per vector
  * into rows[v]: ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)). */
 #define GROUP_TREE(nv, rows, c_of)                                                            \
@@ -596,19 +599,19 @@ MV_INLINE void fp4_columns(__m512i cells, __m512 table, __m512 wc[4])
         __m512 h_[SGFP4_MATVEC_CHUNK];                                                         \
         c_of(0, l_);                                                                           \
         c_of(4, c_);                                                                           \
-        MV_UNROLL for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
             l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
         c_of(2, r_);                                                                           \
         c_of(6, c_);                                                                           \
-        MV_UNROLL for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
             h_[v] = _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v]));                         \
         c_of(1, l_);                                                                           \
         c_of(5, c_);                                                                           \
-        MV_UNROLL for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
             l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
         c_of(3, r_);                                                                           \
         c_of(7, c_);                                                                           \
-        MV_UNROLL for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
             (rows)[v] =                                                                        \
                 _mm512_add_ps(h_[v], _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v])));      \
     } while (0)
@@ -772,7 +775,11 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
                                      _mm512_mul_ps(bl_, bcast64f(a_->isf + 2 * (p))));         \
         }                                                                                      \
     } while (0)
+#undef MV_TREE_UNROLL
+#define MV_TREE_UNROLL MV_UNROLL
         GROUP_TREE(nv, rows, C_OF_R);
+#undef MV_TREE_UNROLL
+#define MV_TREE_UNROLL
 #undef C_OF_R
         for (unsigned v = 0; v < nv; v++)
             emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, w->prep.a[v].d, true);
