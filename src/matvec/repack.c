@@ -25,7 +25,8 @@ static size_t repack_block(const sgfp4_tensor *t, uint64_t b, uint8_t *out)
 {
     sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
     const unsigned n = sgfp4_block_leaf_refs(t, b, leaves);
-    uint8_t owner[16][16]; /* the leaf of each 4x4 tile */
+    uint8_t owner[16][16]; /* the leaf of each 4x4 tile (a validated block's leaves tile it) */
+    memset(owner, 0, sizeof owner);
     for (unsigned i = 0; i < n; i++) {
         const sgfp4_leaf_ref *l = &leaves[i];
         for (unsigned ty = l->y / 4u; ty < (l->y + l->size) / 4u; ty++)
