@@ -65,18 +65,38 @@ static size_t repack_block(const sgfp4_tensor *t, uint64_t b, uint8_t *out)
     if (!out)
         return bytes;
     memset(out + pos, 0, bytes - pos);
-    const uint64_t c0 = (b % t->tiles_x) * SGFP4_MB;
-    for (unsigned g = 0; g < 8; g++)
-        for (unsigned p = 0; p < 8; p++)
-            for (unsigned lane = 0; lane < 16; lane++)
-                for (unsigned m = 0; m < 4; m++) {
-                    const unsigned y = 8 * g + lane / 2, x = 8 * p + 4 * (lane % 2) + m;
-                    const int code =
-                        c0 + x < t->cols ? code_at(&leaves[owner[y / 4][x / 4]], y, x) : 0;
-                    uint8_t *byte = out + 256 * g + 64 * (p % 4) + 4 * lane + m;
-                    const uint8_t u = (uint8_t)(code + 8);
-                    *byte = p < 4 ? u : (uint8_t)(*byte | u << 4);
+    /* the block's u = code + 8, leaf by leaf (padding columns: code 0) */
+    uint8_t u[SGFP4_MB][SGFP4_MB];
+    for (unsigned i = 0; i < n; i++) {
+        const sgfp4_leaf_ref *l = &leaves[i];
+        for (unsigned y = 0; y < l->size; y++) {
+            uint8_t *row = u[l->y + y] + l->x;
+            if (l->mode == SGFP4_MODE_FP4) { /* nibble ^ 8 = code + 8 (D4) */
+                const uint8_t *pairs = l->payload + y * l->size / 2u;
+                for (unsigned x = 0; x < l->size; x += 2) {
+                    row[x] = (uint8_t)((pairs[x / 2] & 15u) ^ 8u);
+                    row[x + 1] = (uint8_t)((pairs[x / 2] >> 4) ^ 8u);
                 }
+            } else {
+                for (unsigned x = 0; x < l->size; x++)
+                    row[x] = (uint8_t)(code_at(l, l->y + y, l->x + x) + 8);
+            }
+        }
+    }
+    const uint64_t c0 = (b % t->tiles_x) * SGFP4_MB;
+    for (unsigned x = 0; x < SGFP4_MB; x++)
+        if (c0 + x >= t->cols)
+            for (unsigned y = 0; y < SGFP4_MB; y++)
+                u[y][x] = 8;
+    for (unsigned g = 0; g < 8; g++)
+        for (unsigned p = 0; p < 4; p++) {
+            uint8_t *line = out + 256 * g + 64 * p; /* units p (low nibbles) and p + 4 */
+            for (unsigned lane = 0; lane < 16; lane++) {
+                const uint8_t *row = u[8 * g + lane / 2] + 8 * p + 4 * (lane % 2);
+                for (unsigned m = 0; m < 4; m++)
+                    line[4 * lane + m] = (uint8_t)(row[m] | row[32 + m] << 4);
+            }
+        }
     return bytes;
 }
 
