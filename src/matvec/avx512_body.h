@@ -29,10 +29,13 @@
 #include <immintrin.h>
 
 #include "decode/kernels.h"
+#include "matvec/repack.h"
 #include "matvec/strip.h"
 
 #define MV_FN static __attribute__((target(MV_TARGET)))
 #define MV_INLINE static inline __attribute__((target(MV_TARGET), always_inline))
+/* loops over a chunk's vectors, kept in registers */
+#define MV_UNROLL _Pragma("GCC unroll 4")
 
 /* Per-vector data of one block. */
 typedef struct __attribute__((aligned(64))) mv_prep_a {
@@ -585,6 +588,9 @@ MV_INLINE void fp4_columns(__m512i cells, __m512 table, __m512 wc[4])
     wc[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, 12), table);
 }
 
+/* (the repacked path unrolls its vector loops, measured faster there; the whole-block
+ * paths are faster without) */
+#define MV_TREE_UNROLL
 /* The 8 units of a row group (c_of(p, c) sets c[v] for pair p), tree-summed per vector
  * into rows[v]: ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)). */
 #define GROUP_TREE(nv, rows, c_of)                                                            \
@@ -593,19 +599,19 @@ MV_INLINE void fp4_columns(__m512i cells, __m512 table, __m512 wc[4])
         __m512 h_[SGFP4_MATVEC_CHUNK];                                                         \
         c_of(0, l_);                                                                           \
         c_of(4, c_);                                                                           \
-        for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
             l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
         c_of(2, r_);                                                                           \
         c_of(6, c_);                                                                           \
-        for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
             h_[v] = _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v]));                         \
         c_of(1, l_);                                                                           \
         c_of(5, c_);                                                                           \
-        for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
             l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
         c_of(3, r_);                                                                           \
         c_of(7, c_);                                                                           \
-        for (unsigned v = 0; v < (nv); v++)                                                    \
+        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
             (rows)[v] =                                                                        \
                 _mm512_add_ps(h_[v], _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v])));      \
     } while (0)
@@ -717,6 +723,77 @@ MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
     }
 }
 
+/* How far ahead of a repacked block its products prefetch, and how much (about one block at
+ * 4.5 bits per weight), spread over its row groups: one burst of 40 prefetches per block
+ * made one process in three run at a third of the speed on the AMD VM, cold and warm (the
+ * prefetches stalling; measured: 8 KB ahead faster than 12 or 16 KB, and than prefetcht1) */
+#define MV_RP_AHEAD 8192u
+#define MV_RP_BLOCK_GUESS 2560u
+
+/* The repacked layout's tile bytes to unit lanes: dword lane 4 c + k (rows 2 c, 2 c + 1 of
+ * the unit, cell k & 1) takes byte 2 (c / 2) + (k & 1) of the unit's four, in its low byte
+ * (the permutes read its low 5 bits). */
+#define TB(c) (int8_t)(2 * ((c) / 2)), -128, -128, -128, (int8_t)(2 * ((c) / 2) + 1), -128, -128, -128
+static const int8_t repack_tile_bytes[64] __attribute__((aligned(64))) = {
+    TB(0), TB(0), TB(1), TB(1), TB(2), TB(2), TB(3), TB(3)};
+#undef TB
+
+/* A block of the plan's repacked layout (matvec/repack.h), Class A: per group the S and B
+ * tables (up to 32 entries, two registers each), per unit its codes from one nibble half of
+ * a 64-byte line, and the S and B of each lane's tile by two-register permutes. */
+MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
+                          const uint8_t *blk, float (*t)[SGFP4_MB])
+{
+    const __m512i tiles_of_lanes = _mm512_load_si512(repack_tile_bytes);
+    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    for (unsigned g = s->g0; g < s->g1; g++) {
+        const uint8_t *codes = blk + 256 * g;
+        /* the layout lies in visit order: per group an eighth of the bytes of about the
+         * third block ahead (prefetches never fault, past the layout's end included) */
+        if (s->n0 == 0)
+            for (unsigned l = 0; l < MV_RP_BLOCK_GUESS / 8; l += 64)
+                _mm_prefetch((const char *)blk + MV_RP_AHEAD + MV_RP_BLOCK_GUESS / 8 * g + l,
+                             _MM_HINT_T0);
+        const uint8_t *meta = blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
+        const unsigned n = blk[SGFP4_RP_CODES + 16 + g];
+        const __mmask16 m_lo = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+        const __mmask16 m_hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
+        const uint8_t *s16 = meta + SGFP4_RP_TILES, *b16 = s16 + 2 * n;
+        const __m512 s_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, s16));
+        const __m512 s_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, s16 + 32));
+        const __m512 b_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, b16));
+        const __m512 b_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, b16 + 32));
+        __m512 rows[SGFP4_MATVEC_CHUNK];
+#define C_OF_R(p, c)                                                                           \
+    do {                                                                                       \
+        const __m512i z_ = _mm512_load_si512(codes + 64 * ((p) % 4));                          \
+        const __m512i u_ = (p) < 4 ? _mm512_and_si512(z_, low)                                 \
+                                   : _mm512_and_si512(_mm512_srli_epi16(z_, 4), low);          \
+        int32_t four_;                                                                         \
+        memcpy(&four_, meta + 4 * (p), 4);                                                     \
+        const __m512i lane_ = _mm512_shuffle_epi8(_mm512_set1_epi32(four_), tiles_of_lanes);   \
+        const __m512 sl_ = _mm512_permutex2var_ps(s_lo, lane_, s_hi);                          \
+        const __m512 bl_ = _mm512_permutex2var_ps(b_lo, lane_, b_hi);                          \
+        MV_UNROLL for (unsigned v = 0; v < nv; v++) {                                          \
+            const mv_prep_a *a_ = &w->prep.a[v];                                               \
+            const __m512i acc_ =                                                               \
+                dot_u8_s8(bcast64i(a_->m8is + 2 * (p)), u_, bcast64i(a_->q + 8 * (p)));        \
+            (c)[v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc_), sl_,                            \
+                                     _mm512_mul_ps(bl_, bcast64f(a_->isf + 2 * (p))));         \
+        }                                                                                      \
+    } while (0)
+#undef MV_TREE_UNROLL
+#define MV_TREE_UNROLL MV_UNROLL
+        GROUP_TREE(nv, rows, C_OF_R);
+#undef MV_TREE_UNROLL
+#define MV_TREE_UNROLL
+#undef C_OF_R
+        for (unsigned v = 0; v < nv; v++)
+            emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, w->prep.a[v].d, true);
+    }
+}
+
 /* ---- the block -------------------------------------------------------------------------- */
 
 /* Whether the 64 UNIFORM_8 leaf headers at h are all FP4 (flag bit 0 clear). */
@@ -752,6 +829,11 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
         }
         leaf_units(w, s, nv, 4, SGFP4_MODE_T158, payload, 0, 0, scale, bias, lo, hi, padded);
         cell_trees(w, s, nv, t);
+        return;
+    }
+    if (s->class_a && s->plan->repack) {
+        const uint8_t *blk = sgfp4_matvec_repacked_block(s->plan, b);
+        repacked_a(w, s, nv, blk, t);
         return;
     }
     const uint8_t *rec = d + tensor->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
@@ -813,6 +895,10 @@ MV_INLINE void mv_add(float *restrict a, const float *restrict b, unsigned count
 
 /* prefetch the next strip while computing this one (strip_driver.h) */
 #define MV_PREFETCH_NEXT 1
+/* Class A on a plan with the repacked layout streams it in visit order, prefetching it
+ * MV_RP_AHEAD bytes ahead (measured faster than the touch pass with the next-strip
+ * prefetch over the layout, on cold 4096x4096 products) */
+#define MV_READS_REPACK 1
 #include "matvec/strip_driver.h"
 
 MV_FN void mv_rows_q8(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
@@ -873,4 +959,4 @@ MV_FN void mv_quantize(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t 
     }
 }
 
-const sgfp4_matvec_kernels MV_SET = {MV_SET_NAME, mv_rows_q8, mv_rows_float, mv_quantize};
+const sgfp4_matvec_kernels MV_SET = {MV_SET_NAME, mv_rows_q8, mv_rows_float, mv_quantize, true};

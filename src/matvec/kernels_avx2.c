@@ -486,5 +486,5 @@ MV_FN void avx2_quantize(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_
 }
 
 const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx2 = {"avx2", avx2_rows_q8, avx2_rows_float,
-                                                        avx2_quantize};
+                                                        avx2_quantize, false};
 #endif

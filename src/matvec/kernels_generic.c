@@ -122,4 +122,4 @@ static void generic_rows_float(const sgfp4_matvec_plan *plan, uint64_t r0, uint6
 }
 
 const sgfp4_matvec_kernels sgfp4_matvec_kernels_generic = {
-    "generic", generic_rows_q8, generic_rows_float, sgfp4_matvec_quantize_scalar};
+    "generic", generic_rows_q8, generic_rows_float, sgfp4_matvec_quantize_scalar, false};

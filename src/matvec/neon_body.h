@@ -465,4 +465,4 @@ MV_FN void mv_quantize(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t 
     }
 }
 
-const sgfp4_matvec_kernels MV_SET = {MV_SET_NAME, mv_rows_q8, mv_rows_float, mv_quantize};
+const sgfp4_matvec_kernels MV_SET = {MV_SET_NAME, mv_rows_q8, mv_rows_float, mv_quantize, false};

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT */
 #include "decode/kernels.h"
 #include "matvec/matvec_internal.h"
+#include "matvec/repack.h"
 
 /* The record of block b of a v2 view. */
 static const uint8_t *record_of(const sgfp4_tensor *t, uint64_t b)
@@ -47,6 +48,13 @@ static uint64_t fill_table(const sgfp4_tensor *t, sgfp4_matvec_block_leaves *blo
 
 sgfp4_status sgfp4_matvec_plan_create(const sgfp4_tensor *tensor, sgfp4_matvec_plan **out)
 {
+    return sgfp4_matvec_plan_create_with(tensor, sgfp4_matvec_kernels_best()->reads_repack,
+                                         out);
+}
+
+sgfp4_status sgfp4_matvec_plan_create_with(const sgfp4_tensor *tensor, bool repack,
+                                           sgfp4_matvec_plan **out)
+{
     if (out)
         *out = NULL;
     if (!tensor || !out)
@@ -54,7 +62,7 @@ sgfp4_status sgfp4_matvec_plan_create(const sgfp4_tensor *tensor, sgfp4_matvec_p
     sgfp4_matvec_plan *plan = sgfp4_alloc_with(&tensor->allocator, sizeof *plan);
     if (!plan)
         return SGFP4_ERR_NOMEM;
-    *plan = (sgfp4_matvec_plan){tensor, NULL, NULL, 0, {0}, 0, sizeof *plan};
+    *plan = (sgfp4_matvec_plan){.tensor = tensor, .bytes = sizeof *plan};
     for (unsigned i = 0; i < 64; i++) /* 8x8 leaf i at (8 (i / 8), 8 (i % 8)), payload 32 i */
         plan->uniform8_entries[i] =
             SGFP4_MATVEC_ENTRY((i / 8 * 2) << 4 | i % 8 * 2, i, (272 + 32 * i) / 16);
@@ -90,6 +98,11 @@ sgfp4_status sgfp4_matvec_plan_create(const sgfp4_tensor *tensor, sgfp4_matvec_p
             fill_table(tensor, blocks, entries);
         }
         plan->bytes += block_bytes + (size_t)count * sizeof *entries;
+        const sgfp4_status st = repack ? sgfp4_matvec_repack_build(plan) : SGFP4_OK;
+        if (st != SGFP4_OK) {
+            sgfp4_matvec_plan_free(plan);
+            return st;
+        }
     }
     *out = plan;
     return SGFP4_OK;
@@ -100,6 +113,7 @@ void sgfp4_matvec_plan_free(sgfp4_matvec_plan *plan)
     if (!plan)
         return;
     const sgfp4_allocator *a = &plan->tensor->allocator;
+    sgfp4_matvec_repack_free(plan);
     sgfp4_free_with(a, (void *)plan->entries);
     sgfp4_free_with(a, (void *)plan->blocks);
     sgfp4_free_with(a, plan);

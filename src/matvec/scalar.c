@@ -163,4 +163,4 @@ static void scalar_rows_float(const sgfp4_matvec_plan *plan, uint64_t r0, uint64
 }
 
 const sgfp4_matvec_kernels sgfp4_matvec_kernels_scalar = {
-    "scalar", scalar_rows_q8, scalar_rows_float, sgfp4_matvec_quantize_scalar};
+    "scalar", scalar_rows_q8, scalar_rows_float, sgfp4_matvec_quantize_scalar, false};

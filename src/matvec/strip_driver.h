@@ -20,11 +20,17 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
     float stack[SGFP4_MATVEC_STACK][SGFP4_MATVEC_CHUNK][SGFP4_MB] __attribute__((aligned(64)));
     mv_work work;
     float *out = y->base + (by * SGFP4_MB + ya - y->row_begin);
-    sgfp4_matvec_touch_strip(plan, by);
+#ifdef MV_READS_REPACK
+    const bool repacked = class_a && plan->repack;
+#else
+    const bool repacked = false;
+#endif
+    if (!repacked) /* the repacked layout is prefetched as the blocks stream (the set's) */
+        sgfp4_matvec_touch_strip(plan, by);
 #ifdef MV_PREFETCH_NEXT
     /* the next strip's bytes, a slice after each block visit of the first chunk (a set
      * defines MV_PREFETCH_NEXT where this was measured faster: docs/matvec.md "Memory") */
-    const bool ahead = (by + 1) * SGFP4_MB < t->rows;
+    const bool ahead = !repacked && (by + 1) * SGFP4_MB < t->rows;
     sgfp4_matvec_strip_bytes next;
     if (ahead)
         sgfp4_matvec_strip_bytes_get(plan, by + 1, &next);

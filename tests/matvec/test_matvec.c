@@ -28,6 +28,7 @@
 
 #include "matvec/d8_reference.h"
 #include "matvec/matvec_paths.h"
+#include "matvec/repack.h"
 #include "sgfp4_experimental.h"
 #include "sgfp4_model.h"
 #include "support/generator.h"
@@ -297,21 +298,57 @@ static void check_series(const sgfp4_matvec_plan *plan, const d8_matrix *m, cons
     free(q8);
 }
 
-/* Both classes with random activation kinds, batches and dtypes. */
+/* What the series ran on plans with the repacked layout (matvec/repack.h) and what those
+ * layouts held: repacked_layout_is_exercised() asserts that every feature was covered. */
+static uint64_t repacked_series, plain_v2_series, wide_groups, t158_blocks, small_leaf_blocks;
+
+static void tally_repack(const sgfp4_matvec_plan *plan)
+{
+    const sgfp4_tensor *t = plan->tensor;
+    sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
+    for (uint64_t b = 0; b < t->blocks; b++) {
+        const uint8_t *blk = sgfp4_matvec_repacked_block(plan, b);
+        for (unsigned g = 0; g < 8; g++)
+            wide_groups += blk[SGFP4_RP_CODES + 16 + g] > 16; /* the tables' second register */
+        const unsigned n = sgfp4_block_leaf_refs(t, b, leaves);
+        bool t158 = false, small = false;
+        for (unsigned i = 0; i < n; i++) {
+            t158 |= leaves[i].mode == SGFP4_MODE_T158;
+            small |= leaves[i].size == 4;
+        }
+        t158_blocks += t158;
+        small_leaf_blocks += small;
+    }
+}
+
+/* Both classes with random activation kinds, batches and dtypes; a v2 tensor on a plan with
+ * the repacked layout (where the fastest set reads it, as sgfp4_matvec_plan_create builds
+ * it) and on one without, pairs of series (both classes) on each. */
 static void check_tensor(const char *what, const sgfp4_tensor *t, const d8_matrix *m,
                          unsigned count, unsigned rounds)
 {
-    sgfp4_matvec_plan *plan;
-    assert_int_equal(sgfp4_matvec_plan_create(t, &plan), SGFP4_OK);
+    sgfp4_matvec_plan *plans[2] = {NULL, NULL};
+    assert_int_equal(sgfp4_matvec_plan_create(t, &plans[0]), SGFP4_OK);
+    const bool repack = t->profile == SGFP4_PROFILE_V2 && sgfp4_matvec_kernels_best()->reads_repack;
+    assert_true((plans[0]->repack != NULL) == repack);
+    if (repack) {
+        tally_repack(plans[0]);
+        assert_int_equal(sgfp4_matvec_plan_create_with(t, false, &plans[1]), SGFP4_OK);
+        assert_null(plans[1]->repack);
+    }
     static const unsigned batches[] = {1, 1, 2, 3, 4, 5, 8, 16};
     for (unsigned i = 0; i < count; i++) {
         series s = {what, (x_kind)below(X_KINDS), batches[below(8)],
                     below(4) ? SGFP4_DTYPE_F32 : SGFP4_DTYPE_F16, i % 2 == 0, rounds};
         if (s.class_a && s.kind == X_NONFINITE)
             s.kind = X_MIXED;
+        const sgfp4_matvec_plan *plan = plans[1] && (i / 2) % 2 ? plans[1] : plans[0];
+        repacked_series += plan->repack != NULL;
+        plain_v2_series += t->profile == SGFP4_PROFILE_V2 && !plan->repack;
         check_series(plan, m, &s);
     }
-    sgfp4_matvec_plan_free(plan);
+    sgfp4_matvec_plan_free(plans[0]);
+    sgfp4_matvec_plan_free(plans[1]);
 }
 
 static sgfp4_tensor *open_or_fail(const void *data, size_t size, sgfp4_profile profile,
@@ -940,8 +977,13 @@ static void arguments_are_checked(void **state)
     assert_null(plan);
     assert_int_equal(sgfp4_matvec_plan_create(t, NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_matvec_plan_create(t, &plan), SGFP4_OK);
-    /* through the tensor's allocator: the object, and for v2 its leaf table (two arrays) */
-    assert_true(allocations >= before + 2 && allocations <= before + 3);
+    /* through the tensor's allocator: the object, for v2 its leaf table (two arrays) and,
+     * where the fastest kernel set reads it, the repacked layout (two more) */
+    const unsigned repack = sgfp4_matvec_kernels_best()->reads_repack ? 2 : 0;
+    assert_true(allocations >= before + 2 + repack && allocations <= before + 3 + repack);
+    assert_true((plan->repack != NULL) == (repack != 0));
+    if (plan->repack) /* counted: at least its 2 KB of codes per block */
+        assert_true(sgfp4_matvec_plan_bytes(plan) >= 2048 * t->blocks);
     assert_true(sgfp4_matvec_plan_bytes(plan) >= sizeof(sgfp4_matvec_block_leaves) * t->blocks);
     assert_int_equal(sgfp4_matvec_plan_bytes(NULL), 0);
 
@@ -1096,6 +1138,23 @@ static void arguments_are_checked(void **state)
     gen_free(&c);
 }
 
+/* Run last: the series above ran every kernel set on plans with the repacked layout and
+ * on plans without it, and the layouts held groups of more than 16 leaves, T158 leaves and
+ * 4x4 leaves (so a wrong layout or a wrong read of it would have failed them). */
+static void repacked_layout_is_exercised(void **state)
+{
+    (void)state;
+    print_message("series on repacked plans %llu, on plain v2 plans %llu; groups of > 16 "
+                  "leaves %llu, blocks with T158 %llu, with 4x4 leaves %llu\n",
+                  (unsigned long long)repacked_series, (unsigned long long)plain_v2_series,
+                  (unsigned long long)wide_groups, (unsigned long long)t158_blocks,
+                  (unsigned long long)small_leaf_blocks);
+    if (!sgfp4_matvec_kernels_best()->reads_repack)
+        skip();
+    assert_true(repacked_series > 0 && plain_v2_series > 0);
+    assert_true(wide_groups > 0 && t158_blocks > 0 && small_leaf_blocks > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1112,6 +1171,7 @@ int main(void)
         cmocka_unit_test(golden_containers),
         cmocka_unit_test(encoded_shapes),
         cmocka_unit_test(real_tensors),
+        cmocka_unit_test(repacked_layout_is_exercised),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
