@@ -288,10 +288,8 @@ void sgfp4_vk_gemv_release(sgfp4_vk_context *ctx);
 double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);
 
 /* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, blocks
- * record locations, one packed word per leaf (see shaders/decode_body.glsl, s_leaf), then two
- * T158 mask words per block (read by no shader since the products have their own layout,
- * vk_matvec_layout.c). Returns the word count, or 0 when
- * out of memory; *words is released with sgfp4_free_with(&t->allocator, ...). */
+ * record locations, one packed word per leaf (see shaders/decode_body.glsl, s_leaf). Returns
+ * the word count, or 0 when out of memory; *words is released with sgfp4_free_with(&t->allocator, ...). */
 size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words);
 
 /* The products' layout of a v2 tensor (vk_matvec_layout.c: four-bit codes in v1's row
