@@ -60,6 +60,12 @@ SGFP4_API uint64_t sgfp4_llc_bytes(void);
 /** Matrix-vector products with the integer dot products written out even where the device's
  *  own (OpSDot) could be used (to test the path of adopted devices). */
 #define SGFP4_VK_NO_INTEGER_DOT (1u << 5)
+/** v2: decode from the products' layout of the tensor (built at upload for the products:
+ *  four-bit codes in v1's row order, S and Bias as binary32) instead of the leaf table and
+ *  the records, where the tensor has one; the same bits. Not the default until measured
+ *  faster on a GPU (docs/benchmarks.md). SGFP4_VK_V2_TABLE wins over it, it over
+ *  SGFP4_VK_V2_WALK. */
+#define SGFP4_VK_V2_LAYOUT (1u << 6)
 
 /* Flags of sgfp4_vk_matvec_options.flags: how a v1 product's workgroup is shaped (rows of
  * the 64-row band it takes; v2 products always take 64), and not loading the next blocks'

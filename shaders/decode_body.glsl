@@ -18,7 +18,8 @@
 
 layout(local_size_x = 256) in;
 
-// 0 = v1; 1 = v2 reading the CPU-built leaf table; 2 = v2 walking the record in the shader.
+// 0 = v1; 1 = v2 reading the CPU-built leaf table; 2 = v2 walking the record in the shader;
+// 3 = v2 reading the products' layout (src/vulkan/vk_matvec_layout.c) in binding 0.
 layout(constant_id = 0) const uint PROFILE = 0;
 // 0 = f32, 1 = f16, 2 = bf16 (sgfp4_dtype).
 layout(constant_id = 1) const uint DTYPE = 0;
@@ -45,6 +46,9 @@ layout(push_constant) uniform Params {
     uint dst_base;    // first output element in bindings 2/3 (elements of DTYPE)
     uint row_stride;  // output row stride in elements
     uint record_base; // v2: align16(16 + 4B) / 4, in words from the container start
+    uint map_base;    // PROFILE 3: first word of the layout's cell maps in binding 0
+    uint desc_base;   //   of its block descriptions
+    uint sb_base;     //   of its leaves' S and Bias
 } pc;
 
 // A leaf, packed: payload word offset from the record start (bits 0-15), Morton index of
@@ -734,6 +738,103 @@ void decode_block_v2(uint bx, uint by, uint lid, Record r)
         decode_v2_16(bx, by, lid, r);
 }
 
+// ---- v2 from the products' layout ---------------------------------------------------------
+// The layout (vk_matvec_layout.c) holds each block's 64 rows of 64 four-bit codes in v1's
+// order (row y in words 8y .. 8y + 7 of the block's 512, column x in nibble x % 8), T158
+// codes as -1, 0, +1; each leaf's S and Bias as binary32 bits; for MIXED records a byte per
+// 4x4 cell naming its leaf. The weight is the same fma of the same S, code and Bias as in
+// the record's own decode, so the bits are the same: a code word serves 8 weights (16-bit
+// outputs) or 4 (f32), and a cell's S and Bias are two loads.
+
+// S and Bias of leaf `leaf` (index in storage order over the whole tensor).
+Affine layout_affine(uint leaf)
+{
+    uint sbits = src[pc.sb_base + 2u * leaf], bbits = src[pc.sb_base + 2u * leaf + 1u];
+#ifdef SGFP4_INTEGER_RECONSTRUCTION
+    // Both are fp16 values: the conversion back is exact.
+    return prepare(float_bits_to_half(sbits), float_bits_to_half(bbits));
+#else
+    Affine a;
+    a.s = uintBitsToFloat(sbits);
+    a.b = uintBitsToFloat(bbits);
+    return a;
+#endif
+}
+
+// The leaves (storage order) of the two 4x4 cells at (row, col) and (row, col + 4) of a block
+// whose description is (first, what); col is a multiple of 8.
+uvec2 layout_leaves(uint first, uint what, uint row, uint col)
+{
+    uint lay = what & 7u;
+    if (lay == LAYOUT_MIXED) {
+        uint cell = ((row >> 2) << 4) + (col >> 2); // even: both cells in one map word
+        uint word = src[pc.map_base + 64u * (what >> 3) + (cell >> 2)];
+        uint sh = (cell & 3u) * 8u;
+        return first + uvec2((word >> sh) & 0xFFu, (word >> (sh + 8u)) & 0xFFu);
+    }
+    uint l = lay == 5u ? 2u : 6u - lay; // log2(leaf size); uniform leaves in raster order
+    uint li = ((row >> l) << (6u - l)) + (col >> l);
+    return first + uvec2(li, li + (l == 2u ? 1u : 0u));
+}
+
+// The four weights (f32 bits) of the four signed 4-bit codes in the low 16 bits of `codes`.
+uvec4 layout_weights(Affine a, uint codes)
+{
+    uvec4 w;
+    for (uint j = 0u; j < 4u; j++)
+        w[j] = reconstruct(a, bitfieldExtract(int(codes), int(4u * j), 4));
+    return w;
+}
+
+void decode_block_layout(uint bx, uint by, uint b, uint lid)
+{
+    // 16-bit outputs: chunks of 8 weights, c = lid + 256k (k = 0, 1), row c / 8, columns
+    // 8 (c % 8): its code word is word c of the block. f32: chunks of 4, c = lid + 256k
+    // (k = 0..3), row c / 16, columns 4 (c % 16): half of word c / 2.
+    const uint W = DTYPE == 0u ? 4u : 8u;
+    const uint CHUNKS = 16u / W;
+    const uint PER_ROW = 64u / W;
+    uint first = src[pc.desc_base + 2u * b], what = src[pc.desc_base + 2u * b + 1u];
+    if ((what & 7u) == 0u) {
+        // One 64x64 leaf: its codes are a v1 FP4 payload (T158 codes as -1, 0, +1 give the
+        // same weights), so the block takes v1's kernel, its 16-bit table included. The
+        // header carries S and Bias as fp16 bits again (exact: both are fp16 values).
+        uint sbits = src[pc.sb_base + 2u * first], bbits = src[pc.sb_base + 2u * first + 1u];
+        decode_block_v1(bx, by, lid, (float_bits_to_half(sbits) << 16) | float_bits_to_half(bbits),
+                        512u * b, 0u);
+        return;
+    }
+    uint word[4];
+    for (uint k = 0u; k < CHUNKS; k++) {
+        uint c = lid + 256u * k;
+        word[k] = src[512u * b + (W == 8u ? c : c >> 1)];
+    }
+    for (uint k = 0u; k < CHUNKS; k++) {
+        uint c = lid + 256u * k;
+        uint row = c / PER_ROW, col = (c % PER_ROW) * W;
+        uint grow = by * 64u + row, gcol = bx * 64u + col;
+        if (grow >= pc.rows || gcol >= pc.cols)
+            continue;
+        uvec2 leaf = layout_leaves(first, what, row, col & ~7u);
+        if (W == 4u) {
+            uint codes = word[k] >> ((c & 1u) * 16u);
+            store_f32(grow, gcol, layout_weights(layout_affine((c & 1u) == 0u ? leaf.x : leaf.y),
+                                                 codes));
+        } else {
+            Affine a0 = layout_affine(leaf.x);
+            uvec2 lo = pack16(layout_weights(a0, word[k]), a0);
+            uvec2 hi;
+            if (leaf.y == leaf.x) {
+                hi = pack16(layout_weights(a0, word[k] >> 16), a0);
+            } else {
+                Affine a1 = layout_affine(leaf.y);
+                hi = pack16(layout_weights(a1, word[k] >> 16), a1);
+            }
+            store8_packed(grow, gcol, uvec4(lo, hi));
+        }
+    }
+}
+
 void main()
 {
     uint lid = gl_LocalInvocationID.x;
@@ -745,6 +846,8 @@ void main()
         uint off = src[pc.src_base + pc.blocks + b];
         decode_block_v1(bx, by, lid, header, pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2),
                         off & 1u);
+    } else if (PROFILE == 3u) {
+        decode_block_layout(bx, by, b, lid);
     } else {
         decode_block_v2(bx, by, lid, PROFILE == 1u ? load_table(b, lid) : walk_record(b, lid));
     }

@@ -35,7 +35,13 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
                           "Vulkan: an output of %llu elements exceeds the shaders' 32-bit "
                           "indices or maxStorageBufferRange",
                           (unsigned long long)span);
+    /* v2 decodes from the products' layout where SGFP4_VK_V2_LAYOUT asks for it and the
+     * tensor has one (none where it would exceed one binding); else from the leaf table or
+     * the record walk. */
+    const int from_layout = vt->profile == SGFP4_PROFILE_V2 && vt->product_bytes &&
+                            (ctx->flags & SGFP4_VK_V2_LAYOUT) && !(ctx->flags & SGFP4_VK_V2_TABLE);
     const unsigned kernel = vt->profile == SGFP4_PROFILE_V1 ? SGFP4_VK_KERNEL_V1
+                            : from_layout                  ? SGFP4_VK_KERNEL_V2_LAYOUT
                             : vt->walk                     ? SGFP4_VK_KERNEL_V2_WALK
                                                            : SGFP4_VK_KERNEL_V2_TABLE;
     *d = (sgfp4_vk_dispatch){.layout = ctx->pipeline_layout,
@@ -44,8 +50,12 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     sgfp4_status s = sgfp4_vk_pipeline(ctx, kernel, dtype, &d->pipeline, diag);
     if (s != SGFP4_OK)
         return s;
+    const VkDescriptorBufferInfo container =
+        from_layout ? (VkDescriptorBufferInfo){vt->product.buffer, 0, vt->product_bytes}
+                    : (VkDescriptorBufferInfo){vt->src, src_at,
+                                               (vt->src_offset - src_at) + vt->container_bytes};
     const VkDescriptorBufferInfo infos[SGFP4_VK_BINDINGS] = {
-        {vt->src, src_at, (vt->src_offset - src_at) + vt->container_bytes},
+        container,
         {vt->table_src, vt->table_offset, VK_WHOLE_SIZE},
         {dst, dst_at, dst_bytes},
         {dst, dst_at, dst_bytes},
@@ -56,11 +66,15 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
                                     .rows = (uint32_t)vt->rows,
                                     .cols = (uint32_t)vt->cols,
                                     .blocks = (uint32_t)vt->blocks,
-                                    .src_base = (uint32_t)((vt->src_offset - src_at) / 4),
+                                    .src_base = from_layout ? 0
+                                                : (uint32_t)((vt->src_offset - src_at) / 4),
                                     .table_base = 0,
                                     .dst_base = (uint32_t)dst_base,
                                     .row_stride = (uint32_t)row_stride,
-                                    .record_base = (uint32_t)(vt->record_base / 4)};
+                                    .record_base = (uint32_t)(vt->record_base / 4),
+                                    .map_base = (uint32_t)vt->product_at.maps,
+                                    .desc_base = (uint32_t)vt->product_at.desc,
+                                    .sb_base = (uint32_t)vt->product_at.sb};
     memcpy(d->push, &params, sizeof params);
     d->push_bytes = sizeof params;
     return s;

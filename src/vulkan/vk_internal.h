@@ -10,9 +10,10 @@
 #include "container/tensor.h"
 #include "vulkan/vk_error.h"
 
-/* Shader variants: the container profile and how v2 leaves are found. */
+/* Shader variants: the container profile and how v2 leaves are found (the leaf table, the
+ * record walk, or the products' layout). */
 enum { SGFP4_VK_KERNEL_V1 = 0, SGFP4_VK_KERNEL_V2_TABLE = 1, SGFP4_VK_KERNEL_V2_WALK = 2,
-       SGFP4_VK_KERNELS = 3 };
+       SGFP4_VK_KERNEL_V2_LAYOUT = 3, SGFP4_VK_KERNELS = 4 };
 #define SGFP4_VK_DTYPES 3
 /* How f16 outputs are rounded (specialization constant F16_CONVERSION of
  * shaders/decode_body.glsl): integer code, one f32 add under RoundingModeRTE, or the
@@ -130,7 +131,7 @@ struct sgfp4_vk_tensor {
 /* The push constants of shaders/decode_body.glsl (Params), in order. */
 typedef struct sgfp4_vk_params {
     uint32_t tiles_x, rows, cols, blocks, src_base, table_base, dst_base, row_stride,
-        record_base;
+        record_base, map_base, desc_base, sb_base;
 } sgfp4_vk_params;
 
 /* Memory and buffers (vk_memory.c). host = host-visible + mapped (staging, readback). */
@@ -288,10 +289,8 @@ void sgfp4_vk_gemv_release(sgfp4_vk_context *ctx);
 double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);
 
 /* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, blocks
- * record locations, one packed word per leaf (see shaders/decode_body.glsl, s_leaf), then two
- * T158 mask words per block (read by no shader since the products have their own layout,
- * vk_matvec_layout.c). Returns the word count, or 0 when
- * out of memory; *words is released with sgfp4_free_with(&t->allocator, ...). */
+ * record locations, one packed word per leaf (see shaders/decode_body.glsl, s_leaf). Returns
+ * the word count, or 0 when out of memory; *words is released with sgfp4_free_with(&t->allocator, ...). */
 size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words);
 
 /* The products' layout of a v2 tensor (vk_matvec_layout.c: four-bit codes in v1's row

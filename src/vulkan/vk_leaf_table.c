@@ -10,10 +10,6 @@
  *   bits 16-23 Morton index of the leaf's top-left 4x4 cell (MIXED uses it)
  *   bits 24-26 log2(size) - 2
  *   bit  27    mode (0 FP4, 1 T158), so that the payload load need not wait for the header
- * and last, for the matrix-vector products, two words per block: for a record of a uniform
- * layout with leaves of 8x8 or more (at most 64 leaves), bit i (of the 64) set when leaf i is
- * T158, so that a leaf's payload offset is a count of the T158 leaves before it (MIXED
- * records and 4x4 leaves, whose payloads take 16 bytes in either mode, leave them 0).
  * SPDX-License-Identifier: MIT */
 #include "vulkan/vk_internal.h"
 
@@ -35,7 +31,7 @@ static uint32_t log2_size(unsigned size)
 
 size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words)
 {
-    const size_t total = (size_t)(4 * t->blocks + 1) + (size_t)t->info.leaves;
+    const size_t total = (size_t)(2 * t->blocks + 1) + (size_t)t->info.leaves;
     uint32_t *w = sgfp4_alloc_with(&t->allocator, total * sizeof *w);
     *words = w;
     if (!w)
@@ -44,7 +40,6 @@ size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words)
     uint32_t next = 0;
     uint32_t *record = w + t->blocks + 1;
     uint32_t *leaf = record + t->blocks;
-    uint32_t *mask = leaf + t->info.leaves;
     for (uint64_t b = 0; b < t->blocks; b++) {
         w[b] = next;
         const uint32_t offset = sgfp4_load_u32le(t->data + 16 + 4 * b); /* a multiple of 16 */
@@ -52,13 +47,10 @@ size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words)
         const uint32_t layout = sgfp4_load_u32le(rec) & 7u;
         record[b] = (offset / 16) << 3 | layout;
         const unsigned n = sgfp4_block_leaf_refs(t, b, refs);
-        mask[2 * b] = mask[2 * b + 1] = 0;
         for (unsigned i = 0; i < n; i++) {
             const uint32_t in_record = (uint32_t)((refs[i].payload - rec) / 4);
             leaf[next + i] = in_record | morton(refs[i].y / 4u, refs[i].x / 4u) << 16 |
                              (log2_size(refs[i].size) - 2u) << 24 | (uint32_t)refs[i].mode << 27;
-            if (layout != SGFP4_LAYOUT_MIXED && n <= 64 && refs[i].mode == SGFP4_MODE_T158)
-                mask[2 * b + i / 32] |= 1u << (i % 32);
         }
         next += n;
     }

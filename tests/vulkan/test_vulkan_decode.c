@@ -30,11 +30,14 @@
 /* The default context (f16 by the device's conversion where it can be declared exact, as on
  * lavapipe and the H200), the record walk, the integer pipeline, f16 by the f32 add (adopted
  * devices), and the device's conversion with the subnormal check of devices that do not
- * preserve f16 denormals. */
-enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_F16_ADD, CTX_F16_GUARD, CTX_COUNT };
+ * preserve f16 denormals; then v2 from the products' layout (SGFP4_VK_V2_LAYOUT) with the
+ * device's f16 conversion, the integer pipeline and f16 by the f32 add. */
+enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_F16_ADD, CTX_F16_GUARD, CTX_LAYOUT,
+       CTX_LAYOUT_INTEGER, CTX_LAYOUT_F16_ADD, CTX_COUNT };
 static sgfp4_vk_context *contexts[CTX_COUNT];
-static const char *const context_names[CTX_COUNT] = {"rte+table", "rte+walk", "integer",
-                                                     "f16 add", "f16 guard"};
+static const char *const context_names[CTX_COUNT] = {
+    "rte+table", "rte+walk", "integer", "f16 add", "f16 guard",
+    "rte+layout", "integer+layout", "f16 add+layout"};
 
 /* Decodes `bytes` with the scalar oracle and on context c as dtype with row stride
  * (elements, >= cols); asserts identical output, gaps between rows untouched. */
@@ -84,7 +87,7 @@ static void check_all(const char *what, const uint8_t *bytes, size_t size,
                       sgfp4_profile profile, uint64_t rows, uint64_t cols)
 {
     for (int c = 0; c < CTX_COUNT; c++) {
-        if (profile == SGFP4_PROFILE_V1 && c == CTX_WALK)
+        if (profile == SGFP4_PROFILE_V1 && (c == CTX_WALK || c >= CTX_LAYOUT))
             continue; /* v1 has one kernel */
         for (int d = 0; d < 3; d++)
             check_one(what, c, bytes, size, profile, rows, cols, (sgfp4_dtype)d,
@@ -236,6 +239,8 @@ static void test_large_4096(void **state)
     assert_non_null(bytes);
     check_one("random v2 4096x4096", CTX_TABLE, bytes, size, SGFP4_PROFILE_V2, 4096, 4096,
               SGFP4_DTYPE_F32, 4096);
+    check_one("random v2 4096x4096", CTX_LAYOUT, bytes, size, SGFP4_PROFILE_V2, 4096, 4096,
+              SGFP4_DTYPE_F16, 4096);
     free(bytes);
     bytes = random_container(1, 4096, 4096, GEN_LAYOUTS_ALL, 4, &size);
     assert_non_null(bytes);
@@ -523,7 +528,10 @@ int main(void)
     (void)dlopen("libvulkan_lvp.so", RTLD_LAZY);
     const unsigned flags[CTX_COUNT] = {SGFP4_VK_V2_TABLE, SGFP4_VK_V2_WALK,
                                        SGFP4_VK_FORCE_INTEGER_PATH,
-                                       SGFP4_VK_F16_NO_DEVICE_CONVERSION, SGFP4_VK_F16_GUARD};
+                                       SGFP4_VK_F16_NO_DEVICE_CONVERSION, SGFP4_VK_F16_GUARD,
+                                       SGFP4_VK_V2_LAYOUT,
+                                       SGFP4_VK_V2_LAYOUT | SGFP4_VK_FORCE_INTEGER_PATH,
+                                       SGFP4_VK_V2_LAYOUT | SGFP4_VK_F16_NO_DEVICE_CONVERSION};
     for (int c = 0; c < CTX_COUNT; c++) {
         sgfp4_vk_context_options o;
         sgfp4_vk_context_options_init(&o);

@@ -6,11 +6,13 @@
  * v1 with LLM-like scales and biases (2^-9..2^-3), v2 uniform-64, v2 MIXED-heavy, v2 every
  * layout; outputs f32, f16, bf16. Variants: default (f16 by the device's conversion where it
  * can be declared exact), f16-guard (the same with the subnormal check of devices without
- * DenormPreserve 16), f16-add (f16 by one f32 add, as on adopted devices), integer-pipeline.
+ * DenormPreserve 16), f16-add (f16 by one f32 add, as on adopted devices), v2-layout (v2
+ * from the products' layout instead of the leaf table and the records), integer-pipeline.
  * Each measurement is a burst: decodes with a device copy of the same traffic interleaved in
  * one submission, repeated until the copy rate reaches its best, then R rounds (default 20);
  * the ratio is decode GB/s (container + output bytes) over copy GB/s (read + written),
- * medians of the same burst. Each output is compared with the CPU decoder's unless
+ * medians of the same burst; "moved" the same over the bytes actually read and written (v2
+ * from the products' layout reads the layout, not the container). Each output is compared with the CPU decoder's unless
  * --no-check.
  * SPDX-License-Identifier: MIT */
 #include <stdio.h>
@@ -38,9 +40,25 @@ static const variant variants[] = {
     {"default", 0, ALL},
     {"f16-guard", SGFP4_VK_F16_GUARD, F16},
     {"f16-add", SGFP4_VK_F16_NO_DEVICE_CONVERSION, F16},
+    {"v2-layout", SGFP4_VK_V2_LAYOUT, ALL},
     {"integer-pipeline", SGFP4_VK_FORCE_INTEGER_PATH, ALL},
 };
 enum { VARIANTS = sizeof variants / sizeof variants[0] };
+
+/* The bytes a v2 decode from the products' layout reads besides writing its output: the
+ * layout's codes (2048 per block), cell maps (256 per MIXED record), block descriptions (8)
+ * and S and Bias (8 per leaf), sections at 16-byte boundaries (src/vulkan/vk_matvec_layout.c);
+ * 0 for v1 and for the variants that read the container. */
+static uint64_t layout_read_bytes(const sgfp4_tensor *t, unsigned flags)
+{
+    sgfp4_tensor_info info;
+    sgfp4_tensor_get_info(t, &info);
+    if (info.profile != SGFP4_PROFILE_V2 || !(flags & SGFP4_VK_V2_LAYOUT))
+        return 0;
+    const uint64_t desc = 512 * info.blocks + 64 * info.records_by_layout[SGFP4_LAYOUT_MIXED];
+    const uint64_t sb = (desc + 2 * info.blocks + 3) & ~(uint64_t)3;
+    return 4 * ((sb + 2 * info.leaves + 3) & ~(uint64_t)3);
+}
 
 static int variant_index(const char *name)
 {
@@ -174,7 +192,7 @@ int bench_vulkan_variants(const cli_args *a)
         sgfp4_vk_context *ctx = NULL;
         sgfp4_vk_context_options o;
         sgfp4_vk_context_options_init(&o);
-        o.flags = SGFP4_VK_V2_TABLE | variants[v].flags;
+        o.flags = variants[v].flags; /* v2 from the leaf table unless SGFP4_VK_V2_LAYOUT */
         if (sgfp4_vk_context_create(&ctx, &o, &diag) != SGFP4_OK) {
             ok = cli_error(cmd, "%s: %s", variants[v].name, diag.message) == 0;
             break;
@@ -220,19 +238,26 @@ int bench_vulkan_variants(const cli_args *a)
                 bv_stats_of(job.decode, (int)repeat, &st);
                 const double traffic = (double)tc[i].size + (double)out_bytes;
                 const double gbps = traffic / st.median * 1e-9;
+                /* Over the bytes actually moved: the layout read (v2) and the output. */
+                const uint64_t layout = layout_read_bytes(tc[i].t, o.flags);
+                const double moved = (layout ? (double)layout : (double)tc[i].size) +
+                                     (double)out_bytes;
                 json_array_append_new(
                     results,
-                    json_pack("{s:s,s:s,s:s,s:i,s:f,s:f,s:f,s:o,s:o,s:o}", "variant",
+                    json_pack("{s:s,s:s,s:s,s:i,s:f,s:f,s:f,s:I,s:f,s:o,s:o,s:o}", "variant",
                               variants[v].name, "tensor", tc[i].name, "dtype", dtype_names[d],
                               "f16_conversion", info.f16_conversion, "decode_GBps", gbps,
-                              "copy_GBps", gbps_copy, "ratio_to_copy", gbps / gbps_copy, "time",
+                              "copy_GBps", gbps_copy, "ratio_to_copy", gbps / gbps_copy,
+                              "layout_bytes", (json_int_t)layout, "ratio_moved_to_copy",
+                              moved / st.median * 1e-9 / gbps_copy, "time",
                               bv_stats_json(&st), "settle", bv_settled_json(&settled),
                               "bit_identical", same < 0 ? json_null() : json_boolean(same)));
                 if (!as_json)
                     printf("%-16s %-15s %-4s %8.1f us (best %8.1f, slow %d/%d) %7.1f GB/s  copy "
-                           "%6.0f  ratio %.3f  settle %d/%.2fs%s%s\n",
+                           "%6.0f  ratio %.3f (moved %.3f)  settle %d/%.2fs%s%s\n",
                            variants[v].name, tc[i].name, dtype_names[d], st.median * 1e6,
                            st.best * 1e6, st.slow, st.n, gbps, gbps_copy, gbps / gbps_copy,
+                           moved / st.median * 1e-9 / gbps_copy,
                            settled.bursts, settled.seconds, settled.settled ? "" : " UNSETTLED",
                            same == 1 ? "  bit-identical" : "");
             }
