@@ -47,9 +47,10 @@ SGFP4_API uint64_t sgfp4_llc_bytes(void);
  *  pipeline that devices without RTE run). */
 #define SGFP4_VK_FORCE_INTEGER_PATH (1u << 0)
 /** v2: let each workgroup walk its record's split map instead of reading the leaf table
- *  built on the CPU (no table upload; slower: docs/benchmarks.md). */
+ *  built on the CPU (no table upload; slower: docs/benchmarks.md); 16-bit outputs too. */
 #define SGFP4_VK_V2_WALK (1u << 1)
-/** v2: read the CPU-built leaf table (the default; wins if both flags are set). */
+/** v2: read the CPU-built leaf table for every output type (the default for f32 outputs;
+ *  wins over the other two v2 flags). */
 #define SGFP4_VK_V2_TABLE (1u << 2)
 /** f16 outputs by the f32 add (SGFP4_VK_F16_FLOAT_ADD) even where the device's conversion
  *  could be used (to test the path of adopted devices). */
@@ -62,10 +63,16 @@ SGFP4_API uint64_t sgfp4_llc_bytes(void);
 #define SGFP4_VK_NO_INTEGER_DOT (1u << 5)
 /** v2: decode from the products' layout of the tensor (built at upload for the products:
  *  four-bit codes in v1's row order, S and Bias as binary32) instead of the leaf table and
- *  the records, where the tensor has one; the same bits. Not the default until measured
- *  faster on a GPU (docs/benchmarks.md). SGFP4_VK_V2_TABLE wins over it, it over
- *  SGFP4_VK_V2_WALK. */
+ *  the records, where the tensor has one, for every output type; the same bits. Without a
+ *  v2 flag, 16-bit outputs already do (faster on the H200; f32 was not: docs/benchmarks.md).
+ *  SGFP4_VK_V2_TABLE wins over it, it over SGFP4_VK_V2_WALK. */
 #define SGFP4_VK_V2_LAYOUT (1u << 6)
+
+/** Whether a decode of `tensor` as `dtype` on `ctx` reads the products' layout (1) or the
+ *  container and leaf table (0), by the context's flags above; 0 for v1, NULL or a tensor
+ *  without the layout. For benchmarks that count the bytes a decode reads. */
+SGFP4_API int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx,
+                                           const sgfp4_vk_tensor *tensor, sgfp4_dtype dtype);
 
 /* Flags of sgfp4_vk_matvec_options.flags: how a v1 product's workgroup is shaped (rows of
  * the 64-row band it takes; v2 products always take 64), and not loading the next blocks'

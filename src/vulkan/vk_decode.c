@@ -14,6 +14,22 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* v2 decodes from the products' layout where the tensor has one (none where it would exceed
+ * one binding) and either SGFP4_VK_V2_LAYOUT asks for it or the output is 16-bit and no flag
+ * asks for the leaf table or the walk: measured on the H200, the layout made f16 and bf16
+ * outputs 1.3-1.7x faster on every v2 tensor but an f32 decode of MIXED-heavy records 5%
+ * slower (docs/benchmarks.md "GPU decode"). Otherwise v2 reads the leaf table or walks. */
+int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                 sgfp4_dtype dtype)
+{
+    if (!ctx || !vt || vt->profile != SGFP4_PROFILE_V2 || !vt->product_bytes ||
+        (ctx->flags & SGFP4_VK_V2_TABLE))
+        return 0;
+    if (ctx->flags & SGFP4_VK_V2_LAYOUT)
+        return 1;
+    return dtype != SGFP4_DTYPE_F32 && !(ctx->flags & SGFP4_VK_V2_WALK);
+}
+
 sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
                                      sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
                                      uint64_t row_stride, sgfp4_vk_dispatch *d,
@@ -35,11 +51,7 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
                           "Vulkan: an output of %llu elements exceeds the shaders' 32-bit "
                           "indices or maxStorageBufferRange",
                           (unsigned long long)span);
-    /* v2 decodes from the products' layout where SGFP4_VK_V2_LAYOUT asks for it and the
-     * tensor has one (none where it would exceed one binding); else from the leaf table or
-     * the record walk. */
-    const int from_layout = vt->profile == SGFP4_PROFILE_V2 && vt->product_bytes &&
-                            (ctx->flags & SGFP4_VK_V2_LAYOUT) && !(ctx->flags & SGFP4_VK_V2_TABLE);
+    const int from_layout = sgfp4_vk_decode_reads_layout(ctx, vt, dtype);
     const unsigned kernel = vt->profile == SGFP4_PROFILE_V1 ? SGFP4_VK_KERNEL_V1
                             : from_layout                  ? SGFP4_VK_KERNEL_V2_LAYOUT
                             : vt->walk                     ? SGFP4_VK_KERNEL_V2_WALK

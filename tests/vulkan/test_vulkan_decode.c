@@ -27,11 +27,13 @@
 #endif
 #include "support/generator.h"
 
-/* The default context (f16 by the device's conversion where it can be declared exact, as on
- * lavapipe and the H200), the record walk, the integer pipeline, f16 by the f32 add (adopted
- * devices), and the device's conversion with the subnormal check of devices that do not
- * preserve f16 denormals; then v2 from the products' layout (SGFP4_VK_V2_LAYOUT) with the
- * device's f16 conversion, the integer pipeline and f16 by the f32 add. */
+/* v2 from the leaf table for every output (f16 by the device's conversion where it can be
+ * declared exact, as on lavapipe and the H200), the record walk, the integer pipeline and f16
+ * by the f32 add (adopted devices), both from the leaf table; the default context with the
+ * subnormal check of devices that do not preserve f16 denormals (so v2 f32 from the leaf
+ * table, v2 f16/bf16 from the products' layout: the default choice); then v2 from the
+ * products' layout for every output (SGFP4_VK_V2_LAYOUT) with the device's f16 conversion,
+ * the integer pipeline and f16 by the f32 add. */
 enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_F16_ADD, CTX_F16_GUARD, CTX_LAYOUT,
        CTX_LAYOUT_INTEGER, CTX_LAYOUT_F16_ADD, CTX_COUNT };
 static sgfp4_vk_context *contexts[CTX_COUNT];
@@ -65,6 +67,12 @@ static void check_one(const char *what, int c, const uint8_t *bytes, size_t size
     if (s != SGFP4_OK)
         fail_msg("%s: upload: %s", what, diag.message);
     sgfp4_tensor_close(t); /* the resident copy needs no host view */
+    /* the source each context reads: by default v2 16-bit outputs from the layout */
+    const int from_layout = profile == SGFP4_PROFILE_V2 &&
+                            (c >= CTX_LAYOUT || (c == CTX_F16_GUARD && dtype != SGFP4_DTYPE_F32));
+    if (sgfp4_vk_decode_reads_layout(contexts[c], vt, dtype) != from_layout)
+        fail_msg("%s [%s, dtype %d]: the decode %s the products' layout", what, context_names[c],
+                 (int)dtype, from_layout ? "does not read" : "reads");
     s = sgfp4_vk_decode_to_host(contexts[c], vt, dtype, got, stride, cap, &diag);
     if (s != SGFP4_OK)
         fail_msg("%s: decode: %s", what, diag.message);
@@ -527,8 +535,9 @@ int main(void)
      * (harmless where it does not exist). */
     (void)dlopen("libvulkan_lvp.so", RTLD_LAZY);
     const unsigned flags[CTX_COUNT] = {SGFP4_VK_V2_TABLE, SGFP4_VK_V2_WALK,
-                                       SGFP4_VK_FORCE_INTEGER_PATH,
-                                       SGFP4_VK_F16_NO_DEVICE_CONVERSION, SGFP4_VK_F16_GUARD,
+                                       SGFP4_VK_FORCE_INTEGER_PATH | SGFP4_VK_V2_TABLE,
+                                       SGFP4_VK_F16_NO_DEVICE_CONVERSION | SGFP4_VK_V2_TABLE,
+                                       SGFP4_VK_F16_GUARD,
                                        SGFP4_VK_V2_LAYOUT,
                                        SGFP4_VK_V2_LAYOUT | SGFP4_VK_FORCE_INTEGER_PATH,
                                        SGFP4_VK_V2_LAYOUT | SGFP4_VK_F16_NO_DEVICE_CONVERSION};

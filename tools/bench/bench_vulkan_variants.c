@@ -5,9 +5,11 @@
  * Containers (default 8192x8192, random, like an encoder's: no gaps, no shared payloads): v1,
  * v1 with LLM-like scales and biases (2^-9..2^-3), v2 uniform-64, v2 MIXED-heavy, v2 every
  * layout; outputs f32, f16, bf16. Variants: default (f16 by the device's conversion where it
- * can be declared exact), f16-guard (the same with the subnormal check of devices without
- * DenormPreserve 16), f16-add (f16 by one f32 add, as on adopted devices), v2-layout (v2
- * from the products' layout instead of the leaf table and the records), integer-pipeline.
+ * can be declared exact; v2 from the leaf table for f32, from the products' layout for 16-bit
+ * outputs), f16-guard (the same with the subnormal check of devices without DenormPreserve
+ * 16), f16-add (f16 by one f32 add, as on adopted devices), v2-layout (v2 from the products'
+ * layout for every output), v2-table (v2 from the leaf table and the records for every
+ * output), integer-pipeline.
  * Each measurement is a burst: decodes with a device copy of the same traffic interleaved in
  * one submission, repeated until the copy rate reaches its best, then R rounds (default 20);
  * the ratio is decode GB/s (container + output bytes) over copy GB/s (read + written),
@@ -41,6 +43,7 @@ static const variant variants[] = {
     {"f16-guard", SGFP4_VK_F16_GUARD, F16},
     {"f16-add", SGFP4_VK_F16_NO_DEVICE_CONVERSION, F16},
     {"v2-layout", SGFP4_VK_V2_LAYOUT, ALL},
+    {"v2-table", SGFP4_VK_V2_TABLE, ALL},
     {"integer-pipeline", SGFP4_VK_FORCE_INTEGER_PATH, ALL},
 };
 enum { VARIANTS = sizeof variants / sizeof variants[0] };
@@ -48,13 +51,14 @@ enum { VARIANTS = sizeof variants / sizeof variants[0] };
 /* The bytes a v2 decode from the products' layout reads besides writing its output: the
  * layout's codes (2048 per block), cell maps (256 per MIXED record), block descriptions (8)
  * and S and Bias (8 per leaf), sections at 16-byte boundaries (src/vulkan/vk_matvec_layout.c);
- * 0 for v1 and for the variants that read the container. */
-static uint64_t layout_read_bytes(const sgfp4_tensor *t, unsigned flags)
+ * 0 where the decode reads the container (v1; v2 from the leaf table or the walk). */
+static uint64_t layout_read_bytes(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                  const sgfp4_tensor *t, sgfp4_dtype dtype)
 {
+    if (!sgfp4_vk_decode_reads_layout(ctx, vt, dtype))
+        return 0;
     sgfp4_tensor_info info;
     sgfp4_tensor_get_info(t, &info);
-    if (info.profile != SGFP4_PROFILE_V2 || !(flags & SGFP4_VK_V2_LAYOUT))
-        return 0;
     const uint64_t desc = 512 * info.blocks + 64 * info.records_by_layout[SGFP4_LAYOUT_MIXED];
     const uint64_t sb = (desc + 2 * info.blocks + 3) & ~(uint64_t)3;
     return 4 * ((sb + 2 * info.leaves + 3) & ~(uint64_t)3);
@@ -239,7 +243,7 @@ int bench_vulkan_variants(const cli_args *a)
                 const double traffic = (double)tc[i].size + (double)out_bytes;
                 const double gbps = traffic / st.median * 1e-9;
                 /* Over the bytes actually moved: the layout read (v2) and the output. */
-                const uint64_t layout = layout_read_bytes(tc[i].t, o.flags);
+                const uint64_t layout = layout_read_bytes(ctx, vt, tc[i].t, (sgfp4_dtype)d);
                 const double moved = (layout ? (double)layout : (double)tc[i].size) +
                                      (double)out_bytes;
                 json_array_append_new(
