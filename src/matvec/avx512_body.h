@@ -49,11 +49,13 @@ typedef struct __attribute__((aligned(64))) mv_prep_a {
 
 typedef struct __attribute__((aligned(64))) mv_prep_b {
     float xm[8][4][2]; /* [pair p][column m][cell j]: x of column 8p + 4j + m, as D8 reads it */
-    __m512 xb[8][4];   /* the repacked path: xm[p][m] broadcast to the unit's 16 lanes */
 } mv_prep_b;
 
 typedef struct mv_work {
-    float c2[SGFP4_MATVEC_CHUNK][8][SGFP4_MB][2] __attribute__((aligned(64)));
+    union { /* the container paths' tile, or the repacked Class B path's activations */
+        float c2[SGFP4_MATVEC_CHUNK][8][SGFP4_MB][2];
+        __m512 xb[SGFP4_MATVEC_CHUNK][8][4]; /* xm[p][m] broadcast to a unit's 16 lanes */
+    } __attribute__((aligned(64)));
     union {
         mv_prep_a a[SGFP4_MATVEC_CHUNK];
         mv_prep_b b[SGFP4_MATVEC_CHUNK];
@@ -480,7 +482,7 @@ MV_INLINE bool prep_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, uint
         if (broadcast)
             for (unsigned p = 0; p < 8; p++)
                 for (unsigned m = 0; m < 4; m++)
-                    w->prep.b[v].xb[p][m] = bcast64f(w->prep.b[v].xm[p][m]);
+                    w->xb[v][p][m] = bcast64f(w->prep.b[v].xm[p][m]);
     }
     if (width == SGFP4_MB)
         return false;
@@ -589,7 +591,7 @@ MV_INLINE __m512 unit_c_b(const mv_work *w, unsigned v, const __m512 wc[4], unsi
 MV_INLINE __m512 unit_c_xb(const mv_work *w, unsigned v, const __m512 wc[4], unsigned p,
                            bool padded)
 {
-    const __m512 *xb = w->prep.b[v].xb[p];
+    const __m512 *xb = w->xb[v][p];
     __m512 p0 = _mm512_mul_ps(wc[0], xb[0]);
     __m512 p1 = _mm512_mul_ps(wc[1], xb[1]);
     __m512 p2 = _mm512_mul_ps(wc[2], xb[2]);
@@ -1026,7 +1028,14 @@ MV_INLINE void mv_add(float *restrict a, const float *restrict b, unsigned count
  * MV_RP_AHEAD bytes ahead (measured faster than the touch pass with the next-strip
  * prefetch over the layout, on cold 4096x4096 products) */
 #define MV_READS_REPACK 1
+/* the strip loop inlined into each class's entry point, so that each is compiled for its
+ * class alone (one shared copy made Class A slower once Class B had its repacked path:
+ * v1 b1 0.64 -> 0.77 ms warm at 4096x4096) */
+#undef MV_FN
+#define MV_FN MV_INLINE
 #include "matvec/strip_driver.h"
+#undef MV_FN
+#define MV_FN static __attribute__((target(MV_TARGET)))
 
 MV_FN void mv_rows_q8(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
                       const sgfp4_matvec_x *x, const sgfp4_matvec_y *y)
