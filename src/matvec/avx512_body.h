@@ -831,12 +831,11 @@ static const float repack_code_value[16] __attribute__((aligned(64))) = {
  * lane's nibble (the line shifted by 8 m, 8 m + 4 for the high nibble: vpermps reads the
  * low 4 bits of its index):
  * - a unit whose four tiles lie in one leaf (98% of the units of the encoder's output at
- *   4.5 bits per weight): vpermps of the leaf's 16 weights, made once per group and entry
- *   (one fma each);
- * - else: each lane's S and B as in repacked_a, its code value by vpermps and one fma
- *   (exact product: D1).
- * Per vector: four products with the column's x, three adds (unit_c_b, which also forces
- * padding products to +0). */
+ *   4.5 bits per weight): vpermps of the leaf's 16 weights (one fma per unit; exact
+ *   product: D1); a group whose units all lie in one leaf each skips the per-unit test;
+ * - else: each lane's S and B as in repacked_a, its code value by vpermps and one fma.
+ * Per vector: four products with the column's x (broadcast once per block by prep_b), three
+ * adds (unit_c_xb, which also forces padding products to +0). */
 MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
                           const uint8_t *blk, float (*t)[SGFP4_MB], bool padded)
 {
