@@ -52,7 +52,10 @@ typedef struct __attribute__((aligned(64))) mv_prep_b {
 } mv_prep_b;
 
 typedef struct mv_work {
-    float c2[SGFP4_MATVEC_CHUNK][8][SGFP4_MB][2] __attribute__((aligned(64)));
+    union { /* the container paths' tile, or the repacked Class B path's activations */
+        float c2[SGFP4_MATVEC_CHUNK][8][SGFP4_MB][2];
+        __m512 xb[SGFP4_MATVEC_CHUNK][8][4]; /* xm[p][m] broadcast to a unit's 16 lanes */
+    } __attribute__((aligned(64)));
     union {
         mv_prep_a a[SGFP4_MATVEC_CHUNK];
         mv_prep_b b[SGFP4_MATVEC_CHUNK];
@@ -451,7 +454,8 @@ MV_INLINE void prep_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, uint
 /* Class B: each vector's 64 activations as D8 reads them (+0 below 2^-60, f16 converted
  * exactly), arranged per pair and column; and, for a block with padding columns, the
  * masks of the real ones. Returns whether the block has padding. */
-MV_INLINE bool prep_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, uint64_t bx)
+MV_INLINE bool prep_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, uint64_t bx,
+                      bool broadcast)
 {
     const uint64_t c0 = bx * SGFP4_MB;
     const unsigned width = (unsigned)(s->t->cols - c0 < SGFP4_MB ? s->t->cols - c0 : SGFP4_MB);
@@ -475,6 +479,10 @@ MV_INLINE bool prep_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv, uint
             x = _mm512_maskz_mov_ps(kept, x);
             _mm512_store_ps(&w->prep.b[v].xm[2 * g][0][0], _mm512_permutexvar_ps(arrange, x));
         }
+        if (broadcast)
+            for (unsigned p = 0; p < 8; p++)
+                for (unsigned m = 0; m < 4; m++)
+                    w->xb[v][p][m] = bcast64f(w->prep.b[v].xm[p][m]);
     }
     if (width == SGFP4_MB)
         return false;
@@ -570,6 +578,24 @@ MV_INLINE __m512 unit_c_b(const mv_work *w, unsigned v, const __m512 wc[4], unsi
     __m512 p1 = _mm512_mul_ps(wc[1], bcast64f(xm[1]));
     __m512 p2 = _mm512_mul_ps(wc[2], bcast64f(xm[2]));
     __m512 p3 = _mm512_mul_ps(wc[3], bcast64f(xm[3]));
+    if (padded) { /* D8: +0 in padding columns, not w * 0 */
+        p0 = _mm512_and_ps(p0, bcast64f(w->valid[p][0]));
+        p1 = _mm512_and_ps(p1, bcast64f(w->valid[p][1]));
+        p2 = _mm512_and_ps(p2, bcast64f(w->valid[p][2]));
+        p3 = _mm512_and_ps(p3, bcast64f(w->valid[p][3]));
+    }
+    return _mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3));
+}
+
+/* unit_c_b reading the activations already broadcast (the repacked path) */
+MV_INLINE __m512 unit_c_xb(const mv_work *w, unsigned v, const __m512 wc[4], unsigned p,
+                           bool padded)
+{
+    const __m512 *xb = w->xb[v][p];
+    __m512 p0 = _mm512_mul_ps(wc[0], xb[0]);
+    __m512 p1 = _mm512_mul_ps(wc[1], xb[1]);
+    __m512 p2 = _mm512_mul_ps(wc[2], xb[2]);
+    __m512 p3 = _mm512_mul_ps(wc[3], xb[3]);
     if (padded) { /* D8: +0 in padding columns, not w * 0 */
         p0 = _mm512_and_ps(p0, bcast64f(w->valid[p][0]));
         p1 = _mm512_and_ps(p1, bcast64f(w->valid[p][1]));
@@ -794,6 +820,103 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
     }
 }
 
+/* The code of each stored nibble u = code + 8 of the repacked layout. */
+static const float repack_code_value[16] __attribute__((aligned(64))) = {
+    -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};
+
+/* A block of the plan's repacked layout, Class B: the lanes stay cells (lane 2 i + j: row i,
+ * cell j of the unit), and the four columns of a cell are four registers, so that D8's cell
+ * sum is three vertical adds and the cells come out as Class A's do. Per unit (shared by
+ * the chunk's vectors), the weights fl32(S q + B) of column m of every lane, from the
+ * lane's nibble (the line shifted by 8 m, 8 m + 4 for the high nibble: vpermps reads the
+ * low 4 bits of its index):
+ * - a unit whose four tiles lie in one leaf (98% of the units of the encoder's output at
+ *   4.5 bits per weight): vpermps of the leaf's 16 weights (one fma per unit; exact
+ *   product: D1); a group whose units all lie in one leaf each skips the per-unit test;
+ * - else: each lane's S and B as in repacked_a, its code value by vpermps and one fma.
+ * Per vector: four products with the column's x (broadcast once per block by prep_b), three
+ * adds (unit_c_xb, which also forces padding products to +0). */
+MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
+                          const uint8_t *blk, float (*t)[SGFP4_MB], bool padded)
+{
+    const __m512i tiles_of_lanes = _mm512_load_si512(repack_tile_bytes);
+    const __m512 values = _mm512_load_ps(repack_code_value);
+    float sf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
+    float bf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
+    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    for (unsigned g = s->g0; g < s->g1; g++) {
+        const uint8_t *codes = blk + 256 * g;
+        if (s->n0 == 0)
+            for (unsigned l = 0; l < MV_RP_BLOCK_GUESS / 8; l += 64)
+                _mm_prefetch((const char *)blk + MV_RP_AHEAD + MV_RP_BLOCK_GUESS / 8 * g + l,
+                             _MM_HINT_T0);
+        const uint8_t *meta = blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
+        const unsigned n = blk[SGFP4_RP_CODES + 16 + g];
+        const __mmask16 m_lo = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+        const __mmask16 m_hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
+        const uint8_t *s16 = meta + SGFP4_RP_TILES, *b16 = s16 + 2 * n;
+        const __m512 s_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, s16));
+        const __m512 s_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, s16 + 32));
+        const __m512 b_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, b16));
+        const __m512 b_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, b16 + 32));
+        _mm512_store_ps(sf, s_lo);
+        _mm512_store_ps(sf + 16, s_hi);
+        _mm512_store_ps(bf, b_lo);
+        _mm512_store_ps(bf + 16, b_hi);
+        __m512 rows[SGFP4_MATVEC_CHUNK];
+        /* whether each unit's four tiles lie in one leaf */
+        const __m256i tiles = _mm256_loadu_si256((const __m256i *)meta);
+        const __m256i firsts = _mm256_shuffle_epi8(
+            tiles, _mm256_broadcastsi128_si256(
+                       _mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12)));
+        const bool one_leaf_units = _mm256_cmpeq_epi32_mask(tiles, firsts) == 0xFF;
+/* unit p's cells for every vector; one_ tells whether its tiles lie in one leaf */
+#define C_OF_RB(p, c, one_)                                                                    \
+    do {                                                                                       \
+        const __m512i z_ = _mm512_load_si512(codes + 64 * ((p) % 4));                          \
+        const __m512i n_ = (p) < 4 ? z_ : _mm512_srli_epi32(z_, 4);                            \
+        uint32_t four_;                                                                        \
+        memcpy(&four_, meta + 4 * (p), 4);                                                     \
+        __m512 wc_[4];                                                                         \
+        if (one_) {                                                                            \
+            const unsigned e_ = four_ & 0xFFu; /* the leaf's weights, read at u */             \
+            const __m512 leaf_ =                                                               \
+                _mm512_fmadd_ps(_mm512_set1_ps(sf[e_]), values, _mm512_set1_ps(bf[e_]));      \
+            wc_[0] = _mm512_permutexvar_ps(n_, leaf_);                                         \
+            wc_[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 8), leaf_);                   \
+            wc_[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 16), leaf_);                  \
+            wc_[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 24), leaf_);                  \
+        } else {                                                                               \
+            const __m512i lane_ =                                                              \
+                _mm512_shuffle_epi8(_mm512_set1_epi32((int)four_), tiles_of_lanes);            \
+            const __m512 sl_ = _mm512_permutex2var_ps(s_lo, lane_, s_hi);                      \
+            const __m512 bl_ = _mm512_permutex2var_ps(b_lo, lane_, b_hi);                      \
+            for (unsigned m_ = 0; m_ < 4; m_++)                                                \
+                wc_[m_] = _mm512_fmadd_ps(                                                     \
+                    sl_, _mm512_permutexvar_ps(_mm512_srli_epi32(n_, (int)(8 * m_)), values),  \
+                    bl_);                                                                      \
+        }                                                                                      \
+        MV_UNROLL for (unsigned v = 0; v < nv; v++)                                            \
+            (c)[v] = unit_c_xb(w, v, wc_, (p), padded);                                        \
+    } while (0)
+#define C_OF_ONE(p, c) C_OF_RB(p, c, true)
+#define C_OF_ANY(p, c) C_OF_RB(p, c, four_ == (four_ & 0xFFu) * 0x01010101u)
+#undef MV_TREE_UNROLL
+#define MV_TREE_UNROLL MV_UNROLL
+        if (one_leaf_units) /* 87% of the groups of the encoder's 4.5 bpw output */
+            GROUP_TREE(nv, rows, C_OF_ONE);
+        else
+            GROUP_TREE(nv, rows, C_OF_ANY);
+#undef MV_TREE_UNROLL
+#define MV_TREE_UNROLL
+#undef C_OF_ANY
+#undef C_OF_ONE
+#undef C_OF_RB
+        for (unsigned v = 0; v < nv; v++)
+            emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, 1.0f, false);
+    }
+}
+
 /* ---- the block -------------------------------------------------------------------------- */
 
 /* Whether the 64 UNIFORM_8 leaf headers at h are all FP4 (flag bit 0 clear). */
@@ -814,7 +937,7 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
     if (s->class_a)
         prep_a(w, s, nv, bx);
     else
-        padded = prep_b(w, s, nv, bx);
+        padded = prep_b(w, s, nv, bx, s->plan->repack != NULL);
     const uint8_t *d = tensor->data;
     const unsigned lo = 8 * s->g0, hi = 8 * s->g1;
     if (tensor->profile == SGFP4_PROFILE_V1) {
@@ -831,9 +954,14 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
         cell_trees(w, s, nv, t);
         return;
     }
-    if (s->class_a && s->plan->repack) {
+    if (s->plan->repack) {
         const uint8_t *blk = sgfp4_matvec_repacked_block(s->plan, b);
-        repacked_a(w, s, nv, blk, t);
+        if (s->class_a)
+            repacked_a(w, s, nv, blk, t);
+        else if (padded) /* a constant in each copy */
+            repacked_b(w, s, nv, blk, t, true);
+        else
+            repacked_b(w, s, nv, blk, t, false);
         return;
     }
     const uint8_t *rec = d + tensor->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
@@ -899,7 +1027,14 @@ MV_INLINE void mv_add(float *restrict a, const float *restrict b, unsigned count
  * MV_RP_AHEAD bytes ahead (measured faster than the touch pass with the next-strip
  * prefetch over the layout, on cold 4096x4096 products) */
 #define MV_READS_REPACK 1
+/* the strip loop inlined into each class's entry point, so that each is compiled for its
+ * class alone (one shared copy made Class A slower once Class B had its repacked path:
+ * v1 b1 0.64 -> 0.77 ms warm at 4096x4096) */
+#undef MV_FN
+#define MV_FN MV_INLINE
 #include "matvec/strip_driver.h"
+#undef MV_FN
+#define MV_FN static __attribute__((target(MV_TARGET)))
 
 MV_FN void mv_rows_q8(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
                       const sgfp4_matvec_x *x, const sgfp4_matvec_y *y)

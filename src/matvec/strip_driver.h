@@ -21,7 +21,7 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
     mv_work work;
     float *out = y->base + (by * SGFP4_MB + ya - y->row_begin);
 #ifdef MV_READS_REPACK
-    const bool repacked = class_a && plan->repack;
+    const bool repacked = plan->repack != NULL;
 #else
     const bool repacked = false;
 #endif

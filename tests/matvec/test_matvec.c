@@ -301,6 +301,12 @@ static void check_series(const sgfp4_matvec_plan *plan, const d8_matrix *m, cons
 /* What the series ran on plans with the repacked layout (matvec/repack.h) and what those
  * layouts held: repacked_layout_is_exercised() asserts that every feature was covered. */
 static uint64_t repacked_series, plain_v2_series, wide_groups, t158_blocks, small_leaf_blocks;
+/* Class B on the layout: series (and those with a padded last block column); units whose
+ * four tiles lie in one leaf whose entry is in the tables' second register, and units of
+ * several leaves (the two ways the AVX-512 sets make a unit's weights); groups whose units
+ * all lie in one leaf each, and the others (their two loops) */
+static uint64_t repacked_b_series, repacked_b_padded_series, one_leaf_high_units,
+    several_leaf_units, one_leaf_groups, mixed_groups;
 
 static void tally_repack(const sgfp4_matvec_plan *plan)
 {
@@ -308,8 +314,20 @@ static void tally_repack(const sgfp4_matvec_plan *plan)
     sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
     for (uint64_t b = 0; b < t->blocks; b++) {
         const uint8_t *blk = sgfp4_matvec_repacked_block(plan, b);
-        for (unsigned g = 0; g < 8; g++)
+        for (unsigned g = 0; g < 8; g++) {
             wide_groups += blk[SGFP4_RP_CODES + 16 + g] > 16; /* the tables' second register */
+            const uint8_t *tile = blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
+            bool all_one = true;
+            for (unsigned p = 0; p < 8; p++) {
+                const uint8_t *four = tile + 4 * p;
+                const bool one = four[0] == four[1] && four[0] == four[2] && four[0] == four[3];
+                one_leaf_high_units += one && four[0] >= 16;
+                several_leaf_units += !one;
+                all_one &= one;
+            }
+            one_leaf_groups += all_one;
+            mixed_groups += !all_one;
+        }
         const unsigned n = sgfp4_block_leaf_refs(t, b, leaves);
         bool t158 = false, small = false;
         for (unsigned i = 0; i < n; i++) {
@@ -344,6 +362,8 @@ static void check_tensor(const char *what, const sgfp4_tensor *t, const d8_matri
             s.kind = X_MIXED;
         const sgfp4_matvec_plan *plan = plans[1] && (i / 2) % 2 ? plans[1] : plans[0];
         repacked_series += plan->repack != NULL;
+        repacked_b_series += plan->repack && !s.class_a;
+        repacked_b_padded_series += plan->repack && !s.class_a && t->cols % SGFP4_MB != 0;
         plain_v2_series += t->profile == SGFP4_PROFILE_V2 && !plan->repack;
         check_series(plan, m, &s);
     }
@@ -1144,15 +1164,24 @@ static void arguments_are_checked(void **state)
 static void repacked_layout_is_exercised(void **state)
 {
     (void)state;
-    print_message("series on repacked plans %llu, on plain v2 plans %llu; groups of > 16 "
-                  "leaves %llu, blocks with T158 %llu, with 4x4 leaves %llu\n",
-                  (unsigned long long)repacked_series, (unsigned long long)plain_v2_series,
-                  (unsigned long long)wide_groups, (unsigned long long)t158_blocks,
-                  (unsigned long long)small_leaf_blocks);
+    print_message("series on repacked plans %llu (Class B %llu, %llu of them padded), on "
+                  "plain v2 plans %llu; groups of > 16 leaves %llu, blocks with T158 %llu, "
+                  "with 4x4 leaves %llu; one-leaf units of entries >= 16 %llu, units of "
+                  "several leaves %llu; groups of one-leaf units %llu, others %llu\n",
+                  (unsigned long long)repacked_series, (unsigned long long)repacked_b_series,
+                  (unsigned long long)repacked_b_padded_series,
+                  (unsigned long long)plain_v2_series, (unsigned long long)wide_groups,
+                  (unsigned long long)t158_blocks, (unsigned long long)small_leaf_blocks,
+                  (unsigned long long)one_leaf_high_units,
+                  (unsigned long long)several_leaf_units, (unsigned long long)one_leaf_groups,
+                  (unsigned long long)mixed_groups);
     if (!sgfp4_matvec_kernels_best()->reads_repack)
         skip();
     assert_true(repacked_series > 0 && plain_v2_series > 0);
     assert_true(wide_groups > 0 && t158_blocks > 0 && small_leaf_blocks > 0);
+    assert_true(repacked_b_series > 0 && repacked_b_padded_series > 0);
+    assert_true(one_leaf_high_units > 0 && several_leaf_units > 0);
+    assert_true(one_leaf_groups > 0 && mixed_groups > 0);
 }
 
 int main(void)
