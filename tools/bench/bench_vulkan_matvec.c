@@ -10,9 +10,12 @@
  * Each measurement is a burst (bench_vulkan.h): R rounds (default 50) in one submission of a
  * product on the next of enough resident copies of the tensor to total at least 256 MiB
  * (so that its weights come from device memory, not the cache), then a device copy of 1 GiB,
- * after bursts that bring the copy rate to its best. GB/s counts the compressed bytes (the
- * container); the ratio is over the copy's GB/s (read + written), medians of one burst; the
- * speedup is the dense f16 GEMV's median time over the product's. Class A activations are
+ * after bursts that bring the copy rate to its best. Then the same op (and the dense peer)
+ * timed three other ways: the stream (each round every copy's op back to back with no barrier
+ * between them, distinct outputs, then the copy: the time per op), and both without the
+ * copy. GB/s counts the compressed bytes (the container); the ratio is over the copy's GB/s
+ * (read + written), medians of one burst; the speedup is the dense f16 GEMV's median time
+ * over the product's, each timing against the same. Class A activations are
  * quantized on the device once (the quantizer's bytes checked against the CPU's); each
  * product's output is checked bit for bit against the CPU's scalar oracle on its first and
  * last 128 rows unless --no-check. With --json the table lines go to stderr as progress.
