@@ -170,6 +170,26 @@ SGFP4_API sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_o
                                                unsigned rounds, double *op_seconds,
                                                double *copy_seconds, sgfp4_diag *diag);
 
+/** A stream of independent products, as a runtime records them (q, k, v; gate, up): each
+ *  round records ops[0..n_ops-1] back to back with no barrier between them (they must write
+ *  distinct outputs), between two timestamps, then the copy after a barrier. op_seconds[r]
+ *  is round r's time divided by n_ops (1..64 operations); rounds * (n_ops + 1) <= 2048. */
+SGFP4_API sgfp4_status sgfp4_vk_bench_op_stream(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
+                                                unsigned n_ops, VkBuffer copy_src,
+                                                VkBuffer copy_dst, uint64_t copy_bytes,
+                                                unsigned rounds, double *op_seconds,
+                                                double *copy_seconds, sgfp4_diag *diag);
+
+/** The same stream for sgfp4_vk_gemv_f16: weights w[i] (1..16) write y at i * y_step bytes
+ *  (a multiple of 16). */
+SGFP4_API sgfp4_status sgfp4_vk_bench_gemv_stream(sgfp4_vk_context *ctx, const VkBuffer *w,
+                                                  unsigned n_weights, VkBuffer x, VkBuffer y,
+                                                  uint64_t y_step, uint64_t rows, uint64_t cols,
+                                                  unsigned batch, VkBuffer copy_src,
+                                                  VkBuffer copy_dst, uint64_t copy_bytes,
+                                                  unsigned rounds, double *gemv_seconds,
+                                                  double *copy_seconds, sgfp4_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -112,3 +112,78 @@ sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *
     return burst(ctx, d, n_ops, copy_bytes ? &copy : NULL, rounds, op_seconds, copy_seconds,
                  diag);
 }
+
+/* Runs `rounds` rounds of (the n_ops dispatches back to back, then the copy if any) and gives
+ * each round's time per dispatch. */
+static sgfp4_status stream(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *ops, unsigned n_ops,
+                           const sgfp4_vk_dispatch *copy, unsigned rounds, double *op_seconds,
+                           double *copy_seconds, sgfp4_diag *diag)
+{
+    const unsigned per_round = copy ? 2 : 1;
+    double *seconds = malloc(sizeof *seconds * rounds * per_round);
+    sgfp4_status s = seconds ? sgfp4_vk_run_stream(ctx, ops, n_ops, copy, rounds, seconds, diag)
+                             : sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    for (unsigned r = 0; s == SGFP4_OK && r < rounds; r++) {
+        op_seconds[r] = seconds[r * per_round] / n_ops;
+        if (copy && copy_seconds)
+            copy_seconds[r] = seconds[r * per_round + 1];
+    }
+    free(seconds);
+    return s;
+}
+
+sgfp4_status sgfp4_vk_bench_gemv_stream(sgfp4_vk_context *ctx, const VkBuffer *w,
+                                        unsigned n_weights, VkBuffer x, VkBuffer y,
+                                        uint64_t y_step, uint64_t rows, uint64_t cols,
+                                        unsigned batch, VkBuffer copy_src, VkBuffer copy_dst,
+                                        uint64_t copy_bytes, unsigned rounds,
+                                        double *gemv_seconds, double *copy_seconds,
+                                        sgfp4_diag *diag)
+{
+    if (!ctx || !w || n_weights < 1 || n_weights > SGFP4_VK_GEMV_SETS || !gemv_seconds ||
+        rounds == 0 || (copy_bytes && !copy_seconds))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_bench_gemv_stream: NULL argument, no rounds, or not 1..%d "
+                          "weights",
+                          SGFP4_VK_GEMV_SETS);
+    sgfp4_vk_dispatch ops[SGFP4_VK_GEMV_SETS], copy;
+    sgfp4_status s = SGFP4_OK;
+    for (unsigned i = 0; s == SGFP4_OK && i < n_weights; i++)
+        s = sgfp4_vk_prepare_gemv(ctx, w[i], 0, x, 0, y, i * y_step, rows, cols, batch, i == 0,
+                                  &ops[i], diag);
+    if (s == SGFP4_OK && copy_bytes)
+        s = sgfp4_vk_prepare_copy(ctx, copy_src, 0, copy_dst, 0, copy_bytes, &copy, diag);
+    if (s != SGFP4_OK)
+        return s;
+    return stream(ctx, ops, n_weights, copy_bytes ? &copy : NULL, rounds, gemv_seconds,
+                  copy_seconds, diag);
+}
+
+sgfp4_status sgfp4_vk_bench_op_stream(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
+                                      unsigned n_ops, VkBuffer copy_src, VkBuffer copy_dst,
+                                      uint64_t copy_bytes, unsigned rounds, double *op_seconds,
+                                      double *copy_seconds, sgfp4_diag *diag)
+{
+    enum { MAX_OPS = 64 };
+    if (!ctx || !ops || n_ops < 1 || n_ops > MAX_OPS || !op_seconds || rounds == 0 ||
+        (copy_bytes && !copy_seconds))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_bench_op_stream: NULL argument, no rounds, or not 1..%d "
+                          "operations",
+                          MAX_OPS);
+    sgfp4_vk_dispatch d[MAX_OPS], copy;
+    for (unsigned i = 0; i < n_ops; i++) {
+        if (!ops[i] || ops[i]->ctx != ctx)
+            return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                              "sgfp4_vk_bench_op_stream: operation %u is not of this context", i);
+        d[i] = ops[i]->dispatch;
+    }
+    if (copy_bytes) {
+        const sgfp4_status s =
+            sgfp4_vk_prepare_copy(ctx, copy_src, 0, copy_dst, 0, copy_bytes, &copy, diag);
+        if (s != SGFP4_OK)
+            return s;
+    }
+    return stream(ctx, d, n_ops, copy_bytes ? &copy : NULL, rounds, op_seconds, copy_seconds,
+                  diag);
+}

@@ -221,6 +221,14 @@ sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatc
 #define SGFP4_VK_BURST_MAX 2048
 sgfp4_status sgfp4_vk_run_burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
                                 unsigned rounds, double *seconds, sgfp4_diag *diag);
+/* One submission of `rounds` rounds of a stream: the n dispatches recorded back to back with
+ * no barrier between them (as a runtime records independent products), between two
+ * timestamps, then (if `after` is not NULL) that dispatch alone, after a barrier. With
+ * `after`, seconds[2 r] is round r's n dispatches together and seconds[2 r + 1] its `after`;
+ * without, seconds[r] is round r's n dispatches. */
+sgfp4_status sgfp4_vk_run_stream(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
+                                 const sgfp4_vk_dispatch *after, unsigned rounds,
+                                 double *seconds, sgfp4_diag *diag);
 
 /* The dispatches of the operations (their pipelines created on first use; the descriptor
  * set comes from the operation's pool and stays valid until the pool's next reset). */

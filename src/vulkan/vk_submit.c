@@ -124,6 +124,51 @@ sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatc
     return SGFP4_OK;
 }
 
+/* The shared body of the bursts: the dispatches in groups of group_len[g] (a group's
+ * dispatches recorded back to back with no barrier between them), each group after a full
+ * barrier and between two timestamps: seconds[g] is group g. */
+static sgfp4_status run_groups(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d,
+                               const unsigned *group_len, unsigned groups, double *seconds,
+                               sgfp4_diag *diag)
+{
+    VkQueryPool queries;
+    const VkQueryPoolCreateInfo qp = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                      .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                      .queryCount = 2 * groups};
+    VkResult r = vkCreateQueryPool(ctx->device, &qp, NULL, &queries);
+    if (r != VK_SUCCESS)
+        return sgfp4_vk_fail(diag, r, "vkCreateQueryPool");
+    uint64_t *ticks = malloc(sizeof *ticks * 2 * groups);
+    ctx->last_call = SGFP4_VK_LAST_NONE; /* a burst leaves no single timing */
+    sgfp4_status s = ticks ? sgfp4_vk_begin(ctx, diag)
+                           : sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    if (s == SGFP4_OK) {
+        vkCmdResetQueryPool(ctx->cmd, queries, 0, 2 * groups);
+        unsigned next = 0;
+        for (unsigned g = 0; g < groups; g++) {
+            sgfp4_vk_barrier_all(ctx); /* the previous group is done: no overlap */
+            vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 2 * g);
+            for (unsigned k = 0; k < group_len[g]; k++)
+                sgfp4_vk_record_dispatch(ctx, &d[next++]);
+            vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries,
+                                2 * g + 1);
+        }
+        sgfp4_vk_barrier_all(ctx);
+        s = sgfp4_vk_submit_wait(ctx, diag);
+    }
+    if (s == SGFP4_OK &&
+        (r = vkGetQueryPoolResults(ctx->device, queries, 0, 2 * groups,
+                                   sizeof *ticks * 2 * groups, ticks, sizeof *ticks,
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT)) !=
+            VK_SUCCESS)
+        s = sgfp4_vk_fail(diag, r, "vkGetQueryPoolResults");
+    for (unsigned g = 0; s == SGFP4_OK && g < groups; g++)
+        seconds[g] = (double)(ticks[2 * g + 1] - ticks[2 * g]) * ctx->timestamp_ns * 1e-9;
+    free(ticks);
+    vkDestroyQueryPool(ctx->device, queries, NULL);
+    return s;
+}
+
 sgfp4_status sgfp4_vk_run_burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
                                 unsigned rounds, double *seconds, sgfp4_diag *diag)
 {
@@ -135,38 +180,51 @@ sgfp4_status sgfp4_vk_run_burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "a burst of %u x %u dispatches (1..%d)", rounds, n,
                           SGFP4_VK_BURST_MAX);
-    VkQueryPool queries;
-    const VkQueryPoolCreateInfo qp = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                      .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                      .queryCount = 2 * count};
-    VkResult r = vkCreateQueryPool(ctx->device, &qp, NULL, &queries);
-    if (r != VK_SUCCESS)
-        return sgfp4_vk_fail(diag, r, "vkCreateQueryPool");
-    uint64_t *ticks = malloc(sizeof *ticks * 2 * count);
-    ctx->last_call = SGFP4_VK_LAST_NONE; /* a burst leaves no single timing */
-    sgfp4_status s = ticks ? sgfp4_vk_begin(ctx, diag)
-                           : sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
-    if (s == SGFP4_OK) {
-        vkCmdResetQueryPool(ctx->cmd, queries, 0, 2 * count);
-        for (unsigned i = 0; i < count; i++) {
-            sgfp4_vk_barrier_all(ctx); /* the previous dispatch is done: no overlap */
-            vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 2 * i);
-            sgfp4_vk_record_dispatch(ctx, &d[i % n]);
-            vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries,
-                                2 * i + 1);
-        }
-        sgfp4_vk_barrier_all(ctx);
-        s = sgfp4_vk_submit_wait(ctx, diag);
+    sgfp4_vk_dispatch *seq = malloc(sizeof *seq * count);
+    unsigned *ones = malloc(sizeof *ones * count);
+    sgfp4_status s = seq && ones ? SGFP4_OK
+                                 : sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    for (unsigned i = 0; s == SGFP4_OK && i < count; i++) {
+        seq[i] = d[i % n];
+        ones[i] = 1;
     }
-    if (s == SGFP4_OK &&
-        (r = vkGetQueryPoolResults(ctx->device, queries, 0, 2 * count,
-                                   sizeof *ticks * 2 * count, ticks, sizeof *ticks,
-                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT)) !=
-            VK_SUCCESS)
-        s = sgfp4_vk_fail(diag, r, "vkGetQueryPoolResults");
-    for (unsigned i = 0; s == SGFP4_OK && i < count; i++)
-        seconds[i] = (double)(ticks[2 * i + 1] - ticks[2 * i]) * ctx->timestamp_ns * 1e-9;
-    free(ticks);
-    vkDestroyQueryPool(ctx->device, queries, NULL);
+    if (s == SGFP4_OK)
+        s = run_groups(ctx, seq, ones, count, seconds, diag);
+    free(seq);
+    free(ones);
+    return s;
+}
+
+sgfp4_status sgfp4_vk_run_stream(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
+                                 const sgfp4_vk_dispatch *after, unsigned rounds,
+                                 double *seconds, sgfp4_diag *diag)
+{
+    const unsigned per_round = n + (after ? 1 : 0), groups = rounds * (after ? 2 : 1);
+    if (!ctx->timestamps)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: the queue has no timestamps");
+    if (n == 0 || rounds == 0 || (uint64_t)per_round * rounds > SGFP4_VK_BURST_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "a stream of %u x %u dispatches (1..%d)", rounds, per_round,
+                          SGFP4_VK_BURST_MAX);
+    sgfp4_vk_dispatch *seq = malloc(sizeof *seq * per_round * rounds);
+    unsigned *len = malloc(sizeof *len * groups);
+    sgfp4_status s = seq && len ? SGFP4_OK
+                                : sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    for (unsigned r = 0; s == SGFP4_OK && r < rounds; r++) {
+        for (unsigned k = 0; k < n; k++)
+            seq[r * per_round + k] = d[k];
+        if (after) {
+            seq[r * per_round + n] = *after;
+            len[2 * r] = n;
+            len[2 * r + 1] = 1;
+        } else {
+            len[r] = n;
+        }
+    }
+    if (s == SGFP4_OK)
+        s = run_groups(ctx, seq, len, groups, seconds, diag);
+    free(seq);
+    free(len);
     return s;
 }

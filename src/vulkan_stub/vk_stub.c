@@ -374,3 +374,27 @@ sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *
     (void)rounds, (void)op_seconds, (void)copy_seconds;
     return unavailable(diag);
 }
+
+sgfp4_status sgfp4_vk_bench_op_stream(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
+                                      unsigned n_ops, VkBuffer copy_src, VkBuffer copy_dst,
+                                      uint64_t copy_bytes, unsigned rounds, double *op_seconds,
+                                      double *copy_seconds, sgfp4_diag *diag)
+{
+    (void)ctx, (void)ops, (void)n_ops, (void)copy_src, (void)copy_dst, (void)copy_bytes;
+    (void)rounds, (void)op_seconds, (void)copy_seconds;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_bench_gemv_stream(sgfp4_vk_context *ctx, const VkBuffer *w,
+                                        unsigned n_weights, VkBuffer x, VkBuffer y,
+                                        uint64_t y_step, uint64_t rows, uint64_t cols,
+                                        unsigned batch, VkBuffer copy_src, VkBuffer copy_dst,
+                                        uint64_t copy_bytes, unsigned rounds,
+                                        double *gemv_seconds, double *copy_seconds,
+                                        sgfp4_diag *diag)
+{
+    (void)ctx, (void)w, (void)n_weights, (void)x, (void)y, (void)y_step, (void)rows, (void)cols;
+    (void)batch, (void)copy_src, (void)copy_dst, (void)copy_bytes, (void)rounds;
+    (void)gemv_seconds, (void)copy_seconds;
+    return unavailable(diag);
+}

@@ -1046,6 +1046,49 @@ static void test_bad_arguments(void **state)
     assert_int_equal(sgfp4_vk_quantize(ctx, buf, 2, SGFP4_DTYPE_F32, cols, 1, 0, buf, 0, NULL,
                                        &diag),
                      SGFP4_ERR_ARGUMENT);
+    /* The benchmark's stream: two products recorded back to back write the bits of the
+     * synchronous call, each into its own output. */
+    float x[100], y[3][10]; /* cols, rows */
+    for (uint64_t i = 0; i < cols; i++)
+        x[i] = (float)((int)below(2001) - 1000) / 256.0f;
+    assert_int_equal(sgfp4_vk_buffer_write(ctx, buf, 0, x, sizeof x, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 0, 1, buf, 1024, 0,
+                                           NULL, &diag),
+                     SGFP4_OK);
+    sgfp4_vk_op *ops[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(sgfp4_vk_matvec_float_create(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 0, 1, buf,
+                                                      2048 + 1024 * (uint64_t)i, 0, NULL, &ops[i],
+                                                      &diag),
+                         SGFP4_OK);
+    double op_seconds[3];
+    assert_int_equal(sgfp4_vk_bench_op_stream(ctx, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 3,
+                                              op_seconds, NULL, &diag),
+                     SGFP4_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(sgfp4_vk_buffer_read(ctx, buf, 1024 + 1024 * (uint64_t)i, y[i],
+                                              sizeof y[i], &diag),
+                         SGFP4_OK);
+        if (i > 0)
+            assert_memory_equal(y[0], y[i], sizeof y[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_true(op_seconds[i] > 0);
+    assert_int_equal(sgfp4_vk_bench_op_stream(ctx, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 0,
+                                              op_seconds, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT); /* no rounds */
+    assert_int_equal(sgfp4_vk_bench_op_stream(NULL, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 1,
+                                              op_seconds, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_vk_bench_op_stream(ctx, ops, 0, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 1,
+                                              op_seconds, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_vk_bench_gemv_stream(ctx, NULL, 1, buf, buf, 0, 8, 8, 1,
+                                                VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 1, op_seconds,
+                                                NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    sgfp4_vk_op_free(ops[0]);
+    sgfp4_vk_op_free(ops[1]);
     assert_int_equal(sgfp4_vk_op_run(NULL, &diag), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_vk_op_status(NULL, &diag), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_vk_op_bytes(NULL), 0);

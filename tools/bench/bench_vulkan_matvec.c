@@ -10,9 +10,12 @@
  * Each measurement is a burst (bench_vulkan.h): R rounds (default 50) in one submission of a
  * product on the next of enough resident copies of the tensor to total at least 256 MiB
  * (so that its weights come from device memory, not the cache), then a device copy of 1 GiB,
- * after bursts that bring the copy rate to its best. GB/s counts the compressed bytes (the
- * container); the ratio is over the copy's GB/s (read + written), medians of one burst; the
- * speedup is the dense f16 GEMV's median time over the product's. Class A activations are
+ * after bursts that bring the copy rate to its best. Then the same op (and the dense peer)
+ * timed three other ways: the stream (each round every copy's op back to back with no barrier
+ * between them, distinct outputs, then the copy: the time per op), and both without the
+ * copy. GB/s counts the compressed bytes (the container); the ratio is over the copy's GB/s
+ * (read + written), medians of one burst; the speedup is the dense f16 GEMV's median time
+ * over the product's, each timing against the same. Class A activations are
  * quantized on the device once (the quantizer's bytes checked against the CPU's); each
  * product's output is checked bit for bit against the CPU's scalar oracle on its first and
  * last 128 rows unless --no-check. With --json the table lines go to stderr as progress.
@@ -32,7 +35,7 @@
 #if SGFP4_HAVE_VULKAN
 
 enum { MAX_SHAPES = 4, MAX_BATCHES = 2, MAX_COPIES = 64, MAX_GEMV_COPIES = 16, MAX_REPEAT = 62,
-       SETTLE_ROUNDS = 20, MAX_VARIANTS = 16 };
+       SETTLE_ROUNDS = 20, MAX_VARIANTS = 16, STREAM_DISPATCHES = 2048 };
 #define ROTATION_BYTES ((uint64_t)256 << 20)
 #define GEMV_ROTATION_BYTES ((uint64_t)512 << 20)
 #define CEILING_BYTES ((uint64_t)1 << 30)
@@ -73,31 +76,55 @@ typedef struct burst_job {
     unsigned batch;
     VkBuffer copy_a, copy_b;
     uint64_t copy_bytes;
+    uint64_t y_step; /* the stream: op or weights i writes its output at i * y_step bytes */
     unsigned rounds;
+    bool stream; /* the round's ops back to back, no barrier between them (one time each) */
+    bool no_copy; /* no copy between rounds (the ops alone, one after another) */
     double op[MAX_REPEAT], copy[MAX_REPEAT];
 } burst_job;
 
 static bool run_burst(void *arg, double *copy_gbps)
 {
     burst_job *j = arg;
-    const sgfp4_status s =
-        j->n_ops ? sgfp4_vk_bench_op_burst(j->ctx, j->ops, j->n_ops, j->copy_a, j->copy_b,
-                                           j->copy_bytes, j->rounds, j->op, j->copy, NULL)
-                 : sgfp4_vk_bench_gemv_burst(j->ctx, j->w, j->n_w, j->x, j->y, j->rows, j->cols,
-                                             j->batch, j->copy_a, j->copy_b, j->copy_bytes,
-                                             j->rounds, j->op, j->copy, NULL);
+    const uint64_t copy_bytes = j->no_copy ? 0 : j->copy_bytes;
+    sgfp4_status s;
+    if (j->stream)
+        s = j->n_ops ? sgfp4_vk_bench_op_stream(j->ctx, j->ops, j->n_ops, j->copy_a, j->copy_b,
+                                                copy_bytes, j->rounds, j->op, j->copy, NULL)
+                     : sgfp4_vk_bench_gemv_stream(j->ctx, j->w, j->n_w, j->x, j->y, j->y_step,
+                                                  j->rows, j->cols, j->batch, j->copy_a,
+                                                  j->copy_b, copy_bytes, j->rounds, j->op,
+                                                  j->copy, NULL);
+    else
+        s = j->n_ops ? sgfp4_vk_bench_op_burst(j->ctx, j->ops, j->n_ops, j->copy_a, j->copy_b,
+                                               copy_bytes, j->rounds, j->op, j->copy, NULL)
+                     : sgfp4_vk_bench_gemv_burst(j->ctx, j->w, j->n_w, j->x, j->y, j->rows,
+                                                 j->cols, j->batch, j->copy_a, j->copy_b,
+                                                 copy_bytes, j->rounds, j->op, j->copy, NULL);
     if (s != SGFP4_OK)
         return false;
     bv_stats st;
-    bv_stats_of(j->copy, (int)j->rounds, &st);
-    *copy_gbps = 2.0 * (double)j->copy_bytes / st.median * 1e-9;
+    if (!j->no_copy) {
+        bv_stats_of(j->copy, (int)j->rounds, &st);
+        *copy_gbps = 2.0 * (double)j->copy_bytes / st.median * 1e-9;
+    }
     return true;
 }
 
-/* Settles, then measures `repeat` rounds: the op's statistics and the copy's GB/s. */
+/* The other ways of timing an op (the isolated burst with its copy is the table's): the
+ * stream (every copy's op back to back in a round, no barrier between them: the time per
+ * op), each with the copy after every round or with no copy at all (without it the L2 does
+ * not start a round full of the copy's dirty lines, which the op then writes back). */
+typedef struct other_times {
+    bv_stats stream, alone, stream_alone; /* stream + copy; isolated, no copy; stream, no copy */
+} other_times;
+
+/* Settles, then measures `repeat` rounds: the op's statistics and the copy's GB/s; then the
+ * other timings into *other. */
 static bool measure(burst_job *j, unsigned repeat, bv_stats *st, double *copy_gbps,
-                    bv_settled *settled)
+                    bv_settled *settled, other_times *other)
 {
+    j->stream = j->no_copy = false;
     j->rounds = SETTLE_ROUNDS;
     if (!bv_settle(run_burst, j, j->copy_bytes, 2.0, settled))
         return false;
@@ -105,13 +132,35 @@ static bool measure(burst_job *j, unsigned repeat, bv_stats *st, double *copy_gb
     if (!run_burst(j, copy_gbps))
         return false;
     bv_stats_of(j->op, (int)repeat, st);
-    return true;
+    const unsigned n = j->n_ops ? j->n_ops : j->n_w;
+    bool ok = true;
+    for (int way = 0; ok && way < 3; way++) {
+        j->stream = way != 1;
+        j->no_copy = way != 0;
+        const unsigned per_round = (j->stream ? n : 1u) + (j->no_copy ? 0u : 1u);
+        j->rounds = repeat < STREAM_DISPATCHES / per_round ? repeat
+                                                           : STREAM_DISPATCHES / per_round;
+        double unused = 0;
+        ok = run_burst(j, &unused);
+        if (ok)
+            bv_stats_of(j->op, (int)j->rounds,
+                        way == 0 ? &other->stream : way == 1 ? &other->alone
+                                                             : &other->stream_alone);
+    }
+    j->stream = j->no_copy = false;
+    return ok;
+}
+
+static json_t *other_json(const other_times *o)
+{
+    return json_pack("{s:o,s:o,s:o}", "stream", bv_stats_json(&o->stream), "no_copy",
+                     bv_stats_json(&o->alone), "stream_no_copy", bv_stats_json(&o->stream_alone));
 }
 
 /* The dense f16 GEMV of rows x cols at each batch: median seconds into dense[]. */
 static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigned *batches,
-                       int n_batches, unsigned repeat, double *dense, json_t *results,
-                       bool as_json)
+                       int n_batches, unsigned repeat, double *dense,
+                       other_times *dense_other, json_t *results, bool as_json)
 {
     const uint64_t w_bytes = rows * cols * 2;
     uint64_t copies = (GEMV_ROTATION_BYTES + w_bytes - 1) / w_bytes;
@@ -134,7 +183,7 @@ static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigne
         j->w[c] = sgfp4_vk_buffer_handle(w[c]);
     }
     ok = ok && sgfp4_vk_buffer_create(j->ctx, 4 * 16 * cols, &x, NULL) == SGFP4_OK &&
-         sgfp4_vk_buffer_create(j->ctx, 4 * 16 * rows, &y, NULL) == SGFP4_OK &&
+         sgfp4_vk_buffer_create(j->ctx, 4 * 16 * rows * copies, &y, NULL) == SGFP4_OK &&
          sgfp4_vk_buffer_write(j->ctx, sgfp4_vk_buffer_handle(x), 0, host_x,
                                (size_t)(4 * 16 * cols), NULL) == SGFP4_OK;
     for (int bi = 0; ok && bi < n_batches; bi++) {
@@ -142,28 +191,35 @@ static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigne
         j->n_w = (unsigned)copies;
         j->x = sgfp4_vk_buffer_handle(x);
         j->y = sgfp4_vk_buffer_handle(y);
+        j->y_step = 4 * 16 * rows;
         j->rows = rows;
         j->cols = cols;
         j->batch = batches[bi];
         bv_stats st;
         bv_settled settled;
         double copy_gbps = 0;
-        ok = measure(j, repeat, &st, &copy_gbps, &settled);
+        other_times *o = &dense_other[bi];
+        ok = measure(j, repeat, &st, &copy_gbps, &settled, o);
         if (!ok)
             break;
         dense[bi] = st.median;
         const double gbps = (double)w_bytes / st.median * 1e-9;
         json_array_append_new(
-            results, json_pack("{s:s,s:I,s:I,s:i,s:f,s:f,s:f,s:o,s:o}", "op", "dense_f16_gemv",
-                               "rows", (json_int_t)rows, "cols", (json_int_t)cols, "batch",
-                               (int)batches[bi], "GBps", gbps, "copy_GBps", copy_gbps,
-                               "ratio_to_copy", gbps / copy_gbps, "time", bv_stats_json(&st),
-                               "settle", bv_settled_json(&settled)));
+            results, json_pack("{s:s,s:I,s:I,s:i,s:f,s:f,s:f,s:o,s:i,s:o,s:o}", "op",
+                               "dense_f16_gemv", "rows", (json_int_t)rows, "cols",
+                               (json_int_t)cols, "batch", (int)batches[bi], "GBps", gbps,
+                               "copy_GBps", copy_gbps, "ratio_to_copy", gbps / copy_gbps, "time",
+                               bv_stats_json(&st), "stream_products", (int)copies,
+                               "other_times", other_json(o), "settle",
+                               bv_settled_json(&settled)));
         fprintf(as_json ? stderr : stdout,
                 "%5llux%-5llu dense f16 GEMV        batch %2u  %8.2f us  %7.1f GB/s "
-                "(weights)  copy %6.0f  ratio %.3f%s\n",
+                "(weights)  copy %6.0f  ratio %.3f  | stream of %u %.2f us ratio %.3f, "
+                "no copy %.2f, stream no copy %.2f%s\n",
                 (unsigned long long)rows, (unsigned long long)cols, batches[bi],
-                st.median * 1e6, gbps, copy_gbps, gbps / copy_gbps,
+                st.median * 1e6, gbps, copy_gbps, gbps / copy_gbps, (unsigned)copies,
+                o->stream.median * 1e6, (double)w_bytes / o->stream.median * 1e-9 / copy_gbps,
+                o->alone.median * 1e6, o->stream_alone.median * 1e6,
                 settled.settled ? "" : "  UNSETTLED");
         fflush(as_json ? stderr : stdout);
     }
@@ -288,7 +344,8 @@ typedef struct bench_setup {
 
 /* Every class, batch and variant of one tensor; the dense times per batch in dense[]. */
 static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t rows,
-                       uint64_t cols, const double *dense, json_t *results, bool *differ)
+                       uint64_t cols, const double *dense, const other_times *dense_other,
+                       json_t *results, bool *differ)
 {
     char what[32];
     size_t size = 0;
@@ -323,7 +380,8 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
     ok = ok &&
          sgfp4_vk_buffer_create(j->ctx, 4 * max_batch * cols, &xb, &diag) == SGFP4_OK &&
          sgfp4_vk_buffer_create(j->ctx, q8_size, &qb, &diag) == SGFP4_OK &&
-         sgfp4_vk_buffer_create(j->ctx, 4 * max_batch * rows, &yb, &diag) == SGFP4_OK &&
+         sgfp4_vk_buffer_create(j->ctx, 4 * max_batch * rows * copies, &yb, &diag) ==
+             SGFP4_OK &&
          sgfp4_vk_buffer_write(j->ctx, sgfp4_vk_buffer_handle(xb), 0, x,
                                4 * max_batch * (size_t)cols, &diag) == SGFP4_OK;
     sgfp4_matvec_plan *plan = NULL;
@@ -370,27 +428,32 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                 o.slices = v->slices;
                 o.flags = v->flags;
                 j->n_ops = (unsigned)copies;
+                j->y_step = 4 * max_batch * rows; /* distinct outputs: the stream's ops overlap */
                 sgfp4_status s = SGFP4_OK;
                 for (unsigned c = 0; c < copies; c++)
                     j->ops[c] = NULL;
                 for (unsigned c = 0; s == SGFP4_OK && c < copies; c++)
                     s = class_a ? sgfp4_vk_matvec_q8_create(j->ctx, vt[c],
                                                             sgfp4_vk_buffer_handle(qb), 0, batch,
-                                                            sgfp4_vk_buffer_handle(yb), 0, 0, &o,
-                                                            &j->ops[c], &diag)
+                                                            sgfp4_vk_buffer_handle(yb),
+                                                            c * j->y_step, 0, &o, &j->ops[c],
+                                                            &diag)
                                 : sgfp4_vk_matvec_float_create(
                                       j->ctx, vt[c], sgfp4_vk_buffer_handle(xb), 0,
-                                      SGFP4_DTYPE_F32, 0, batch, sgfp4_vk_buffer_handle(yb), 0,
-                                      0, &o, &j->ops[c], &diag);
+                                      SGFP4_DTYPE_F32, 0, batch, sgfp4_vk_buffer_handle(yb),
+                                      c * j->y_step, 0, &o, &j->ops[c], &diag);
                 if (s == SGFP4_ERR_ARGUMENT) { /* a split this shape does not allow */
                     for (unsigned c = 0; c < copies; c++)
                         sgfp4_vk_op_free(j->ops[c]);
                     continue;
                 }
                 bv_stats st;
+                other_times other = {0};
                 bv_settled settled = {0};
                 double copy_gbps = 0;
-                ok = s == SGFP4_OK && measure(j, b->repeat, &st, &copy_gbps, &settled) &&
+                /* op 0's output (the stream, after the burst, runs every op once a round) */
+                ok = s == SGFP4_OK &&
+                     measure(j, b->repeat, &st, &copy_gbps, &settled, &other) &&
                      sgfp4_vk_buffer_read(j->ctx, sgfp4_vk_buffer_handle(yb), 0, got,
                                           sizeof *got * batch * rows, &diag) == SGFP4_OK;
                 const uint64_t scratch = ok ? sgfp4_vk_op_bytes(j->ops[0]) : 0;
@@ -409,10 +472,11 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                     }
                 const double gbps = (double)size / st.median * 1e-9;
                 const double speedup = dense[bi] / st.median;
+                const double stream_gbps = (double)size / other.stream.median * 1e-9;
                 json_array_append_new(
                     results,
                     json_pack("{s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:I,s:I,s:I,s:i,s:f,s:f,s:f,s:f,"
-                              "s:f,s:o,s:o,s:o}",
+                              "s:f,s:o,s:f,s:f,s:o,s:o,s:o}",
                               "op", "matvec", "rows", (json_int_t)rows, "cols", (json_int_t)cols,
                               "tensor", what, "class", class_a ? "A" : "B", "batch", (int)batch,
                               "variant", v->name, "container_bytes", (json_int_t)size,
@@ -420,16 +484,27 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                               "scratch_bytes", (json_int_t)scratch, "copies", (int)copies,
                               "GBps", gbps, "copy_GBps", copy_gbps, "ratio_to_copy",
                               gbps / copy_gbps, "dense_f16_us", dense[bi] * 1e6,
-                              "speedup_vs_dense_f16", speedup, "bit_identical",
+                              "speedup_vs_dense_f16", speedup, "other_times",
+                              other_json(&other), "stream_ratio_to_copy",
+                              stream_gbps / copy_gbps, "stream_speedup_vs_dense_f16",
+                              dense_other[bi].stream.median / other.stream.median,
+                              "bit_identical",
                               b->check ? json_boolean(same) : json_null(), "time",
                               bv_stats_json(&st), "settle", bv_settled_json(&settled)));
                 /* The table line; with --json on stderr, as progress. */
                 fprintf(b->as_json ? stderr : stdout,
                         "%5llux%-5llu %-12s class %s batch %2u %-10s %8.2f us  %7.1f GB/s  "
-                           "copy %6.0f  ratio %.3f  x%.2f dense  %s%s\n",
+                           "copy %6.0f  ratio %.3f  x%.2f dense  | stream %.2f us ratio %.3f "
+                           "x%.2f, no copy %.2f x%.2f, stream no copy %.2f x%.2f  %s%s\n",
                            (unsigned long long)rows, (unsigned long long)cols, what,
                            class_a ? "A" : "B", batch, v->name, st.median * 1e6, gbps,
-                           copy_gbps, gbps / copy_gbps, speedup,
+                           copy_gbps, gbps / copy_gbps, speedup, other.stream.median * 1e6,
+                           stream_gbps / copy_gbps,
+                           dense_other[bi].stream.median / other.stream.median,
+                           other.alone.median * 1e6,
+                           dense_other[bi].alone.median / other.alone.median,
+                           other.stream_alone.median * 1e6,
+                           dense_other[bi].stream_alone.median / other.stream_alone.median,
                            !b->check ? "unchecked" : same ? "same bits" : "DIFFERENT BITS",
                            settled.settled ? "" : "  UNSETTLED");
                 fflush(b->as_json ? stderr : stdout);
@@ -572,11 +647,12 @@ int bench_vulkan_matvec(const cli_args *a)
     bool differ = false;
     for (int s = 0; ok && s < n_shapes; s++) {
         double dense[MAX_BATCHES] = {0};
+        other_times dense_other[MAX_BATCHES] = {0};
         ok = dense_peer(j, shapes[s][0], shapes[s][1], b.batches, b.n_batches, b.repeat, dense,
-                        results, b.as_json);
+                        dense_other, results, b.as_json);
         for (int p = 0; ok && p < b.n_profiles; p++)
-            ok = run_tensor(j, &b, b.profiles[p], shapes[s][0], shapes[s][1], dense, results,
-                            &differ);
+            ok = run_tensor(j, &b, b.profiles[p], shapes[s][0], shapes[s][1], dense,
+                            dense_other, results, &differ);
     }
     if (b.as_json) {
         json_t *root = json_pack("{s:s,s:o,s:s,s:I,s:f,s:f,s:o}", "op", "matvec", "device",
