@@ -764,6 +764,34 @@ static const int8_t repack_tile_bytes[64] __attribute__((aligned(64))) = {
     TB(0), TB(0), TB(1), TB(1), TB(2), TB(2), TB(3), TB(3)};
 #undef TB
 
+/* Row group g of a repacked block: its meta (tile indices) and its S and B tables, 32
+ * entries in two registers each (entries past its count are 0). With `prefetch`, an eighth
+ * of about the third block ahead: the layout lies in visit order (prefetches never fault,
+ * past the layout's end included). */
+typedef struct rp_group {
+    const uint8_t *meta;
+    __m512 s_lo, s_hi, b_lo, b_hi;
+} rp_group;
+
+MV_INLINE rp_group repacked_group(const uint8_t *blk, unsigned g, bool prefetch)
+{
+    if (prefetch)
+        for (unsigned l = 0; l < MV_RP_BLOCK_GUESS / 8; l += 64)
+            _mm_prefetch((const char *)blk + MV_RP_AHEAD + MV_RP_BLOCK_GUESS / 8 * g + l,
+                         _MM_HINT_T0);
+    rp_group r;
+    r.meta = blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
+    const unsigned n = blk[SGFP4_RP_CODES + 16 + g];
+    const __mmask16 m_lo = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+    const __mmask16 m_hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
+    const uint8_t *s16 = r.meta + SGFP4_RP_TILES, *b16 = s16 + 2 * n;
+    r.s_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, s16));
+    r.s_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, s16 + 32));
+    r.b_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, b16));
+    r.b_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, b16 + 32));
+    return r;
+}
+
 /* A block of the plan's repacked layout (matvec/repack.h), Class A: per group the S and B
  * tables (up to 32 entries, two registers each), per unit its codes from one nibble half of
  * a 64-byte line, and the S and B of each lane's tile by two-register permutes. */
@@ -775,21 +803,9 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
     const __m512i low = _mm512_set1_epi8(0x0F);
     for (unsigned g = s->g0; g < s->g1; g++) {
         const uint8_t *codes = blk + 256 * g;
-        /* the layout lies in visit order: per group an eighth of the bytes of about the
-         * third block ahead (prefetches never fault, past the layout's end included) */
-        if (s->n0 == 0)
-            for (unsigned l = 0; l < MV_RP_BLOCK_GUESS / 8; l += 64)
-                _mm_prefetch((const char *)blk + MV_RP_AHEAD + MV_RP_BLOCK_GUESS / 8 * g + l,
-                             _MM_HINT_T0);
-        const uint8_t *meta = blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
-        const unsigned n = blk[SGFP4_RP_CODES + 16 + g];
-        const __mmask16 m_lo = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-        const __mmask16 m_hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
-        const uint8_t *s16 = meta + SGFP4_RP_TILES, *b16 = s16 + 2 * n;
-        const __m512 s_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, s16));
-        const __m512 s_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, s16 + 32));
-        const __m512 b_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, b16));
-        const __m512 b_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, b16 + 32));
+        const rp_group grp = repacked_group(blk, g, s->n0 == 0);
+        const uint8_t *meta = grp.meta;
+        const __m512 s_lo = grp.s_lo, s_hi = grp.s_hi, b_lo = grp.b_lo, b_hi = grp.b_hi;
         __m512 rows[SGFP4_MATVEC_CHUNK];
 #define C_OF_R(p, c)                                                                           \
     do {                                                                                       \
@@ -846,19 +862,9 @@ MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
     __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
     for (unsigned g = s->g0; g < s->g1; g++) {
         const uint8_t *codes = blk + 256 * g;
-        if (s->n0 == 0)
-            for (unsigned l = 0; l < MV_RP_BLOCK_GUESS / 8; l += 64)
-                _mm_prefetch((const char *)blk + MV_RP_AHEAD + MV_RP_BLOCK_GUESS / 8 * g + l,
-                             _MM_HINT_T0);
-        const uint8_t *meta = blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
-        const unsigned n = blk[SGFP4_RP_CODES + 16 + g];
-        const __mmask16 m_lo = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-        const __mmask16 m_hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
-        const uint8_t *s16 = meta + SGFP4_RP_TILES, *b16 = s16 + 2 * n;
-        const __m512 s_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, s16));
-        const __m512 s_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, s16 + 32));
-        const __m512 b_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, b16));
-        const __m512 b_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, b16 + 32));
+        const rp_group grp = repacked_group(blk, g, s->n0 == 0);
+        const uint8_t *meta = grp.meta;
+        const __m512 s_lo = grp.s_lo, s_hi = grp.s_hi, b_lo = grp.b_lo, b_hi = grp.b_hi;
         _mm512_store_ps(sf, s_lo);
         _mm512_store_ps(sf + 16, s_hi);
         _mm512_store_ps(bf, b_lo);
