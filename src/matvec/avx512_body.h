@@ -570,15 +570,12 @@ MV_INLINE __m512 unit_c_a(const mv_prep_a *a, __m512i u, unsigned p, __m512 scal
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), scale, bcast64f(bis_pair));
 }
 
-MV_INLINE __m512 unit_c_b(const mv_work *w, unsigned v, const __m512 wc[4], unsigned p,
-                          bool padded)
+/* A unit's Class B cells from its four column products: padding products forced to +0 (D8:
+ * +0 in padding columns, not w * 0), then (p0 + p1) + (p2 + p3). */
+MV_INLINE __m512 cells_of_products(const mv_work *w, unsigned p, bool padded, __m512 p0,
+                                   __m512 p1, __m512 p2, __m512 p3)
 {
-    const float(*xm)[2] = w->prep.b[v].xm[p];
-    __m512 p0 = _mm512_mul_ps(wc[0], bcast64f(xm[0]));
-    __m512 p1 = _mm512_mul_ps(wc[1], bcast64f(xm[1]));
-    __m512 p2 = _mm512_mul_ps(wc[2], bcast64f(xm[2]));
-    __m512 p3 = _mm512_mul_ps(wc[3], bcast64f(xm[3]));
-    if (padded) { /* D8: +0 in padding columns, not w * 0 */
+    if (padded) {
         p0 = _mm512_and_ps(p0, bcast64f(w->valid[p][0]));
         p1 = _mm512_and_ps(p1, bcast64f(w->valid[p][1]));
         p2 = _mm512_and_ps(p2, bcast64f(w->valid[p][2]));
@@ -587,22 +584,24 @@ MV_INLINE __m512 unit_c_b(const mv_work *w, unsigned v, const __m512 wc[4], unsi
     return _mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3));
 }
 
+MV_INLINE __m512 unit_c_b(const mv_work *w, unsigned v, const __m512 wc[4], unsigned p,
+                          bool padded)
+{
+    const float(*xm)[2] = w->prep.b[v].xm[p];
+    return cells_of_products(w, p, padded, _mm512_mul_ps(wc[0], bcast64f(xm[0])),
+                             _mm512_mul_ps(wc[1], bcast64f(xm[1])),
+                             _mm512_mul_ps(wc[2], bcast64f(xm[2])),
+                             _mm512_mul_ps(wc[3], bcast64f(xm[3])));
+}
+
 /* unit_c_b reading the activations already broadcast (the repacked path) */
 MV_INLINE __m512 unit_c_xb(const mv_work *w, unsigned v, const __m512 wc[4], unsigned p,
                            bool padded)
 {
     const __m512 *xb = w->xb[v][p];
-    __m512 p0 = _mm512_mul_ps(wc[0], xb[0]);
-    __m512 p1 = _mm512_mul_ps(wc[1], xb[1]);
-    __m512 p2 = _mm512_mul_ps(wc[2], xb[2]);
-    __m512 p3 = _mm512_mul_ps(wc[3], xb[3]);
-    if (padded) { /* D8: +0 in padding columns, not w * 0 */
-        p0 = _mm512_and_ps(p0, bcast64f(w->valid[p][0]));
-        p1 = _mm512_and_ps(p1, bcast64f(w->valid[p][1]));
-        p2 = _mm512_and_ps(p2, bcast64f(w->valid[p][2]));
-        p3 = _mm512_and_ps(p3, bcast64f(w->valid[p][3]));
-    }
-    return _mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3));
+    return cells_of_products(w, p, padded, _mm512_mul_ps(wc[0], xb[0]),
+                             _mm512_mul_ps(wc[1], xb[1]), _mm512_mul_ps(wc[2], xb[2]),
+                             _mm512_mul_ps(wc[3], xb[3]));
 }
 
 /* The 4 weight columns of an FP4 unit (cells as fp4 words) from its leaf's table. */
