@@ -388,44 +388,11 @@ void row_words(uint blk, uint y, bool live, inout BlockRow v)
     }
 }
 
-// Class A at batch 1 loads a row's wide leaves once each (row_v2): measured on the H200 7-10%
-// faster there, but slower in Class B and at batch 4 (a larger kernel), which keep one load a cell.
-const bool WIDE_LEAVES = CLASS == 0u && BATCH == 1u;
-
-// The S and Bias of cells k of a row whose leaves are 2^l columns wide (l = 4, 5, 6: 4, 2 or
-// 1 distinct leaves, the first at leaf index `first`): one load per distinct leaf.
-void row_wide_leaves(uint first, uint l, out Row row)
-{
-    uvec2 sb[4];
-    [[unroll]] for (uint i = 0u; i < (64u >> l); i++)
-        sb[i] = sbv[pc.sb_base + first + i];
-    [[unroll]] for (uint k = 0u; k < 16u; k++) {
-        row.s[k] = uintBitsToFloat(sb[(4u * k) >> l].x);
-        row.b[k] = uintBitsToFloat(sb[(4u * k) >> l].y);
-    }
-}
-
 // v2: row y from its loaded words; each cell's S and Bias are its leaf's (binary32 bits in
 // the layout). Uniform records hold their leaves in raster order; MIXED ones say by the map.
-// With WIDE_LEAVES, leaves of 16 columns or wider (uniform 64, 32, 16) are loaded once per
-// distinct leaf of the row (the record's layout is one per block, so a warp takes one branch).
 void row_v2(BlockRow v, uint y, out Row row)
 {
     uint lay = v.off & 7u;
-    row.words = v.words;
-    row.t158 = 0u;
-    if (WIDE_LEAVES && lay == 0u) {
-        row_wide_leaves(v.header, 6u, row);
-        return;
-    }
-    if (WIDE_LEAVES && lay == 1u) {
-        row_wide_leaves(v.header + ((y >> 5) << 1), 5u, row);
-        return;
-    }
-    if (WIDE_LEAVES && lay == 2u) {
-        row_wide_leaves(v.header + ((y >> 4) << 2), 4u, row);
-        return;
-    }
     uint l = lay == 5u ? 2u : 6u - lay; // log2 of the leaf size (uniform layouts)
     [[unroll]] for (uint k = 0u; k < 16u; k++) {
         uint li = lay == LAYOUT_MIXED ? (v.map[k >> 2] >> (8u * (k & 3u))) & 0xFFu
@@ -434,6 +401,8 @@ void row_v2(BlockRow v, uint y, out Row row)
         row.s[k] = uintBitsToFloat(sb.x);
         row.b[k] = uintBitsToFloat(sb.y);
     }
+    row.words = v.words;
+    row.t158 = 0u;
 }
 
 // v1: the row from its loaded words (one leaf: every cell has the block's S and B).
