@@ -525,23 +525,17 @@ Record load_table(uint b, uint lid)
 
 // ---- the kernel ------------------------------------------------------------------------
 
-// v1: decodes macroblock (bx, by) with the given header, payload (first word) and mode.
-// Chunks of W consecutive weights: 8 for 16-bit outputs (an FP4 chunk is one payload word, a
-// T158 chunk half of one; one 16-byte store), 4 for f32 (16-byte stores of a subgroup then
-// cover whole rows; two 16-byte stores per invocation 32 bytes apart measured half as fast).
+// v1: decodes macroblock (bx, by) with the given header and mode from its payload words
+// (decode_block_v1 loads them). Chunks of W consecutive weights: 8 for 16-bit outputs (an FP4
+// chunk is one payload word, a T158 chunk half of one; one 16-byte store), 4 for f32 (16-byte
+// stores of a subgroup then cover whole rows; two 16-byte stores per invocation 32 bytes
+// apart measured half as fast).
 // Invocation i takes chunks c = i + 256k. One mode per block: a workgroup-uniform branch.
-void decode_block_v1(uint bx, uint by, uint lid, uint header, uint payload, uint mode)
+void decode_block_v1_words(uint bx, uint by, uint lid, uint header, uint word[4], uint mode)
 {
     const uint W = DTYPE == 0u ? 4u : 8u;
     const uint CHUNKS = 16u / W;  // per invocation
     const uint PER_ROW = 64u / W; // chunks per row
-    uint word[4];
-    for (uint k = 0u; k < CHUNKS; k++) {
-        uint c = lid + 256u * k;
-        uint row = c / PER_ROW, col = (c % PER_ROW) * W, kk = row * 64u + col;
-        bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
-        word[k] = live ? src[payload + (mode == 0u ? kk >> 3 : kk >> 4)] : 0u;
-    }
     Affine a = prepare(header >> 16, header & 0xFFFFu);
     if (W == 8u) {
         // 16-bit outputs through the block's table: entry lid holds the outputs of the codes
@@ -609,6 +603,23 @@ void decode_block_v1(uint bx, uint by, uint lid, uint header, uint payload, uint
         else
             store8(grow, gcol, lo, hi, a);
     }
+}
+
+// A v1 block: invocation lid's chunks c = lid + 256k, their payload words (FP4: word kk / 8,
+// T158: kk / 16 of the chunk's first weight kk), then the weights.
+void decode_block_v1(uint bx, uint by, uint lid, uint header, uint payload, uint mode)
+{
+    const uint W = DTYPE == 0u ? 4u : 8u;
+    const uint CHUNKS = 16u / W;
+    const uint PER_ROW = 64u / W;
+    uint word[4];
+    for (uint k = 0u; k < CHUNKS; k++) {
+        uint c = lid + 256u * k;
+        uint row = c / PER_ROW, col = (c % PER_ROW) * W, kk = row * 64u + col;
+        bool live = by * 64u + row < pc.rows && bx * 64u + col < pc.cols;
+        word[k] = live ? src[payload + (mode == 0u ? kk >> 3 : kk >> 4)] : 0u;
+    }
+    decode_block_v1_words(bx, by, lid, header, word, mode);
 }
 
 // v2: decodes macroblock (bx, by) whose leaves are in s_leaf, s_aff/s_hdr and s_cell.
@@ -794,20 +805,24 @@ void decode_block_layout(uint bx, uint by, uint b, uint lid)
     const uint W = DTYPE == 0u ? 4u : 8u;
     const uint CHUNKS = 16u / W;
     const uint PER_ROW = 64u / W;
-    uint first = src[pc.desc_base + 2u * b], what = src[pc.desc_base + 2u * b + 1u];
-    if ((what & 7u) == 0u) {
-        // One 64x64 leaf: its codes are a v1 FP4 payload (T158 codes as -1, 0, +1 give the
-        // same weights), so the block takes v1's kernel, its 16-bit table included. The
-        // header carries S and Bias as fp16 bits again (exact: both are fp16 values).
-        uint sbits = src[pc.sb_base + 2u * first], bbits = src[pc.sb_base + 2u * first + 1u];
-        decode_block_v1(bx, by, lid, (float_bits_to_half(sbits) << 16) | float_bits_to_half(bbits),
-                        512u * b, 0u);
-        return;
-    }
+    // The code words first: their place does not depend on the description, so their loads
+    // are in flight beside it (and beside the map and leaf loads that depend on it).
     uint word[4];
     for (uint k = 0u; k < CHUNKS; k++) {
         uint c = lid + 256u * k;
         word[k] = src[512u * b + (W == 8u ? c : c >> 1)];
+    }
+    uint first = src[pc.desc_base + 2u * b], what = src[pc.desc_base + 2u * b + 1u];
+    if ((what & 7u) == 0u) {
+        // One 64x64 leaf: its codes are a v1 FP4 payload (T158 codes as -1, 0, +1 give the
+        // same weights) in the same words per chunk, so the block takes v1's kernel, its
+        // 16-bit table included. The header carries S and Bias as fp16 bits again (exact:
+        // both are fp16 values).
+        uint sbits = src[pc.sb_base + 2u * first], bbits = src[pc.sb_base + 2u * first + 1u];
+        decode_block_v1_words(bx, by, lid,
+                              (float_bits_to_half(sbits) << 16) | float_bits_to_half(bbits),
+                              word, 0u);
+        return;
     }
     for (uint k = 0u; k < CHUNKS; k++) {
         uint c = lid + 256u * k;
