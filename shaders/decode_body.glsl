@@ -772,14 +772,25 @@ Affine layout_affine(uint leaf)
 #endif
 }
 
+// The map word of block b holding the cells at (row, col) and (row, col + 4) (col a multiple
+// of 8: both in one word), where the tensor has MIXED records (their maps lie per block, so
+// this load needs no description); 0 where it has none.
+uint layout_map_word(uint b, uint row, uint col)
+{
+    if (pc.desc_base == pc.map_base)
+        return 0u; // no maps
+    uint cell = ((row >> 2) << 4) + (col >> 2);
+    return src[pc.map_base + 64u * b + (cell >> 2)];
+}
+
 // The leaves (storage order) of the two 4x4 cells at (row, col) and (row, col + 4) of a block
-// whose description is (first, what); col is a multiple of 8.
-uvec2 layout_leaves(uint first, uint what, uint row, uint col)
+// whose description is (first, what) and map word `word` (layout_map_word); col is a
+// multiple of 8.
+uvec2 layout_leaves(uint first, uint what, uint word, uint row, uint col)
 {
     uint lay = what & 7u;
     if (lay == LAYOUT_MIXED) {
-        uint cell = ((row >> 2) << 4) + (col >> 2); // even: both cells in one map word
-        uint word = src[pc.map_base + 64u * (what >> 3) + (cell >> 2)];
+        uint cell = ((row >> 2) << 4) + (col >> 2);
         uint sh = (cell & 3u) * 8u;
         return first + uvec2((word >> sh) & 0xFFu, (word >> (sh + 8u)) & 0xFFu);
     }
@@ -805,12 +816,13 @@ void decode_block_layout(uint bx, uint by, uint b, uint lid)
     const uint W = DTYPE == 0u ? 4u : 8u;
     const uint CHUNKS = 16u / W;
     const uint PER_ROW = 64u / W;
-    // The code words first: their place does not depend on the description, so their loads
-    // are in flight beside it (and beside the map and leaf loads that depend on it).
-    uint word[4];
+    // The code words and map words first: where they lie does not depend on the description,
+    // so their loads are in flight beside it (and beside the leaf loads that depend on it).
+    uint word[4], map[4];
     for (uint k = 0u; k < CHUNKS; k++) {
         uint c = lid + 256u * k;
         word[k] = src[512u * b + (W == 8u ? c : c >> 1)];
+        map[k] = layout_map_word(b, c / PER_ROW, ((c % PER_ROW) * W) & ~7u);
     }
     uint first = src[pc.desc_base + 2u * b], what = src[pc.desc_base + 2u * b + 1u];
     if ((what & 7u) == 0u) {
@@ -830,7 +842,7 @@ void decode_block_layout(uint bx, uint by, uint b, uint lid)
         uint grow = by * 64u + row, gcol = bx * 64u + col;
         if (grow >= pc.rows || gcol >= pc.cols)
             continue;
-        uvec2 leaf = layout_leaves(first, what, row, col & ~7u);
+        uvec2 leaf = layout_leaves(first, what, map[k], row, col & ~7u);
         if (W == 4u) {
             uint codes = word[k] >> ((c & 1u) * 16u);
             store_f32(grow, gcol, layout_weights(layout_affine((c & 1u) == 0u ? leaf.x : leaf.y),

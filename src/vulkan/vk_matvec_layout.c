@@ -8,10 +8,11 @@
  * Layout (32-bit words; each section starts at a multiple of 4 words):
  *   codes: 512 words per block (block b at 512 b): row y in words 8y .. 8y + 7, column x in
  *          nibble x % 8 of word x / 8, two's complement; columns and rows past the tensor 0;
- *   maps:  64 words per MIXED record, in block order: byte 16 cy + cx is the index (storage
- *          order) of the leaf holding cell (cy, cx);
- *   desc:  2 words per block: the index of its first leaf in sb; the ordinal of its map
- *          among the MIXED records << 3 | its layout;
+ *   maps:  where the tensor has MIXED records, 64 words per block (block b at 64 b, so that
+ *          a decode can load its map beside its description; a uniform block's are unused):
+ *          byte 16 cy + cx is the index (storage order) of the leaf holding cell (cy, cx);
+ *   desc:  2 words per block: the index of its first leaf in sb; for a MIXED record the
+ *          index of its map (its block index) << 3, | its layout;
  *   sb:    2 words per leaf in storage order: S and Bias as binary32 bits.
  * SPDX-License-Identifier: MIT */
 #include <string.h>
@@ -25,7 +26,7 @@ uint64_t sgfp4_vk_product_layout_words(const sgfp4_tensor *t, sgfp4_vk_product_l
 {
     const uint64_t mixed = t->info.records_by_layout[SGFP4_LAYOUT_MIXED];
     where->maps = 512 * t->blocks;
-    where->desc = where->maps + 64 * mixed;
+    where->desc = where->maps + (mixed ? 64 * t->blocks : 0);
     where->sb = align4(where->desc + 2 * t->blocks);
     return align4(where->sb + 2 * (uint64_t)t->info.leaves);
 }
@@ -36,13 +37,14 @@ void sgfp4_vk_build_product_layout(const sgfp4_tensor *t, const sgfp4_vk_product
     const uint64_t total = sgfp4_vk_product_layout_words(t, &(sgfp4_vk_product_layout){0});
     memset(w, 0, total * sizeof *w);
     sgfp4_leaf_ref refs[SGFP4_MAX_LEAVES];
-    uint32_t first = 0, map = 0;
+    uint32_t first = 0;
     for (uint64_t b = 0; b < t->blocks; b++) {
         const unsigned n = sgfp4_block_leaf_refs(t, b, refs);
         const uint32_t offset = sgfp4_load_u32le(t->data + 16 + 4 * b);
         const uint32_t layout = sgfp4_load_u32le(t->data + t->record_base + offset) & 7u;
         uint32_t *codes = w + 512 * b;
-        uint8_t *cells = (uint8_t *)(w + where->maps + 64 * (uint64_t)map);
+        uint8_t *cells =
+            layout == SGFP4_LAYOUT_MIXED ? (uint8_t *)(w + where->maps + 64 * b) : NULL;
         for (unsigned i = 0; i < n; i++) {
             const sgfp4_leaf_ref *leaf = &refs[i];
             for (unsigned y = 0; y < leaf->size; y++)
@@ -54,7 +56,7 @@ void sgfp4_vk_build_product_layout(const sgfp4_tensor *t, const sgfp4_vk_product
                     const unsigned row = leaf->y + y, col = leaf->x + x;
                     codes[8 * row + col / 8] |= ((uint32_t)code & 0xFu) << (4 * (col % 8));
                 }
-            if (layout == SGFP4_LAYOUT_MIXED)
+            if (cells)
                 for (unsigned cy = leaf->y / 4; cy < (leaf->y + leaf->size) / 4u; cy++)
                     for (unsigned cx = leaf->x / 4; cx < (leaf->x + leaf->size) / 4u; cx++)
                         cells[16 * cy + cx] = (uint8_t)i;
@@ -68,9 +70,7 @@ void sgfp4_vk_build_product_layout(const sgfp4_tensor *t, const sgfp4_vk_product
                 if (r0 + y >= t->rows || c0 + x >= t->cols)
                     codes[8 * y + x / 8] &= ~(0xFu << (4 * (x % 8)));
         w[where->desc + 2 * b] = first;
-        w[where->desc + 2 * b + 1] = (layout == SGFP4_LAYOUT_MIXED ? map : 0) << 3 | layout;
-        if (layout == SGFP4_LAYOUT_MIXED)
-            map++;
+        w[where->desc + 2 * b + 1] = (layout == SGFP4_LAYOUT_MIXED ? (uint32_t)b : 0) << 3 | layout;
         first += n;
     }
 }
