@@ -301,14 +301,18 @@ static void check_series(const sgfp4_matvec_plan *plan, const d8_matrix *m, cons
 /* What the series ran on plans with the repacked layout (matvec/repack.h) and what those
  * layouts held: repacked_layout_is_exercised() asserts that every feature was covered. */
 static uint64_t repacked_series, plain_v2_series, wide_groups, t158_blocks, small_leaf_blocks;
-/* Class B on the layout: series (and those with a padded last block column); units whose
- * four tiles lie in one leaf whose entry is in the tables' second register, and units of
- * several leaves (the two ways the AVX-512 sets make a unit's weights); groups whose units
- * all lie in one leaf each, and the others (their two loops) */
-static uint64_t repacked_b_series, repacked_b_padded_series, one_leaf_high_units,
-    several_leaf_units, one_leaf_groups, mixed_groups;
+/* Class B series on the layout (and those with a padded last block column) */
+static uint64_t repacked_b_series, repacked_b_padded_series;
+/* What the layouts of a class's series on repacked plans held (summed per series), in both
+ * classes the two ways the AVX-512 sets take a unit's S and B: units whose four tiles lie in
+ * one leaf whose entry is in the tables' second register, and units of several leaves;
+ * groups whose units all lie in one leaf each, and the others (their two loops). */
+typedef struct unit_mix {
+    uint64_t one_leaf_high_units, several_leaf_units, one_leaf_groups, mixed_groups;
+} unit_mix;
+static unit_mix class_mix[2]; /* [class_a] */
 
-static void tally_repack(const sgfp4_matvec_plan *plan)
+static void tally_repack(const sgfp4_matvec_plan *plan, unit_mix *mix)
 {
     const sgfp4_tensor *t = plan->tensor;
     sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
@@ -321,12 +325,12 @@ static void tally_repack(const sgfp4_matvec_plan *plan)
             for (unsigned p = 0; p < 8; p++) {
                 const uint8_t *four = tile + 4 * p;
                 const bool one = four[0] == four[1] && four[0] == four[2] && four[0] == four[3];
-                one_leaf_high_units += one && four[0] >= 16;
-                several_leaf_units += !one;
+                mix->one_leaf_high_units += one && four[0] >= 16;
+                mix->several_leaf_units += !one;
                 all_one &= one;
             }
-            one_leaf_groups += all_one;
-            mixed_groups += !all_one;
+            mix->one_leaf_groups += all_one;
+            mix->mixed_groups += !all_one;
         }
         const unsigned n = sgfp4_block_leaf_refs(t, b, leaves);
         bool t158 = false, small = false;
@@ -349,8 +353,9 @@ static void check_tensor(const char *what, const sgfp4_tensor *t, const d8_matri
     assert_int_equal(sgfp4_matvec_plan_create(t, &plans[0]), SGFP4_OK);
     const bool repack = t->profile == SGFP4_PROFILE_V2 && sgfp4_matvec_kernels_best()->reads_repack;
     assert_true((plans[0]->repack != NULL) == repack);
+    unit_mix mix = {0};
     if (repack) {
-        tally_repack(plans[0]);
+        tally_repack(plans[0], &mix);
         assert_int_equal(sgfp4_matvec_plan_create_with(t, false, &plans[1]), SGFP4_OK);
         assert_null(plans[1]->repack);
     }
@@ -364,6 +369,13 @@ static void check_tensor(const char *what, const sgfp4_tensor *t, const d8_matri
         repacked_series += plan->repack != NULL;
         repacked_b_series += plan->repack && !s.class_a;
         repacked_b_padded_series += plan->repack && !s.class_a && t->cols % SGFP4_MB != 0;
+        if (plan->repack) {
+            unit_mix *c = &class_mix[s.class_a];
+            c->one_leaf_high_units += mix.one_leaf_high_units;
+            c->several_leaf_units += mix.several_leaf_units;
+            c->one_leaf_groups += mix.one_leaf_groups;
+            c->mixed_groups += mix.mixed_groups;
+        }
         plain_v2_series += t->profile == SGFP4_PROFILE_V2 && !plan->repack;
         check_series(plan, m, &s);
     }
@@ -1160,28 +1172,36 @@ static void arguments_are_checked(void **state)
 
 /* Run last: the series above ran every kernel set on plans with the repacked layout and
  * on plans without it, and the layouts held groups of more than 16 leaves, T158 leaves and
- * 4x4 leaves (so a wrong layout or a wrong read of it would have failed them). */
+ * 4x4 leaves (so a wrong layout or a wrong read of it would have failed them); each class
+ * ran on layouts with both kinds of unit and both kinds of group (so each of its paths). */
 static void repacked_layout_is_exercised(void **state)
 {
     (void)state;
     print_message("series on repacked plans %llu (Class B %llu, %llu of them padded), on "
                   "plain v2 plans %llu; groups of > 16 leaves %llu, blocks with T158 %llu, "
-                  "with 4x4 leaves %llu; one-leaf units of entries >= 16 %llu, units of "
-                  "several leaves %llu; groups of one-leaf units %llu, others %llu\n",
+                  "with 4x4 leaves %llu\n",
                   (unsigned long long)repacked_series, (unsigned long long)repacked_b_series,
                   (unsigned long long)repacked_b_padded_series,
                   (unsigned long long)plain_v2_series, (unsigned long long)wide_groups,
-                  (unsigned long long)t158_blocks, (unsigned long long)small_leaf_blocks,
-                  (unsigned long long)one_leaf_high_units,
-                  (unsigned long long)several_leaf_units, (unsigned long long)one_leaf_groups,
-                  (unsigned long long)mixed_groups);
+                  (unsigned long long)t158_blocks, (unsigned long long)small_leaf_blocks);
+    for (unsigned a = 0; a < 2; a++) {
+        const unit_mix *c = &class_mix[a];
+        print_message("Class %c: one-leaf units of entries >= 16 %llu, units of several "
+                      "leaves %llu; groups of one-leaf units %llu, others %llu\n",
+                      a ? 'A' : 'B', (unsigned long long)c->one_leaf_high_units,
+                      (unsigned long long)c->several_leaf_units,
+                      (unsigned long long)c->one_leaf_groups, (unsigned long long)c->mixed_groups);
+    }
     if (!sgfp4_matvec_kernels_best()->reads_repack)
         skip();
-    assert_true(repacked_series > 0 && plain_v2_series > 0);
+    assert_true(repacked_series > repacked_b_series && repacked_b_series > 0);
+    assert_true(plain_v2_series > 0 && repacked_b_padded_series > 0);
     assert_true(wide_groups > 0 && t158_blocks > 0 && small_leaf_blocks > 0);
-    assert_true(repacked_b_series > 0 && repacked_b_padded_series > 0);
-    assert_true(one_leaf_high_units > 0 && several_leaf_units > 0);
-    assert_true(one_leaf_groups > 0 && mixed_groups > 0);
+    for (unsigned a = 0; a < 2; a++) {
+        const unit_mix *c = &class_mix[a];
+        assert_true(c->one_leaf_high_units > 0 && c->several_leaf_units > 0);
+        assert_true(c->one_leaf_groups > 0 && c->mixed_groups > 0);
+    }
 }
 
 int main(void)
