@@ -85,22 +85,37 @@ sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const VkBuffer *w,
                  copy_seconds, diag);
 }
 
-/* The dispatches of n_ops operations of ctx into d (every one checked to be of ctx, by the
- * caller `fn` in the message) and, where copy_bytes is not 0, the copy's into *copy. */
-static sgfp4_status op_dispatches(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
-                                  unsigned n_ops, VkBuffer copy_src, VkBuffer copy_dst,
-                                  uint64_t copy_bytes, const char *fn, sgfp4_vk_dispatch *d,
-                                  sgfp4_vk_dispatch *copy, sgfp4_diag *diag)
+/* How a benchmark runs its dispatches: burst or stream (same arguments). */
+typedef sgfp4_status (*run_fn)(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *ops,
+                               unsigned n_ops, const sgfp4_vk_dispatch *copy, unsigned rounds,
+                               double *op_seconds, double *copy_seconds, sgfp4_diag *diag);
+
+/* The prepared operations' benchmark `fn`: checks the arguments (every operation of ctx),
+ * takes their dispatches and, where copy_bytes is not 0, the copy's, and runs them by `run`. */
+static sgfp4_status run_ops(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops, unsigned n_ops,
+                            VkBuffer copy_src, VkBuffer copy_dst, uint64_t copy_bytes,
+                            unsigned rounds, double *op_seconds, double *copy_seconds,
+                            const char *fn, run_fn run, sgfp4_diag *diag)
 {
+    enum { MAX_OPS = 64 };
+    if (!ctx || !ops || n_ops < 1 || n_ops > MAX_OPS || !op_seconds || rounds == 0 ||
+        (copy_bytes && !copy_seconds))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "%s: NULL argument, no rounds, or not 1..%d operations", fn, MAX_OPS);
+    sgfp4_vk_dispatch d[MAX_OPS], copy;
     for (unsigned i = 0; i < n_ops; i++) {
         if (!ops[i] || ops[i]->ctx != ctx)
             return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                               "%s: operation %u is not of this context", fn, i);
         d[i] = ops[i]->dispatch;
     }
-    if (!copy_bytes)
-        return SGFP4_OK;
-    return sgfp4_vk_prepare_copy(ctx, copy_src, 0, copy_dst, 0, copy_bytes, copy, diag);
+    if (copy_bytes) {
+        const sgfp4_status s =
+            sgfp4_vk_prepare_copy(ctx, copy_src, 0, copy_dst, 0, copy_bytes, &copy, diag);
+        if (s != SGFP4_OK)
+            return s;
+    }
+    return run(ctx, d, n_ops, copy_bytes ? &copy : NULL, rounds, op_seconds, copy_seconds, diag);
 }
 
 sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
@@ -108,19 +123,8 @@ sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *
                                      uint64_t copy_bytes, unsigned rounds, double *op_seconds,
                                      double *copy_seconds, sgfp4_diag *diag)
 {
-    enum { MAX_OPS = 64 };
-    if (!ctx || !ops || n_ops < 1 || n_ops > MAX_OPS || !op_seconds ||
-        (copy_bytes && !copy_seconds))
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "sgfp4_vk_bench_op_burst: NULL argument, or not 1..%d operations",
-                          MAX_OPS);
-    sgfp4_vk_dispatch d[MAX_OPS], copy;
-    const sgfp4_status s = op_dispatches(ctx, ops, n_ops, copy_src, copy_dst, copy_bytes,
-                                         "sgfp4_vk_bench_op_burst", d, &copy, diag);
-    if (s != SGFP4_OK)
-        return s;
-    return burst(ctx, d, n_ops, copy_bytes ? &copy : NULL, rounds, op_seconds, copy_seconds,
-                 diag);
+    return run_ops(ctx, ops, n_ops, copy_src, copy_dst, copy_bytes, rounds, op_seconds,
+                   copy_seconds, "sgfp4_vk_bench_op_burst", burst, diag);
 }
 
 /* Runs `rounds` rounds of (the n_ops dispatches back to back, then the copy if any) and gives
@@ -174,18 +178,6 @@ sgfp4_status sgfp4_vk_bench_op_stream(sgfp4_vk_context *ctx, sgfp4_vk_op *const 
                                       uint64_t copy_bytes, unsigned rounds, double *op_seconds,
                                       double *copy_seconds, sgfp4_diag *diag)
 {
-    enum { MAX_OPS = 64 };
-    if (!ctx || !ops || n_ops < 1 || n_ops > MAX_OPS || !op_seconds || rounds == 0 ||
-        (copy_bytes && !copy_seconds))
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "sgfp4_vk_bench_op_stream: NULL argument, no rounds, or not 1..%d "
-                          "operations",
-                          MAX_OPS);
-    sgfp4_vk_dispatch d[MAX_OPS], copy;
-    const sgfp4_status s = op_dispatches(ctx, ops, n_ops, copy_src, copy_dst, copy_bytes,
-                                         "sgfp4_vk_bench_op_stream", d, &copy, diag);
-    if (s != SGFP4_OK)
-        return s;
-    return stream(ctx, d, n_ops, copy_bytes ? &copy : NULL, rounds, op_seconds, copy_seconds,
-                  diag);
+    return run_ops(ctx, ops, n_ops, copy_src, copy_dst, copy_bytes, rounds, op_seconds,
+                   copy_seconds, "sgfp4_vk_bench_op_stream", stream, diag);
 }
