@@ -820,22 +820,14 @@ struct LayoutChunks {
 // 16-bit outputs: chunks of 8 weights, c = lid + 256k (k = 0, 1), row c / 8, columns 8 (c % 8):
 // its code word is word c of the block. f32: chunks of 4, c = lid + 256k (k = 0..3), row
 // c / 16, columns 4 (c % 16): half of word c / 2.
-LayoutChunks layout_chunks(uint bx, uint by, uint lid)
+// The loads of block b (the code words and map words first: where they lie does not depend
+// on the description, so their loads are in flight beside it and beside the leaf loads that
+// depend on it).
+void layout_first_loads(uint b, uint lid, inout LayoutChunks l)
 {
     const uint W = DTYPE == 0u ? 4u : 8u;
     const uint CHUNKS = 16u / W;
     const uint PER_ROW = 64u / W;
-    LayoutChunks l;
-    l.live = bx < pc.tiles_x;
-    uint b = by * pc.tiles_x + bx;
-    for (uint k = 0u; k < 4u; k++) {
-        l.word[k] = 0u;
-        l.map[k] = 0u;
-    }
-    l.first = 0u;
-    l.what = 0u;
-    if (!l.live)
-        return l;
     for (uint k = 0u; k < CHUNKS; k++) {
         uint c = lid + 256u * k;
         l.word[k] = src[512u * b + (W == 8u ? c : c >> 1)];
@@ -843,6 +835,21 @@ LayoutChunks layout_chunks(uint bx, uint by, uint lid)
     }
     l.first = src[pc.desc_base + 2u * b];
     l.what = src[pc.desc_base + 2u * b + 1u];
+}
+
+// Block (bx, by)'s first loads, or zeros past the last block column.
+LayoutChunks layout_chunks(uint bx, uint by, uint lid)
+{
+    LayoutChunks l;
+    l.live = bx < pc.tiles_x;
+    for (uint k = 0u; k < 4u; k++) {
+        l.word[k] = 0u;
+        l.map[k] = 0u;
+    }
+    l.first = 0u;
+    l.what = 0u;
+    if (l.live)
+        layout_first_loads(by * pc.tiles_x + bx, lid, l);
     return l;
 }
 
@@ -893,25 +900,17 @@ void layout_one_leaf(uint bx, uint by, uint lid, LayoutChunks l)
 
 // f32 and bf16 outputs: one block per workgroup, as before the f16 pairs below. Both measured
 // slower on the H200 taking two blocks per workgroup (f32 on MIXED-heavy records 0.63
-// against 0.79-0.90 of copy, bf16 0.72-0.77 against 0.77-0.83), and bf16 4-7% slower when
-// this function was written on the pairs' helpers (layout_chunks and layout_chunk_store): the
-// driver's compilation reacts to such changes, so this loop stays as it was measured.
+// against 0.79-0.90 of copy, bf16 0.72-0.77 against 0.77-0.83), and bf16 4-7% slower with
+// this loop written on the pairs' helpers (layout_chunk_leaves and layout_chunk_store): the
+// driver's compilation reacts to such changes, so the loop stays as it was measured.
 void decode_block_layout(uint bx, uint by, uint b, uint lid)
 {
     const uint W = DTYPE == 0u ? 4u : 8u;
     const uint CHUNKS = 16u / W;
     const uint PER_ROW = 64u / W;
-    // The code words and map words first: where they lie does not depend on the description,
-    // so their loads are in flight beside it (and beside the leaf loads that depend on it).
     LayoutChunks l;
     l.live = true;
-    for (uint k = 0u; k < CHUNKS; k++) {
-        uint c = lid + 256u * k;
-        l.word[k] = src[512u * b + (W == 8u ? c : c >> 1)];
-        l.map[k] = layout_map_word(b, c / PER_ROW, ((c % PER_ROW) * W) & ~7u);
-    }
-    l.first = src[pc.desc_base + 2u * b];
-    l.what = src[pc.desc_base + 2u * b + 1u];
+    layout_first_loads(b, lid, l);
     if ((l.what & 7u) == 0u) {
         layout_one_leaf(bx, by, lid, l);
         return;
