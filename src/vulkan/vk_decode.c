@@ -56,8 +56,13 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
                             : from_layout                  ? SGFP4_VK_KERNEL_V2_LAYOUT
                             : vt->walk                     ? SGFP4_VK_KERNEL_V2_WALK
                                                            : SGFP4_VK_KERNEL_V2_TABLE;
+    /* One workgroup per macroblock; for f16 outputs from the layout, one per pair of block
+     * columns (the shader's decode_pair_layout). */
+    const uint64_t groups_x = kernel == SGFP4_VK_KERNEL_V2_LAYOUT && dtype == SGFP4_DTYPE_F16
+                                  ? (vt->tiles_x + 1) / 2
+                                  : vt->tiles_x;
     *d = (sgfp4_vk_dispatch){.layout = ctx->pipeline_layout,
-                             .groups_x = (uint32_t)vt->tiles_x,
+                             .groups_x = (uint32_t)groups_x,
                              .groups_y = (uint32_t)vt->tiles_y};
     sgfp4_status s = sgfp4_vk_pipeline(ctx, kernel, dtype, &d->pipeline, diag);
     if (s != SGFP4_OK)
