@@ -17,7 +17,7 @@ static double now_seconds(void)
 /* Whether a context's v2 decodes read a tensor's products' layout where the tensor has one:
  * unless SGFP4_VK_V2_TABLE, or SGFP4_VK_V2_WALK without SGFP4_VK_V2_LAYOUT, asks for the
  * container. Measured on the H200, the layout is faster than the leaf table for every output:
- * f16 and bf16 1.3-1.7x, f32 1.04-1.15x (docs/benchmarks.md "GPU decode"). An upload copies
+ * f16 and bf16 1.3-1.7x, f32 1.03-1.15x (docs/benchmarks.md "GPU decode"). An upload copies
  * the container and the leaf table only where this is false (vk_tensor.c). */
 int sgfp4_vk_layout_decodes(const sgfp4_vk_context *ctx)
 {

@@ -232,11 +232,12 @@ sgfp4_status sgfp4_vk_run_stream(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch 
                                  const sgfp4_vk_dispatch *after, unsigned rounds,
                                  double *seconds, sgfp4_diag *diag);
 
-/* The dispatches of the operations (their pipelines created on first use; the descriptor
- * set comes from the operation's pool and stays valid until the pool's next reset). */
 /* Whether the context's v2 decodes read the products' layout of a tensor that has one (else
  * the container: the leaf table or the record walk), by its flags (vk_decode.c). */
 int sgfp4_vk_layout_decodes(const sgfp4_vk_context *ctx);
+
+/* The dispatches of the operations (their pipelines created on first use; the descriptor
+ * set comes from the operation's pool and stays valid until the pool's next reset). */
 sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
                                      sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
                                      uint64_t row_stride, sgfp4_vk_dispatch *d,
