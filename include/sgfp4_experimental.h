@@ -64,7 +64,7 @@ SGFP4_API uint64_t sgfp4_llc_bytes(void);
 /** v2: decode from the products' layout of the tensor (built at upload for the products:
  *  four-bit codes in v1's row order, S and Bias as binary32) instead of the leaf table and
  *  the records, where the tensor has one, for every output type; the same bits. Without a
- *  v2 flag, 16-bit outputs already do (faster on the H200; f32 was not: docs/benchmarks.md).
+ *  v2 flag, every output already does (faster on the H200: docs/benchmarks.md).
  *  SGFP4_VK_V2_TABLE wins over it, it over SGFP4_VK_V2_WALK. */
 #define SGFP4_VK_V2_LAYOUT (1u << 6)
 

@@ -194,9 +194,14 @@ SGFP4_API VkBuffer sgfp4_vk_buffer_handle(const sgfp4_vk_buffer *buffer);
 SGFP4_API void sgfp4_vk_buffer_free(sgfp4_vk_context *ctx, sgfp4_vk_buffer *buffer);
 
 /**
- * Makes an opened tensor resident: copies its container bytes into a device-local buffer
- * and, for v2, the leaf table built from the validated view. The sgfp4_tensor may be closed
- * afterwards. Validation happened in sgfp4_tensor_open(); the shaders trust what it checked.
+ * Makes an opened tensor resident in device-local memory. v1: its container bytes. v2: the
+ * products' own layout of its weights, built from the validated view (docs/vulkan.md, "The
+ * products"; about 1.2x the container's bytes), which every decode and product reads; the
+ * container bytes and a leaf table too only where a decode may read them (a tensor whose
+ * layout would exceed maxStorageBufferRange, or a context whose flags ask for the leaf
+ * table or the record walk). sgfp4_vk_tensor_device_bytes() says what it holds. The
+ * sgfp4_tensor may be closed afterwards. Validation happened in sgfp4_tensor_open(); the
+ * shaders trust what it checked.
  */
 SGFP4_API sgfp4_status sgfp4_vk_tensor_create(sgfp4_vk_context *ctx, const sgfp4_tensor *tensor,
                                               sgfp4_vk_tensor **out, sgfp4_diag *diag);
@@ -205,8 +210,8 @@ SGFP4_API sgfp4_status sgfp4_vk_tensor_create(sgfp4_vk_context *ctx, const sgfp4
  * Like sgfp4_vk_tensor_create() for container bytes that already sit in the caller's
  * `buffer` at `offset` (a multiple of 4; the buffer was created with STORAGE_BUFFER usage).
  * The bytes there must equal the bytes `tensor` was opened on, and stay unchanged while the
- * returned object is used; only the leaf table is uploaded. The buffer must outlive the
- * object.
+ * returned object is used; for v2 the products' layout (and, where a decode may read the
+ * container, the leaf table) is uploaded. The buffer must outlive the object.
  */
 SGFP4_API sgfp4_status sgfp4_vk_tensor_create_from_buffer(sgfp4_vk_context *ctx,
                                                           const sgfp4_tensor *tensor,
@@ -239,11 +244,16 @@ SGFP4_API sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx,
                                                size_t row_stride, size_t dst_capacity,
                                                sgfp4_diag *diag);
 
-/** Bytes of device memory a resident tensor holds beyond its container bytes, built at
- *  upload: for v2, the leaf table the decode shaders read and the matrix-vector products'
- *  own layout of the weights (docs/vulkan.md; about 1.2x the container); none for v1. 0 for
- *  NULL. */
+/** Bytes of device memory a resident tensor holds beyond any copy of its container bytes,
+ *  built at upload: for v2, the products' layout of the weights (about 1.2x the container)
+ *  and, where a decode may read the container, the leaf table; none for v1. 0 for NULL. */
 SGFP4_API uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor);
+
+/** Bytes of device memory a resident tensor holds in all: its buffers (the copy of the
+ *  container bytes where it keeps one, the leaf table, the products' layout), not the
+ *  caller's buffer of sgfp4_vk_tensor_create_from_buffer(). A v2 tensor with the layout
+ *  holds about 1.2x its container's bytes (no copy of them). 0 for NULL. */
+SGFP4_API uint64_t sgfp4_vk_tensor_device_bytes(const sgfp4_vk_tensor *tensor);
 
 /* ---- Matrix-vector products (DECISIONS D8) ------------------------------------------------
  *

@@ -14,20 +14,25 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* v2 decodes from the products' layout where the tensor has one (none where it would exceed
- * one binding) and either SGFP4_VK_V2_LAYOUT asks for it or the output is 16-bit and no flag
- * asks for the leaf table or the walk: measured on the H200, the layout made f16 and bf16
- * outputs 1.3-1.7x faster on every v2 tensor but an f32 decode of MIXED-heavy records 5%
- * slower (docs/benchmarks.md "GPU decode"). Otherwise v2 reads the leaf table or walks. */
+/* Whether a context's v2 decodes read a tensor's products' layout where the tensor has one:
+ * unless SGFP4_VK_V2_TABLE, or SGFP4_VK_V2_WALK without SGFP4_VK_V2_LAYOUT, asks for the
+ * container. Measured on the H200, the layout is faster than the leaf table for every output:
+ * f16 and bf16 1.3-1.7x, f32 1.03-1.15x (docs/benchmarks.md "GPU decode"). An upload copies
+ * the container and the leaf table only where this is false (vk_tensor.c). */
+int sgfp4_vk_layout_decodes(const sgfp4_vk_context *ctx)
+{
+    if (ctx->flags & SGFP4_VK_V2_TABLE)
+        return 0;
+    return (ctx->flags & SGFP4_VK_V2_LAYOUT) || !(ctx->flags & SGFP4_VK_V2_WALK);
+}
+
 int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
                                  sgfp4_dtype dtype)
 {
-    if (!ctx || !vt || vt->profile != SGFP4_PROFILE_V2 || !vt->product_bytes ||
-        (ctx->flags & SGFP4_VK_V2_TABLE))
+    (void)dtype; /* every output type reads the same source */
+    if (!ctx || !vt || vt->profile != SGFP4_PROFILE_V2 || !vt->product_bytes)
         return 0;
-    if (ctx->flags & SGFP4_VK_V2_LAYOUT)
-        return 1;
-    return dtype != SGFP4_DTYPE_F32 && !(ctx->flags & SGFP4_VK_V2_WALK);
+    return sgfp4_vk_layout_decodes(ctx);
 }
 
 sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,

@@ -110,8 +110,10 @@ typedef struct sgfp4_vk_product_layout {
 
 struct sgfp4_vk_tensor {
     sgfp4_vk_buffer container; /* owned copy (sgfp4_vk_tensor_create); empty when the bytes
-                                  are the caller's (sgfp4_vk_tensor_create_from_buffer) */
-    VkBuffer src;              /* where the container bytes are */
+                                  are the caller's (sgfp4_vk_tensor_create_from_buffer) and
+                                  for a v2 tensor whose decodes and products all read the
+                                  products' layout (sgfp4_vk_layout_decodes) */
+    VkBuffer src;              /* where the container bytes are (VK_NULL_HANDLE: not held) */
     VkDeviceSize src_offset;
     sgfp4_vk_buffer table;     /* v2 leaf table in the caller's-buffer case (or a 16-byte
                                   dummy) */
@@ -229,6 +231,10 @@ sgfp4_status sgfp4_vk_run_burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *
 sgfp4_status sgfp4_vk_run_stream(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
                                  const sgfp4_vk_dispatch *after, unsigned rounds,
                                  double *seconds, sgfp4_diag *diag);
+
+/* Whether the context's v2 decodes read the products' layout of a tensor that has one (else
+ * the container: the leaf table or the record walk), by its flags (vk_decode.c). */
+int sgfp4_vk_layout_decodes(const sgfp4_vk_context *ctx);
 
 /* The dispatches of the operations (their pipelines created on first use; the descriptor
  * set comes from the operation's pool and stays valid until the pool's next reset). */

@@ -1,5 +1,6 @@
-/* Making an opened tensor resident on the device: its container bytes (uploaded, or the
- * caller's buffer) and, for v2, the leaf table and the products' layout (vk_matvec_layout.c).
+/* Making an opened tensor resident on the device: for v2 the products' layout
+ * (vk_matvec_layout.c) and, where a decode may read the container, its bytes (uploaded, or
+ * the caller's buffer) and the v2 leaf table.
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +50,28 @@ static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
     return SGFP4_OK;
 }
 
-/* Uploads `container` bytes (if not NULL) into vt->container and the leaf table (v2: the
- * decode kernel that walks records does not read it, the matrix-vector products do) into
- * vt->table, through one staging buffer and one submission. */
+/* Uploads the tensor's device data through one staging buffer and one submission: for v2
+ * the products' layout into vt->product (none where it would not fit one binding: the
+ * products then refuse the tensor); where a decode may read the container (v1; v2 without
+ * the layout or on a context that asks for the leaf table or the walk), the container bytes
+ * (with_container) into vt->container and the v2 leaf table after them (else into
+ * vt->table). A v2 tensor with the layout on any other context holds the layout alone:
+ * every decode and product reads it. */
 static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int with_container,
                            sgfp4_vk_tensor *vt, sgfp4_diag *diag)
 {
+    uint64_t product_bytes = 0;
+    if (t->profile == SGFP4_PROFILE_V2) {
+        product_bytes = 4 * sgfp4_vk_product_layout_words(t, &vt->product_at);
+        if (product_bytes > ctx->limits.maxStorageBufferRange || product_bytes / 4 > UINT32_MAX)
+            product_bytes = 0;
+    }
+    const int reads_container =
+        t->profile != SGFP4_PROFILE_V2 || !product_bytes || !sgfp4_vk_layout_decodes(ctx);
+    with_container = with_container && reads_container;
     uint32_t *table = NULL;
     size_t table_words = 0;
-    if (t->profile == SGFP4_PROFILE_V2) {
+    if (t->profile == SGFP4_PROFILE_V2 && reads_container) {
         table_words = sgfp4_vk_build_leaf_table(t, &table);
         if (!table_words)
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
@@ -67,14 +81,6 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
      * 256-byte boundary, the largest minStorageBufferOffsetAlignment Vulkan allows). */
     const uint64_t container_bytes = with_container ? (t->size + 255) & ~(uint64_t)255 : 0;
     const uint64_t table_bytes = table_words * 4;
-    /* v2: the products' layout, in its own buffer after both in the staging buffer (none
-     * where it would not fit one binding: the products then refuse the tensor). */
-    uint64_t product_bytes = 0;
-    if (t->profile == SGFP4_PROFILE_V2) {
-        product_bytes = 4 * sgfp4_vk_product_layout_words(t, &vt->product_at);
-        if (product_bytes > ctx->limits.maxStorageBufferRange || product_bytes / 4 > UINT32_MAX)
-            product_bytes = 0;
-    }
     const uint64_t staged = container_bytes + table_bytes + product_bytes;
     sgfp4_vk_buffer staging = {0};
     sgfp4_status s = SGFP4_OK;
@@ -114,7 +120,7 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
             const VkBufferCopy c = {0, 0, container_bytes + table_bytes};
             if (with_container) {
                 vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->container.buffer, 1, &c);
-            } else {
+            } else if (table_bytes) { /* a copy of 0 bytes is not a valid command */
                 const VkBufferCopy tc = {0, 0, table_bytes};
                 vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->table.buffer, 1, &tc);
             }
@@ -178,6 +184,11 @@ sgfp4_status sgfp4_vk_tensor_create_from_buffer(sgfp4_vk_context *ctx,
 uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor)
 {
     return tensor ? tensor->table_bytes + tensor->product_bytes : 0;
+}
+
+uint64_t sgfp4_vk_tensor_device_bytes(const sgfp4_vk_tensor *tensor)
+{
+    return tensor ? tensor->container.size + tensor->table.size + tensor->product.size : 0;
 }
 
 void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)

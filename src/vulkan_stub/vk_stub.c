@@ -262,6 +262,12 @@ uint64_t sgfp4_vk_tensor_table_bytes(const sgfp4_vk_tensor *tensor)
     return 0;
 }
 
+uint64_t sgfp4_vk_tensor_device_bytes(const sgfp4_vk_tensor *tensor)
+{
+    (void)tensor;
+    return 0;
+}
+
 sgfp4_status sgfp4_vk_matvec_options_init_sized(sgfp4_vk_matvec_options *options, size_t size)
 {
     sgfp4_vk_matvec_options defaults;

@@ -491,6 +491,7 @@ static void vulkan_without_a_context(void **state)
     sgfp4_vk_timing timing;
     sgfp4_vk_context_last_timing(NULL, &timing);
     assert_int_equal(sgfp4_vk_decode_reads_layout(NULL, NULL, SGFP4_DTYPE_F16), 0);
+    assert_int_equal(sgfp4_vk_tensor_device_bytes(NULL), 0);
     sgfp4_vk_buffer *buffer = NULL;
     assert_int_not_equal(sgfp4_vk_buffer_create(NULL, 64, &buffer, &diag), SGFP4_OK);
     (void)sgfp4_vk_buffer_handle(NULL);

@@ -30,8 +30,8 @@
 /* v2 from the leaf table for every output (f16 by the device's conversion where it can be
  * declared exact, as on lavapipe and the H200), the record walk, the integer pipeline and f16
  * by the f32 add (adopted devices), both from the leaf table; the default context with the
- * subnormal check of devices that do not preserve f16 denormals (so v2 f32 from the leaf
- * table, v2 f16/bf16 from the products' layout: the default choice); then v2 from the
+ * subnormal check of devices that do not preserve f16 denormals (so v2 from the products'
+ * layout for every output, the default choice); then v2 from the
  * products' layout for every output (SGFP4_VK_V2_LAYOUT) with the device's f16 conversion,
  * the integer pipeline and f16 by the f32 add. */
 enum { CTX_TABLE, CTX_WALK, CTX_INTEGER, CTX_F16_ADD, CTX_F16_GUARD, CTX_LAYOUT,
@@ -67,12 +67,17 @@ static void check_one(const char *what, int c, const uint8_t *bytes, size_t size
     if (s != SGFP4_OK)
         fail_msg("%s: upload: %s", what, diag.message);
     sgfp4_tensor_close(t); /* the resident copy needs no host view */
-    /* the source each context reads: by default v2 16-bit outputs from the layout */
-    const int from_layout = profile == SGFP4_PROFILE_V2 &&
-                            (c >= CTX_LAYOUT || (c == CTX_F16_GUARD && dtype != SGFP4_DTYPE_F32));
+    /* the source each context reads: by default v2 from the layout */
+    const int from_layout = profile == SGFP4_PROFILE_V2 && (c >= CTX_LAYOUT || c == CTX_F16_GUARD);
     if (sgfp4_vk_decode_reads_layout(contexts[c], vt, dtype) != from_layout)
         fail_msg("%s [%s, dtype %d]: the decode %s the products' layout", what, context_names[c],
                  (int)dtype, from_layout ? "does not read" : "reads");
+    /* a tensor whose decodes read the layout keeps no copy of its container bytes; any other
+     * keeps them beside its tables */
+    const uint64_t held = sgfp4_vk_tensor_device_bytes(vt), tables = sgfp4_vk_tensor_table_bytes(vt);
+    if (from_layout ? held >= tables + size : held < tables + size)
+        fail_msg("%s [%s]: %llu device bytes for a %zu-byte container and %llu of tables", what,
+                 context_names[c], (unsigned long long)held, size, (unsigned long long)tables);
     s = sgfp4_vk_decode_to_host(contexts[c], vt, dtype, got, stride, cap, &diag);
     if (s != SGFP4_OK)
         fail_msg("%s: decode: %s", what, diag.message);

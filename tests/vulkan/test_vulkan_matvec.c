@@ -995,6 +995,7 @@ static void test_bad_arguments(void **state)
     assert_int_equal(sgfp4_vk_tensor_create(ctx, t, &vt, NULL), SGFP4_OK);
     assert_true(sgfp4_vk_tensor_table_bytes(vt) > 0);
     assert_int_equal(sgfp4_vk_tensor_table_bytes(NULL), 0);
+    assert_int_equal(sgfp4_vk_tensor_device_bytes(NULL), 0);
     sgfp4_vk_buffer *b = device_buffer(ctx, 4096);
     const VkBuffer buf = sgfp4_vk_buffer_handle(b);
     sgfp4_vk_op *op = (sgfp4_vk_op *)&diag; /* must be reset to NULL on failure */

@@ -475,12 +475,13 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                 const double stream_gbps = (double)size / other.stream.median * 1e-9;
                 json_array_append_new(
                     results,
-                    json_pack("{s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:I,s:I,s:I,s:i,s:f,s:f,s:f,s:f,"
+                    json_pack("{s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:i,s:f,s:f,s:f,s:f,"
                               "s:f,s:o,s:f,s:f,s:o,s:o,s:o}",
                               "op", "matvec", "rows", (json_int_t)rows, "cols", (json_int_t)cols,
                               "tensor", what, "class", class_a ? "A" : "B", "batch", (int)batch,
                               "variant", v->name, "container_bytes", (json_int_t)size,
                               "table_bytes", (json_int_t)sgfp4_vk_tensor_table_bytes(vt[0]),
+                              "device_bytes", (json_int_t)sgfp4_vk_tensor_device_bytes(vt[0]),
                               "scratch_bytes", (json_int_t)scratch, "copies", (int)copies,
                               "GBps", gbps, "copy_GBps", copy_gbps, "ratio_to_copy",
                               gbps / copy_gbps, "dense_f16_us", dense[bi] * 1e6,

@@ -4,7 +4,8 @@
  * This is how the erratic slow runs of large MIXED-heavy decodes were explained (the driver
  * lowers the GPU clock while it waits for the CPU, not memory placement) and how their
  * absence is shown (docs/benchmarks.md).
- * One random MIXED-heavy NxN v2 container (default N = 16384, f32 output) is decoded in
+ * One random MIXED-heavy NxN v2 container (default N = 16384, f32 output) is decoded, by the
+ * default path (the products' layout; the leaf table until f32 read the layout too), in
  * separate cases (default 100), each as a benchmark runs one: upload, a new output buffer and
  * new copy buffers, the measurement, everything freed. A case whose median decode is above
  * 1.5x the median of its arm's cases is an outlier; so is a repetition above 1.5x its case's
@@ -207,7 +208,6 @@ int bench_vulkan_repeat(const cli_args *a)
     sgfp4_vk_context *ctx = NULL;
     sgfp4_vk_context_options options;
     sgfp4_vk_context_options_init(&options);
-    options.flags = SGFP4_VK_V2_TABLE;
     if (sgfp4_vk_context_create(&ctx, &options, &diag) != SGFP4_OK) {
         sgfp4_tensor_close(t);
         free(bytes);

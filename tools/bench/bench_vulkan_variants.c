@@ -196,7 +196,7 @@ int bench_vulkan_variants(const cli_args *a)
         sgfp4_vk_context *ctx = NULL;
         sgfp4_vk_context_options o;
         sgfp4_vk_context_options_init(&o);
-        o.flags = variants[v].flags; /* v2 from the leaf table unless SGFP4_VK_V2_LAYOUT */
+        o.flags = variants[v].flags; /* 0: the default choice of every path */
         if (sgfp4_vk_context_create(&ctx, &o, &diag) != SGFP4_OK) {
             ok = cli_error(cmd, "%s: %s", variants[v].name, diag.message) == 0;
             break;
