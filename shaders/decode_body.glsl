@@ -894,8 +894,8 @@ void layout_chunk_store(uint bx, uint by, uint lid, LayoutChunks l, LayoutLeaves
 void layout_one_leaf(uint bx, uint by, uint lid, LayoutChunks l)
 {
     uint sbits = src[pc.sb_base + 2u * l.first], bbits = src[pc.sb_base + 2u * l.first + 1u];
-    decode_block_v1_words(bx, by, lid, (float_bits_to_half(sbits) << 16) | float_bits_to_half(bbits),
-                          l.word, 0u);
+    uint header = (float_bits_to_half(sbits) << 16) | float_bits_to_half(bbits);
+    decode_block_v1_words(bx, by, lid, header, l.word, 0u);
 }
 
 // f32 and bf16 outputs: one block per workgroup, as before the f16 pairs below. Both measured
@@ -981,7 +981,7 @@ void main()
         decode_block_v1(bx, by, lid, header, pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2),
                         off & 1u);
     } else if (PROFILE == 3u) {
-        if (DTYPE == 1u)
+        if (DTYPE == 1u) // vk_decode.c makes the grid half as wide for this choice
             decode_pair_layout(bx, by, lid);
         else
             decode_block_layout(bx, by, b, lid);

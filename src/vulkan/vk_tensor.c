@@ -68,7 +68,7 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
     }
     const int reads_container =
         t->profile != SGFP4_PROFILE_V2 || !product_bytes || !sgfp4_vk_layout_decodes(ctx);
-    with_container = with_container && reads_container;
+    const int copies_container = with_container && reads_container;
     uint32_t *table = NULL;
     size_t table_words = 0;
     if (t->profile == SGFP4_PROFILE_V2 && reads_container) {
@@ -79,14 +79,14 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
     }
     /* An upload keeps the table in the container's buffer, right after the bytes (at a
      * 256-byte boundary, the largest minStorageBufferOffsetAlignment Vulkan allows). */
-    const uint64_t container_bytes = with_container ? (t->size + 255) & ~(uint64_t)255 : 0;
+    const uint64_t container_bytes = copies_container ? (t->size + 255) & ~(uint64_t)255 : 0;
     const uint64_t table_bytes = table_words * 4;
     const uint64_t staged = container_bytes + table_bytes + product_bytes;
     sgfp4_vk_buffer staging = {0};
     sgfp4_status s = SGFP4_OK;
     vt->product_bytes = product_bytes;
     vt->table_bytes = table_bytes;
-    if (with_container) {
+    if (copies_container) {
         s = sgfp4_vk_buffer_init(ctx, container_bytes + (table_bytes ? table_bytes : 16), 0,
                                  &vt->container, diag);
         vt->table_src = vt->container.buffer;
@@ -102,7 +102,7 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
         s = sgfp4_vk_buffer_init(ctx, staged, 1, &staging, diag);
     if (s == SGFP4_OK && staged > 0) {
         uint8_t *p = staging.mapped;
-        if (with_container) {
+        if (copies_container) {
             memcpy(p, t->data, t->size);
             memset(p + t->size, 0, container_bytes - t->size);
         }
@@ -118,7 +118,7 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
                 vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->product.buffer, 1, &pc);
             }
             const VkBufferCopy c = {0, 0, container_bytes + table_bytes};
-            if (with_container) {
+            if (copies_container) {
                 vkCmdCopyBuffer(ctx->cmd, staging.buffer, vt->container.buffer, 1, &c);
             } else if (table_bytes) { /* a copy of 0 bytes is not a valid command */
                 const VkBufferCopy tc = {0, 0, table_bytes};

@@ -312,6 +312,14 @@ typedef struct unit_mix {
 } unit_mix;
 static unit_mix class_mix[2]; /* [class_a] */
 
+static void unit_mix_add(unit_mix *to, const unit_mix *from)
+{
+    to->one_leaf_high_units += from->one_leaf_high_units;
+    to->several_leaf_units += from->several_leaf_units;
+    to->one_leaf_groups += from->one_leaf_groups;
+    to->mixed_groups += from->mixed_groups;
+}
+
 static void tally_repack(const sgfp4_matvec_plan *plan, unit_mix *mix)
 {
     const sgfp4_tensor *t = plan->tensor;
@@ -369,13 +377,8 @@ static void check_tensor(const char *what, const sgfp4_tensor *t, const d8_matri
         repacked_series += plan->repack != NULL;
         repacked_b_series += plan->repack && !s.class_a;
         repacked_b_padded_series += plan->repack && !s.class_a && t->cols % SGFP4_MB != 0;
-        if (plan->repack) {
-            unit_mix *c = &class_mix[s.class_a];
-            c->one_leaf_high_units += mix.one_leaf_high_units;
-            c->several_leaf_units += mix.several_leaf_units;
-            c->one_leaf_groups += mix.one_leaf_groups;
-            c->mixed_groups += mix.mixed_groups;
-        }
+        if (plan->repack)
+            unit_mix_add(&class_mix[s.class_a], &mix);
         plain_v2_series += t->profile == SGFP4_PROFILE_V2 && !plan->repack;
         check_series(plan, m, &s);
     }

@@ -74,7 +74,8 @@ static void check_one(const char *what, int c, const uint8_t *bytes, size_t size
                  (int)dtype, from_layout ? "does not read" : "reads");
     /* a tensor whose decodes read the layout keeps no copy of its container bytes; any other
      * keeps them beside its tables */
-    const uint64_t held = sgfp4_vk_tensor_device_bytes(vt), tables = sgfp4_vk_tensor_table_bytes(vt);
+    const uint64_t held = sgfp4_vk_tensor_device_bytes(vt);
+    const uint64_t tables = sgfp4_vk_tensor_table_bytes(vt);
     if (from_layout ? held >= tables + size : held < tables + size)
         fail_msg("%s [%s]: %llu device bytes for a %zu-byte container and %llu of tables", what,
                  context_names[c], (unsigned long long)held, size, (unsigned long long)tables);
