@@ -917,12 +917,12 @@ void layout_one_leaf(uint bx, uint by, uint lid, LayoutChunks l)
     decode_block_v1_words(bx, by, lid, header, l.word, 0u);
 }
 
-// One block per workgroup: f32 outputs, and bf16 outputs of tensors whose records are mostly
-// uniform. f32 measured slower on the H200 taking two blocks per workgroup (MIXED-heavy
-// records 0.63 against 0.79-0.90 of copy), bf16 slower on uniform-64 records (0.74-0.75
-// against 0.82-0.84), and bf16 4-7% slower with this loop written on the pairs' helpers
-// (layout_chunk_leaves and layout_chunk_store): the driver's compilation reacts to such
-// changes, so the loop stays as it was measured.
+// One block per workgroup: f32 outputs, and bf16 outputs of tensors less than 7/8 MIXED.
+// f32 measured slower on the H200 taking two blocks per workgroup (MIXED-heavy records 0.63
+// against 0.79-0.90 of copy), bf16 slower on uniform-64 records (0.74-0.75 against
+// 0.82-0.84) and on a mix of every layout (0.77 against 0.81), and bf16 4-7% slower with
+// this loop written on the pairs' helpers (layout_chunk_leaves and layout_chunk_store): the
+// driver's compilation reacts to such changes, so the loop stays as it was measured.
 void decode_block_layout(uint bx, uint by, uint b, uint lid)
 {
     const uint W = DTYPE == 0u ? 4u : 8u;
@@ -961,7 +961,7 @@ void decode_block_layout(uint bx, uint by, uint b, uint lid)
     }
 }
 
-// f16 outputs, and bf16 outputs of mostly MIXED tensors: two blocks per workgroup, (2 gx, by)
+// f16 outputs, and bf16 outputs of tensors at least 7/8 MIXED: two blocks per workgroup, (2 gx, by)
 // and (2 gx + 1, by). Both blocks' first loads, then both blocks' leaf loads, are issued
 // before any weight is computed, so that an invocation has twice the loads in flight per
 // wait: measured 1.05-1.25x faster than one block per workgroup on the H200 (MIXED-heavy

@@ -36,14 +36,16 @@ int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
 }
 
 /* The kernel of a decode from the products' layout: two blocks per workgroup (the shader's
- * decode_pair_layout) for f16 outputs, and for bf16 outputs of a tensor at least half of whose
- * records are MIXED; one block per workgroup otherwise. Measured on the H200 (8192x8192,
- * docs/benchmarks.md "GPU decode"): pairs are 1.05-1.25x faster for f16 on every kind of
- * tensor and for bf16 on MIXED records, 0.9x for bf16 on uniform ones, and slower for f32. */
+ * decode_pair_layout) for f16 outputs, and for bf16 outputs of a tensor at least 7/8 of whose
+ * records are MIXED (an encoder's output: 99%); one block per workgroup otherwise. Measured
+ * on the H200 (8192x8192, docs/benchmarks.md "GPU decode"): pairs are 1.05-1.25x faster for
+ * f16 on every kind of tensor and for bf16 on MIXED-heavy records (0.77 -> 0.81 of copy),
+ * slower for bf16 on uniform-64 records (0.75 against 0.82) and on a mix of every layout
+ * (0.77 against 0.81), and slower for f32. */
 static unsigned layout_kernel(const sgfp4_vk_tensor *vt, sgfp4_dtype dtype)
 {
     const int pairs = dtype == SGFP4_DTYPE_F16 ||
-                      (dtype == SGFP4_DTYPE_BF16 && 2 * vt->mixed_records >= vt->blocks);
+                      (dtype == SGFP4_DTYPE_BF16 && 8 * vt->mixed_records >= 7 * vt->blocks);
     return pairs ? SGFP4_VK_KERNEL_V2_LAYOUT_PAIRS : SGFP4_VK_KERNEL_V2_LAYOUT;
 }
 
