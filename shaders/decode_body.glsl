@@ -19,7 +19,8 @@
 layout(local_size_x = 256) in;
 
 // 0 = v1; 1 = v2 reading the CPU-built leaf table; 2 = v2 walking the record in the shader;
-// 3 = v2 reading the products' layout (src/vulkan/vk_matvec_layout.c) in binding 0.
+// 3 = v2 reading the products' layout (src/vulkan/vk_matvec_layout.c) in binding 0, one
+// block per workgroup; 4 = the same, two blocks per workgroup (vk_decode.c chooses).
 layout(constant_id = 0) const uint PROFILE = 0;
 // 0 = f32, 1 = f16, 2 = bf16 (sgfp4_dtype).
 layout(constant_id = 1) const uint DTYPE = 0;
@@ -144,6 +145,20 @@ uint f32_to_f16_add(uint bits)
     precise float s = abs(uintBitsToFloat(bits)) + uintBitsToFloat(m_bits);
     uint h = floatBitsToUint(s) - m_bits + ((e8 - 113u) << 10);
     return min(h, 0x7C00u) | ((bits >> 16) & 0x8000u); // overflow rounds to infinity
+}
+
+// binary32 bits -> bfloat16 (as sgfp4_float_to_bf16) with three float operations (only where
+// RoundingModeRTE is declared for 32-bit floats): Veltkamp's split with the constant
+// 2^16 + 1, whose high part c - (c - x) is x rounded to 8 significant bits, ties to even.
+// Exact for normal x with |x| < 2^104 (checked against the integer rounding on every such
+// value); weights are 0 or between 2^-24 and 2^20 in magnitude. Low 16 bits of the result are 0.
+uint f32_to_bf16_split(uint bits)
+{
+    float x = uintBitsToFloat(bits);
+    precise float c = x * 65537.0;
+    precise float d = c - x;
+    precise float h = c - d;
+    return floatBitsToUint(h);
 }
 #endif
 
@@ -298,6 +313,10 @@ int t158_code(uint sym)
 // Two f32 weights as one word of two rounded 16-bit values (DTYPE 1 or 2), low one first.
 uint pack16_integer(uint lo, uint hi)
 {
+#ifndef SGFP4_INTEGER_RECONSTRUCTION
+    if (DTYPE == 2u)
+        return (f32_to_bf16_split(lo) >> 16) | (f32_to_bf16_split(hi) & 0xFFFF0000u);
+#endif
     if (DTYPE == 2u)
         return (f32_to_bf16_bias(lo) >> 16) | (f32_to_bf16_bias(hi) & 0xFFFF0000u);
 #ifndef SGFP4_INTEGER_RECONSTRUCTION
@@ -898,9 +917,10 @@ void layout_one_leaf(uint bx, uint by, uint lid, LayoutChunks l)
     decode_block_v1_words(bx, by, lid, header, l.word, 0u);
 }
 
-// f32 and bf16 outputs: one block per workgroup, as before the f16 pairs below. Both measured
-// slower on the H200 taking two blocks per workgroup (f32 on MIXED-heavy records 0.63
-// against 0.79-0.90 of copy, bf16 0.72-0.77 against 0.77-0.83), and bf16 4-7% slower with
+// One block per workgroup: f32 outputs, and bf16 outputs of tensors less than 7/8 MIXED.
+// f32 measured slower on the H200 taking two blocks per workgroup (MIXED-heavy records 0.63
+// against 0.79-0.90 of copy), bf16 slower on uniform-64 records (0.74-0.75 against
+// 0.82-0.84) and on a mix of every layout (0.77 against 0.81), and bf16 4-7% slower with
 // this loop written on the pairs' helpers (layout_chunk_leaves and layout_chunk_store): the
 // driver's compilation reacts to such changes, so the loop stays as it was measured.
 void decode_block_layout(uint bx, uint by, uint b, uint lid)
@@ -941,10 +961,11 @@ void decode_block_layout(uint bx, uint by, uint b, uint lid)
     }
 }
 
-// f16 outputs: two blocks per workgroup, (2 gx, by) and (2 gx + 1, by). Both blocks' first
-// loads, then both blocks' leaf loads, are issued before any weight is computed, so that an
-// invocation has twice the loads in flight per wait: measured 1.1-1.25x faster than one block
-// per workgroup on the H200 (MIXED-heavy records 0.66 -> 0.81 of copy). Each block's kind is
+// f16 outputs, and bf16 outputs of tensors at least 7/8 MIXED: two blocks per workgroup, (2 gx, by)
+// and (2 gx + 1, by). Both blocks' first loads, then both blocks' leaf loads, are issued
+// before any weight is computed, so that an invocation has twice the loads in flight per
+// wait: measured 1.05-1.25x faster than one block per workgroup on the H200 (MIXED-heavy
+// records, f16 0.66 -> 0.81 of copy, bf16 0.77 -> 0.81). Each block's kind is
 // the same for the whole workgroup, so the branches (and the barriers of v1's kernel) are
 // uniform.
 void decode_pair_layout(uint gx, uint by, uint lid)
@@ -981,10 +1002,9 @@ void main()
         decode_block_v1(bx, by, lid, header, pc.src_base + 2u * pc.blocks + ((off & ~15u) >> 2),
                         off & 1u);
     } else if (PROFILE == 3u) {
-        if (DTYPE == 1u) // vk_decode.c makes the grid half as wide for this choice
-            decode_pair_layout(bx, by, lid);
-        else
-            decode_block_layout(bx, by, b, lid);
+        decode_block_layout(bx, by, b, lid);
+    } else if (PROFILE == 4u) {
+        decode_pair_layout(bx, by, lid); // a grid half as wide (vk_decode.c)
     } else {
         decode_block_v2(bx, by, lid, PROFILE == 1u ? load_table(b, lid) : walk_record(b, lid));
     }

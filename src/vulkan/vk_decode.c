@@ -35,6 +35,20 @@ int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     return sgfp4_vk_layout_decodes(ctx);
 }
 
+/* The kernel of a decode from the products' layout: two blocks per workgroup (the shader's
+ * decode_pair_layout) for f16 outputs, and for bf16 outputs of a tensor at least 7/8 of whose
+ * records are MIXED (an encoder's output: 99%); one block per workgroup otherwise. Measured
+ * on the H200 (8192x8192, docs/benchmarks.md "GPU decode"): pairs are 1.05-1.25x faster for
+ * f16 on every kind of tensor and for bf16 on MIXED-heavy records (0.77 -> 0.81 of copy),
+ * slower for bf16 on uniform-64 records (0.75 against 0.82) and on a mix of every layout
+ * (0.77 against 0.81), and slower for f32. */
+static unsigned layout_kernel(const sgfp4_vk_tensor *vt, sgfp4_dtype dtype)
+{
+    const int pairs = dtype == SGFP4_DTYPE_F16 ||
+                      (dtype == SGFP4_DTYPE_BF16 && 8 * vt->mixed_records >= 7 * vt->blocks);
+    return pairs ? SGFP4_VK_KERNEL_V2_LAYOUT_PAIRS : SGFP4_VK_KERNEL_V2_LAYOUT;
+}
+
 sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
                                      sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
                                      uint64_t row_stride, sgfp4_vk_dispatch *d,
@@ -58,14 +72,12 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
                           (unsigned long long)span);
     const int from_layout = sgfp4_vk_decode_reads_layout(ctx, vt, dtype);
     const unsigned kernel = vt->profile == SGFP4_PROFILE_V1 ? SGFP4_VK_KERNEL_V1
-                            : from_layout                  ? SGFP4_VK_KERNEL_V2_LAYOUT
+                            : from_layout                  ? layout_kernel(vt, dtype)
                             : vt->walk                     ? SGFP4_VK_KERNEL_V2_WALK
                                                            : SGFP4_VK_KERNEL_V2_TABLE;
-    /* One workgroup per macroblock; for f16 outputs from the layout, one per pair of block
-     * columns (the shader's decode_pair_layout). */
-    const uint64_t groups_x = kernel == SGFP4_VK_KERNEL_V2_LAYOUT && dtype == SGFP4_DTYPE_F16
-                                  ? (vt->tiles_x + 1) / 2
-                                  : vt->tiles_x;
+    /* One workgroup per macroblock, or per pair of block columns. */
+    const uint64_t groups_x =
+        kernel == SGFP4_VK_KERNEL_V2_LAYOUT_PAIRS ? (vt->tiles_x + 1) / 2 : vt->tiles_x;
     *d = (sgfp4_vk_dispatch){.layout = ctx->pipeline_layout,
                              .groups_x = (uint32_t)groups_x,
                              .groups_y = (uint32_t)vt->tiles_y};

@@ -13,7 +13,8 @@
 /* Shader variants: the container profile and how v2 leaves are found (the leaf table, the
  * record walk, or the products' layout). */
 enum { SGFP4_VK_KERNEL_V1 = 0, SGFP4_VK_KERNEL_V2_TABLE = 1, SGFP4_VK_KERNEL_V2_WALK = 2,
-       SGFP4_VK_KERNEL_V2_LAYOUT = 3, SGFP4_VK_KERNELS = 4 };
+       SGFP4_VK_KERNEL_V2_LAYOUT = 3, SGFP4_VK_KERNEL_V2_LAYOUT_PAIRS = 4,
+       SGFP4_VK_KERNELS = 5 };
 #define SGFP4_VK_DTYPES 3
 /* How f16 outputs are rounded (specialization constant F16_CONVERSION of
  * shaders/decode_body.glsl): integer code, one f32 add under RoundingModeRTE, or the
@@ -122,6 +123,7 @@ struct sgfp4_vk_tensor {
     sgfp4_profile profile;
     uint64_t rows, cols, tiles_x, tiles_y, blocks, record_base, container_bytes;
     uint64_t leaves;           /* v2: leaves in the table */
+    uint64_t mixed_records;    /* v2: records in the MIXED layout (the decode's kernel choice) */
     uint64_t table_bytes;      /* the leaf table's size (0 for v1) */
     sgfp4_vk_buffer product;   /* v2: the products' layout (empty where it would exceed
                                   maxStorageBufferRange: the products then refuse) */

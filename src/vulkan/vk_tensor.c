@@ -45,6 +45,8 @@ static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
     vt->record_base = t->record_base;
     vt->container_bytes = t->size;
     vt->leaves = t->profile == SGFP4_PROFILE_V2 ? t->info.leaves : 0;
+    vt->mixed_records =
+        t->profile == SGFP4_PROFILE_V2 ? t->info.records_by_layout[SGFP4_LAYOUT_MIXED] : 0;
     vt->walk = use_walk(ctx);
     *out = vt;
     return SGFP4_OK;
