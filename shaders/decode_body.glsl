@@ -310,15 +310,22 @@ int t158_code(uint sym)
 
 // ---- output ---------------------------------------------------------------------------
 
+// binary32 bits -> bfloat16 in bits 16-31: the float split where RoundingModeRTE is declared,
+// the integer add otherwise (the same bits for every weight).
+uint f32_to_bf16_upper(uint bits)
+{
+#ifdef SGFP4_INTEGER_RECONSTRUCTION
+    return f32_to_bf16_bias(bits);
+#else
+    return f32_to_bf16_split(bits);
+#endif
+}
+
 // Two f32 weights as one word of two rounded 16-bit values (DTYPE 1 or 2), low one first.
 uint pack16_integer(uint lo, uint hi)
 {
-#ifndef SGFP4_INTEGER_RECONSTRUCTION
     if (DTYPE == 2u)
-        return (f32_to_bf16_split(lo) >> 16) | (f32_to_bf16_split(hi) & 0xFFFF0000u);
-#endif
-    if (DTYPE == 2u)
-        return (f32_to_bf16_bias(lo) >> 16) | (f32_to_bf16_bias(hi) & 0xFFFF0000u);
+        return (f32_to_bf16_upper(lo) >> 16) | (f32_to_bf16_upper(hi) & 0xFFFF0000u);
 #ifndef SGFP4_INTEGER_RECONSTRUCTION
     if (F16_CONVERSION != 0u)
         return f32_to_f16_add(lo) | (f32_to_f16_add(hi) << 16);
