@@ -529,6 +529,29 @@ SGFP4_API void sgfp4_free(void *ptr);
 /** Most activation vectors one product call takes. */
 #define SGFP4_MATVEC_MAX_BATCH 16
 
+/**
+ * A pool of worker threads owned by the caller, for the products (sgfp4_matvec_options.pool):
+ * without one, a call with threads > 1 starts its threads and joins them before it returns,
+ * tens of microseconds each on some machines and an allocation each; with one, the calls
+ * start no thread and allocate nothing. Idle workers spin briefly after a run (so that the
+ * next product finds them awake), then sleep. One run at a time: calls from several threads
+ * sharing a pool take turns (give each of your threads its own pool to run at once).
+ */
+typedef struct sgfp4_thread_pool sgfp4_thread_pool;
+
+/** Starts `threads` - 1 workers (`threads` counts the calling thread, as the options'
+ *  `threads` do; 0 and 1 start none) and sets *out. Errors: SGFP4_ERR_ARGUMENT (NULL out,
+ *  threads above SGFP4_MAX_THREADS), SGFP4_ERR_NOMEM (memory or a thread could not be had);
+ *  *out is then NULL. */
+SGFP4_API sgfp4_status sgfp4_thread_pool_create(unsigned threads, sgfp4_thread_pool **out);
+
+/** Stops and joins the workers, then releases the pool. No call may be using it. Accepts
+ *  NULL. */
+SGFP4_API void sgfp4_thread_pool_free(sgfp4_thread_pool *pool);
+
+/** Threads a run of the pool can use, the caller's included (0 for NULL). */
+SGFP4_API unsigned sgfp4_thread_pool_threads(const sgfp4_thread_pool *pool);
+
 /** Options of the matvec calls. Initialise with sgfp4_matvec_options_init(), then set fields;
  *  NULL means all defaults. The library reads no field past struct_size. */
 typedef struct sgfp4_matvec_options {
@@ -540,6 +563,10 @@ typedef struct sgfp4_matvec_options {
     /** Threads in all, the caller's included: 0 (the default) or 1 = the calling thread
      *  only; at most SGFP4_MAX_THREADS. Same bits for every count. */
     unsigned threads;
+    /** Where the products' threads come from: NULL (the default) starts them per call;
+     *  a pool runs them on its workers, at most sgfp4_thread_pool_threads(pool) of them
+     *  (`threads` still says how many a call uses). Same bits either way. */
+    sgfp4_thread_pool *pool;
 } sgfp4_matvec_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past

@@ -6,6 +6,7 @@
 #include "common/fp_env.h"
 #include "common/options.h"
 #include "common/parallel.h"
+#include "common/pool.h"
 #include "common/diag.h"
 #include "matvec/matvec_internal.h"
 
@@ -158,18 +159,24 @@ static void product_item(void *context, uint64_t item, unsigned worker)
 
 void sgfp4_matvec_run(const sgfp4_matvec_plan *plan, const sgfp4_matvec_kernels *k,
                       bool class_a, const sgfp4_matvec_x *x, const sgfp4_matvec_y *y,
-                      uint64_t row_begin, uint64_t row_end, unsigned threads)
+                      uint64_t row_begin, uint64_t row_end, sgfp4_matvec_threads threads)
 {
     const uint64_t block_rows = (row_end - 1) / SGFP4_MB - row_begin / SGFP4_MB + 1;
     /* Whole macroblock rows per item while there are enough for every thread; else each is
      * cut in parts. */
-    uint64_t parts = threads > block_rows ? (threads + block_rows - 1) / block_rows : 1;
+    const unsigned n = threads.pool && threads.count > sgfp4_thread_pool_threads(threads.pool)
+                           ? sgfp4_thread_pool_threads(threads.pool)
+                           : threads.count;
+    uint64_t parts = n > block_rows ? (n + block_rows - 1) / block_rows : 1;
     if (parts > SGFP4_MB)
         parts = SGFP4_MB;
     product_job job = {plan, k, class_a, x, y, row_begin, row_end, parts};
     sgfp4_fp_scope scope;
     sgfp4_fp_scope_enter(&scope);
-    sgfp4_parallel_for(block_rows * parts, threads, product_item, &job);
+    if (threads.pool)
+        sgfp4_pool_run(threads.pool, n, block_rows * parts, product_item, &job);
+    else
+        sgfp4_parallel_for(block_rows * parts, n, product_item, &job);
     sgfp4_fp_scope_leave(&scope);
 }
 
@@ -178,7 +185,7 @@ static sgfp4_status check_product(const sgfp4_matvec_plan *plan, unsigned batch,
                                   uint64_t row_begin, uint64_t row_end, float *y,
                                   size_t y_stride, size_t y_capacity,
                                   const sgfp4_matvec_options *options,
-                                  const sgfp4_matvec_kernels **k, unsigned *threads,
+                                  const sgfp4_matvec_kernels **k, sgfp4_matvec_threads *threads,
                                   sgfp4_matvec_y *out)
 {
     sgfp4_matvec_options o;
@@ -196,7 +203,7 @@ static sgfp4_status check_product(const sgfp4_matvec_plan *plan, unsigned batch,
     if (((batch - 1) * stride + count) * sizeof(float) > y_capacity)
         return SGFP4_ERR_DST_TOO_SMALL;
     *out = (sgfp4_matvec_y){y, (size_t)stride, row_begin};
-    *threads = o.threads;
+    *threads = (sgfp4_matvec_threads){o.threads, o.pool};
     return SGFP4_OK;
 }
 
@@ -206,7 +213,7 @@ sgfp4_status sgfp4_matvec_q8(const sgfp4_matvec_plan *plan, const void *q8, size
                              const sgfp4_matvec_options *options)
 {
     const sgfp4_matvec_kernels *k;
-    unsigned threads;
+    sgfp4_matvec_threads threads;
     sgfp4_matvec_y out;
     const sgfp4_status s = check_product(plan, batch, row_begin, row_end, y, y_stride,
                                          y_capacity, options, &k, &threads, &out);
@@ -227,7 +234,7 @@ sgfp4_status sgfp4_matvec_float(const sgfp4_matvec_plan *plan, const void *x, sg
                                 const sgfp4_matvec_options *options)
 {
     const sgfp4_matvec_kernels *k;
-    unsigned threads;
+    sgfp4_matvec_threads threads;
     sgfp4_matvec_y out;
     sgfp4_status s = check_product(plan, batch, row_begin, row_end, y, y_stride, y_capacity,
                                    options, &k, &threads, &out);

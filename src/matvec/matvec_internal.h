@@ -205,13 +205,20 @@ static inline float sgfp4_matvec_x_at(const void *in, sgfp4_dtype dtype, uint64_
     return sgfp4_bits_to_float(sgfp4_load_u32le(p + 4 * j));
 }
 
-/* Runs kernel set k on rows [row_begin, row_end) for every vector of x, on `threads`
- * threads (1 = the calling thread), in the default floating-point environment: what the
- * public product calls do once their arguments are checked (matvec/matvec.c). Any thread
- * count gives the same bits: every row is computed alone. */
+/* The threads a product runs on: `count` in all (1 = the calling thread), started per call
+ * or, with a pool, the pool's (at most its own count). */
+typedef struct sgfp4_matvec_threads {
+    unsigned count;
+    sgfp4_thread_pool *pool;
+} sgfp4_matvec_threads;
+
+/* Runs kernel set k on rows [row_begin, row_end) for every vector of x, on `threads`, in
+ * the default floating-point environment: what the public product calls do once their
+ * arguments are checked (matvec/matvec.c). Any thread count, pool or not, gives the same
+ * bits: every row is computed alone. */
 void sgfp4_matvec_run(const sgfp4_matvec_plan *plan, const sgfp4_matvec_kernels *k,
                       bool class_a, const sgfp4_matvec_x *x, const sgfp4_matvec_y *y,
-                      uint64_t row_begin, uint64_t row_end, unsigned threads);
+                      uint64_t row_begin, uint64_t row_end, sgfp4_matvec_threads threads);
 
 /* Kernel sets (matvec/dispatch.c). The fastest this CPU runs. */
 const sgfp4_matvec_kernels *sgfp4_matvec_kernels_best(void);

@@ -15,6 +15,11 @@ if(SGFP4_SANITIZE)
 endif()
 set_tests_properties(test_matvec PROPERTIES LABELS matvec)
 
+# The caller-owned thread pool: every item once, products on pools against the oracle.
+sgfp4_add_unit_test(test_thread_pool ${PROJECT_SOURCE_DIR}/tests/matvec/test_thread_pool.c)
+target_link_libraries(test_thread_pool PRIVATE sgfp4_testdata)
+set_tests_properties(test_thread_pool PROPERTIES LABELS matvec)
+
 # The golden matvec vectors: one named test per vector (public API only).
 add_executable(test_matvec_golden ${PROJECT_SOURCE_DIR}/tests/matvec/test_matvec_golden.c)
 target_include_directories(test_matvec_golden PRIVATE ${JANSSON_INCLUDE_DIR})

@@ -27,7 +27,8 @@ void matvec_oracle(const sgfp4_matvec_plan *plan, bool class_a, const sgfp4_matv
 {
     const uint64_t rows = plan->tensor->rows;
     const sgfp4_matvec_y y = {out, (size_t)rows, 0};
-    sgfp4_matvec_run(plan, &sgfp4_matvec_kernels_scalar, class_a, x, &y, 0, rows, 1);
+    sgfp4_matvec_run(plan, &sgfp4_matvec_kernels_scalar, class_a, x, &y, 0, rows,
+                     (sgfp4_matvec_threads){1, NULL});
 }
 
 static unsigned bits_of(float f)
@@ -47,7 +48,7 @@ static bool same(float a, float b)
 /* Runs rows [r0, r1) as one call and compares; false with c->message set. */
 static bool check_piece(matvec_check *c, const sgfp4_matvec_plan *plan,
                         const matvec_inputs *in, const sgfp4_matvec_kernels *k, uint64_t r0,
-                        uint64_t r1, unsigned threads)
+                        uint64_t r1, sgfp4_matvec_threads threads)
 {
     const uint64_t rows = plan->tensor->rows, count = r1 - r0;
     const size_t gap = 1 + (size_t)matvec_rng_below(&c->rng, 5);
@@ -68,9 +69,10 @@ static bool check_piece(matvec_check *c, const sgfp4_matvec_plan *plan,
             const float want = in->oracle[n * rows + r], got = y[n * stride + (r - r0)];
             if (!same(want, got)) {
                 snprintf(c->message, sizeof c->message,
-                         "%s, class %c, %u threads, rows [%llu, %llu) of %llu, vector %u of "
-                         "%u: row %llu gives %a (0x%08x), the oracle %a",
-                         k->name, in->class_a ? 'A' : 'B', threads, (unsigned long long)r0,
+                         "%s, class %c, %u threads%s, rows [%llu, %llu) of %llu, vector %u "
+                         "of %u: row %llu gives %a (0x%08x), the oracle %a",
+                         k->name, in->class_a ? 'A' : 'B', threads.count,
+                         threads.pool ? " of a pool" : "", (unsigned long long)r0,
                          (unsigned long long)r1, (unsigned long long)rows, n, in->x.batch,
                          (unsigned long long)r, (double)got, bits_of(got),
                          (double)want);
@@ -119,8 +121,9 @@ bool matvec_check_paths(matvec_check *c, const sgfp4_matvec_plan *plan,
         for (unsigned p = 0; p < pieces; p++) {
             if (cuts[p] == cuts[p + 1])
                 continue;
-            const unsigned threads =
-                c->thread_counts[matvec_rng_below(&c->rng, c->thread_count_n)];
+            const unsigned count = c->thread_counts[matvec_rng_below(&c->rng, c->thread_count_n)];
+            const bool pooled = c->pool && matvec_rng_below(&c->rng, 2);
+            const sgfp4_matvec_threads threads = {count, pooled ? c->pool : NULL};
             if (!check_piece(c, plan, in, k, cuts[p], cuts[p + 1], threads))
                 return false;
         }

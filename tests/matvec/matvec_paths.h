@@ -42,6 +42,7 @@ typedef struct matvec_check {
     matvec_rng rng;
     const unsigned *thread_counts; /* drawn from for each call */
     unsigned thread_count_n;
+    sgfp4_thread_pool *pool; /* when set, half the calls run on it instead of their own threads */
     uint64_t calls;         /* kernel runs */
     uint64_t results;       /* floats compared */
     char message[512];      /* why the last check failed */
@@ -49,7 +50,7 @@ typedef struct matvec_check {
 
 /* `rounds` rounds through kernel set k: each takes a random row range (the whole tensor half
  * of the time), cuts it into 1..5 pieces at random rows, and runs each piece as its own call
- * on a thread count drawn from c->thread_counts, into a buffer whose stride leaves a guarded
+ * on a thread count drawn from c->thread_counts (on c->pool for half of them, where set), into a buffer whose stride leaves a guarded
  * gap after every vector's rows. Every result must equal in->oracle (NaN equal to any NaN,
  * all else bit for bit) and every gap byte stay untouched. False with c->message set at the
  * first difference or allocation failure. */

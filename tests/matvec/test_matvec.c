@@ -44,12 +44,26 @@ static uint64_t series_checked, results_checked, bounds_checked;
 
 static uint64_t below(uint64_t n) { return matvec_rng_below(&rng, n); }
 
+/* The pool half the path checks' calls and the public calls run on (4 threads: counts
+ * above it are capped). */
+static sgfp4_thread_pool *pool;
+
 static int setup(void **state)
 {
     (void)state;
+    if (sgfp4_thread_pool_create(4, &pool) != SGFP4_OK)
+        return -1;
+    paths.pool = pool;
     kernel_set_count = matvec_kernel_sets(kernel_sets);
     print_message("matvec kernel sets on this CPU: %u (best: %s)\n", kernel_set_count,
                   sgfp4_matvec_backend_name(SGFP4_BACKEND_AUTO));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    sgfp4_thread_pool_free(pool);
     return 0;
 }
 
@@ -271,6 +285,7 @@ static void check_series(const sgfp4_matvec_plan *plan, const d8_matrix *m, cons
     sgfp4_matvec_options o;
     sgfp4_matvec_options_init(&o);
     o.threads = 1 + (unsigned)below(4);
+    o.pool = below(2) ? pool : NULL;
     float *y2 = malloc(batch * rows * sizeof *y2);
     assert_non_null(y2);
     if (s->class_a)
@@ -283,8 +298,8 @@ static void check_series(const sgfp4_matvec_plan *plan, const d8_matrix *m, cons
                          SGFP4_OK);
     for (uint64_t i = 0; i < batch * rows; i++)
         if (!d8_same(y[i], y2[i]))
-            fail_series(s, "AUTO on %u threads differs at %llu", o.threads,
-                        (unsigned long long)i);
+            fail_series(s, "AUTO on %u threads%s differs at %llu", o.threads,
+                        o.pool ? " of a pool" : "", (unsigned long long)i);
     free(y2);
     series_checked++;
     free(x);
@@ -1070,6 +1085,9 @@ static void arguments_are_checked(void **state)
     o.struct_size = 0;
     assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, 0, ycap, &o),
                      SGFP4_ERR_ARGUMENT);
+    assert_null(o.pool);
+    o.struct_size = offsetof(sgfp4_matvec_options, pool); /* the layout before the pool */
+    assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, 0, ycap, &o), SGFP4_OK);
     o.struct_size = offsetof(sgfp4_matvec_options, threads); /* no released layout */
     assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, 0, ycap, &o),
                      SGFP4_ERR_ARGUMENT);
@@ -1225,5 +1243,5 @@ int main(void)
         cmocka_unit_test(real_tensors),
         cmocka_unit_test(repacked_layout_is_exercised),
     };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }

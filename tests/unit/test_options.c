@@ -80,6 +80,7 @@ static void init_sets_struct_size_and_defaults(void **state)
     assert_int_equal(mv.struct_size, sizeof mv);
     assert_int_equal(mv.backend, SGFP4_BACKEND_AUTO);
     assert_int_equal(mv.threads, 0);
+    assert_null(mv.pool);
 
     /* init functions refuse NULL */
     assert_int_equal(sgfp4_open_options_init(NULL), SGFP4_ERR_ARGUMENT);
@@ -104,6 +105,12 @@ typedef struct encode_options_before_metric {
     unsigned threads;
     sgfp4_allocator allocator;
 } encode_options_before_metric;
+
+typedef struct matvec_options_before_pool {
+    size_t struct_size;
+    sgfp4_backend backend;
+    unsigned threads;
+} matvec_options_before_pool;
 
 typedef struct model_open_options_first {
     size_t struct_size;
@@ -191,7 +198,7 @@ static const options_kind kinds[] = {
                                      sizeof(model_write_options_before_limit),
                                      sizeof(model_write_options_before_importance)}),
     KIND(sgfp4_vk_context_options, {0}),
-    KIND(sgfp4_matvec_options, {0}),
+    KIND(sgfp4_matvec_options, {sizeof(matvec_options_before_pool)}),
 };
 
 static void init_writes_only_the_callers_bytes(void **state)

@@ -6,7 +6,9 @@
  * the last-level cache (the weights come from memory, as in token generation with a model
  * larger than the cache), and "warm", each right after the same call (the weights in the
  * cache where they fit). Medians of --runs rounds after two warm-up rounds, with the
- * fastest and slowest; 1 thread, then --threads. Before timing, every product is checked
+ * fastest and slowest; 1 thread, then --threads (the products on a thread pool created
+ * once, sgfp4_thread_pool, as a runtime calling many products runs them; the read on
+ * threads of its own). Before timing, every product is checked
  * bit for bit against the scalar reference (skip with --no-check).
  * SPDX-License-Identifier: MIT */
 #include <math.h>
@@ -147,6 +149,7 @@ typedef struct bench {
     unsigned batch; /* of ARM_AN */
     uint8_t *evict;
     size_t evict_bytes;
+    sgfp4_thread_pool *pool; /* --threads of them, for the products */
 } bench;
 
 static bool arm_run(const bench *b, int arm, unsigned threads, sgfp4_backend backend)
@@ -155,6 +158,7 @@ static bool arm_run(const bench *b, int arm, unsigned threads, sgfp4_backend bac
     sgfp4_matvec_options_init(&o);
     o.backend = backend;
     o.threads = threads;
+    o.pool = b->pool;
     const uint64_t rows = b->rows;
     switch (arm) {
     case ARM_READ: plain_read(b->bytes, b->size, threads); return true;
@@ -386,6 +390,10 @@ int bench_matvec(const cli_args *args)
         q[r] = (bench_now() - t0) / b.batch;
     }
     const double quantize_s = bench_median(q, 16);
+    if (a.threads > 1 && sgfp4_thread_pool_create(a.threads, &b.pool) != SGFP4_OK) {
+        cli_error(a.command, "could not start %u threads", a.threads);
+        goto done;
+    }
     char why[300] = "";
     if (!a.given[KEY_NO_CHECK] && !check_exact(&b, why, sizeof why)) {
         cli_error(a.command, "not bit-exact: %s", why);
@@ -402,6 +410,7 @@ int bench_matvec(const cli_args *args)
     report(&b, source, threads, counts, res, quantize_s);
     rc = CLI_EXIT_OK;
 done:
+    sgfp4_thread_pool_free(b.pool);
     sgfp4_matvec_plan_free(b.plan);
     free(x);
     free(b.q8);
