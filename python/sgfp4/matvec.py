@@ -27,7 +27,7 @@ MAX_BATCH = 16
 
 class MatvecOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("backend", ctypes.c_int),
-                ("threads", ctypes.c_uint)]
+                ("threads", ctypes.c_uint), ("pool", ctypes.c_void_p)]
 
 
 _PROTOTYPES = [
@@ -48,6 +48,9 @@ _PROTOTYPES = [
     ("sgfp4_matvec_float", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
      ctypes.c_size_t, ctypes.c_uint, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
      ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(MatvecOptions)),
+    ("sgfp4_thread_pool_create", ctypes.c_int, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)),
+    ("sgfp4_thread_pool_free", None, ctypes.c_void_p),
+    ("sgfp4_thread_pool_threads", ctypes.c_uint, ctypes.c_void_p),
 ]
 
 AVAILABLE = all(_lib.has(p[0]) for p in _PROTOTYPES)
@@ -71,12 +74,60 @@ def _options(threads, backend):
     return o
 
 
-def _call_options(threads, backend):
+def _call_options(threads, backend, pool=None):
     _require()
     try:
-        return _options(threads, backend)
+        o = _options(threads, backend)
     except TypeError:
-        return _options.__wrapped__(threads, backend)
+        o = _options.__wrapped__(threads, backend)
+    if pool is None:
+        return o
+    if not isinstance(pool, ThreadPool):
+        raise argument_error(f"pool: expected a sgfp4.matvec.ThreadPool, not {pool!r}")
+    pooled = MatvecOptions.from_buffer_copy(o)  # the cached struct stays without a pool
+    pooled.pool = pool._pool()
+    pooled._keep = pool._h  # the workers stay alive while a call holds these options
+    return pooled
+
+
+class ThreadPool:
+    """Worker threads started once for many products (sgfp4_thread_pool):
+    `ThreadPool(threads)` counts the calling thread, as `threads=` does. Pass it as
+    `pool=` to q8() and float(): a product then starts no thread (without one, a call
+    with threads > 1 starts and joins its threads each time). One product at a time per
+    pool: calls from several Python threads on one pool take turns. Same bits either way.
+    """
+
+    def __init__(self, threads):
+        _require()
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or \
+                threads < 0:
+            raise argument_error(f"threads: {threads!r} is not a count >= 0")
+        ptr = ctypes.c_void_p()
+        check(lib.sgfp4_thread_pool_create(min(int(threads), 2**32 - 1), ctypes.byref(ptr)),
+              "create a thread pool")
+        from .tensor import _Handle
+        self._h = _Handle(ptr.value, lib.sgfp4_thread_pool_free)
+
+    @property
+    def threads(self):
+        """Threads a product on the pool can use, the caller's included."""
+        return lib.sgfp4_thread_pool_threads(self._pool())
+
+    def close(self):
+        """Stops the workers (also when the pool is garbage-collected)."""
+        self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _pool(self):
+        if self._h is None:
+            raise argument_error("the thread pool is closed")
+        return self._h.ptr
 
 
 def backend_name(backend="auto"):
@@ -225,10 +276,11 @@ class MatvecPlan:
         arr, stride, cap = output_array(out, batch, n, np.dtype(np.float32), "matvec")
         return arr, stride, cap
 
-    def q8(self, q8, rows=None, *, out=None, threads=0, backend="auto"):
+    def q8(self, q8, rows=None, *, out=None, threads=0, backend="auto", pool=None):
         """Class A product: y = W[rows] x for the quantized activations `q8` (a Q8 of
         quantize(), made for this tensor's cols). rows: None (all), (begin, end), a slice
-        or a range. Returns float32 (n,) for a Q8 of one 1-D vector, else (batch, n)."""
+        or a range. pool: a ThreadPool for the threads (None: started per call). Returns
+        float32 (n,) for a Q8 of one 1-D vector, else (batch, n)."""
         plan = self._plan()
         if not isinstance(q8, Q8):
             raise argument_error("q8: expected the Q8 that sgfp4.matvec.quantize() returns")
@@ -237,7 +289,7 @@ class MatvecPlan:
                                  f"{self.shape[1]}")
         begin, end = self._rows(rows)
         y, stride, cap = self._out(_as_2d(out, q8._single), q8.batch, end - begin)
-        opts = _call_options(threads, backend)
+        opts = _call_options(threads, backend, pool)
         per = q8.vector_bytes
         for k in range(0, q8.batch, MAX_BATCH):
             n = min(MAX_BATCH, q8.batch - k)
@@ -248,9 +300,9 @@ class MatvecPlan:
                   f"matvec_q8 rows [{begin}, {end})")
         return y[0] if q8._single else y
 
-    def float(self, x, rows=None, *, out=None, threads=0, backend="auto"):
+    def float(self, x, rows=None, *, out=None, threads=0, backend="auto", pool=None):
         """Class B product: y = W[rows] x for float32 / float16 activations x, (cols,) or
-        (batch, cols). rows and the result as q8()."""
+        (batch, cols). rows, pool and the result as q8()."""
         plan = self._plan()
         a, dt, xstride, single = _activations(x, "matvec")
         batch, cols = a.shape
@@ -258,7 +310,7 @@ class MatvecPlan:
             raise argument_error(f"matvec: x has {cols} columns, the tensor {self.shape[1]}")
         begin, end = self._rows(rows)
         y, stride, cap = self._out(_as_2d(out, single), batch, end - begin)
-        opts = _call_options(threads, backend)
+        opts = _call_options(threads, backend, pool)
         for k in range(0, batch, MAX_BATCH):
             n = min(MAX_BATCH, batch - k)
             check(lib.sgfp4_matvec_float(plan, a[k:].ctypes.data, dt, xstride, n, begin, end,

@@ -100,6 +100,38 @@ def test_products_against_numpy_and_themselves(plan_and_weights):
     assert np.all(np.abs(approx - x) <= np.repeat(d, 64, axis=1)[:, :330] / 2)
 
 
+def test_thread_pool(plan_and_weights):
+    plan, _, rng = plan_and_weights
+    x = rng.standard_normal((5, 330)).astype(np.float32)
+    q = sgfp4.matvec.quantize(x)
+    y, ya = plan.float(x, backend="scalar"), plan.q8(q, backend="scalar")
+    with sgfp4.matvec.ThreadPool(3) as pool:
+        assert pool.threads == 3
+        for _ in range(50):  # workers found awake and asleep: the same bits
+            for threads in (0, 2, 3, 8):
+                assert np.array_equal(plan.float(x, threads=threads, pool=pool), y)
+                assert np.array_equal(plan.q8(q, (63, 130), threads=threads, pool=pool),
+                                      ya[:, 63:130])
+        results = []
+        workers = [threading.Thread(target=lambda: results.append(
+            np.array_equal(plan.float(x, threads=3, pool=pool), y))) for _ in range(4)]
+        for th in workers:
+            th.start()
+        for th in workers:
+            th.join()
+        assert results == [True] * 4  # callers sharing one pool take turns
+    assert sgfp4.matvec.ThreadPool(0).threads == 1
+    with pytest.raises(sgfp4.Error):
+        plan.float(x, pool=pool)  # closed
+    for bad in (-1, True, 2.0):
+        with pytest.raises(sgfp4.Error):
+            sgfp4.matvec.ThreadPool(bad)
+    with pytest.raises(sgfp4.Error):
+        sgfp4.matvec.ThreadPool(257)  # the library's own check
+    with pytest.raises(sgfp4.Error):
+        plan.float(x, pool="four")
+
+
 def test_out_arrays_and_strides(plan_and_weights):
     plan, _, rng = plan_and_weights
     x = rng.standard_normal((3, 330)).astype(np.float32)
