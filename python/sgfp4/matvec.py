@@ -90,13 +90,38 @@ def _call_options(threads, backend, pool=None):
     return pooled
 
 
-class ThreadPool:
+class _Owner:
+    """What ThreadPool and MatvecPlan share: they own one C object through a _Handle
+    (`self._h`), released by close(), on leaving a `with` block or by the garbage collector;
+    `_ptr()` is the object, or ArgumentError naming `_what` once closed."""
+
+    _what = "object"
+
+    def close(self):
+        self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _ptr(self):
+        if self._h is None:
+            raise argument_error(f"the {self._what} is closed")
+        return self._h.ptr
+
+
+class ThreadPool(_Owner):
     """Worker threads started once for many products (sgfp4_thread_pool):
     `ThreadPool(threads)` counts the calling thread, as `threads=` does. Pass it as
     `pool=` to q8() and float(): a product then starts no thread (without one, a call
     with threads > 1 starts and joins its threads each time). One product at a time per
     pool: calls from several Python threads on one pool take turns. Same bits either way.
+    close() (or leaving a `with` block, or garbage collection) stops the workers.
     """
+
+    _what = "thread pool"
 
     def __init__(self, threads):
         _require()
@@ -114,20 +139,8 @@ class ThreadPool:
         """Threads a product on the pool can use, the caller's included."""
         return lib.sgfp4_thread_pool_threads(self._pool())
 
-    def close(self):
-        """Stops the workers (also when the pool is garbage-collected)."""
-        self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def _pool(self):
-        if self._h is None:
-            raise argument_error("the thread pool is closed")
-        return self._h.ptr
+        return self._ptr()
 
 
 def backend_name(backend="auto"):
@@ -215,7 +228,7 @@ def quantize(x, *, backend="auto"):
     return Q8(data, cols, batch, single)
 
 
-class MatvecPlan:
+class MatvecPlan(_Owner):
     """A tensor prepared for products (sgfp4_matvec_plan): `MatvecPlan(tensor)`.
 
     Immutable: any number of threads may run products on one plan at once. It keeps the
@@ -236,19 +249,10 @@ class MatvecPlan:
         """Memory the plan holds (sgfp4_matvec_plan_bytes)."""
         return lib.sgfp4_matvec_plan_bytes(self._plan())
 
-    def close(self):
-        self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    _what = "matvec plan"
 
     def _plan(self):
-        if self._h is None:
-            raise argument_error("the matvec plan is closed")
-        return self._h.ptr
+        return self._ptr()
 
     def _rows(self, rows):
         total = self.shape[0]
