@@ -520,10 +520,11 @@ SGFP4_API void sgfp4_free(void *ptr);
  *   sgfp4_matvec_plan_create(tensor, &plan)           once per tensor (at model load)
  *   sgfp4_matvec_quantize(x, ..., q8, ...)            Class A: once per activation vector(s)
  *   sgfp4_matvec_q8(plan, q8, ...) / sgfp4_matvec_float(plan, x, ...)   the products
- * The product calls allocate nothing and never fail on a valid plan and valid arguments.
+ * The product calls never fail on a valid plan and valid arguments; on the calling thread
+ * alone or on a thread pool (sgfp4_thread_pool) they allocate nothing and start no thread.
  * A plan is immutable: any number of threads may run products on one plan at once, each on
  * its own rows (a runtime splitting the rows over its own threads) or with the library's
- * threads (sgfp4_matvec_options.threads).
+ * threads (sgfp4_matvec_options.threads, on a pool with sgfp4_matvec_options.pool).
  */
 
 /** Most activation vectors one product call takes. */
