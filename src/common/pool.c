@@ -7,13 +7,14 @@
  * late, after its run finished and the next one was posted, cannot claim an item of a run it
  * did not read the function and context of (its compare-and-swap fails on the generation).
  * The caller runs items too and returns once every item is done (`done`), which is when
- * no worker can touch the job's context again. Idle workers spin for a short while on
+ * no worker can touch the job's context again. Idle workers spin for up to SPIN_NS on
  * `posted` (back-to-back calls find them awake), then sleep on `wake`.
  * SPDX-License-Identifier: MIT */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -31,9 +32,38 @@
  * 2^24 further runs complete for a stale claim to succeed). */
 #define ITEM_BITS 40
 #define ITEM_MASK ((UINT64_C(1) << ITEM_BITS) - 1)
-/* Pause iterations an idle worker (or a waiting caller) spins before it sleeps: tens of
- * microseconds, about the gap between two products of one token. */
-#define SPIN_ROUNDS 20000
+/* How long an idle worker (or a waiting caller) spins before it sleeps: about the gap
+ * between two products of one token, so that back-to-back calls find the workers awake.
+ * Timed by the clock, not by a count of pauses (a pause takes 10 to 150 cycles by CPU). */
+#define SPIN_NS 50000
+#define SPIN_CHECK 32 /* pauses between two readings of the clock */
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Spins until *word differs from `unlike` (changed) or equals `like` (reached), or quit is
+ * set, or SPIN_NS pass; true if the condition was met. */
+static bool spin_until(const _Atomic uint64_t *word, bool reached, uint64_t value,
+                       const _Atomic bool *quit)
+{
+    const uint64_t start = now_ns();
+    for (;;) {
+        for (unsigned i = 0; i < SPIN_CHECK; i++) {
+            const uint64_t v = atomic_load_explicit(word, memory_order_acquire);
+            if (reached ? v == value : v != value)
+                return true;
+            if (quit && atomic_load_explicit(quit, memory_order_relaxed))
+                return true;
+            CPU_RELAX();
+        }
+        if (now_ns() - start > SPIN_NS)
+            return false;
+    }
+}
 
 typedef struct worker {
     sgfp4_thread_pool *pool;
@@ -99,12 +129,7 @@ static void *worker_main(void *arg)
     sgfp4_thread_pool *p = self->pool;
     uint64_t seen = 0;
     for (;;) {
-        for (unsigned i = 0; i < SPIN_ROUNDS; i++) {
-            if (atomic_load_explicit(&p->posted, memory_order_acquire) != seen ||
-                atomic_load_explicit(&p->quitting, memory_order_relaxed))
-                break;
-            CPU_RELAX();
-        }
+        spin_until(&p->posted, false, seen, &p->quitting);
         pthread_mutex_lock(&p->lock);
         while (p->generation == seen && !p->quit) {
             p->sleepers++;
@@ -220,12 +245,7 @@ void sgfp4_pool_run(sgfp4_thread_pool *p, unsigned threads, uint64_t count, sgfp
     pthread_mutex_unlock(&p->lock);
 
     drain(p, gen, fn, context, count, 0);
-    for (unsigned i = 0; i < SPIN_ROUNDS; i++) {
-        if (atomic_load_explicit(&p->done, memory_order_acquire) == count)
-            break;
-        CPU_RELAX();
-    }
-    if (atomic_load_explicit(&p->done, memory_order_acquire) != count) {
+    if (!spin_until(&p->done, true, count, NULL)) {
         pthread_mutex_lock(&p->lock);
         while (atomic_load_explicit(&p->done, memory_order_acquire) != count)
             pthread_cond_wait(&p->finished, &p->lock);
