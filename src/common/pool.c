@@ -45,8 +45,8 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Spins until *word differs from `unlike` (changed) or equals `like` (reached), or quit is
- * set, or SPIN_NS pass; true if the condition was met. */
+/* Spins until *word equals `value` (reached) or differs from it (!reached), or *quit (if
+ * given) is set, or SPIN_NS pass; true if one of the conditions was met. */
 static bool spin_until(const _Atomic uint64_t *word, bool reached, uint64_t value,
                        const _Atomic bool *quit)
 {
@@ -75,20 +75,18 @@ struct sgfp4_thread_pool {
     unsigned workers; /* started threads (the caller not counted) */
     worker *threads;
     pthread_mutex_t call; /* held by the run in progress */
-    pthread_mutex_t lock; /* guards the job fields, sleepers and quit */
+    pthread_mutex_t lock; /* the job fields, sleepers; posted and quit change under it */
     pthread_cond_t wake, finished;
-    /* the job of generation `generation` */
-    uint64_t generation;
+    /* the job of generation `posted` */
     sgfp4_work_fn fn;
     void *context;
     uint64_t count;
     unsigned wanted; /* threads in all this run uses: workers 1 .. wanted - 1 join */
     unsigned sleepers;
-    bool quit;
-    _Atomic uint64_t posted; /* = generation, read without the lock by spinning workers */
+    _Atomic uint64_t posted; /* the current run's generation (spinning workers read it) */
     _Atomic uint64_t claim;  /* generation << ITEM_BITS | next item */
     _Atomic uint64_t done;   /* items of the current run finished */
-    _Atomic bool quitting;
+    _Atomic bool quit;
 };
 
 /* Claims the next item of generation `gen`; false when its items are all claimed or the
@@ -129,18 +127,18 @@ static void *worker_main(void *arg)
     sgfp4_thread_pool *p = self->pool;
     uint64_t seen = 0;
     for (;;) {
-        spin_until(&p->posted, false, seen, &p->quitting);
+        spin_until(&p->posted, false, seen, &p->quit);
         pthread_mutex_lock(&p->lock);
-        while (p->generation == seen && !p->quit) {
+        while (atomic_load(&p->posted) == seen && !atomic_load(&p->quit)) {
             p->sleepers++;
             pthread_cond_wait(&p->wake, &p->lock);
             p->sleepers--;
         }
-        if (p->quit) {
+        if (atomic_load(&p->quit)) {
             pthread_mutex_unlock(&p->lock);
             return NULL;
         }
-        seen = p->generation;
+        seen = atomic_load(&p->posted);
         const bool joins = self->index < p->wanted;
         const sgfp4_work_fn fn = p->fn;
         void *const context = p->context;
@@ -174,7 +172,7 @@ sgfp4_status sgfp4_thread_pool_create(unsigned threads, sgfp4_thread_pool **out)
     atomic_init(&p->posted, 0);
     atomic_init(&p->claim, 0);
     atomic_init(&p->done, 0);
-    atomic_init(&p->quitting, false);
+    atomic_init(&p->quit, false);
     for (unsigned k = 0; k < workers; k++) {
         p->threads[k] = (worker){p, k + 1, 0};
         if (pthread_create(&p->threads[k].id, NULL, worker_main, &p->threads[k]) != 0) {
@@ -193,8 +191,7 @@ void sgfp4_thread_pool_free(sgfp4_thread_pool *pool)
     if (!pool)
         return;
     pthread_mutex_lock(&pool->lock);
-    pool->quit = true;
-    atomic_store_explicit(&pool->quitting, true, memory_order_relaxed);
+    atomic_store(&pool->quit, true);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (unsigned k = 0; k < pool->workers; k++)
@@ -231,7 +228,7 @@ void sgfp4_pool_run(sgfp4_thread_pool *p, unsigned threads, uint64_t count, sgfp
         return;
     }
     pthread_mutex_lock(&p->lock);
-    const uint64_t gen = ++p->generation;
+    const uint64_t gen = atomic_load_explicit(&p->posted, memory_order_relaxed) + 1;
     p->fn = fn;
     p->context = context;
     p->count = count;

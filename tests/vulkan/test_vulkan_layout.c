@@ -17,22 +17,9 @@
 #include <cmocka.h>
 
 #include "sgfp4.h"
+#include "format/bits.h"
 #include "vulkan/vk_internal.h"
 #include "support/generator.h"
-
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* The leaf (storage order within its block) of cell (cy, cx) as the products find it. */
 static unsigned leaf_of_cell(const uint32_t *w, const sgfp4_vk_product_layout *at, uint64_t b,
@@ -84,11 +71,11 @@ static void check_layout(const char *what, const gen_container *c)
                     fail_msg("%s: block %llu cell (%u, %u): leaf %llu of %llu", what,
                              (unsigned long long)b, y / 4, x / 4, (unsigned long long)leaf,
                              (unsigned long long)t->info.leaves);
-                const float s = bits_float(w[at.sb + 2 * leaf]);
-                const float bias = bits_float(w[at.sb + 2 * leaf + 1]);
+                const float s = sgfp4_bits_to_float(w[at.sb + 2 * leaf]);
+                const float bias = sgfp4_bits_to_float(w[at.sb + 2 * leaf + 1]);
                 const float got = fmaf(s, (float)code, bias); /* S code exact: one rounding */
                 const float exp = want[(r0 + y) * c->cols + c0 + x];
-                if (float_bits(got) != float_bits(exp))
+                if (sgfp4_float_to_bits(got) != sgfp4_float_to_bits(exp))
                     fail_msg("%s: weight (%llu, %llu): %a from the layout (code %d, S %a, "
                              "Bias %a), %a expected",
                              what, (unsigned long long)(r0 + y), (unsigned long long)(c0 + x),
