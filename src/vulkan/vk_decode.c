@@ -93,7 +93,8 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
         {vt->table_src, vt->table_offset, VK_WHOLE_SIZE},
         {dst, dst_at, dst_bytes},
         {dst, dst_at, dst_bytes},
-        {dst, dst_at, dst_bytes}};
+        {dst, dst_at, dst_bytes},
+        container};
     s = sgfp4_vk_bind_buffers(ctx, ctx->descriptor_pool, ctx->set_layout, infos,
                               SGFP4_VK_BINDINGS, 1, &d->set, diag);
     const sgfp4_vk_params params = {.tiles_x = (uint32_t)vt->tiles_x,

@@ -24,8 +24,8 @@ enum { SGFP4_VK_F16_BY_INTEGER = 0, SGFP4_VK_F16_BY_ADD = 1, SGFP4_VK_F16_BY_DEV
  * F16_CONVERSION, F16_GUARD. */
 #define SGFP4_VK_VARIANT_CONSTANTS 2
 /* Storage buffers of the decode shader: container, leaf table, destination as words, as
- * 16-byte vectors and as 8-byte vectors. */
-#define SGFP4_VK_BINDINGS 5
+ * 16-byte vectors and as 8-byte vectors, container again as 8-byte pairs. */
+#define SGFP4_VK_BINDINGS 6
 /* The most storage buffers of any of the backend's shaders (the matrix-vector product). */
 #define SGFP4_VK_MAX_BINDINGS 6
 
