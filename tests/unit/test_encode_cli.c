@@ -73,11 +73,12 @@ static char *capture(const char *format, ...)
     if (!p)
         return NULL;
     char *text = calloc(65536, 1);
-    fread(text, 1, 65535, p);
-    if (pclose(p) != 0) {
+    const size_t got = text ? fread(text, 1, 65535, p) : 0;
+    if (pclose(p) != 0 || !text) {
         free(text);
         return NULL;
     }
+    text[got] = '\0';
     return text;
 }
 
