@@ -81,6 +81,13 @@ SGFP4_API int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx,
 #define SGFP4_VK_MATVEC_ROWS_32 (1u << 1)
 #define SGFP4_VK_MATVEC_ROWS_64 (1u << 2)
 #define SGFP4_VK_MATVEC_NO_PREFETCH (1u << 3)
+/** v2: load the next step's S and Bias pairs a step ahead, with its code words (its cell map
+ *  two steps ahead, its description three), in Class B too (by default Class A only; measured
+ *  slower for Class B at batch 4: docs/vulkan.md). No effect with SGFP4_VK_MATVEC_NO_PREFETCH. */
+#define SGFP4_VK_MATVEC_LEAVES_AHEAD (1u << 4)
+/** v2: load a step's S and Bias pairs when the step computes, in Class A too (the Class B
+ *  default); wins over SGFP4_VK_MATVEC_LEAVES_AHEAD. */
+#define SGFP4_VK_MATVEC_LEAVES_AT_USE (1u << 5)
 
 /* ---- Vulkan: timing and the bandwidth reference ---------------------------------------------- */
 

@@ -37,7 +37,11 @@ layout(constant_id = 7) const uint GROUP = 256; // invocations: ROWS * SUBS
 layout(constant_id = 8) const uint S_LEVELS = 1; // log2(S) + 1: the final counter's depth
 layout(constant_id = 9) const uint PREFETCH = 1; // payload loads a step ahead
 layout(constant_id = 10) const uint ACT_ALL = 0; // 1: every step's activations staged at once
+layout(constant_id = 11) const uint LEAVES_AHEAD = 0; // v2 with PREFETCH: S and Bias a step ahead
 const uint SUBS = GROUP / ROWS;                  // blocks in flight per workgroup
+// v2 with LEAVES_AHEAD: the next step's S and Bias pairs are loaded a step ahead, with its
+// code words, so its cell map two steps ahead and its description three.
+const bool AHEAD = PROFILE == 1u && PREFETCH == 1u && LEAVES_AHEAD == 1u;
 const uint STEPS = 1u << (LEVELS - 1u);          // m: the steps of a class (pc.steps)
 const uint ACT_BUFS = ACT_ALL == 1u ? STEPS : 2u; // activation buffers in shared memory
 
@@ -349,20 +353,30 @@ uvec2 block_head(uint blk, bool live)
     return uvec2(src[pc.src_base + blk], src[pc.src_base + pc.blocks + blk]);
 }
 
+// v2: the cell map's row of row y of block `head` (a MIXED record; zeros otherwise or when
+// !live), loaded on its own where the S and Bias are loaded a step ahead of the codes.
+uvec4 row_map(uvec2 head, uint y, bool live)
+{
+    if (!live || (head.y & 7u) != LAYOUT_MIXED)
+        return uvec4(0u);
+    return srcv[(pc.map_base >> 2) + 16u * (head.y >> 3) + (y >> 2)];
+}
+
 // The code words of row y of block blk, whose description v.header / v.off is loaded.
 void row_words(uint blk, uint y, bool live, inout BlockRow v)
 {
     [[unroll]] for (uint i = 0u; i < 8u; i++)
         v.words[i] = 0u;
-    v.map = uvec4(0u);
+    if (!AHEAD) // AHEAD: the map was loaded a step before (row_map)
+        v.map = uvec4(0u);
     if (!live)
         return;
     if (PROFILE == 1u) {
         uint at = (pc.src_base >> 2) + 128u * blk + 2u * y; // uvec4 units
         uvec4 lo = srcv[at], hi = srcv[at + 1u];
         v.words = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
-        if ((v.off & 7u) == LAYOUT_MIXED)
-            v.map = srcv[(pc.map_base >> 2) + 16u * (v.off >> 3) + (y >> 2)];
+        if (!AHEAD)
+            v.map = row_map(uvec2(v.header, v.off), y, true);
         return;
     }
     uint off = v.off;
@@ -388,21 +402,37 @@ void row_words(uint blk, uint y, bool live, inout BlockRow v)
     }
 }
 
-// v2: row y from its loaded words; each cell's S and Bias are its leaf's (binary32 bits in
-// the layout). Uniform records hold their leaves in raster order; MIXED ones say by the map.
-void row_v2(BlockRow v, uint y, out Row row)
+// v2: the S and Bias pairs (binary32 bits) of the leaves of row y's 16 cells in block `head`
+// (its description: first leaf, map ordinal << 3 | layout), `map` its cell map's row; zeros
+// when !live. Uniform records hold their leaves in raster order; MIXED ones say by the map.
+void row_leaves(uvec2 head, uvec4 map, uint y, bool live, out uvec2 sb[16])
 {
-    uint lay = v.off & 7u;
+    uint lay = head.y & 7u;
     uint l = lay == 5u ? 2u : 6u - lay; // log2 of the leaf size (uniform layouts)
     [[unroll]] for (uint k = 0u; k < 16u; k++) {
-        uint li = lay == LAYOUT_MIXED ? (v.map[k >> 2] >> (8u * (k & 3u))) & 0xFFu
+        uint li = lay == LAYOUT_MIXED ? (map[k >> 2] >> (8u * (k & 3u))) & 0xFFu
                                       : ((y >> l) << (6u - l)) + ((4u * k) >> l);
-        uvec2 sb = sbv[pc.sb_base + v.header + li];
-        row.s[k] = uintBitsToFloat(sb.x);
-        row.b[k] = uintBitsToFloat(sb.y);
+        sb[k] = live ? sbv[pc.sb_base + head.x + li] : uvec2(0u);
     }
-    row.words = v.words;
+}
+
+// v2: a row from its code words and its cells' S and Bias pairs (every code four-bit).
+void row_v2_from(uint words[8], uvec2 sb[16], out Row row)
+{
+    [[unroll]] for (uint k = 0u; k < 16u; k++) {
+        row.s[k] = uintBitsToFloat(sb[k].x);
+        row.b[k] = uintBitsToFloat(sb[k].y);
+    }
+    row.words = words;
     row.t158 = 0u;
+}
+
+// v2: row y from its loaded words and map, its S and Bias loaded now.
+void row_v2(BlockRow v, uint y, out Row row)
+{
+    uvec2 sb[16];
+    row_leaves(uvec2(v.header, v.off), v.map, y, true, sb);
+    row_v2_from(v.words, sb, row);
 }
 
 // v1: the row from its loaded words (one leaf: every cell has the block's S and B).
@@ -459,9 +489,12 @@ void main()
     }
 
     // Loads in flight: the current step's data and, with PREFETCH, the next step's code words
-    // (and map row) and the step after's description.
+    // (and map row) and the step after's description; with AHEAD also the next step's S and
+    // Bias, the map row of the step after and the description of the third step.
     BlockRow cur, next;
-    uvec2 head_after = uvec2(0u);
+    uvec2 head_after = uvec2(0u), head_third = uvec2(0u);
+    uvec2 sb_cur[16], sb_next[16];
+    uvec4 map_after = uvec4(0u);
     uvec4 araw[ACT_PER];
     {
         uint b0 = step_block(g, 0u), b1 = step_block(g, 1u);
@@ -474,6 +507,13 @@ void main()
             uvec2 h1 = block_head(by * pc.tiles_x + b1, live1 && pc.steps > 1u);
             next.header = h1.x;
             next.off = h1.y;
+            if (AHEAD) {
+                row_leaves(h0, row_map(h0, y, live0), y, live0, sb_cur);
+                next.map = row_map(h1, y, live1 && pc.steps > 1u);
+                uint b2 = step_block(g, 2u);
+                head_after = block_head(by * pc.tiles_x + b2,
+                                        in_class && b2 < pc.tiles_x && pc.steps > 2u);
+            }
         }
         if (ACT_ALL == 1u) {
             // Every step's activations into buffer j, the loads of ACT_CHUNK steps at a time
@@ -509,7 +549,15 @@ void main()
         bool live2 = in_class && b2 < pc.tiles_x && j + 2u < pc.steps;
         if (PREFETCH == 1u) {
             row_words(by * pc.tiles_x + b1, y, live1, next);
-            head_after = block_head(by * pc.tiles_x + b2, live2);
+            if (AHEAD) {
+                uint b3 = step_block(g, j + 3u);
+                row_leaves(uvec2(next.header, next.off), next.map, y, live1, sb_next);
+                map_after = row_map(head_after, y, live2);
+                head_third = block_head(by * pc.tiles_x + b3,
+                                        in_class && b3 < pc.tiles_x && j + 3u < pc.steps);
+            } else {
+                head_after = block_head(by * pc.tiles_x + b2, live2);
+            }
         }
         // Without ACT_ALL, one barrier a step. Step j's activations (buffer j % 2) were
         // stored before it, step j - 1's reads of buffer (j + 1) % 2 are done after it: store
@@ -533,6 +581,8 @@ void main()
             Row row;
             if (PROFILE == 0u)
                 row_v1(cur, row);
+            else if (AHEAD)
+                row_v2_from(cur.words, sb_cur, row);
             else
                 row_v2(cur, y, row);
             if (PROFILE == 1u)
@@ -551,6 +601,11 @@ void main()
             cur = next;
             next.header = head_after.x;
             next.off = head_after.y;
+            if (AHEAD) {
+                sb_cur = sb_next;
+                next.map = map_after;
+                head_after = head_third;
+            }
         }
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
             precise float v = t[n];

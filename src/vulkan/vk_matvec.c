@@ -18,7 +18,10 @@ typedef struct matvec_params {
 
 /* Specialization constants (constant_id order of the shader). */
 enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_ROWS, K_VEC, K_GROUP, K_S_LEVELS,
-       K_PREFETCH, K_ACT_ALL, K_COUNT };
+       K_PREFETCH, K_ACT_ALL, K_LEAVES_AHEAD, K_COUNT };
+
+_Static_assert(sizeof((sgfp4_vk_matvec_pipeline *)0)->key == K_COUNT * sizeof(uint32_t),
+               "a pipeline's key holds every specialization constant");
 
 /* The default number of workgroups a product aims at (a band's slices only add partial
  * sums, never change a bit): fewer, longer-lived workgroups than a full GPU holds at once.
@@ -188,6 +191,17 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     return SGFP4_OK;
 }
 
+/* Whether a v2 product loads the next step's S and Bias pairs a step ahead of its use (the
+ * shader's LEAVES_AHEAD). Measured on the H200 over the four benchmark shapes
+ * (docs/vulkan.md): Class A 10-21% faster alone and 7% over the stream's times summed; Class
+ * B 12-35% slower at batch 4 (more registers held across a step) and mixed at batch 1. */
+static uint32_t leaves_ahead(int v1, int class_a, unsigned flags)
+{
+    if (v1 || (flags & SGFP4_VK_MATVEC_LEAVES_AT_USE))
+        return 0;
+    return class_a || (flags & SGFP4_VK_MATVEC_LEAVES_AHEAD) ? 1 : 0;
+}
+
 /* The options (NULL: the defaults). */
 static sgfp4_status read_options(const sgfp4_vk_matvec_options *given,
                                  sgfp4_vk_matvec_options *o, sgfp4_diag *diag)
@@ -294,7 +308,8 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         [K_GROUP] = sp.rows * sp.subs,
         [K_S_LEVELS] = sp.s_levels,
         [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH),
-        [K_ACT_ALL] = sp.act_all};
+        [K_ACT_ALL] = sp.act_all,
+        [K_LEAVES_AHEAD] = leaves_ahead(v1, class_a, options.flags)};
     VkPipeline pipeline = VK_NULL_HANDLE;
     if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
         return s;

@@ -328,6 +328,15 @@ static unsigned random_flags(void)
     return rows[below(3)] | (below(3) == 0 ? SGFP4_VK_MATVEC_NO_PREFETCH : 0);
 }
 
+/* Random v2 kernel flags: the default, no prefetch, or the leaves' S and Bias a step ahead
+ * or at their use (each class's default is the other class's choice). */
+static unsigned random_v2_flags(void)
+{
+    static const unsigned flags[4] = {0, SGFP4_VK_MATVEC_NO_PREFETCH,
+                                      SGFP4_VK_MATVEC_LEAVES_AHEAD, SGFP4_VK_MATVEC_LEAVES_AT_USE};
+    return flags[below(4)];
+}
+
 /* A random valid slices value for a tensor of `cols` columns, batch and workgroup rows (0 =
  * the default): at most the blocks of a row over the most blocks a workgroup may have in
  * flight. */
@@ -368,8 +377,7 @@ static void check_random_settings(const char *what, const uint8_t *bytes, size_t
                            0};
         if (pc.class_a && pc.kind == X_NONFINITE && below(2))
             pc.kind = X_MIXED;
-        pc.flags = profile == SGFP4_PROFILE_V1 ? random_flags()
-                                               : below(3) == 0 ? SGFP4_VK_MATVEC_NO_PREFETCH : 0;
+        pc.flags = profile == SGFP4_PROFILE_V1 ? random_flags() : random_v2_flags();
         pc.slices = random_slices(cols, pc.batch, rows_of(pc.flags));
         check_bytes(&pc, bytes, size, profile, rows, cols);
     }
@@ -431,7 +439,8 @@ static void test_shapes(void **state)
                     const unsigned flags = wide ? 0
                                            : profile == 1 ? random_flags()
                                            : batch == 4   ? SGFP4_VK_MATVEC_NO_PREFETCH
-                                                          : 0;
+                                           : i % 2        ? SGFP4_VK_MATVEC_LEAVES_AHEAD
+                                                          : SGFP4_VK_MATVEC_LEAVES_AT_USE;
                     const int ctx = wide ? (cls == 0 && profile == 2 ? CTX_PLAIN_DOT : CTX_DEFAULT)
                                          : (int)((i + (size_t)cls) % CTX_COUNT);
                     product_case pc = {what, ctx, cls, f16 ? SGFP4_DTYPE_F16 : SGFP4_DTYPE_F32,
@@ -464,11 +473,13 @@ static void test_every_split(void **state)
         sgfp4_vk_tensor *vt = NULL;
         assert_int_equal(sgfp4_vk_tensor_create(contexts[0], t, &vt, NULL), SGFP4_OK);
         for (unsigned s = 0; s <= 5; s++)
-            for (unsigned f = 0; f < (profile == 1 ? 3u : 2u); f++) {
+            for (unsigned f = 0; f < (profile == 1 ? 3u : 4u); f++) {
                 const unsigned slices = 1u << s;
                 const int cls = (int)((s + f) % 2);
                 const unsigned flags = f == 0           ? 0
-                                       : profile == 2   ? SGFP4_VK_MATVEC_NO_PREFETCH
+                                       : profile == 2   ? (f == 1   ? SGFP4_VK_MATVEC_NO_PREFETCH
+                                                           : f == 2 ? SGFP4_VK_MATVEC_LEAVES_AHEAD
+                                                                    : SGFP4_VK_MATVEC_LEAVES_AT_USE)
                                        : f == 1         ? SGFP4_VK_MATVEC_ROWS_16
                                                         : SGFP4_VK_MATVEC_ROWS_32 |
                                                   SGFP4_VK_MATVEC_NO_PREFETCH;

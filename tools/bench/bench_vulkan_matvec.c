@@ -20,7 +20,7 @@
  * product's output is checked bit for bit against the CPU's scalar oracle on its first and
  * last 128 rows unless --no-check. With --json the table lines go to stderr as progress.
  * --variant takes a comma-separated list of kernel variants (default, rows16, rows32,
- * noprefetch, rows16-noprefetch, slices1 .. slices64) or "all"; every variant's output is
+ * noprefetch, rows16-noprefetch, leavesahead, leavesatuse, slices1 .. slices64) or "all"; every variant's output is
  * checked too.
  * SPDX-License-Identifier: MIT */
 #include <stdio.h>
@@ -43,7 +43,7 @@ enum { MAX_SHAPES = 4, MAX_BATCHES = 2, MAX_COPIES = 64, MAX_GEMV_COPIES = 16, M
 typedef struct variant {
     const char *name;
     unsigned slices, flags;
-    int v1_only;
+    int profile_only; /* 1: v1 tensors only, 2: v2 only, 0: both */
 } variant;
 
 static const variant all_variants[] = {
@@ -51,6 +51,8 @@ static const variant all_variants[] = {
     {"rows16", 0, SGFP4_VK_MATVEC_ROWS_16, 1},
     {"rows32", 0, SGFP4_VK_MATVEC_ROWS_32, 1},
     {"noprefetch", 0, SGFP4_VK_MATVEC_NO_PREFETCH, 0},
+    {"leavesahead", 0, SGFP4_VK_MATVEC_LEAVES_AHEAD, 2},
+    {"leavesatuse", 0, SGFP4_VK_MATVEC_LEAVES_AT_USE, 2},
     {"rows16-noprefetch", 0, SGFP4_VK_MATVEC_ROWS_16 | SGFP4_VK_MATVEC_NO_PREFETCH, 1},
     {"slices1", 1, 0, 0},
     {"slices2", 2, 0, 0},
@@ -421,7 +423,7 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
             }
             for (int vi = 0; ok && vi < b->n_variants; vi++) {
                 const variant *v = b->variants[vi];
-                if (v->v1_only && profile != 1)
+                if (v->profile_only != 0 && v->profile_only != profile)
                     continue;
                 sgfp4_vk_matvec_options o;
                 sgfp4_vk_matvec_options_init(&o);
