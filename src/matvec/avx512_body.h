@@ -763,24 +763,42 @@ static const int8_t repack_tile_bytes[64] __attribute__((aligned(64))) = {
     TB(0), TB(0), TB(1), TB(1), TB(2), TB(2), TB(3), TB(3)};
 #undef TB
 
-/* Row group g of a repacked block: its meta (tile indices) and its S and B tables, 32
- * entries in two registers each (entries past its count are 0). With `prefetch`, an eighth
- * of about the third block ahead: the layout lies in visit order (prefetches never fault,
- * past the layout's end included). */
-typedef struct rp_group {
-    const uint8_t *meta;
-    __m512 s_lo, s_hi, b_lo, b_hi;
-} rp_group;
-
-MV_INLINE rp_group repacked_group(const uint8_t *blk, unsigned g, bool prefetch)
+/* With `prefetch`, an eighth of about the third block ahead of row group g: the layout lies
+ * in visit order (prefetches never fault, past the layout's end included). */
+MV_INLINE void repacked_prefetch(const uint8_t *blk, unsigned g, bool prefetch)
 {
     if (prefetch)
         for (unsigned l = 0; l < MV_RP_BLOCK_GUESS / 8; l += 64)
             _mm_prefetch((const char *)blk + MV_RP_AHEAD + MV_RP_BLOCK_GUESS / 8 * g + l,
                          _MM_HINT_T0);
+}
+
+/* Row group g's meta and its table entries (0: a group of one-leaf units, whose meta is the
+ * units' (S, B) pairs; repack.h). */
+MV_INLINE const uint8_t *repacked_meta(const uint8_t *blk, unsigned g, unsigned *count)
+{
+    *count = blk[SGFP4_RP_CODES + 16 + g];
+    return blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
+}
+
+/* A group of one-leaf units: their S and B as floats in memory, unit p's at 2 p and 2 p + 1
+ * (one conversion of the meta's 8 pairs; exact), for the units' broadcasts. */
+MV_INLINE void rp_store_pairs(const uint8_t *meta, float *sb)
+{
+    _mm512_store_ps(sb, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)meta)));
+}
+
+/* A group with a unit of several leaves: its tile indices and its S and B tables, 32
+ * entries in two registers each (entries past its count are 0). */
+typedef struct rp_group {
+    const uint8_t *meta;
+    __m512 s_lo, s_hi, b_lo, b_hi;
+} rp_group;
+
+MV_INLINE rp_group repacked_group(const uint8_t *meta, unsigned n)
+{
     rp_group r;
-    r.meta = blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
-    const unsigned n = blk[SGFP4_RP_CODES + 16 + g];
+    r.meta = meta;
     const __mmask16 m_lo = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     const __mmask16 m_hi = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1u : 0u);
     const uint8_t *s16 = r.meta + SGFP4_RP_TILES, *b16 = s16 + 2 * n;
@@ -789,17 +807,6 @@ MV_INLINE rp_group repacked_group(const uint8_t *blk, unsigned g, bool prefetch)
     r.b_lo = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_lo, b16));
     r.b_hi = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m_hi, b16 + 32));
     return r;
-}
-
-/* Whether each of a group's 8 units has its four tiles in one leaf (its 4 tile indices
- * equal): one 256-bit compare of the meta's tile bytes. */
-MV_INLINE bool rp_one_leaf_units(const uint8_t *meta)
-{
-    const __m256i tiles = _mm256_loadu_si256((const __m256i *)meta);
-    const __m256i firsts = _mm256_shuffle_epi8(
-        tiles, _mm256_broadcastsi128_si256(
-                   _mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12)));
-    return _mm256_cmpeq_epi32_mask(tiles, firsts) == 0xFF;
 }
 
 /* Whether a unit whose four tile indices are the bytes of `four` lies in one leaf. */
@@ -814,28 +821,52 @@ MV_INLINE void rp_store_tables(const rp_group *grp, float *sf, float *bf)
     _mm512_store_ps(bf + 16, grp->b_hi);
 }
 
-/* A block of the plan's repacked layout (matvec/repack.h), Class A: per group the S and B
- * tables (up to 32 entries, two registers each), per unit its codes from one nibble half of
- * a 64-byte line, and the S and B of its lanes:
- * - a unit whose four tiles lie in one leaf (98% of the units of the encoder's output at
- *   4.5 bits per weight): broadcasts of that table entry (loads, no shuffles); a group whose
- *   units all lie in one leaf each skips the per-unit test;
- * - else: each lane's tile entry by two-register permutes.
- * Both give every lane the same S and B, so the bits are the same. */
+/* Unit p of a group with a unit of several leaves (its tables in grp, sf and bf): the S and
+ * B of its lanes, broadcasts of the table entry where its four tiles lie in one leaf (loads,
+ * no shuffles; returns true), else each lane's tile entry by two-register permutes. Both
+ * give every lane the same S and B, so the bits are the same. */
+MV_INLINE bool rp_unit_sb(const rp_group *grp, unsigned p, const float *sf, const float *bf,
+                          __m512i tiles_of_lanes, __m512 *sl, __m512 *bl)
+{
+    uint32_t four;
+    memcpy(&four, grp->meta + 4 * p, 4);
+    if (RP_ONE_LEAF(four)) {
+        *sl = _mm512_set1_ps(sf[four & 0xFFu]);
+        *bl = _mm512_set1_ps(bf[four & 0xFFu]);
+        return true;
+    }
+    const __m512i lane = _mm512_shuffle_epi8(_mm512_set1_epi32((int)four), tiles_of_lanes);
+    *sl = _mm512_permutex2var_ps(grp->s_lo, lane, grp->s_hi);
+    *bl = _mm512_permutex2var_ps(grp->b_lo, lane, grp->b_hi);
+    return false;
+}
+
+/* A group of one-leaf units (count 0, whose S and B pairs were converted to sb): unit p's S
+ * and B, broadcast from memory (sb is reached through an empty asm so that the compiler
+ * does not take them from the stored register with a shuffle each). */
+#define RP_PAIR_SB(sb, p, sl, bl)                                                                  ((sl) = _mm512_set1_ps((sb)[2 * (p)]), (bl) = _mm512_set1_ps((sb)[2 * (p) + 1]))
+
+/* A block of the plan's repacked layout (matvec/repack.h), Class A: per unit its codes from
+ * one nibble half of a 64-byte line, and the S and B of its lanes:
+ * - a group whose units each lie in one leaf (count 0; 87% of the groups of the encoder's
+ *   output at 4.5 bits per weight): one conversion of its 8 (S, B) pairs, then per unit two
+ *   broadcasts from memory;
+ * - else: the group's S and B tables (up to 32 entries, two registers each) and per unit
+ *   rp_unit_sb. */
 MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
                           const uint8_t *blk, float (*t)[SGFP4_MB])
 {
     const __m512i tiles_of_lanes = _mm512_load_si512(repack_tile_bytes);
     float sf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
     float bf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
+    float sb[16] __attribute__((aligned(64)));
     __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
     const __m512i low = _mm512_set1_epi8(0x0F);
     for (unsigned g = s->g0; g < s->g1; g++) {
         const uint8_t *codes = blk + 256 * g;
-        const rp_group grp = repacked_group(blk, g, s->n0 == 0);
-        const uint8_t *meta = grp.meta;
-        rp_store_tables(&grp, sf, bf);
-        const bool one_leaf_units = rp_one_leaf_units(meta);
+        repacked_prefetch(blk, g, s->n0 == 0);
+        unsigned count;
+        const uint8_t *meta = repacked_meta(blk, g, &count);
         /* the activations' pairs are broadcast from memory in each unit: an empty asm hides
          * that they are the same in every group, so that the compiler does not keep them
          * in registers and broadcast from there (a shuffle each; measured 4-6% slower at
@@ -843,24 +874,14 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
         const mv_prep_a *prep_ = w->prep.a;
         __asm__("" : "+r"(prep_));
         __m512 rows[SGFP4_MATVEC_CHUNK];
-/* unit p's cells for every vector; one_ tells whether its tiles lie in one leaf */
-#define C_OF_RA(p, c, one_)                                                                    \
+/* unit p's cells for every vector, its lanes' S and B set by the statement sb_of */
+#define C_OF_RA(p, c, sb_of)                                                                   \
     do {                                                                                       \
         const __m512i z_ = _mm512_load_si512(codes + 64 * ((p) % 4));                          \
         const __m512i u_ = (p) < 4 ? _mm512_and_si512(z_, low)                                 \
                                    : _mm512_and_si512(_mm512_srli_epi16(z_, 4), low);          \
-        uint32_t four_;                                                                        \
-        memcpy(&four_, meta + 4 * (p), 4);                                                     \
         __m512 sl_, bl_;                                                                       \
-        if (one_) {                                                                            \
-            sl_ = _mm512_set1_ps(sf[four_ & 0xFFu]);                                           \
-            bl_ = _mm512_set1_ps(bf[four_ & 0xFFu]);                                           \
-        } else {                                                                               \
-            const __m512i lane_ =                                                              \
-                _mm512_shuffle_epi8(_mm512_set1_epi32((int)four_), tiles_of_lanes);            \
-            sl_ = _mm512_permutex2var_ps(grp.s_lo, lane_, grp.s_hi);                           \
-            bl_ = _mm512_permutex2var_ps(grp.b_lo, lane_, grp.b_hi);                           \
-        }                                                                                      \
+        sb_of;                                                                                 \
         MV_UNROLL for (unsigned v = 0; v < nv; v++) {                                          \
             const mv_prep_a *a_ = &prep_[v];                                                   \
             const __m512i acc_ =                                                               \
@@ -869,18 +890,24 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
                                      _mm512_mul_ps(bl_, bcast64f(a_->isf + 2 * (p))));         \
         }                                                                                      \
     } while (0)
-#define C_OF_ONE(p, c) C_OF_RA(p, c, true)
-#define C_OF_ANY(p, c) C_OF_RA(p, c, RP_ONE_LEAF(four_))
+#define C_OF_PAIRS(p, c) C_OF_RA(p, c, RP_PAIR_SB(sbp_, p, sl_, bl_))
+#define C_OF_TABLE(p, c) C_OF_RA(p, c, rp_unit_sb(&grp, p, sf, bf, tiles_of_lanes, &sl_, &bl_))
 #undef MV_TREE_UNROLL
 #define MV_TREE_UNROLL MV_UNROLL
-        if (one_leaf_units) /* 87% of the groups of the encoder's 4.5 bpw output */
-            GROUP_TREE(nv, rows, C_OF_ONE);
-        else
-            GROUP_TREE(nv, rows, C_OF_ANY);
+        if (count == 0) {
+            rp_store_pairs(meta, sb);
+            const float *sbp_ = sb;
+            __asm__("" : "+r"(sbp_));
+            GROUP_TREE(nv, rows, C_OF_PAIRS);
+        } else {
+            const rp_group grp = repacked_group(meta, count);
+            rp_store_tables(&grp, sf, bf);
+            GROUP_TREE(nv, rows, C_OF_TABLE);
+        }
 #undef MV_TREE_UNROLL
 #define MV_TREE_UNROLL
-#undef C_OF_ANY
-#undef C_OF_ONE
+#undef C_OF_TABLE
+#undef C_OF_PAIRS
 #undef C_OF_RA
         for (unsigned v = 0; v < nv; v++)
             emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, w->prep.a[v].d, true);
@@ -899,8 +926,8 @@ static const float repack_code_value[16] __attribute__((aligned(64))) = {
  * low 4 bits of its index):
  * - a unit whose four tiles lie in one leaf (98% of the units of the encoder's output at
  *   4.5 bits per weight): vpermps of the leaf's 16 weights (one fma per unit; exact
- *   product: D1); a group whose units all lie in one leaf each skips the per-unit test;
- * - else: each lane's S and B as in repacked_a, its code value by vpermps and one fma.
+ *   product: D1), its S and B as in repacked_a (a group of one-leaf units: from its pairs);
+ * - else: each lane's S and B (rp_unit_sb), its code value by vpermps and one fma.
  * Per vector: four products with the column's x (broadcast once per block by prep_b), three
  * adds (unit_c_xb, which also forces padding products to +0). */
 MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
@@ -910,36 +937,28 @@ MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
     const __m512 values = _mm512_load_ps(repack_code_value);
     float sf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
     float bf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
+    float sb[16] __attribute__((aligned(64)));
     __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
     for (unsigned g = s->g0; g < s->g1; g++) {
         const uint8_t *codes = blk + 256 * g;
-        const rp_group grp = repacked_group(blk, g, s->n0 == 0);
-        const uint8_t *meta = grp.meta;
-        const __m512 s_lo = grp.s_lo, s_hi = grp.s_hi, b_lo = grp.b_lo, b_hi = grp.b_hi;
-        rp_store_tables(&grp, sf, bf);
+        repacked_prefetch(blk, g, s->n0 == 0);
+        unsigned count;
+        const uint8_t *meta = repacked_meta(blk, g, &count);
         __m512 rows[SGFP4_MATVEC_CHUNK];
-        const bool one_leaf_units = rp_one_leaf_units(meta);
-/* unit p's cells for every vector; one_ tells whether its tiles lie in one leaf */
-#define C_OF_RB(p, c, one_)                                                                    \
+/* unit p's cells for every vector; sb_of sets its lanes' S and B and yields whether its
+ * tiles lie in one leaf */
+#define C_OF_RB(p, c, sb_of)                                                                   \
     do {                                                                                       \
         const __m512i z_ = _mm512_load_si512(codes + 64 * ((p) % 4));                          \
         const __m512i n_ = (p) < 4 ? z_ : _mm512_srli_epi32(z_, 4);                            \
-        uint32_t four_;                                                                        \
-        memcpy(&four_, meta + 4 * (p), 4);                                                     \
-        __m512 wc_[4];                                                                         \
-        if (one_) {                                                                            \
-            const unsigned e_ = four_ & 0xFFu; /* the leaf's weights, read at u */             \
-            const __m512 leaf_ =                                                               \
-                _mm512_fmadd_ps(_mm512_set1_ps(sf[e_]), values, _mm512_set1_ps(bf[e_]));      \
+        __m512 sl_, bl_, wc_[4];                                                               \
+        if (sb_of) {                                                                           \
+            const __m512 leaf_ = _mm512_fmadd_ps(sl_, values, bl_); /* read at u */           \
             wc_[0] = _mm512_permutexvar_ps(n_, leaf_);                                         \
             wc_[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 8), leaf_);                   \
             wc_[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 16), leaf_);                  \
             wc_[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 24), leaf_);                  \
         } else {                                                                               \
-            const __m512i lane_ =                                                              \
-                _mm512_shuffle_epi8(_mm512_set1_epi32((int)four_), tiles_of_lanes);            \
-            const __m512 sl_ = _mm512_permutex2var_ps(s_lo, lane_, s_hi);                      \
-            const __m512 bl_ = _mm512_permutex2var_ps(b_lo, lane_, b_hi);                      \
             for (unsigned m_ = 0; m_ < 4; m_++)                                                \
                 wc_[m_] = _mm512_fmadd_ps(                                                     \
                     sl_, _mm512_permutexvar_ps(_mm512_srli_epi32(n_, (int)(8 * m_)), values),  \
@@ -948,18 +967,24 @@ MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
         MV_UNROLL for (unsigned v = 0; v < nv; v++)                                            \
             (c)[v] = unit_c_xb(w, v, wc_, (p), padded);                                        \
     } while (0)
-#define C_OF_ONE(p, c) C_OF_RB(p, c, true)
-#define C_OF_ANY(p, c) C_OF_RB(p, c, RP_ONE_LEAF(four_))
+#define C_OF_PAIRS(p, c) C_OF_RB(p, c, (RP_PAIR_SB(sbp_, p, sl_, bl_), true))
+#define C_OF_TABLE(p, c) C_OF_RB(p, c, rp_unit_sb(&grp, p, sf, bf, tiles_of_lanes, &sl_, &bl_))
 #undef MV_TREE_UNROLL
 #define MV_TREE_UNROLL MV_UNROLL
-        if (one_leaf_units) /* 87% of the groups of the encoder's 4.5 bpw output */
-            GROUP_TREE(nv, rows, C_OF_ONE);
-        else
-            GROUP_TREE(nv, rows, C_OF_ANY);
+        if (count == 0) {
+            rp_store_pairs(meta, sb);
+            const float *sbp_ = sb;
+            __asm__("" : "+r"(sbp_));
+            GROUP_TREE(nv, rows, C_OF_PAIRS);
+        } else {
+            const rp_group grp = repacked_group(meta, count);
+            rp_store_tables(&grp, sf, bf);
+            GROUP_TREE(nv, rows, C_OF_TABLE);
+        }
 #undef MV_TREE_UNROLL
 #define MV_TREE_UNROLL
-#undef C_OF_ANY
-#undef C_OF_ONE
+#undef C_OF_TABLE
+#undef C_OF_PAIRS
 #undef C_OF_RB
         for (unsigned v = 0; v < nv; v++)
             emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, 1.0f, false);

@@ -20,6 +20,23 @@ static void store_u16le(uint8_t *p, unsigned v)
     p[1] = (uint8_t)(v >> 8);
 }
 
+/* A leaf header's S and B halves (B with its flag bits masked), little-endian. */
+static void store_leaf_halves(uint8_t *s, uint8_t *b, uint32_t header)
+{
+    store_u16le(s, header >> 16);
+    store_u16le(b, header & 0xFFF0u);
+}
+
+/* Whether each of a group's 8 units (tile indices tile[4 p .. 4 p + 3]) lies in one leaf. */
+static bool units_in_one_leaf(const uint8_t tile[SGFP4_RP_TILES])
+{
+    for (unsigned p = 0; p < 8; p++)
+        for (unsigned k = 1; k < 4; k++)
+            if (tile[4 * p + k] != tile[4 * p])
+                return false;
+    return true;
+}
+
 /* Lays out block b at out (NULL: only measures it); returns its bytes (a multiple of 64). */
 static size_t repack_block(const sgfp4_tensor *t, uint64_t b, uint8_t *out)
 {
@@ -48,16 +65,25 @@ static size_t repack_block(const sgfp4_tensor *t, uint64_t b, uint8_t *out)
                         table[count++] = leaf;
                     tile[4 * p + 2 * h + j] = (uint8_t)k;
                 }
+        if (units_in_one_leaf(tile)) { /* count 0: the units' (S, B) pairs */
+            if (out) {
+                store_u16le(out + SGFP4_RP_CODES + 2 * g, (unsigned)pos);
+                out[SGFP4_RP_CODES + 16 + g] = 0;
+                for (unsigned p = 0; p < 8; p++)
+                    store_leaf_halves(out + pos + 4 * p, out + pos + 4 * p + 2,
+                                      leaves[table[tile[4 * p]]].header);
+            }
+            pos += SGFP4_RP_PAIRS;
+            continue;
+        }
         if (out) {
             store_u16le(out + SGFP4_RP_CODES + 2 * g, (unsigned)pos);
             out[SGFP4_RP_CODES + 16 + g] = (uint8_t)count;
             memcpy(out + pos, tile, sizeof tile);
-            for (unsigned k = 0; k < count; k++) {
-                const uint32_t header = leaves[table[k]].header;
-                store_u16le(out + pos + SGFP4_RP_TILES + 2 * k, header >> 16);
-                store_u16le(out + pos + SGFP4_RP_TILES + 2 * (count + k),
-                                  header & 0xFFF0u);
-            }
+            for (unsigned k = 0; k < count; k++)
+                store_leaf_halves(out + pos + SGFP4_RP_TILES + 2 * k,
+                                  out + pos + SGFP4_RP_TILES + 2 * (count + k),
+                                  leaves[table[k]].header);
         }
         pos += SGFP4_RP_TILES + 4 * count;
     }

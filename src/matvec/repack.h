@@ -16,10 +16,13 @@
  *           as codes like FP4 ones: D8's cell sums and D1's weights read both modes alike.
  *           Codes of padding columns are 0.
  *   + 2048  the group directory: uint16 meta offset[8] (from the block's start), uint8
- *           count[8] (the group's table entries, 1..32)
- *   + 2072  each group's meta at its offset: tile[32], then S[count], B[count] (binary16,
- *           the header's halves; B with the flag bits masked). tile[4 p + 2 h + j] is the
- *           table index of the leaf holding the 4x4 tile of rows 8 g + 4 h .. + 3, cell 2 p + j.
+ *           count[8] (the group's table entries, 1..32; 0 for a group of one-leaf units)
+ *   + 2072  each group's meta at its offset, one of two forms (binary16 S and B are the
+ *           leaf header's halves, B with the flag bits masked):
+ *           - count 0, every unit's four tiles in one leaf: S, B of unit p's leaf at 4 p and
+ *             4 p + 2 (32 bytes; one conversion gives a register of the 8 pairs);
+ *           - else tile[32], then S[count], B[count]. tile[4 p + 2 h + j] is the table index
+ *             of the leaf holding the 4x4 tile of rows 8 g + 4 h .. + 3, cell 2 p + j.
  *   then zero bytes to the next multiple of 64.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_MATVEC_REPACK_H
@@ -31,6 +34,7 @@
 #define SGFP4_RP_DIRECTORY 24u    /* uint16 offset[8], uint8 count[8] */
 #define SGFP4_RP_TILES 32u        /* tile indices per group meta */
 #define SGFP4_RP_MAX_TABLE 32u    /* table entries per group at most (its 32 tiles) */
+#define SGFP4_RP_PAIRS 32u        /* meta bytes of a group of one-leaf units: 8 (S, B) */
 
 /* Builds plan->repack for the plan's v2 tensor (adds its memory to plan->bytes). */
 sgfp4_status sgfp4_matvec_repack_build(sgfp4_matvec_plan *plan);

@@ -321,7 +321,8 @@ static uint64_t repacked_b_series, repacked_b_padded_series;
 /* What the layouts of a class's series on repacked plans held (summed per series), in both
  * classes the two ways the AVX-512 sets take a unit's S and B: units whose four tiles lie in
  * one leaf whose entry is in the tables' second register, and units of several leaves;
- * groups whose units all lie in one leaf each, and the others (their two loops). */
+ * groups whose units all lie in one leaf each (the pairs' form of the meta), and the others
+ * (the tables' form; their two loops). */
 typedef struct unit_mix {
     uint64_t one_leaf_high_units, several_leaf_units, one_leaf_groups, mixed_groups;
 } unit_mix;
@@ -342,8 +343,13 @@ static void tally_repack(const sgfp4_matvec_plan *plan, unit_mix *mix)
     for (uint64_t b = 0; b < t->blocks; b++) {
         const uint8_t *blk = sgfp4_matvec_repacked_block(plan, b);
         for (unsigned g = 0; g < 8; g++) {
-            wide_groups += blk[SGFP4_RP_CODES + 16 + g] > 16; /* the tables' second register */
+            const unsigned count = blk[SGFP4_RP_CODES + 16 + g];
+            wide_groups += count > 16; /* the tables' second register */
             const uint8_t *tile = blk + sgfp4_load_u16le(blk + SGFP4_RP_CODES + 2 * g);
+            if (count == 0) { /* every unit in one leaf: the meta holds their (S, B) pairs */
+                mix->one_leaf_groups++;
+                continue;
+            }
             bool all_one = true;
             for (unsigned p = 0; p < 8; p++) {
                 const uint8_t *four = tile + 4 * p;
@@ -352,8 +358,8 @@ static void tally_repack(const sgfp4_matvec_plan *plan, unit_mix *mix)
                 mix->several_leaf_units += !one;
                 all_one &= one;
             }
-            mix->one_leaf_groups += all_one;
-            mix->mixed_groups += !all_one;
+            assert_false(all_one); /* such a group has the pairs' form */
+            mix->mixed_groups++;
         }
         const unsigned n = sgfp4_block_leaf_refs(t, b, leaves);
         bool t158 = false, small = false;
