@@ -74,6 +74,16 @@ SGFP4_API uint64_t sgfp4_llc_bytes(void);
 SGFP4_API int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx,
                                            const sgfp4_vk_tensor *tensor, sgfp4_dtype dtype);
 
+/** Where the bytes that a matrix-vector product of `tensor` reads lie on the device: for v1
+ *  its container bytes (the library's copy, or the caller's buffer of
+ *  sgfp4_vk_tensor_create_from_buffer), for v2 its products' layout (about 1.2x the
+ *  container for encoder output). SGFP4_ERR_UNSUPPORTED for a v2 tensor without the layout
+ *  (its products refuse it too), SGFP4_ERR_ARGUMENT for a NULL argument. For benchmarks
+ *  that read the same bytes (sgfp4_vk_bench_read_create). */
+SGFP4_API sgfp4_status sgfp4_vk_tensor_product_range(const sgfp4_vk_tensor *tensor,
+                                                     VkBuffer *buffer, VkDeviceSize *offset,
+                                                     uint64_t *bytes, sgfp4_diag *diag);
+
 /* Flags of sgfp4_vk_matvec_options.flags: how a v1 product's workgroup is shaped (rows of
  * the 64-row band it takes; v2 products always take 64), and not loading the next blocks'
  * data a step ahead. */
@@ -186,6 +196,16 @@ SGFP4_API sgfp4_status sgfp4_vk_bench_op_stream(sgfp4_vk_context *ctx, sgfp4_vk_
                                                 VkBuffer copy_dst, uint64_t copy_bytes,
                                                 unsigned rounds, double *op_seconds,
                                                 double *copy_seconds, sgfp4_diag *diag);
+
+/** A prepared operation that only reads `bytes` of `buffer` at `offset` (a multiple of 16;
+ *  the range rounded up to whole 4-byte words, as the products bind theirs): 16-byte loads,
+ *  eight in flight per invocation, combined into a value written to a sink of its own only
+ *  by chance, so that the loads stay and the writes are nil. The ceiling of a kernel that
+ *  reads the same bytes as a product at the same size: time it like the products, with
+ *  sgfp4_vk_bench_op_burst and sgfp4_vk_bench_op_stream; free it with sgfp4_vk_op_free. */
+SGFP4_API sgfp4_status sgfp4_vk_bench_read_create(sgfp4_vk_context *ctx, VkBuffer buffer,
+                                                  VkDeviceSize offset, uint64_t bytes,
+                                                  sgfp4_vk_op **out, sgfp4_diag *diag);
 
 /** The same stream for sgfp4_vk_gemv_f16: weights w[i] (1..16) write y at i * y_step bytes
  *  (a multiple of 16). */

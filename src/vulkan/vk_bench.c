@@ -181,3 +181,29 @@ sgfp4_status sgfp4_vk_bench_op_stream(sgfp4_vk_context *ctx, sgfp4_vk_op *const 
     return run_ops(ctx, ops, n_ops, copy_src, copy_dst, copy_bytes, rounds, op_seconds,
                    copy_seconds, "sgfp4_vk_bench_op_stream", stream, diag);
 }
+
+sgfp4_status sgfp4_vk_bench_read_create(sgfp4_vk_context *ctx, VkBuffer buffer,
+                                        VkDeviceSize offset, uint64_t bytes, sgfp4_vk_op **out,
+                                        sgfp4_diag *diag)
+{
+    if (out)
+        *out = NULL;
+    if (!ctx || !out || buffer == VK_NULL_HANDLE || bytes == 0 || offset % 16 != 0)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_bench_read_create: NULL argument, no bytes, or an offset "
+                          "that is not a multiple of 16");
+    sgfp4_vk_op *op;
+    sgfp4_status s = sgfp4_vk_op_begin(ctx, SGFP4_VK_OP_READ, 3, &op, diag);
+    if (s != SGFP4_OK)
+        return s;
+    s = sgfp4_vk_buffer_init(ctx, 16, 0, &op->scratch, diag); /* the sink */
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_prepare_read(ctx, buffer, offset, bytes, op->scratch.buffer, op->pool,
+                                  &op->dispatch, diag);
+    if (s != SGFP4_OK) {
+        sgfp4_vk_op_free(op);
+        return s;
+    }
+    *out = op;
+    return SGFP4_OK;
+}

@@ -494,6 +494,7 @@ void sgfp4_vk_context_free(sgfp4_vk_context *ctx)
         vkDeviceWaitIdle(ctx->device);
         sgfp4_vk_pipelines_release(ctx);
         sgfp4_vk_copy_release(ctx);
+        sgfp4_vk_read_release(ctx);
         sgfp4_vk_gemv_release(ctx);
         sgfp4_vk_matvec_release(ctx);
         sgfp4_vk_quantize_release(ctx);

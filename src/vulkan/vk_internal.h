@@ -75,6 +75,12 @@ struct sgfp4_vk_context {
     VkDescriptorPool copy_descriptor_pool;
     VkPipeline copy_pipeline;
 
+    /* The plain read of the benchmarks (vk_read.c), created on first use. */
+    VkShaderModule read_module;
+    VkDescriptorSetLayout read_set_layout;
+    VkPipelineLayout read_pipeline_layout;
+    VkPipeline read_pipeline;
+
     /* The dense f16 GEMV of the benchmarks (vk_gemv.c), created on first use: one pipeline
      * per batch size. */
     VkShaderModule gemv_module;
@@ -173,8 +179,9 @@ void sgfp4_vk_record_dispatch_into(VkCommandBuffer cmd, const sgfp4_vk_dispatch 
 
 /* A prepared quantization or product (vk_op.c): one dispatch with its own descriptor set,
  * and a scratch buffer (products on several workgroups per band: counters and partial sums,
- * zeroed at creation) or a status word (the quantizer: host-visible, UINT32_MAX = none). */
-enum { SGFP4_VK_OP_QUANTIZE = 1, SGFP4_VK_OP_PRODUCT = 2 };
+ * zeroed at creation), a status word (the quantizer: host-visible, UINT32_MAX = none) or a
+ * sink (the benchmarks' plain read: 16 bytes nothing reads). */
+enum { SGFP4_VK_OP_QUANTIZE = 1, SGFP4_VK_OP_PRODUCT = 2, SGFP4_VK_OP_READ = 3 };
 struct sgfp4_vk_op {
     sgfp4_vk_context *ctx;
     int kind;
@@ -248,6 +255,16 @@ sgfp4_status sgfp4_vk_prepare_copy(sgfp4_vk_context *ctx, VkBuffer src,
                                    VkDeviceSize src_offset, VkBuffer dst,
                                    VkDeviceSize dst_offset, uint64_t size, sgfp4_vk_dispatch *d,
                                    sgfp4_diag *diag);
+/* The plain read of [src_offset, src_offset + bytes) of src rounded up to whole words
+ * (src_offset a multiple of 16), with the set from `pool` (not reset) and a 16-byte `sink`
+ * (vk_read.c). An invocation writes the XOR of the words it read to word 0 of the sink only
+ * where it equals SGFP4_VK_READ_UNEXPECTED: by chance in real data; the tests place it to
+ * see that every word of the range is read, and none outside. */
+#define SGFP4_VK_READ_UNEXPECTED 0x9E3779B9u
+sgfp4_status sgfp4_vk_prepare_read(sgfp4_vk_context *ctx, VkBuffer src,
+                                   VkDeviceSize src_offset, uint64_t bytes, VkBuffer sink,
+                                   VkDescriptorPool pool, sgfp4_vk_dispatch *d,
+                                   sgfp4_diag *diag);
 /* reset: 1 for the first of several GEMV dispatches recorded together (at most
  * SGFP4_VK_GEMV_SETS sets between resets). */
 #define SGFP4_VK_GEMV_SETS 16
@@ -289,6 +306,8 @@ extern const uint32_t *const sgfp4_vk_spv_matvec_dot;
 extern const size_t sgfp4_vk_spv_matvec_dot_size;
 extern const uint32_t *const sgfp4_vk_spv_quantize;
 extern const size_t sgfp4_vk_spv_quantize_size;
+extern const uint32_t *const sgfp4_vk_spv_read;
+extern const size_t sgfp4_vk_spv_read_size;
 
 /* A malloc'ed copy of the SPIR-V module `words` (count words) with the capabilities and the
  * execution modes (mode, operand) of its entry point added; NULL if the module cannot be
@@ -298,8 +317,10 @@ uint32_t *sgfp4_vk_spirv_add_modes(const uint32_t *words, size_t count,
                                    const uint32_t (*modes)[2], unsigned n_modes,
                                    size_t *out_count);
 
-/* Releases the copy pipeline's objects (vk_copy.c), and the GEMV's (vk_gemv.c). */
+/* Releases the copy pipeline's objects (vk_copy.c), the plain read's (vk_read.c) and the
+ * GEMV's (vk_gemv.c). */
 void sgfp4_vk_copy_release(sgfp4_vk_context *ctx);
+void sgfp4_vk_read_release(sgfp4_vk_context *ctx);
 void sgfp4_vk_gemv_release(sgfp4_vk_context *ctx);
 /* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable (vk_decode.c). */
 double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);

@@ -14,6 +14,7 @@
 #include "matvec.spv.h"
 #include "matvec_dot.spv.h"
 #include "quantize.spv.h"
+#include "read.spv.h"
 
 const uint32_t *const sgfp4_vk_spv_rte = sgfp4_spv_decode_rte;
 const size_t sgfp4_vk_spv_rte_size = sizeof sgfp4_spv_decode_rte;
@@ -31,3 +32,5 @@ const uint32_t *const sgfp4_vk_spv_matvec_dot = sgfp4_spv_matvec_dot;
 const size_t sgfp4_vk_spv_matvec_dot_size = sizeof sgfp4_spv_matvec_dot;
 const uint32_t *const sgfp4_vk_spv_quantize = sgfp4_spv_quantize;
 const size_t sgfp4_vk_spv_quantize_size = sizeof sgfp4_spv_quantize;
+const uint32_t *const sgfp4_vk_spv_read = sgfp4_spv_read;
+const size_t sgfp4_vk_spv_read_size = sizeof sgfp4_spv_read;

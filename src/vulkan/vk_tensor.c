@@ -193,6 +193,30 @@ uint64_t sgfp4_vk_tensor_device_bytes(const sgfp4_vk_tensor *tensor)
     return tensor ? tensor->container.size + tensor->table.size + tensor->product.size : 0;
 }
 
+sgfp4_status sgfp4_vk_tensor_product_range(const sgfp4_vk_tensor *tensor, VkBuffer *buffer,
+                                           VkDeviceSize *offset, uint64_t *bytes,
+                                           sgfp4_diag *diag)
+{
+    if (!tensor || !buffer || !offset || !bytes)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "sgfp4_vk_tensor_product_range: NULL argument");
+    if (tensor->profile == SGFP4_PROFILE_V1) { /* as the products bind it (vk_matvec.c) */
+        *buffer = tensor->src;
+        *offset = tensor->src_offset;
+        *bytes = tensor->container_bytes;
+        return SGFP4_OK;
+    }
+    if (tensor->product_bytes == 0)
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: this %llux%llu tensor has no products' layout (it would "
+                          "exceed maxStorageBufferRange)",
+                          (unsigned long long)tensor->rows, (unsigned long long)tensor->cols);
+    *buffer = tensor->product.buffer;
+    *offset = 0;
+    *bytes = tensor->product_bytes;
+    return SGFP4_OK;
+}
+
 void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)
 {
     if (!ctx || !tensor)

@@ -75,6 +75,14 @@ int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
     return 0;
 }
 
+sgfp4_status sgfp4_vk_tensor_product_range(const sgfp4_vk_tensor *tensor, VkBuffer *buffer,
+                                           VkDeviceSize *offset, uint64_t *bytes,
+                                           sgfp4_diag *diag)
+{
+    (void)tensor, (void)buffer, (void)offset, (void)bytes;
+    return unavailable(diag);
+}
+
 void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *timing)
 {
     (void)ctx;
@@ -402,5 +410,15 @@ sgfp4_status sgfp4_vk_bench_gemv_stream(sgfp4_vk_context *ctx, const VkBuffer *w
     (void)ctx, (void)w, (void)n_weights, (void)x, (void)y, (void)y_step, (void)rows, (void)cols;
     (void)batch, (void)copy_src, (void)copy_dst, (void)copy_bytes, (void)rounds;
     (void)gemv_seconds, (void)copy_seconds;
+    return unavailable(diag);
+}
+
+sgfp4_status sgfp4_vk_bench_read_create(sgfp4_vk_context *ctx, VkBuffer buffer,
+                                        VkDeviceSize offset, uint64_t bytes, sgfp4_vk_op **out,
+                                        sgfp4_diag *diag)
+{
+    (void)ctx, (void)buffer, (void)offset, (void)bytes;
+    if (out)
+        *out = NULL;
     return unavailable(diag);
 }

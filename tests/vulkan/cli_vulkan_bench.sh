@@ -2,7 +2,8 @@
 # The GPU benchmark's operations run to completion at tiny sizes: the dense f16 GEMV (which
 # fails on a relative error above 1e-4 against a double-precision product), a decode variant
 # checked against the CPU decoder on each of its five containers, the fresh-memory repeat
-# cases of every arm, and the matrix-vector products of every kernel variant. Timings on lavapipe mean nothing (and its copy rate never settles, so
+# cases of every arm, and the matrix-vector products of every kernel variant with the plain
+# read of their bytes. Timings on lavapipe mean nothing (and its copy rate never settles, so
 # each measurement waits out the 2 s settle limit); this checks the code paths. Exits 77
 # without a device.
 # Usage: cli_vulkan_bench.sh SGFP4
@@ -29,4 +30,12 @@ grep -q '^resident 1 cases' "$work/repeat.txt"
 # leavesatuse, slices1), each for both classes.
 test "$(grep -c '"bit_identical": true' "$work/matvec.json")" -eq 22
 grep -q '"speedup_vs_dense_f16"' "$work/matvec.json"
+# The read arm: one per tensor (v1, v2), and every product's ratio to it; its figures and the
+# ratios present and positive.
+test "$(grep -c '"op": "read"' "$work/matvec.json")" -eq 2
+test "$(grep -c '"ratio_to_read"' "$work/matvec.json")" -eq 22
+test "$(grep -c '"stream_ratio_to_read"' "$work/matvec.json")" -eq 22
+awk -F': ' '/"(read_bytes|read_us|ratio_to_read|stream_ratio_to_read|GBps|ratio_to_copy)"/ {
+        n++; if ($2 + 0 <= 0) { print "not positive: " $0; bad++ } }
+    END { exit !(n > 0 && !bad) }' "$work/matvec.json"
 echo "bench --backend vulkan: gemv, variants, repeat and matvec ran"

@@ -38,6 +38,8 @@
 #include "support/reference_numbers.h"
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>
+
+#include "vulkan/vk_internal.h" /* the plain read's sink (test_bench_read) */
 #endif
 
 enum { CTX_DEFAULT, CTX_PLAIN_DOT, CTX_COUNT };
@@ -981,8 +983,135 @@ static void test_recorded(void **state)
     free(hx);
     sgfp4_vk_context_free(ctx);
 }
+
+/* Runs the plain read of [offset, offset + bytes) of buf (words, on the host) with the word
+ * at `marked` set to SGFP4_VK_READ_UNEXPECTED, every other word 0: whether the read wrote
+ * its sink, i.e. whether it read that word. */
+static int read_sees(sgfp4_vk_context *ctx, sgfp4_vk_buffer *buf, uint32_t *words,
+                     size_t n_words, uint64_t offset, uint64_t bytes, size_t marked)
+{
+    sgfp4_diag diag;
+    sgfp4_vk_op *op = NULL;
+    const VkBuffer handle = sgfp4_vk_buffer_handle(buf);
+    if (sgfp4_vk_bench_read_create(ctx, handle, offset, bytes, &op, &diag) != SGFP4_OK)
+        fail_msg("read of %llu bytes at %llu: %s", (unsigned long long)bytes,
+                 (unsigned long long)offset, diag.message);
+    const uint32_t zero[4] = {0};
+    uint32_t sink = 0;
+    words[marked] = SGFP4_VK_READ_UNEXPECTED;
+    assert_int_equal(sgfp4_vk_buffer_write(ctx, handle, 0, words, 4 * n_words, &diag), SGFP4_OK);
+    words[marked] = 0;
+    assert_int_equal(sgfp4_vk_buffer_write(ctx, op->scratch.buffer, 0, zero, 16, &diag),
+                     SGFP4_OK);
+    assert_int_equal(sgfp4_vk_op_run(op, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_vk_buffer_read(ctx, op->scratch.buffer, 0, &sink, 4, &diag),
+                     SGFP4_OK);
+    sgfp4_vk_op_free(op);
+    return sink == SGFP4_VK_READ_UNEXPECTED;
+}
+
+/* The benchmarks' plain read: every word of its range (rounded up to whole words) is read,
+ * whatever the split into whole vectors, tail words and workgroups, and no word outside;
+ * it runs through the benchmark hooks; the range of a tensor's products is where they read;
+ * arguments are checked. */
+static void test_bench_read(void **state)
+{
+    (void)state;
+    sgfp4_vk_context *ctx = contexts[0];
+    sgfp4_diag diag;
+    enum { WORDS = 24576 }; /* 96 KiB: three workgroups' chunks of 32 KiB */
+    uint32_t *words = calloc(WORDS, 4);
+    sgfp4_vk_buffer *buf = device_buffer(ctx, 4 * WORDS);
+    /* (offset, bytes): whole vectors only; vectors and a tail; a tail alone; 255 vectors
+     * and 3 tail words; three chunks and a partial word. */
+    const uint64_t ranges[][2] = {{0, 8192}, {16, 1234}, {256, 4}, {4096, 4092}, {32, 80001}};
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+        const size_t first = ranges[r][0] / 4, end = first + (ranges[r][1] + 3) / 4;
+        /* both ends, the last word of the whole vectors, and words spread over the chunks */
+        size_t inside[9] = {first, end - 1, first + (end - first) / 4 * 4 - 1};
+        if (inside[2] < first)
+            inside[2] = first;
+        for (int k = 3; k < 9; k++)
+            inside[k] = first + (size_t)(k - 2) * (end - first) / 7;
+        for (int k = 0; k < 9; k++)
+            if (!read_sees(ctx, buf, words, WORDS, ranges[r][0], ranges[r][1], inside[k]))
+                fail_msg("read of %llu bytes at %llu missed word %zu",
+                         (unsigned long long)ranges[r][1], (unsigned long long)ranges[r][0],
+                         inside[k]);
+        if (first > 0)
+            assert_false(read_sees(ctx, buf, words, WORDS, ranges[r][0], ranges[r][1],
+                                   first - 1));
+        assert_false(read_sees(ctx, buf, words, WORDS, ranges[r][0], ranges[r][1], end));
+    }
+
+    /* A v1 and a v2 tensor: the products read the container and the products' layout. */
+    for (int profile = 1; profile <= 2; profile++) {
+        gen_params p = gen_shape_params(profile, 70, 200);
+        size_t size;
+        uint8_t *bytes = gen_container_bytes(&p, 9, &size);
+        sgfp4_tensor *t = NULL;
+        sgfp4_vk_tensor *vt = NULL;
+        assert_int_equal(sgfp4_tensor_open(bytes, size, (sgfp4_profile)profile, 70, 200, &t,
+                                           NULL, NULL),
+                         SGFP4_OK);
+        assert_int_equal(sgfp4_vk_tensor_create(ctx, t, &vt, NULL), SGFP4_OK);
+        VkBuffer where = VK_NULL_HANDLE;
+        VkDeviceSize offset = 1;
+        uint64_t n = 0;
+        assert_int_equal(sgfp4_vk_tensor_product_range(vt, &where, &offset, &n, &diag), SGFP4_OK);
+        assert_true(where == (profile == 1 ? vt->container.buffer : vt->product.buffer));
+        assert_int_equal(offset, 0);
+        assert_int_equal(n, profile == 1 ? size : vt->product_bytes);
+        sgfp4_vk_op *ops[2] = {NULL, NULL};
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(sgfp4_vk_bench_read_create(ctx, where, offset, n, &ops[i], &diag),
+                             SGFP4_OK);
+        double seconds[3];
+        assert_int_equal(sgfp4_vk_bench_op_burst(ctx, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0,
+                                                 3, seconds, NULL, &diag),
+                         SGFP4_OK);
+        for (int i = 0; i < 3; i++)
+            assert_true(seconds[i] > 0);
+        assert_int_equal(sgfp4_vk_bench_op_stream(ctx, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0,
+                                                  3, seconds, NULL, &diag),
+                         SGFP4_OK);
+        for (int i = 0; i < 3; i++)
+            assert_true(seconds[i] > 0);
+        for (int i = 0; i < 2; i++)
+            sgfp4_vk_op_free(ops[i]);
+        assert_int_equal(sgfp4_vk_tensor_product_range(vt, &where, &offset, NULL, &diag),
+                         SGFP4_ERR_ARGUMENT);
+        assert_int_equal(sgfp4_vk_tensor_product_range(NULL, &where, &offset, &n, &diag),
+                         SGFP4_ERR_ARGUMENT);
+        sgfp4_vk_tensor_free(ctx, vt);
+        sgfp4_tensor_close(t);
+        free(bytes);
+    }
+
+    const VkBuffer handle = sgfp4_vk_buffer_handle(buf);
+    sgfp4_vk_op *op = (sgfp4_vk_op *)&diag; /* must be reset to NULL on failure */
+    assert_int_equal(sgfp4_vk_bench_read_create(ctx, handle, 8, 64, &op, &diag),
+                     SGFP4_ERR_ARGUMENT); /* offset not a multiple of 16 */
+    assert_null(op);
+    assert_int_equal(sgfp4_vk_bench_read_create(ctx, handle, 0, 0, &op, &diag),
+                     SGFP4_ERR_ARGUMENT); /* no bytes */
+    assert_int_equal(sgfp4_vk_bench_read_create(NULL, handle, 0, 64, &op, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_vk_bench_read_create(ctx, VK_NULL_HANDLE, 0, 64, &op, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_vk_bench_read_create(ctx, handle, 0, 64, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    sgfp4_vk_buffer_free(ctx, buf);
+    free(words);
+}
 #else
 static void test_recorded(void **state)
+{
+    (void)state;
+    skip();
+}
+
+static void test_bench_read(void **state)
 {
     (void)state;
     skip();
@@ -1146,6 +1275,7 @@ int main(void)
         cmocka_unit_test(test_hostile),       cmocka_unit_test(test_recorded),
         cmocka_unit_test(test_encoded),       cmocka_unit_test(test_real_tensors),
         cmocka_unit_test(test_run_to_run),    cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_bench_read),
     };
     if (getenv("SGFP4_VK_TEST")) /* one test by name, while developing */
         cmocka_set_test_filter(getenv("SGFP4_VK_TEST"));

@@ -1,8 +1,9 @@
 /* sgfp4 bench --backend vulkan --op matvec [--shape OxI] [--batch B] [--profile v1|v2]
  *     [--bpw X] [--variant LIST] [--repeat R] [--no-check] [--json]
  * The D8 matrix-vector products on the GPU (Class A and Class B), measured in the same run
- * as their two references: the device copy (the memory ceiling) and the dense f16 GEMV of
- * the same shape and batch (sgfp4_vk_gemv_f16, the uncompressed peer). Shapes: 4096x4096,
+ * as their three references: the device copy (the memory ceiling), a plain read of the bytes
+ * the products read (the read arm, below) and the dense f16 GEMV of the same shape and batch
+ * (sgfp4_vk_gemv_f16, the uncompressed peer). Shapes: 4096x4096,
  * 14336x4096, 4096x14336, 8192x8192 (or --shape); batches 1 and 4 (or --batch); tensors:
  * v1 (random codes: v1 has one layout, so its speed does not depend on the content) and v2
  * encoder output (sgfp4_encode of an LLM-like matrix at --bpw, default 4.5; shapes made of
@@ -15,13 +16,23 @@
  * between them, distinct outputs, then the copy: the time per op), and both without the
  * copy. GB/s counts the compressed bytes (the container); the ratio is over the copy's GB/s
  * (read + written), medians of one burst; the speedup is the dense f16 GEMV's median time
- * over the product's, each timing against the same. Class A activations are
- * quantized on the device once (the quantizer's bytes checked against the CPU's); each
- * product's output is checked bit for bit against the CPU's scalar oracle on its first and
- * last 128 rows unless --no-check. With --json the table lines go to stderr as progress.
+ * over the product's, each timing against the same. The read arm: for each shape and tensor,
+ * a kernel that only reads the bytes a product reads from device memory (v1: the container;
+ * v2: the products' layout the tensor holds, about 1.2x the container;
+ * sgfp4_vk_tensor_product_range, sgfp4_vk_bench_read_create), on the same copies, timed the
+ * same ways: the ceiling of reading those bytes at this size, where a few MB take a few
+ * microseconds. Its line gives its GB/s of the bytes it reads and its ratio to the copy;
+ * each product's line ends with its ratio to the read ("of read": the read's median time
+ * over the product's, alone and in the stream); in the JSON, a result of op "read" per tensor
+ * and each product's read_bytes, read_us, ratio_to_read and stream_ratio_to_read. Class A
+ * activations are quantized on the device once (the quantizer's bytes checked against the
+ * CPU's); each product's output is checked bit for bit against the CPU's scalar oracle on its
+ * first and last 128 rows unless --no-check. With --json the table lines go to stderr as
+ * progress.
  * --variant takes a comma-separated list of kernel variants (default, rows16, rows32,
- * noprefetch, rows16-noprefetch, leavesahead, leavesatuse, slices1 .. slices64) or "all"; every variant's output is
- * checked too.
+ * noprefetch, rows16-noprefetch, leavesahead, leavesatuse, slices1 .. slices64) or "all";
+ * every variant's output is checked too (the read arm runs once per tensor, whatever the
+ * variants).
  * SPDX-License-Identifier: MIT */
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,6 +355,63 @@ typedef struct bench_setup {
     int profiles[2], n_profiles;
 } bench_setup;
 
+/* The read arm of one tensor: a kernel that only reads the bytes its products read from
+ * device memory (sgfp4_vk_tensor_product_range: v1 the container, v2 the products' layout),
+ * on every resident copy, timed as the products are (the same copies, rotation, copy and
+ * ways): the ceiling of reading those bytes at this size. */
+typedef struct read_arm {
+    uint64_t bytes; /* of one copy */
+    bv_stats st;    /* isolated, with the copy (the table's timing) */
+    other_times other;
+} read_arm;
+
+static bool measure_read(burst_job *j, const bench_setup *b, sgfp4_vk_tensor *const *vt,
+                         unsigned copies, uint64_t rows, uint64_t cols, const char *what,
+                         uint64_t container_bytes, read_arm *r, json_t *results)
+{
+    sgfp4_diag diag = {0};
+    bool ok = true;
+    for (unsigned c = 0; c < copies; c++)
+        j->ops[c] = NULL;
+    for (unsigned c = 0; ok && c < copies; c++) {
+        VkBuffer buffer;
+        VkDeviceSize offset;
+        ok = sgfp4_vk_tensor_product_range(vt[c], &buffer, &offset, &r->bytes, &diag) ==
+                 SGFP4_OK &&
+             sgfp4_vk_bench_read_create(j->ctx, buffer, offset, r->bytes, &j->ops[c], &diag) ==
+                 SGFP4_OK;
+    }
+    j->n_ops = copies;
+    bv_settled settled = {0};
+    double copy_gbps = 0;
+    ok = ok && measure(j, b->repeat, &r->st, &copy_gbps, &settled, &r->other);
+    for (unsigned c = 0; c < copies; c++)
+        sgfp4_vk_op_free(j->ops[c]);
+    if (!ok)
+        return cli_error("bench", "matvec %s: the read arm failed: %s", what, diag.message) == 0;
+    const double gbps = (double)r->bytes / r->st.median * 1e-9;
+    const double stream_gbps = (double)r->bytes / r->other.stream.median * 1e-9;
+    json_array_append_new(
+        results,
+        json_pack("{s:s,s:I,s:I,s:s,s:I,s:I,s:i,s:f,s:f,s:f,s:f,s:o,s:o,s:o}", "op", "read",
+                  "rows", (json_int_t)rows, "cols", (json_int_t)cols, "tensor", what,
+                  "container_bytes", (json_int_t)container_bytes, "read_bytes",
+                  (json_int_t)r->bytes, "copies", (int)copies, "GBps", gbps, "copy_GBps",
+                  copy_gbps, "ratio_to_copy", gbps / copy_gbps, "stream_ratio_to_copy",
+                  stream_gbps / copy_gbps, "time", bv_stats_json(&r->st), "other_times",
+                  other_json(&r->other), "settle", bv_settled_json(&settled)));
+    fprintf(b->as_json ? stderr : stdout,
+            "%5llux%-5llu %-12s read %16llu bytes %8.2f us  %7.1f GB/s  copy %6.0f  ratio %.3f  "
+            "| stream %.2f us ratio %.3f, no copy %.2f, stream no copy %.2f%s\n",
+            (unsigned long long)rows, (unsigned long long)cols, what,
+            (unsigned long long)r->bytes, r->st.median * 1e6, gbps, copy_gbps,
+            gbps / copy_gbps, r->other.stream.median * 1e6, stream_gbps / copy_gbps,
+            r->other.alone.median * 1e6, r->other.stream_alone.median * 1e6,
+            settled.settled ? "" : "  UNSETTLED");
+    fflush(b->as_json ? stderr : stdout);
+    return true;
+}
+
 /* Every class, batch and variant of one tensor; the dense times per batch in dense[]. */
 static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t rows,
                        uint64_t cols, const double *dense, const other_times *dense_other,
@@ -391,6 +459,8 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
     sgfp4_matvec_options_init(&cpu);
     cpu.threads = cli_threads(0);
     ok = ok && sgfp4_matvec_plan_create(t, &plan) == SGFP4_OK;
+    read_arm read = {0};
+    ok = ok && measure_read(j, b, vt, (unsigned)copies, rows, cols, what, size, &read, results);
     for (int cls = 0; ok && cls < 2; cls++) {
         const int class_a = cls == 0;
         for (int bi = 0; ok && bi < b->n_batches; bi++) {
@@ -475,8 +545,9 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                 const double gbps = (double)size / st.median * 1e-9;
                 const double speedup = dense[bi] / st.median;
                 const double stream_gbps = (double)size / other.stream.median * 1e-9;
-                json_array_append_new(
-                    results,
+                const double of_read = read.st.median / st.median;
+                const double stream_of_read = read.other.stream.median / other.stream.median;
+                json_t *result =
                     json_pack("{s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:i,s:f,s:f,s:f,s:f,"
                               "s:f,s:o,s:f,s:f,s:o,s:o,s:o}",
                               "op", "matvec", "rows", (json_int_t)rows, "cols", (json_int_t)cols,
@@ -493,12 +564,18 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                               dense_other[bi].stream.median / other.stream.median,
                               "bit_identical",
                               b->check ? json_boolean(same) : json_null(), "time",
-                              bv_stats_json(&st), "settle", bv_settled_json(&settled)));
+                              bv_stats_json(&st), "settle", bv_settled_json(&settled));
+                json_object_set_new(result, "read_bytes", json_integer((json_int_t)read.bytes));
+                json_object_set_new(result, "read_us", json_real(read.st.median * 1e6));
+                json_object_set_new(result, "ratio_to_read", json_real(of_read));
+                json_object_set_new(result, "stream_ratio_to_read", json_real(stream_of_read));
+                json_array_append_new(results, result);
                 /* The table line; with --json on stderr, as progress. */
                 fprintf(b->as_json ? stderr : stdout,
                         "%5llux%-5llu %-12s class %s batch %2u %-10s %8.2f us  %7.1f GB/s  "
                            "copy %6.0f  ratio %.3f  x%.2f dense  | stream %.2f us ratio %.3f "
-                           "x%.2f, no copy %.2f x%.2f, stream no copy %.2f x%.2f  %s%s\n",
+                           "x%.2f, no copy %.2f x%.2f, stream no copy %.2f x%.2f  | of read "
+                           "%.3f, stream %.3f  %s%s\n",
                            (unsigned long long)rows, (unsigned long long)cols, what,
                            class_a ? "A" : "B", batch, v->name, st.median * 1e6, gbps,
                            copy_gbps, gbps / copy_gbps, speedup, other.stream.median * 1e6,
@@ -508,6 +585,7 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                            dense_other[bi].alone.median / other.alone.median,
                            other.stream_alone.median * 1e6,
                            dense_other[bi].stream_alone.median / other.stream_alone.median,
+                           of_read, stream_of_read,
                            !b->check ? "unchecked" : same ? "same bits" : "DIFFERENT BITS",
                            settled.settled ? "" : "  UNSETTLED");
                 fflush(b->as_json ? stderr : stdout);

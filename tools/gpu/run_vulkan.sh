@@ -82,8 +82,10 @@ for name in ("matvec.json", "matvec_variants.json"):
     for r in m["results"]:
           if r["op"] == "dense_f16_gemv":
               print("dense %5dx%-5d b%-2d %8.2f us ratio %.3f" % (r["rows"], r["cols"], r["batch"], r["time"]["median_us"], r["ratio_to_copy"]))
+          elif r["op"] == "read":
+              print("read %5dx%-5d %-12s %9d B %8.2f us %7.0f GB/s ratio %.3f stream %.2f us ratio %.3f settled %s" % (r["rows"], r["cols"], r["tensor"], r["read_bytes"], r["time"]["median_us"], r["GBps"], r["ratio_to_copy"], r["other_times"]["stream"]["median_us"], r["stream_ratio_to_copy"], r["settle"]["settled"]))
           else:
-              print("mv %5dx%-5d %-12s %s b%-2d %-18s %8.2f us %7.0f GB/s ratio %.3f x%.2f %s slow %d settled %s" % (r["rows"], r["cols"], r["tensor"], r["class"], r["batch"], r["variant"], r["time"]["median_us"], r["GBps"], r["ratio_to_copy"], r["speedup_vs_dense_f16"], r["bit_identical"], r["time"]["slow"], r["settle"]["settled"]))
+              print("mv %5dx%-5d %-12s %s b%-2d %-18s %8.2f us %7.0f GB/s ratio %.3f x%.2f of read %.3f stream %.3f %s slow %d settled %s" % (r["rows"], r["cols"], r["tensor"], r["class"], r["batch"], r["variant"], r["time"]["median_us"], r["GBps"], r["ratio_to_copy"], r["speedup_vs_dense_f16"], r["ratio_to_read"], r["stream_ratio_to_read"], r["bit_identical"], r["time"]["slow"], r["settle"]["settled"]))
 g = load("gemv.json")
 if g:
     for r in g["results"]:
