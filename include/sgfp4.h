@@ -593,8 +593,9 @@ typedef struct sgfp4_matvec_plan sgfp4_matvec_plan;
 /**
  * Prepares `tensor` for products: builds whatever per-tensor data the kernels read (through
  * the tensor's allocator; sgfp4_matvec_plan_bytes() says how much) and sets *out. On CPUs
- * whose fastest kernels read it (AVX-512), that includes a repacked copy of a v2 tensor's
- * blocks, about 1.1x the container's bytes (docs/matvec.md, "The plan").
+ * whose fastest kernels read it (AVX-512), that includes a repacked copy of the tensor's
+ * blocks, about 1.05x the container's bytes for v2 and 1.16x for v1 (docs/matvec.md, "The
+ * plan").
  * Errors: SGFP4_ERR_ARGUMENT (NULL pointers), SGFP4_ERR_NOMEM; *out is then NULL.
  */
 SGFP4_API sgfp4_status sgfp4_matvec_plan_create(const sgfp4_tensor *tensor,

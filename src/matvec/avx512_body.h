@@ -1014,6 +1014,16 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
         padded = prep_b(w, s, nv, bx, s->plan->repack != NULL);
     const uint8_t *d = tensor->data;
     const unsigned lo = 8 * s->g0, hi = 8 * s->g1;
+    if (s->plan->repack) {
+        const uint8_t *blk = sgfp4_matvec_repacked_block(s->plan, b);
+        if (s->class_a)
+            repacked_a(w, s, nv, blk, t);
+        else if (padded) /* a constant in each copy */
+            repacked_b(w, s, nv, blk, t, true);
+        else
+            repacked_b(w, s, nv, blk, t, false);
+        return;
+    }
     if (tensor->profile == SGFP4_PROFILE_V1) {
         const uint32_t offset = sgfp4_load_u32le(d + 4 * tensor->blocks + 4 * b);
         const uint32_t h = sgfp4_load_u32le(d + 4 * b);
@@ -1026,16 +1036,6 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
         }
         leaf_units(w, s, nv, 4, SGFP4_MODE_T158, payload, 0, 0, scale, bias, lo, hi, padded);
         cell_trees(w, s, nv, t);
-        return;
-    }
-    if (s->plan->repack) {
-        const uint8_t *blk = sgfp4_matvec_repacked_block(s->plan, b);
-        if (s->class_a)
-            repacked_a(w, s, nv, blk, t);
-        else if (padded) /* a constant in each copy */
-            repacked_b(w, s, nv, blk, t, true);
-        else
-            repacked_b(w, s, nv, blk, t, false);
         return;
     }
     const uint8_t *rec = d + tensor->record_base + sgfp4_load_u32le(d + 16 + 4 * b);

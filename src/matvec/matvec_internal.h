@@ -63,8 +63,8 @@ struct sgfp4_matvec_plan {
      * UNIFORM_8 FP4 (64 leaves in raster order) and UNIFORM_64 FP4 */
     uint32_t uniform8_entries[64];
     uint32_t uniform64_entry;
-    /* v2, where the fastest kernel set reads it: the repacked layout (matvec/repack.h);
-     * NULL otherwise */
+    /* where the fastest kernel set reads it: the repacked layout (matvec/repack.h; v1 and
+     * v2); NULL otherwise */
     const uint8_t *repack;
     const uint64_t *repack_offset; /* per block, from repack */
     size_t repack_bytes;
@@ -72,7 +72,7 @@ struct sgfp4_matvec_plan {
     size_t bytes; /* memory this plan holds */
 };
 
-/* sgfp4_matvec_plan_create with the repacked layout built (v2 tensors) or not, whichever
+/* sgfp4_matvec_plan_create with the repacked layout built (both profiles) or not, whichever
  * kernel set is the fastest here (the tests run the sets on both kinds of plan). */
 sgfp4_status sgfp4_matvec_plan_create_with(const sgfp4_tensor *tensor, bool repack,
                                            sgfp4_matvec_plan **out);
@@ -157,7 +157,7 @@ typedef struct sgfp4_matvec_kernels {
     /* Quantizes vector `in` (cols elements of dtype F32/F16, already checked finite) into
      * q (tiles_x * 64 int8) and d (tiles_x float32), pad columns 0 (D8). */
     void (*quantize)(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q, uint8_t *d);
-    /* whether its Class A products read the plan's repacked layout where it has one (and
+    /* whether its products read the plan's repacked layout where it has one (and
      * so whether sgfp4_matvec_plan_create builds it, for the fastest set) */
     bool reads_repack;
 } sgfp4_matvec_kernels;

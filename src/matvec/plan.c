@@ -98,7 +98,9 @@ sgfp4_status sgfp4_matvec_plan_create_with(const sgfp4_tensor *tensor, bool repa
             fill_table(tensor, blocks, entries);
         }
         plan->bytes += block_bytes + (size_t)count * sizeof *entries;
-        const sgfp4_status st = repack ? sgfp4_matvec_repack_build(plan) : SGFP4_OK;
+    }
+    if (repack) { /* both profiles (v1: one leaf a block, every group in the pairs' form) */
+        const sgfp4_status st = sgfp4_matvec_repack_build(plan);
         if (st != SGFP4_OK) {
             sgfp4_matvec_plan_free(plan);
             return st;

@@ -20,11 +20,11 @@ static void store_u16le(uint8_t *p, unsigned v)
     p[1] = (uint8_t)(v >> 8);
 }
 
-/* A leaf header's S and B halves (B with its flag bits masked), little-endian. */
-static void store_leaf_halves(uint8_t *s, uint8_t *b, uint32_t header)
+/* A leaf header's S and B halves (a v2 B with its flag bits masked; D1), little-endian. */
+static void store_leaf_halves(uint8_t *s, uint8_t *b, uint32_t header, sgfp4_profile profile)
 {
     store_u16le(s, header >> 16);
-    store_u16le(b, header & 0xFFF0u);
+    store_u16le(b, header & (profile == SGFP4_PROFILE_V2 ? 0xFFF0u : 0xFFFFu));
 }
 
 /* Whether each of a group's 8 units (tile indices tile[4 p .. 4 p + 3]) lies in one leaf. */
@@ -71,7 +71,7 @@ static size_t repack_block(const sgfp4_tensor *t, uint64_t b, uint8_t *out)
                 out[SGFP4_RP_CODES + 16 + g] = 0;
                 for (unsigned p = 0; p < 8; p++)
                     store_leaf_halves(out + pos + 4 * p, out + pos + 4 * p + 2,
-                                      leaves[table[tile[4 * p]]].header);
+                                      leaves[table[tile[4 * p]]].header, t->profile);
             }
             pos += SGFP4_RP_PAIRS;
             continue;
@@ -83,7 +83,7 @@ static size_t repack_block(const sgfp4_tensor *t, uint64_t b, uint8_t *out)
             for (unsigned k = 0; k < count; k++)
                 store_leaf_halves(out + pos + SGFP4_RP_TILES + 2 * k,
                                   out + pos + SGFP4_RP_TILES + 2 * (count + k),
-                                  leaves[table[k]].header);
+                                  leaves[table[k]].header, t->profile);
         }
         pos += SGFP4_RP_TILES + 4 * count;
     }

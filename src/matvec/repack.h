@@ -1,4 +1,4 @@
-/* The plan's repacked layout of a v2 tensor for the Class A products of the AVX-512 sets:
+/* The plan's repacked layout of a tensor (v1 or v2) for the products of the AVX-512 sets:
  * every block's codes in one fixed order whatever its leaf tree, and per 8-row group the
  * few (S, Bias) pairs its cells use, so that a MIXED block runs through the same in-register
  * path as a uniform one (docs/matvec.md, "The plan: the repacked layout"). Built once by

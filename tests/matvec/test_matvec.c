@@ -318,6 +318,8 @@ static void check_series(const sgfp4_matvec_plan *plan, const d8_matrix *m, cons
 static uint64_t repacked_series, plain_v2_series, wide_groups, t158_blocks, small_leaf_blocks;
 /* Class B series on the layout (and those with a padded last block column) */
 static uint64_t repacked_b_series, repacked_b_padded_series;
+/* v1 series on plans with the layout and without (the container's whole-block paths) */
+static uint64_t repacked_v1_series, plain_v1_series;
 /* What the layouts of a class's series on repacked plans held (summed per series), in both
  * classes the two ways the AVX-512 sets take a unit's S and B: units whose four tiles lie in
  * one leaf whose entry is in the tables' second register, and units of several leaves;
@@ -372,15 +374,15 @@ static void tally_repack(const sgfp4_matvec_plan *plan, unit_mix *mix)
     }
 }
 
-/* Both classes with random activation kinds, batches and dtypes; a v2 tensor on a plan with
- * the repacked layout (where the fastest set reads it, as sgfp4_matvec_plan_create builds
- * it) and on one without, pairs of series (both classes) on each. */
+/* Both classes with random activation kinds, batches and dtypes; a tensor (v1 or v2) on a
+ * plan with the repacked layout (where the fastest set reads it, as sgfp4_matvec_plan_create
+ * builds it) and on one without, pairs of series (both classes) on each. */
 static void check_tensor(const char *what, const sgfp4_tensor *t, const d8_matrix *m,
                          unsigned count, unsigned rounds)
 {
     sgfp4_matvec_plan *plans[2] = {NULL, NULL};
     assert_int_equal(sgfp4_matvec_plan_create(t, &plans[0]), SGFP4_OK);
-    const bool repack = t->profile == SGFP4_PROFILE_V2 && sgfp4_matvec_kernels_best()->reads_repack;
+    const bool repack = sgfp4_matvec_kernels_best()->reads_repack;
     assert_true((plans[0]->repack != NULL) == repack);
     unit_mix mix = {0};
     if (repack) {
@@ -401,6 +403,8 @@ static void check_tensor(const char *what, const sgfp4_tensor *t, const d8_matri
         if (plan->repack)
             unit_mix_add(&class_mix[s.class_a], &mix);
         plain_v2_series += t->profile == SGFP4_PROFILE_V2 && !plan->repack;
+        plain_v1_series += t->profile == SGFP4_PROFILE_V1 && !plan->repack;
+        repacked_v1_series += t->profile == SGFP4_PROFILE_V1 && plan->repack;
         check_series(plan, m, &s);
     }
     sgfp4_matvec_plan_free(plans[0]);
@@ -1198,18 +1202,20 @@ static void arguments_are_checked(void **state)
 }
 
 /* Run last: the series above ran every kernel set on plans with the repacked layout and
- * on plans without it, and the layouts held groups of more than 16 leaves, T158 leaves and
- * 4x4 leaves (so a wrong layout or a wrong read of it would have failed them); each class
+ * on plans without it, v1 tensors as well as v2, and the layouts held groups of more than
+ * 16 leaves, T158 leaves and 4x4 leaves (so a wrong layout or a wrong read of it would have
+ * failed them); each class
  * ran on layouts with both kinds of unit and both kinds of group (so each of its paths). */
 static void repacked_layout_is_exercised(void **state)
 {
     (void)state;
-    print_message("series on repacked plans %llu (Class B %llu, %llu of them padded), on "
-                  "plain v2 plans %llu; groups of > 16 leaves %llu, blocks with T158 %llu, "
-                  "with 4x4 leaves %llu\n",
+    print_message("series on repacked plans %llu (Class B %llu, %llu of them padded; v1 %llu), "
+                  "on plain v2 plans %llu, plain v1 plans %llu; groups of > 16 leaves %llu, "
+                  "blocks with T158 %llu, with 4x4 leaves %llu\n",
                   (unsigned long long)repacked_series, (unsigned long long)repacked_b_series,
                   (unsigned long long)repacked_b_padded_series,
-                  (unsigned long long)plain_v2_series, (unsigned long long)wide_groups,
+                  (unsigned long long)repacked_v1_series, (unsigned long long)plain_v2_series,
+                  (unsigned long long)plain_v1_series, (unsigned long long)wide_groups,
                   (unsigned long long)t158_blocks, (unsigned long long)small_leaf_blocks);
     for (unsigned a = 0; a < 2; a++) {
         const unit_mix *c = &class_mix[a];
@@ -1223,6 +1229,7 @@ static void repacked_layout_is_exercised(void **state)
         skip();
     assert_true(repacked_series > repacked_b_series && repacked_b_series > 0);
     assert_true(plain_v2_series > 0 && repacked_b_padded_series > 0);
+    assert_true(repacked_v1_series > 0 && plain_v1_series > 0);
     assert_true(wide_groups > 0 && t158_blocks > 0 && small_leaf_blocks > 0);
     for (unsigned a = 0; a < 2; a++) {
         const unit_mix *c = &class_mix[a];
