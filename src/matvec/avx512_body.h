@@ -842,9 +842,10 @@ MV_INLINE bool rp_unit_sb(const rp_group *grp, unsigned p, const float *sf, cons
 }
 
 /* A group of one-leaf units (count 0, whose S and B pairs were converted to sb): unit p's S
- * and B, broadcast from memory (sb is reached through an empty asm so that the compiler
- * does not take them from the stored register with a shuffle each). */
-#define RP_PAIR_SB(sb, p, sl, bl)                                                                  ((sl) = _mm512_set1_ps((sb)[2 * (p)]), (bl) = _mm512_set1_ps((sb)[2 * (p) + 1]))
+ * and B, broadcast from memory (the callers reach sb through an empty asm so that the
+ * compiler does not take them from the stored register with a shuffle each). */
+#define RP_PAIR_SB(sb, p, sl, bl)                                                              \
+    ((sl) = _mm512_set1_ps((sb)[2 * (p)]), (bl) = _mm512_set1_ps((sb)[2 * (p) + 1]))
 
 /* A block of the plan's repacked layout (matvec/repack.h), Class A: per unit its codes from
  * one nibble half of a 64-byte line, and the S and B of its lanes:
