@@ -847,6 +847,23 @@ MV_INLINE bool rp_unit_sb(const rp_group *grp, unsigned p, const float *sf, cons
 #define RP_PAIR_SB(sb, p, sl, bl)                                                              \
     ((sl) = _mm512_set1_ps((sb)[2 * (p)]), (bl) = _mm512_set1_ps((sb)[2 * (p) + 1]))
 
+/* A row group's cells tree-summed into rows by the form of its meta: the pairs' form (count
+ * 0; c_pairs reads the converted pairs through sbp_, behind an empty asm as RP_PAIR_SB says)
+ * or the tables' form (c_table reads grp, sf and bf). Expects sb, sf and bf in scope. */
+#define RP_GROUP_TREE(nv, rows, meta, count, c_pairs, c_table)                                 \
+    do {                                                                                       \
+        if ((count) == 0) {                                                                    \
+            rp_store_pairs(meta, sb);                                                          \
+            const float *sbp_ = sb;                                                            \
+            __asm__("" : "+r"(sbp_));                                                          \
+            GROUP_TREE(nv, rows, c_pairs);                                                     \
+        } else {                                                                               \
+            const rp_group grp = repacked_group(meta, count);                                  \
+            rp_store_tables(&grp, sf, bf);                                                     \
+            GROUP_TREE(nv, rows, c_table);                                                     \
+        }                                                                                      \
+    } while (0)
+
 /* A block of the plan's repacked layout (matvec/repack.h), Class A: per unit its codes from
  * one nibble half of a 64-byte line, and the S and B of its lanes:
  * - a group whose units each lie in one leaf (count 0; 87% of the groups of the encoder's
@@ -895,16 +912,7 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
 #define C_OF_TABLE(p, c) C_OF_RA(p, c, rp_unit_sb(&grp, p, sf, bf, tiles_of_lanes, &sl_, &bl_))
 #undef MV_TREE_UNROLL
 #define MV_TREE_UNROLL MV_UNROLL
-        if (count == 0) {
-            rp_store_pairs(meta, sb);
-            const float *sbp_ = sb;
-            __asm__("" : "+r"(sbp_));
-            GROUP_TREE(nv, rows, C_OF_PAIRS);
-        } else {
-            const rp_group grp = repacked_group(meta, count);
-            rp_store_tables(&grp, sf, bf);
-            GROUP_TREE(nv, rows, C_OF_TABLE);
-        }
+        RP_GROUP_TREE(nv, rows, meta, count, C_OF_PAIRS, C_OF_TABLE);
 #undef MV_TREE_UNROLL
 #define MV_TREE_UNROLL
 #undef C_OF_TABLE
@@ -972,16 +980,7 @@ MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
 #define C_OF_TABLE(p, c) C_OF_RB(p, c, rp_unit_sb(&grp, p, sf, bf, tiles_of_lanes, &sl_, &bl_))
 #undef MV_TREE_UNROLL
 #define MV_TREE_UNROLL MV_UNROLL
-        if (count == 0) {
-            rp_store_pairs(meta, sb);
-            const float *sbp_ = sb;
-            __asm__("" : "+r"(sbp_));
-            GROUP_TREE(nv, rows, C_OF_PAIRS);
-        } else {
-            const rp_group grp = repacked_group(meta, count);
-            rp_store_tables(&grp, sf, bf);
-            GROUP_TREE(nv, rows, C_OF_TABLE);
-        }
+        RP_GROUP_TREE(nv, rows, meta, count, C_OF_PAIRS, C_OF_TABLE);
 #undef MV_TREE_UNROLL
 #define MV_TREE_UNROLL
 #undef C_OF_TABLE
