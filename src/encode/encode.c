@@ -166,6 +166,7 @@ static int inputs_finite(const float *src, uint64_t rows, uint64_t cols, size_t 
         const uint64_t body = cols & ~(uint64_t)7;
         float acc[8] = {0};
         for (uint64_t c = 0; c < body; c += 8)
+            SGFP4_LANE_LOOP
             for (unsigned j = 0; j < 8; j++)
                 acc[j] += row[c + j] - row[c + j];
         for (uint64_t c = body; c < cols; c++)

@@ -35,6 +35,7 @@ static void center_weighted(const float *restrict w, const float *restrict h, un
     const size_t body = n & ~(size_t)7;
     float acc[8] = {0}, hs[8] = {0};
     for (size_t i = 0; i < body; i += 8)
+        SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++) {
             acc[j] += h[i + j] * w[i + j];
             hs[j] += h[i + j];
@@ -74,6 +75,7 @@ static void center_plain(const float *restrict w, unsigned n, float *restrict c,
     const size_t body = n & ~(size_t)7;
     float acc[8] = {0};
     for (size_t i = 0; i < body; i += 8)
+        SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++)
             acc[j] += w[i + j];
     for (size_t i = body; i < n; i++)
@@ -86,6 +88,7 @@ static void center_plain(const float *restrict w, unsigned n, float *restrict c,
     for (unsigned j = 0; j < 8; j++)
         mn[j] = mx[j] = w[0] - mean;
     for (size_t i = 0; i < body; i += 8)
+        SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++) {
             const float v = w[i + j] - mean;
             c[i + j] = v;
@@ -157,6 +160,7 @@ static void code_sums(const float *restrict c, unsigned n, float scale, float bi
     const size_t body = n & ~(size_t)7;
     float aq[8] = {0}, aqq[8] = {0}, aqc[8] = {0};
     for (size_t i = 0; i < body; i += 8)
+        SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++) {
             float x = (c[i + j] - bias) * inv;
             x = x < lo ? lo : x;

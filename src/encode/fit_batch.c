@@ -39,6 +39,7 @@ static inline __attribute__((always_inline)) void center_group(const float *rest
     }
     if (h) {
         for (size_t k = 0; k < n; k++)
+            SGFP4_LANE_LOOP
             for (unsigned j = 0; j < G; j++) {
                 const float hk = h[k * L + j];
                 const float v = w[k * L + j] - mean[j], hv = hk * v;
@@ -51,6 +52,7 @@ static inline __attribute__((always_inline)) void center_group(const float *rest
             }
     } else {
         for (size_t k = 0; k < n; k++)
+            SGFP4_LANE_LOOP
             for (unsigned j = 0; j < G; j++) {
                 const float v = w[k * L + j] - mean[j];
                 c[k * L + j] = v;
@@ -74,12 +76,14 @@ void sgfp4_batch_center(sgfp4_batch *b)
         float acc[G] = {0}, hs[G] = {0}, mean[G];
         if (h) {
             for (size_t k = 0; k < n; k++)
+                SGFP4_LANE_LOOP
                 for (unsigned j = 0; j < G; j++) {
                     acc[j] += h[k * L + g + j] * w[k * L + g + j];
                     hs[j] += h[k * L + g + j];
                 }
         } else {
             for (size_t k = 0; k < n; k++)
+                SGFP4_LANE_LOOP
                 for (unsigned j = 0; j < G; j++)
                     acc[j] += w[k * L + g + j];
         }
@@ -123,6 +127,7 @@ static void code_sums(const sgfp4_batch *b, const float *restrict bias,
         }
         if (h) {
             for (size_t k = 0; k < n; k++)
+                SGFP4_LANE_LOOP
                 for (unsigned j = 0; j < G; j++) {
                     const float ck = c[k * L + g + j];
                     float x = (ck - bi[j]) * iv[j];
@@ -136,6 +141,7 @@ static void code_sums(const sgfp4_batch *b, const float *restrict bias,
                 }
         } else {
             for (size_t k = 0; k < n; k++)
+                SGFP4_LANE_LOOP
                 for (unsigned j = 0; j < G; j++) {
                     const float ck = c[k * L + g + j];
                     float x = (ck - bi[j]) * iv[j];
@@ -373,12 +379,14 @@ static void bias_for_codes(const sgfp4_batch *b, float lo, float hi, const float
         }
         if (h) {
             for (size_t k = 0; k < n; k++)
+                SGFP4_LANE_LOOP
                 for (unsigned j = 0; j < G; j++) {
                     const float wk = w[k * L + g + j];
                     acc[j] += h[k * L + g + j] * (wk - sg[j] * code_of(wk, bg[j], ig[j], lo, hi));
                 }
         } else {
             for (size_t k = 0; k < n; k++)
+                SGFP4_LANE_LOOP
                 for (unsigned j = 0; j < G; j++) {
                     const float wk = w[k * L + g + j];
                     acc[j] += wk - sg[j] * code_of(wk, bg[j], ig[j], lo, hi);
@@ -408,6 +416,7 @@ static void sse_at(const sgfp4_batch *b, float lo, float hi, const float *restri
         }
         if (h) {
             for (size_t k = 0; k < n; k++)
+                SGFP4_LANE_LOOP
                 for (unsigned j = 0; j < G; j++) {
                     const float wk = w[k * L + g + j];
                     const float product = sg[j] * code_of(wk, bg[j], ig[j], lo, hi);
@@ -416,6 +425,7 @@ static void sse_at(const sgfp4_batch *b, float lo, float hi, const float *restri
                 }
         } else {
             for (size_t k = 0; k < n; k++)
+                SGFP4_LANE_LOOP
                 for (unsigned j = 0; j < G; j++) {
                     const float wk = w[k * L + g + j];
                     const float product = sg[j] * code_of(wk, bg[j], ig[j], lo, hi);

@@ -71,6 +71,7 @@ void sgfp4_quantize(const float *restrict w, unsigned n, unsigned mode, float sc
     const float lo = mode ? -1.0f : -8.0f, hi = mode ? 1.0f : 7.0f;
     const size_t body = n & ~(size_t)7;
     for (size_t i = 0; i < body; i += 8)
+        SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++)
             codes[i + j] = code_of(w[i + j], bias, inv, lo, hi);
     for (size_t i = body; i < n; i++)
@@ -106,6 +107,7 @@ static double sse_plain(const float *restrict w, unsigned n, unsigned mode, floa
     const size_t body = n & ~(size_t)7;
     float acc[8] = {0};
     for (size_t i = 0; i < body; i += 8)
+        SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++) {
             const float q = code_of(w[i + j], bias, inv, lo, hi);
             const float product = scale * q;
@@ -160,6 +162,7 @@ static double bias_plain(const float *restrict w, unsigned n, unsigned mode, flo
     const size_t body = n & ~(size_t)7;
     float acc[8] = {0};
     for (size_t i = 0; i < body; i += 8)
+        SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++)
             acc[j] += w[i + j] - scale * code_of(w[i + j], bias, inv, lo, hi);
     for (size_t i = body; i < n; i++) /* tail: lane i - body */
