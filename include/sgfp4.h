@@ -80,6 +80,7 @@ SGFP4_API const char *sgfp4_version_string(void);
     X(ERR_IO, 6, "input/output error")                                                        \
     X(ERR_INTERNAL, 7, "internal error (a bug in libsgfp4)")                                  \
     X(ERR_DST_TOO_SMALL, 8, "output buffer too small")                                         \
+    X(ERR_OUTPUT_REFUSED, 9, "output file refused: an input, an existing file, a folder")     \
     X(ERR_SHAPE, 10, "invalid tensor shape")                                                  \
     X(ERR_TRUNCATED, 11, "container is truncated")                                            \
     X(ERR_V1_LENGTH, 12, "v1 container length is not blocks * 2056")                          \

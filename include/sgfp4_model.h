@@ -571,6 +571,197 @@ SGFP4_API sgfp4_status sgfp4_model_decode_set(const sgfp4_model *quantized,
                                               const sgfp4_model_write_options *options,
                                               sgfp4_diag *diag);
 
+/* ---- output files: the rules every writer follows ----------------------------------- */
+
+/*
+ * Where a program's output goes, decided by what the path names, the same way for every
+ * writer of the project (the `sgfp4` tool, the Python binding, sgfp4-eval): docs/api.md,
+ * "Output files", lists the rules and docs/cli.md, "Outputs", gives them in the tool's words.
+ * In short: an output is never one of the job's inputs; an existing file is replaced only
+ * with SGFP4_OUTPUT_FORCE; a regular file is written crash-safe (a temporary file beside it,
+ * renamed onto it when complete); devices, FIFOs, sockets, standard output ("-") and
+ * descriptors (/dev/fd/N, /proc/self/fd/N, /dev/stdout) are written in place; a symbolic
+ * link is written through; and every refusal comes when the output is opened, before any
+ * work. Outputs are objects of their opener: nothing is shared between two outputs but the
+ * process's list of temporary files to remove on a fatal signal, which only
+ * sgfp4_output_remove_on_signals() puts to use.
+ */
+
+/** The files a job reads, which its outputs must never be (by device and inode, so a link
+ *  or another name of an input is the input too). Owned by the caller; one list may serve
+ *  any number of outputs, read-only, from any thread. */
+typedef struct sgfp4_inputs sgfp4_inputs;
+
+/** An empty list. SGFP4_ERR_ARGUMENT for a NULL out, SGFP4_ERR_NOMEM. */
+SGFP4_API sgfp4_status sgfp4_inputs_create(sgfp4_inputs **out);
+/** Adds the file `path` names now (through links); "-" adds standard input when it is a
+ *  regular file. A path that names no file adds nothing (SGFP4_OK): it cannot be replaced.
+ *  Errors: SGFP4_ERR_ARGUMENT (NULL), SGFP4_ERR_NOMEM. */
+SGFP4_API sgfp4_status sgfp4_inputs_add_path(sgfp4_inputs *inputs, const char *path);
+/** Adds every file an opened model was read from: the file (a .zst one, not its
+ *  decompressed copy), or a set's index and every shard. A model opened from memory has no
+ *  file and adds nothing. Errors: SGFP4_ERR_ARGUMENT (NULL), SGFP4_ERR_NOMEM. */
+SGFP4_API sgfp4_status sgfp4_inputs_add_model(sgfp4_inputs *inputs, const sgfp4_model *model);
+/** Frees. Accepts NULL. */
+SGFP4_API void sgfp4_inputs_free(sgfp4_inputs *inputs);
+
+/** sgfp4_output_options.flags: an existing file is replaced (through a temporary file), and
+ *  binary output may go to a terminal. Never lets an output be an input. */
+#define SGFP4_OUTPUT_FORCE 1u
+
+/** Options of sgfp4_output_open() and sgfp4_model_output_open(); NULL means the defaults
+ *  (no flag, no inputs). */
+typedef struct sgfp4_output_options {
+    size_t struct_size;          /**< set by sgfp4_output_options_init() */
+    unsigned flags;              /**< SGFP4_OUTPUT_FORCE or 0 */
+    /** The job's inputs: an output that is one of them is refused; NULL: none. */
+    const sgfp4_inputs *inputs;
+    /** How the caller's user asks for SGFP4_OUTPUT_FORCE ("-f", "force=True"), named by the
+     *  messages of the refusals it would lift; NULL: not named. */
+    const char *force_name;
+    /** Model outputs: the zstd level of a file whose name ends in ".zst" (1..22; 0: zstd's
+     *  default, 3) and the threads that compress it (0 or 1: the writing thread). */
+    int zstd_level;
+    unsigned zstd_threads;
+} sgfp4_output_options;
+
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_output_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_output_options_init_sized(sgfp4_output_options *options,
+                                                       size_t size);
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+static inline sgfp4_status sgfp4_output_options_init(sgfp4_output_options *options)
+{
+    return sgfp4_output_options_init_sized(options, sizeof *options);
+}
+
+/** One output file, open for writing. */
+typedef struct sgfp4_output sgfp4_output;
+
+/**
+ * Opens the output `path` and makes every check before the caller does any work. Refused
+ * with SGFP4_ERR_OUTPUT_REFUSED (the message names the path and why): the same file as one
+ * of options->inputs (even with SGFP4_OUTPUT_FORCE), a folder (a path ending in '/' too), a
+ * missing folder, a symbolic link to a missing file, an existing regular file or a terminal
+ * without SGFP4_OUTPUT_FORCE. A regular file (new, or replaced) is written into a temporary
+ * file `.NAME.sgfp4-tmp-XXXXXX` in its folder (NAME cut at a character boundary so the name
+ * fits NAME_MAX), held under an exclusive flock() while it lives; leftovers of that pattern
+ * from dead writers (regular, one link, this user's, unlocked) are removed first. A symbolic
+ * link is written through: the file it points to is the output, in its own folder.
+ * Standard output ("-"), devices, FIFOs, sockets and descriptors are written in place.
+ * SGFP4_ERR_IO when the temporary file cannot be created. Thread-safe (distinct outputs).
+ */
+SGFP4_API sgfp4_status sgfp4_output_open(const char *path, const sgfp4_output_options *options,
+                                         sgfp4_output **out, sgfp4_diag *diag);
+/** Writes bytes (buffered). A failure is kept: every later call fails, and so does the
+ *  commit. SGFP4_ERR_IO, or SGFP4_ERR_ARGUMENT for a NULL or closed output. */
+SGFP4_API sgfp4_status sgfp4_output_write(sgfp4_output *output, const void *data, size_t size);
+/** A sink writing into the output (for the model and safetensors writers). */
+SGFP4_API sgfp4_sink sgfp4_output_sink(sgfp4_output *output);
+/** Flushes and syncs: the output is complete in its temporary file (or written, in place),
+ *  which may be checked before the commit. */
+SGFP4_API sgfp4_status sgfp4_output_finish(sgfp4_output *output, sgfp4_diag *diag);
+/** The temporary file (complete after sgfp4_output_finish), or NULL for an output written in
+ *  place or already committed. */
+SGFP4_API const char *sgfp4_output_temp_path(const sgfp4_output *output);
+/** How many leftovers of dead writers sgfp4_output_open() removed. */
+SGFP4_API size_t sgfp4_output_leftovers_removed(const sgfp4_output *output);
+/**
+ * Finishes, then renames the temporary file onto the target (a new name with
+ * renameat2(RENAME_NOREPLACE): one that appeared meanwhile is SGFP4_ERR_OUTPUT_REFUSED
+ * unless forced) and syncs its folder; a replaced file keeps its permissions, and its owner
+ * where allowed; a new one gets 0666 less the umask. On failure the temporary file is
+ * removed and an earlier file of that name stays as it was.
+ */
+SGFP4_API sgfp4_status sgfp4_output_commit(sgfp4_output *output, sgfp4_diag *diag);
+/** Commits `count` outputs in order (a set: its shards, then its index) with the fatal
+ *  signals of sgfp4_output_remove_on_signals() held back on the calling thread meanwhile,
+ *  so that an interrupt cannot fall between two renames; stops at the first failure. */
+SGFP4_API sgfp4_status sgfp4_output_commit_all(sgfp4_output *const *outputs, size_t count,
+                                               sgfp4_diag *diag);
+/** Removes the temporary file of an output not committed (an earlier file of that name
+ *  stays), closes and frees. Accepts NULL. */
+SGFP4_API void sgfp4_output_close(sgfp4_output *output);
+/** 1 if `path` would be written in place (standard output, a descriptor, an existing
+ *  device, FIFO or socket), 0 if through a temporary file (or refused). */
+SGFP4_API int sgfp4_output_path_is_direct(const char *path);
+
+/**
+ * Opt-in, once per process: on SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGXCPU and
+ * SIGXFSZ, the temporary files of every output open in the process are removed, then the
+ * process dies of the signal as it would have. Only signals whose action is the default
+ * (to end the process) are taken: an ignored signal (nohup) or one the program handles
+ * itself (Python's SIGINT, which raises KeyboardInterrupt) is left alone; a handler the
+ * program installs later replaces this one. Without it, or on SIGKILL, a temporary file
+ * can stay behind, never a partial file under the final name, and the next open of the
+ * same output removes it. Thread-safe; later calls do nothing. SGFP4_ERR_IO if sigaction
+ * fails.
+ */
+SGFP4_API sgfp4_status sgfp4_output_remove_on_signals(void);
+
+/* ---- model outputs: one file or a sharded set, checked before it replaces anything ---- */
+
+/** What a model output receives (sgfp4_model_output_open). */
+typedef enum sgfp4_model_output_kind {
+    /** sgfp4_model_output_encode(): a quantized model of `source`. */
+    SGFP4_MODEL_OUTPUT_ENCODE = 0,
+    /** sgfp4_model_output_decode(): `source` (quantized) restored. */
+    SGFP4_MODEL_OUTPUT_DECODE = 1,
+    /** Bytes of one safetensors file the caller writes into sgfp4_model_output_sink(). */
+    SGFP4_MODEL_OUTPUT_WRITE = 2
+} sgfp4_model_output_kind;
+
+typedef struct sgfp4_model_output sgfp4_model_output;
+
+/**
+ * Opens where a model goes, with the rules of sgfp4_output_open() for every file of it.
+ * A path ending in ".index.json" is a sharded set: its files go in the index's folder, the
+ * index last (the commit point). An ENCODE or DECODE set has one output shard per shard of
+ * `source` (a single file: a set of one), named after it: encode NAME.safetensors ->
+ * NAME.sgfp4.safetensors, decode the reverse, another name kept (with .sgfp4.safetensors
+ * appended for encode), a .zst ending dropped: shards are written plain. A WRITE set has
+ * one shard, the index's name without ".index.json" (".safetensors" added when it does not
+ * end so). Any other path is one file, one zstd frame when it ends in ".zst". Every file is
+ * opened (and so checked, and its temporary file made) here, before any work; `source` is
+ * borrowed until the output is closed, and its own files (sgfp4_inputs_add_model) are
+ * never an output, whatever options->inputs says. SGFP4_ERR_ARGUMENT: NULL path or out, no
+ * source for ENCODE or DECODE, a source for WRITE.
+ */
+SGFP4_API sgfp4_status sgfp4_model_output_open(const char *path, const sgfp4_model *source,
+                                               sgfp4_model_output_kind kind,
+                                               const sgfp4_output_options *options,
+                                               sgfp4_model_output **out, sgfp4_diag *diag);
+/** Quantizes the source into the output (sgfp4_model_encode, or sgfp4_model_encode_set for
+ *  a set); each file, once complete, is re-opened, verified (sgfp4_model_verify), checked
+ *  for the D6 layout and every pass-through tensor compared with the source's, before the
+ *  next is written (an output written in place cannot be re-read: not checked). Then
+ *  commit. SGFP4_ERR_ARGUMENT for an output of another kind. */
+SGFP4_API sgfp4_status sgfp4_model_output_encode(sgfp4_model_output *output,
+                                                 const sgfp4_model_policy *policy,
+                                                 const sgfp4_model_write_options *options,
+                                                 sgfp4_diag *diag);
+/** Restores the source into the output (sgfp4_model_decode, or sgfp4_model_decode_set);
+ *  each file, once complete, is re-opened and must hold every tensor. Then commit. */
+SGFP4_API sgfp4_status sgfp4_model_output_decode(sgfp4_model_output *output,
+                                                 const sgfp4_model_write_options *options,
+                                                 sgfp4_diag *diag);
+/** WRITE: the sink that takes the safetensors file's bytes (sgfp4_st_writer_begin). */
+SGFP4_API sgfp4_sink sgfp4_model_output_sink(sgfp4_model_output *output);
+/** Stops the job writing into the output: its next write fails (SGFP4_ERR_IO, "cancelled")
+ *  and so does the commit. Safe from any thread and from a signal handler. */
+SGFP4_API void sgfp4_model_output_cancel(sgfp4_model_output *output);
+/** Puts the files in place (sgfp4_output_commit_all: a set's shards, then its index). A
+ *  WRITE output is checked first: its file must open as a safetensors model (and a set's
+ *  index is written from its tensors). SGFP4_ERR_ARGUMENT before a successful job. */
+SGFP4_API sgfp4_status sgfp4_model_output_commit(sgfp4_model_output *output, sgfp4_diag *diag);
+/** Files of the output: 1, or a set's shards and index. */
+SGFP4_API size_t sgfp4_model_output_files(const sgfp4_model_output *output);
+/** Leftovers of dead writers removed when its files were opened. */
+SGFP4_API size_t sgfp4_model_output_leftovers_removed(const sgfp4_model_output *output);
+/** Removes every temporary file not committed, closes and frees. Accepts NULL. */
+SGFP4_API void sgfp4_model_output_close(sgfp4_model_output *output);
+
 #ifdef __cplusplus
 }
 #endif

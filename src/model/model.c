@@ -29,6 +29,10 @@ sgfp4_status sgfp4_model_open(const char *path, sgfp4_model **out,
         return sgfp4_model_file_finish(&file, path, &options, out, diag);
     s = sgfp4_model_open_set(path, file.fd, file.size, out, &options, diag);
     close(file.fd);
+    if (s == SGFP4_OK && (s = sgfp4_model_keep_file(*out, path, &file, diag)) != SGFP4_OK) {
+        sgfp4_model_close(*out);
+        *out = NULL;
+    }
     return s;
 }
 

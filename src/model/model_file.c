@@ -92,6 +92,12 @@ sgfp4_status sgfp4_model_file_begin(const char *path, const sgfp4_model_open_opt
     if (fd < 0)
         return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: cannot open: %s", path,
                           strerror(errno));
+    struct stat named;
+    if (fstat(fd, &named) != 0) {
+        close(fd);
+        return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: cannot open: %s", path,
+                          strerror(errno));
+    }
     uint8_t magic[4] = {0};
     const ssize_t got = pread(fd, magic, 4, 0);
     const bool compressed = got == 4 && magic[0] == 0x28 && magic[1] == 0xB5 &&
@@ -117,7 +123,19 @@ sgfp4_status sgfp4_model_file_begin(const char *path, const sgfp4_model_open_opt
     const ssize_t head_size = pread(fd, head, sizeof head, 0);
     *file = (model_file){fd, (uint64_t)st.st_size, compressed,
                          head_size > 0 && sgfp4_model_looks_like_index(head, (size_t)head_size,
-                                                                       (uint64_t)st.st_size)};
+                                                                       (uint64_t)st.st_size),
+                         (unsigned long long)named.st_dev, (unsigned long long)named.st_ino};
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_model_keep_file(sgfp4_model *model, const char *path, const model_file *file,
+                                   sgfp4_diag *diag)
+{
+    model->file_path = strdup(path);
+    if (!model->file_path)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
+    model->file_dev = file->dev;
+    model->file_ino = file->ino;
     return SGFP4_OK;
 }
 
@@ -145,6 +163,10 @@ sgfp4_status sgfp4_model_file_finish(model_file *file, const char *path,
         m->base = map;
     }
     close(file->fd); /* the mapping keeps the (possibly unlinked) file alive */
+    if (sgfp4_model_keep_file(m, path, file, diag) != SGFP4_OK) {
+        sgfp4_model_file_free(m);
+        return SGFP4_ERR_NOMEM;
+    }
     return parse_or_free(m, options, out, diag);
 }
 
@@ -175,6 +197,7 @@ void sgfp4_model_file_free(sgfp4_model *m)
     if (!m)
         return;
     sgfp4_model_free_parsed(m);
+    free(m->file_path);
     if (m->mapping)
         munmap(m->mapping, (size_t)m->size);
     free(m);

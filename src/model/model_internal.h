@@ -39,6 +39,11 @@ struct sgfp4_model {
     size_t shard_count;
     char *index_json;             /* the index document, compact (kept by the set writers) */
     char *meta_conflict;          /* why one-file writers must refuse the set, or NULL */
+    /* The file it was opened from (a set: its index), for sgfp4_inputs_add_model: the path
+     * as given (NULL for a model in memory) and the device and inode of the file itself
+     * (a .zst file, not its decompressed copy). */
+    char *file_path;
+    unsigned long long file_dev, file_ino;
 };
 
 /* Tensor k of a model in file order (a set: shard order), and the k-th in name order. */
@@ -76,7 +81,11 @@ typedef struct model_file {
     uint64_t size;
     bool compressed;
     bool is_index;
+    unsigned long long dev, ino;  /* of the file at `path` (before any decompression) */
 } model_file;
+/* Records where `model` came from (model->file_path, _dev, _ino); SGFP4_ERR_NOMEM. */
+sgfp4_status sgfp4_model_keep_file(sgfp4_model *model, const char *path, const model_file *file,
+                                   sgfp4_diag *diag);
 /* Opens `path` into *file (the caller closes file->fd, or passes it to _finish). */
 sgfp4_status sgfp4_model_file_begin(const char *path, const sgfp4_model_open_options *options,
                                     model_file *file, sgfp4_diag *diag);
@@ -100,6 +109,12 @@ const char *sgfp4_model_bad_file_name(const char *name);
 int sgfp4_compare_strings(const void *a, const void *b);
 /* Frees a set's own storage and closes its shards (the struct itself too). */
 void sgfp4_model_set_free(sgfp4_model *model);
+/* model_set_write.c: an output index as text (malloc'ed; NULL: out of memory): the source
+ * index's document (if any) with its metadata's total_size set to the output's data bytes
+ * and a weight_map naming each tensor's output shard (shard_names[t->shard]); keys sorted
+ * and indented as Hugging Face's writers do. */
+char *sgfp4_model_index_text(const sgfp4_model *source, const char *const *shard_names,
+                             uint64_t data_bytes);
 /* Fails (SGFP4_ERR_MODEL_INDEX) if a set cannot be written as one file. */
 sgfp4_status sgfp4_model_check_one_file(const sgfp4_model *model, sgfp4_diag *diag);
 /* The model that owns a tensor of `model` (its shard, or itself). */

@@ -482,6 +482,7 @@ void sgfp4_model_set_free(sgfp4_model *set)
     free(set->meta_values);
     free(set->index_json);
     free(set->meta_conflict);
+    free(set->file_path);
     free(set);
 }
 

@@ -60,10 +60,7 @@ static sgfp4_status check_names(const sgfp4_model *source, const char *const *sh
     return s;
 }
 
-/* The output index as text: the source index's document (if any) with its metadata's
- * total_size set to the output's data bytes and a weight_map naming each tensor's output
- * shard; keys sorted and indented as Hugging Face's writers do. */
-static char *index_text(const sgfp4_model *source, const char *const *shard_names,
+char *sgfp4_model_index_text(const sgfp4_model *source, const char *const *shard_names,
                         uint64_t data_bytes)
 {
     json_t *root = source->index_json ? json_loads(source->index_json, 0, NULL) : json_object();
@@ -144,7 +141,7 @@ static sgfp4_status write_set(const sgfp4_model *source, part_job job, const voi
         s = close_output(sinks, k, shard_names[k], s, diag);
     }
     if (s == SGFP4_OK) {
-        char *text = index_text(source, shard_names, report.summary.bytes_out);
+        char *text = sgfp4_model_index_text(source, shard_names, report.summary.bytes_out);
         sgfp4_sink sink = {0};
         if (!text)
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
