@@ -72,9 +72,7 @@ sgfp4_add_fuzz_target(v2_decode ${SGFP4_FUZZ_DIR}/fuzz_v2_decode.c ${SGFP4_FUZZ_
 set(SGFP4_CLI_DIR ${PROJECT_SOURCE_DIR}/tools/sgfp4)
 sgfp4_add_fuzz_target(cli_parse ${SGFP4_FUZZ_DIR}/fuzz_cli_parse.c
                       ${PROJECT_SOURCE_DIR}/tools/fileio/npy.c
-                      ${PROJECT_SOURCE_DIR}/tools/fileio/output.c
-                      ${PROJECT_SOURCE_DIR}/tools/fileio/output_temp.c
-                      ${PROJECT_SOURCE_DIR}/tools/fileio/same_file.c ${SGFP4_CLI_DIR}/cli_values.c)
+                      ${PROJECT_SOURCE_DIR}/tools/fileio/output.c ${SGFP4_CLI_DIR}/cli_values.c)
 foreach(t fuzz_cli_parse_regress fuzz_cli_parse)
   if(TARGET ${t})
     target_include_directories(${t} PRIVATE ${SGFP4_CLI_DIR} ${PROJECT_SOURCE_DIR}/tools/fileio)

@@ -136,18 +136,19 @@ static int run(const cli_args *a)
              "\"seed\": %u}", layers, dim, ffn, kv, vocab, seed);
     const char *keys[] = {"generator", "config"};
     const char *values[] = {"sgfp4 example (synthetic, deterministic)", config};
-    fileio_model_output mo;
-    char err[FILEIO_ERROR_SIZE];
     int rc = CLI_EXIT_FAIL;
     const size_t chunk = 1 << 20; /* elements per write */
     uint8_t *buf = malloc(chunk * 4);
     sgfp4_st_writer *w = NULL;
     sgfp4_diag diag;
-    if (buf && !fileio_model_output_open(out_path, 3, a->given[KEY_FORCE] ? FILEIO_FORCE : 0,
-                                         &mo, err)) {
-        cli_error(cmd, "%s", err);
-    } else if (buf) {
-        sgfp4_status s = sgfp4_st_writer_begin(entries, n, keys, values, 2, &mo.sink, &w, &diag);
+    sgfp4_model_output *mo = buf ? cli_model_output_open(a, out_path, NULL,
+                                                         SGFP4_MODEL_OUTPUT_WRITE)
+                                 : NULL;
+    if (!buf) {
+        cli_error(cmd, "out of memory");
+    } else if (mo) {
+        const sgfp4_sink sink = sgfp4_model_output_sink(mo);
+        sgfp4_status s = sgfp4_st_writer_begin(entries, n, keys, values, 2, &sink, &w, &diag);
         progress_bar bar;
         progress_bar_init(&bar, "example");
         uint64_t done = 0;
@@ -168,16 +169,12 @@ static int run(const cli_args *a)
             s = sgfp4_st_writer_finish(w, &diag);
         if (s != SGFP4_OK)
             cli_error(cmd, "%s: cannot write: %s", out_path, sgfp4_status_str(s));
-        if (s == SGFP4_OK && fileio_model_output_finish(&mo, err) &&
-            fileio_model_output_commit(&mo, err))
+        else if (sgfp4_model_output_commit(mo, &diag) != SGFP4_OK)
+            cli_error(cmd, "%s", diag.message);
+        else
             rc = CLI_EXIT_OK;
-        else if (s == SGFP4_OK)
-            cli_error(cmd, "%s", err);
-        if (rc != CLI_EXIT_OK)
-            fileio_model_output_abort(&mo);
-    } else {
-        cli_error(cmd, "out of memory");
     }
+    sgfp4_model_output_close(mo); /* removes the temporary file of a failed run */
     sgfp4_st_writer_free(w);
     free(buf);
     free(ts);

@@ -112,15 +112,10 @@ static tensor_plan *plan_tensors(const llama2c_header *h, size_t *count, uint64_
     return p;
 }
 
-static sgfp4_status output_write(void *user, const void *data, size_t size)
-{
-    return fileio_output_write(user, data, size) ? SGFP4_OK : SGFP4_ERR_IO;
-}
-
 static int write_model(const fileio_input *in, const llama2c_header *h, const tensor_plan *p,
-                       size_t n, const char *out_path)
+                       size_t n, sgfp4_model_output *out, const char *out_path)
 {
-    char err[FILEIO_ERROR_SIZE], config[320];
+    char config[320];
     snprintf(config, sizeof config,
              "{\"dim\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, "
              "\"n_kv_heads\": %d, \"vocab_size\": %d, \"seq_len\": %d, "
@@ -135,13 +130,7 @@ static int write_model(const fileio_input *in, const llama2c_header *h, const te
         return fprintf(stderr, "sgfp4-eval: out of memory\n"), -1;
     for (size_t k = 0; k < n; k++)
         entries[k] = (sgfp4_st_entry){p[k].name, SGFP4_ST_F32, p[k].rank, p[k].shape};
-    fileio_output out;
-    if (!fileio_output_open(out_path, 0, &out, err)) {
-        fprintf(stderr, "sgfp4-eval: %s\n", err);
-        free(entries);
-        return -1;
-    }
-    const sgfp4_sink sink = {output_write, &out};
+    const sgfp4_sink sink = sgfp4_model_output_sink(out);
     sgfp4_st_writer *w = NULL;
     sgfp4_diag diag;
     sgfp4_status s = sgfp4_st_writer_begin(entries, n, keys, values, 2, &sink, &w, &diag);
@@ -159,22 +148,28 @@ static int write_model(const fileio_input *in, const llama2c_header *h, const te
     free(entries);
     if (s != SGFP4_OK) {
         fprintf(stderr, "sgfp4-eval: %s: %s\n", out_path, diag.message);
-        fileio_output_abort(&out);
         return -1;
     }
-    if (!fileio_output_commit(&out, err)) { /* it removes the temporary file */
-        fprintf(stderr, "sgfp4-eval: %s\n", err);
+    if (sgfp4_model_output_commit(out, &diag) != SGFP4_OK) {
+        fprintf(stderr, "sgfp4-eval: %s\n", diag.message);
         return -1;
     }
     return 0;
 }
 
-int eval_convert_llama2c(const char *bin_path, const char *out_path)
+int eval_convert_llama2c(const char *bin_path, const char *out_path, int force)
 {
+    /* the output is checked (never the checkpoint, an existing file only with -f) before
+     * the checkpoint is read */
+    eval_note_input(bin_path);
+    sgfp4_model_output *out = eval_output_open(out_path, force);
+    if (!out)
+        return -1;
     fileio_input in;
     char err[FILEIO_ERROR_SIZE];
     if (!fileio_read(bin_path, &in, err)) {
         fprintf(stderr, "sgfp4-eval: %s\n", err);
+        sgfp4_model_output_close(out);
         return -1;
     }
     llama2c_header h;
@@ -193,10 +188,11 @@ int eval_convert_llama2c(const char *bin_path, const char *out_path)
         rc = -1;
     }
     if (rc == 0)
-        rc = write_model(&in, &h, p, n, out_path);
+        rc = write_model(&in, &h, p, n, out, out_path);
     if (rc == 0)
         fprintf(stderr, "sgfp4-eval: %s: %zu tensors (dim %d, %d layers, vocab %d)\n", out_path,
                 n, h.dim, h.layers, h.vocab);
+    sgfp4_model_output_close(out); /* removes the temporary file of a failed run */
     free(p);
     fileio_input_release(&in);
     return rc;

@@ -170,13 +170,22 @@ int eval_score_model(const eval_run *run, const eval_reference *ref, eval_score 
 
 /* The importance file: for every matrix NAME, the mean squared input activation per column
  * (key NAME) and the mean squared loss gradient per output row (key NAME:rows), over text
- * sampled from the model (fisher.c), as F32 vectors in a safetensors file. */
+ * sampled from the model (fisher.c), as F32 vectors in a safetensors file written into
+ * `out` (a WRITE model output opened before any work) and committed. 0, or -1 said why. */
 int eval_imatrix_write(const eval_run *run, const llama_config *c, uint64_t seed,
-                       int sequences, int length, const char *path);
+                       int sequences, int length, sgfp4_model_output *out, const char *path);
+
+/* Opens the output `path` of sgfp4-eval for a safetensors file (sgfp4_model_output_open,
+ * WRITE: the library's output rules, with the files noted by eval_note_input as inputs and
+ * `force` for -f); NULL, said why, when it is refused. */
+sgfp4_model_output *eval_output_open(const char *path, int force);
+/* Notes a file this run reads: no output may be it. */
+void eval_note_input(const char *path);
 
 /* --from-llama2c: writes the llama2.c checkpoint bin_path (legacy version 0) as a
- * safetensors model at out_path, which must not exist (convert.c). 0, or -1 said why. */
-int eval_convert_llama2c(const char *bin_path, const char *out_path);
+ * safetensors model at out_path, by the output rules (an existing file only with `force`)
+ * (convert.c). 0, or -1 said why. */
+int eval_convert_llama2c(const char *bin_path, const char *out_path, int force);
 
 /* A candidate: how the benchmark quantizes the chosen set of tensors (candidate.c). */
 typedef enum eval_kind {

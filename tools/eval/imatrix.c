@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "eval.h"
 
@@ -22,11 +21,6 @@ static const char *const slot_names[SLOT_COUNT] = {
 static int slot_inputs(const llama_config *c, int slot)
 {
     return slot == SLOT_W2 ? c->hidden : c->dim;
-}
-
-static sgfp4_status file_write(void *user, const void *data, size_t size)
-{
-    return fwrite(data, 1, size, user) == size ? SGFP4_OK : SGFP4_ERR_IO;
 }
 
 /* The vectors of the file, in order: name and values. */
@@ -52,43 +46,32 @@ static int add_entry(entry_list *e, const char *name, const double *sum, uint64_
     return 0;
 }
 
-static int write_entries(const entry_list *e, const char *path)
+static int write_entries(const entry_list *e, sgfp4_model_output *out, const char *path)
 {
-    sgfp4_st_entry *entries = calloc(e->count, sizeof *entries);
-    char temp[4096];
-    snprintf(temp, sizeof temp, "%s.partial", path);
-    FILE *f = entries ? fopen(temp, "wb") : NULL;
-    int rc = f ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < e->count; i++)
+    sgfp4_st_entry *entries = calloc(e->count ? e->count : 1, sizeof *entries);
+    if (!entries)
+        return fprintf(stderr, "sgfp4-eval: out of memory\n"), -1;
+    for (size_t i = 0; i < e->count; i++)
         entries[i] = (sgfp4_st_entry){e->names[i], SGFP4_ST_F32, 1, &e->sizes[i]};
-    sgfp4_sink sink = {file_write, f};
+    const sgfp4_sink sink = sgfp4_model_output_sink(out);
     sgfp4_st_writer *w = NULL;
     sgfp4_diag diag;
     const char *key = "sgfp4-eval",
                *value = "importance: NAME = mean squared input activation per column; "
                         "NAME:rows = output-side sensitivity per row";
-    if (rc == 0 && sgfp4_st_writer_begin(entries, e->count, &key, &value, 1, &sink, &w, &diag) !=
-                       SGFP4_OK)
-        rc = -1;
-    for (size_t i = 0; rc == 0 && i < e->count; i++)
-        rc = sgfp4_st_writer_write(w, e->values[i], (size_t)e->sizes[i] * sizeof(float)) ==
-                     SGFP4_OK
-                 ? 0
-                 : -1;
-    if (rc == 0 && sgfp4_st_writer_finish(w, &diag) != SGFP4_OK)
-        rc = -1;
+    sgfp4_status s = sgfp4_st_writer_begin(entries, e->count, &key, &value, 1, &sink, &w, &diag);
+    for (size_t i = 0; s == SGFP4_OK && i < e->count; i++)
+        s = sgfp4_st_writer_write(w, e->values[i], (size_t)e->sizes[i] * sizeof(float));
+    if (s == SGFP4_OK)
+        s = sgfp4_st_writer_finish(w, &diag);
     sgfp4_st_writer_free(w);
-    if (f && fclose(f) != 0)
-        rc = -1;
-    if (rc == 0 && rename(temp, path) != 0)
-        rc = -1;
-    if (rc != 0) {
-        if (f)
-            unlink(temp);
-        fprintf(stderr, "sgfp4-eval: cannot write %s\n", path);
-    }
     free(entries);
-    return rc;
+    if (s != SGFP4_OK)
+        return fprintf(stderr, "sgfp4-eval: %s: cannot write: %s\n", path, sgfp4_status_str(s)),
+               -1;
+    if (sgfp4_model_output_commit(out, &diag) != SGFP4_OK)
+        return fprintf(stderr, "sgfp4-eval: %s\n", diag.message), -1;
+    return 0;
 }
 
 static int slot_outputs(const llama_config *c, int slot)
@@ -138,7 +121,7 @@ static int build_entries(const llama_model *m, const llama_act_stats *st, entry_
 }
 
 int eval_imatrix_write(const eval_run *run, const llama_config *c, uint64_t seed,
-                       int sequences, int length, const char *path)
+                       int sequences, int length, sgfp4_model_output *out, const char *path)
 {
     llama_act_stats st;
     memset(&st, 0, sizeof st);
@@ -163,7 +146,7 @@ int eval_imatrix_write(const eval_run *run, const llama_config *c, uint64_t seed
     if (rc == 0)
         rc = e.names && e.values && e.sizes ? build_entries(run->model, &st, &e) : -1;
     if (rc == 0)
-        rc = write_entries(&e, path);
+        rc = write_entries(&e, out, path);
     for (size_t i = 0; i < e.count; i++)
         free(e.values[i]);
     free(e.names);

@@ -32,7 +32,7 @@ static const char *const standard_table[] = {
 typedef struct args {
     const char *model, *tokenizer, *set, *imatrix_out, *check_text, *fisher, *from_llama2c;
     int sequences, length, greedy_steps, prompt, continuation, threads, tsv, print_text;
-    int calib_sequences, calib_length, versus;
+    int calib_sequences, calib_length, versus, force;
     uint64_t seed, calib_seed;
     int heads, kv_heads;
     const char *specs[MAX_CANDIDATES];
@@ -45,7 +45,7 @@ static void usage(FILE *f)
             "usage: sgfp4-eval [options] MODEL.safetensors\n"
             "       sgfp4-eval --from-llama2c CHECKPOINT.bin MODEL.safetensors\n"
             "  --from-llama2c BIN   write the llama2.c checkpoint BIN (legacy version 0, as in\n"
-            "                       karpathy/tinyllamas) as MODEL.safetensors (new) and exit\n"
+            "                       karpathy/tinyllamas) as MODEL.safetensors and exit\n"
             "  --candidate SPEC     f32 | q4_0 | affine[:bits=B,group=G] | file:QUANTIZED.safetensors\n"
             "                       | sgfp4[:bpw=X,metric=sse|row,importance=FILE,use=columns|rows|both,\n"
             "                         fit=best|fast|reference,profile=v1|v2,policy=rate|threshold,\n"
@@ -63,6 +63,7 @@ static void usage(FILE *f)
             "  --tokenizer FILE     llama2.c tokenizer (tok512.bin): prints the greedy texts\n"
             "  --check-text FILE    exit 1 unless the float32 greedy text equals FILE's contents\n"
             "  --imatrix-out FILE   write the importance file (mean squared activations) and exit\n"
+            "  -f, --force          replace an existing output file (never an input)\n"
             "  --calib-sequences N  calibration sequences (32)  --calib-length T (256)\n"
             "  --calib-seed S       calibration sampling seed (1001)\n"
             "  --heads N --kv-heads N   when the model has no config metadata\n"
@@ -103,10 +104,10 @@ static int parse_args(int argc, char **argv, args *a)
         {"imatrix-out", 1, 0, 'i'},    {"calib-sequences", 1, 0, 'N'},
         {"calib-length", 1, 0, 'L'},   {"calib-seed", 1, 0, 'Z'},  {"heads", 1, 0, 'H'},
         {"kv-heads", 1, 0, 'K'},       {"tsv", 0, 0, 'T'},         {"help", 0, 0, 'h'},
-        {"predict", 1, 0, 'P'},        {"from-llama2c", 1, 0, 'F'},
+        {"predict", 1, 0, 'P'},        {"from-llama2c", 1, 0, 'F'},  {"force", 0, 0, 'f'},
         {0, 0, 0, 0}};
     int ch, bad = 0;
-    while (!bad && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while (!bad && (ch = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
         switch (ch) {
         case 'c':
             if (a->spec_count == MAX_CANDIDATES)
@@ -134,6 +135,7 @@ static int parse_args(int argc, char **argv, args *a)
         case 'T': a->tsv = 1; break;
         case 'P': a->fisher = optarg; break;
         case 'F': a->from_llama2c = optarg; break;
+        case 'f': a->force = 1; break;
         case 'h': usage(stdout); exit(0);
         default: bad = 1;
         }
@@ -338,17 +340,51 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
     return rc;
 }
 
+/* Notes every file the command line names for reading (the model, the tokenizer, the
+ * reference text, the importance file, a policy file, the candidates' files). */
+static void note_inputs(const args *a)
+{
+    eval_note_input(a->model);
+    eval_note_input(a->tokenizer);
+    eval_note_input(a->check_text);
+    eval_note_input(a->fisher);
+    if (strcmp(a->set, "default") != 0 && strcmp(a->set, "all") != 0)
+        eval_note_input(a->set);
+    for (int i = 0; i < a->spec_count; i++) {
+        const char *spec = a->specs[i], *file = NULL;
+        if (strncmp(spec, "file:", 5) == 0)
+            file = spec + 5;
+        else if ((file = strstr(spec, "importance=")))
+            file += strlen("importance=");
+        if (file) {
+            char path[4096];
+            snprintf(path, sizeof path, "%.*s", (int)strcspn(file, ","), file);
+            eval_note_input(path);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     args a;
     if (parse_args(argc, argv, &a) != 0)
         return 2;
     if (a.from_llama2c)
-        return eval_convert_llama2c(a.from_llama2c, a.model) == 0 ? 0 : 1;
+        return eval_convert_llama2c(a.from_llama2c, a.model, a.force) == 0 ? 0 : 1;
+    /* An output is checked (never an input, an existing file only with -f) before any
+     * work. */
+    sgfp4_model_output *imatrix = NULL;
+    if (a.imatrix_out) {
+        note_inputs(&a);
+        if (!(imatrix = eval_output_open(a.imatrix_out, a.force)))
+            return 1;
+    }
     eval_weights reference;
     char *config_json = NULL;
-    if (eval_weights_load(a.model, &reference, &config_json) != 0)
+    if (eval_weights_load(a.model, &reference, &config_json) != 0) {
+        sgfp4_model_output_close(imatrix);
         return 1;
+    }
     llama_config c;
     llama_model m;
     memset(&m, 0, sizeof m);
@@ -367,7 +403,7 @@ int main(int argc, char **argv)
     if (rc == 0 && a.imatrix_out) {
         rc = a.calib_length <= c.seq_len
                  ? eval_imatrix_write(&run, &c, a.calib_seed, a.calib_sequences, a.calib_length,
-                                      a.imatrix_out)
+                                      imatrix, a.imatrix_out)
                  : -1;
     } else if (rc == 0) {
         eval_reference ref;
@@ -391,5 +427,6 @@ int main(int argc, char **argv)
         free(m.w[sl]);
     eval_tokenizer_free(&tok);
     eval_weights_free(&reference);
+    sgfp4_model_output_close(imatrix); /* removes the temporary file of a failed run */
     return rc == 0 ? 0 : 1;
 }

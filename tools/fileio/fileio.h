@@ -1,10 +1,9 @@
-/* The files of the `sgfp4` tool: inputs read whole (mapped when possible), outputs written
- * crash-safe (a temporary file beside the target, renamed into place only when complete),
- * NumPy .npy, float matrices (.npy or raw float32), the PNG leaf map, and model outputs
- * (crash-safe, zstd-compressed for .zst). Nothing here prints or exits: a call that fails
- * returns false and writes a one-line message naming the file into err, a buffer of
- * FILEIO_ERROR_SIZE bytes. The tool's commands (tools/sgfp4) and benchmarks (tools/bench)
- * share them; the library knows none of these formats.
+/* The files of the `sgfp4` tool: inputs read whole (mapped when possible), outputs by the
+ * library's output rules (a temporary file beside the target, renamed into place only when
+ * complete), NumPy .npy, float matrices (.npy or raw float32) and the PNG leaf map. Nothing
+ * here prints or exits: a call that fails returns false and writes a one-line message
+ * naming the file into err, a buffer of FILEIO_ERROR_SIZE bytes. The tool's commands
+ * (tools/sgfp4), benchmarks (tools/bench) and sgfp4-eval share them.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_FILEIO_H
 #define SGFP4_FILEIO_H
@@ -54,55 +53,36 @@ fileio_kind fileio_sniff_stream(const char *path);
 
 /* ---- inputs an output must never overwrite ---- */
 /* Remembers the file at `path` (its device and inode, through links; "-": standard input
- * when that is a file) as an input of this run. Every output opened later that is the same
+ * when that is a file) as an input of this run: every output opened later that is the same
  * file is refused. fileio_read() notes its inputs itself; other readers call this. */
 void fileio_note_input(const char *path);
-/* The noted input that is the file (dev, ino), or NULL. */
-const char *fileio_same_input(unsigned long long dev, unsigned long long ino);
+/* The same for every file of an opened model (its file, or a set's index and shards). */
+void fileio_note_model(const sgfp4_model *model);
 
 /* ---- outputs ---- */
-/* A regular file is written crash-safe: into a temporary file in the target's folder,
- * named `.NAME.sgfp4-tmp-XXXXXX` (NAME cut so the whole fits NAME_MAX), flushed, synced
- * and renamed onto the target only when complete. Standard output ("-"), devices, FIFOs,
- * sockets and descriptors (/dev/fd/N, /proc/self/fd/N, /dev/stdout) are written directly,
- * in place (not atomic). A symbolic link is written through: its target is replaced, the
- * link stays. Refused before any work: an output that is the same file as a noted input,
- * a folder, a missing folder, a dangling link, an existing file (unless FILEIO_FORCE), and
- * a terminal (unless FILEIO_FORCE). A replaced file keeps its permissions (and owner, where
- * allowed); a new one gets 0666 less the umask. The temporary files of every open output
- * are removed on SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGXCPU and SIGXFSZ (the
- * process then dies of the signal); a SIGKILL leaves the temporary file, never a partial
- * file under the final name, and the next run over the same output removes it (docs/cli.md,
- * "Outputs"). */
+/* The library's output rules (sgfp4_model.h, "output files"; docs/cli.md, "Outputs"): a
+ * regular file is written crash-safe through a temporary file renamed onto it when
+ * complete; standard output ("-"), devices, FIFOs, sockets and descriptors in place; a
+ * symbolic link through; refused before any work: an output that is one of this run's
+ * inputs, a folder, a missing folder, a dangling link, an existing file or a terminal
+ * without FILEIO_FORCE (-f). The temporary files are removed on fatal signals once main()
+ * asked for it (sgfp4_output_remove_on_signals). */
 enum { FILEIO_FORCE = 1 };
+/* The library's output options for the tool: flags, this run's inputs, "-f". */
+sgfp4_output_options fileio_output_options(unsigned flags);
 typedef struct fileio_output {
-    FILE *file;
-    char *path;        /* as given, for messages */
-    char *target;      /* the file replaced: the path, or a symbolic link's target */
-    char *tmp_path;    /* the temporary file; NULL for a direct output */
-    bool direct;       /* written in place */
-    bool replace;      /* the target exists and is replaced (FILEIO_FORCE) */
-    bool failed;       /* a write failed: commit will fail */
-    int slot;          /* the temporary file's entry in the signal cleanup list */
-    int stale_removed; /* leftovers of interrupted runs removed when it was opened */
+    sgfp4_output *handle;
+    char *path;           /* as given, for messages */
+    bool failed;          /* a write failed: the commit fails */
+    size_t stale_removed; /* leftovers of interrupted runs removed when it was opened */
 } fileio_output;
 bool fileio_output_open(const char *path, unsigned flags, fileio_output *out, char *err);
 bool fileio_output_write(fileio_output *out, const void *data, size_t size);
-/* Flushes and syncs: the output is complete in out->tmp_path (or written, for a direct
- * output) and may be checked before the commit. */
-bool fileio_output_finish(fileio_output *out, char *err);
-/* Finishes, then renames the temporary file onto the target; on failure removes it. */
+/* Renames the complete output into place (on failure the temporary file is removed), and
+ * releases it. */
 bool fileio_output_commit(fileio_output *out, char *err);
-/* Removes the temporary file (nothing after a commit). */
+/* Removes the temporary file (nothing after a commit) and releases the output. */
 void fileio_output_abort(fileio_output *out);
-/* Whether `path` would be written directly (standard output, a descriptor, an existing
- * device, FIFO or socket) rather than through a temporary file. */
-bool fileio_is_direct(const char *path);
-/* Holds back the cleanup signals while several outputs are committed one after another
- * (a set: its shards, then its index), so an interrupt cannot fall between them; a signal
- * that came meanwhile is delivered by fileio_commit_end(). */
-void fileio_commit_begin(void);
-void fileio_commit_end(void);
 
 /* ---- NumPy .npy (version 1.0 written; 1.0, 2.0, 3.0 read) ---- */
 bool fileio_is_npy(const uint8_t *data, size_t size);
@@ -128,19 +108,5 @@ float *fileio_matrix(const fileio_input *in, const char *path, uint64_t *rows, u
 bool fileio_leaf_map(const sgfp4_tensor *t, fileio_output *out, char *err);
 /* False when this build has no libpng (then fileio_leaf_map() only reports that). */
 bool fileio_leaf_map_available(void);
-
-/* ---- model outputs ---- */
-typedef struct fileio_model_output {
-    fileio_output out;
-    sgfp4_zstd_sink *zstd; /* for a .zst path */
-    sgfp4_sink sink;       /* where the model writers put bytes */
-} fileio_model_output;
-bool fileio_model_output_open(const char *path, int zstd_level, unsigned flags,
-                              fileio_model_output *mo, char *err);
-/* Ends the zstd frame and flushes: the output is complete in the temporary file
- * (mo->out.tmp_path, NULL for standard output), which may be checked before the commit. */
-bool fileio_model_output_finish(fileio_model_output *mo, char *err);
-bool fileio_model_output_commit(fileio_model_output *mo, char *err);
-void fileio_model_output_abort(fileio_model_output *mo);
 
 #endif

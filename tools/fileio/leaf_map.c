@@ -38,7 +38,16 @@ static unsigned size_index(unsigned size)
     return size == 64 ? 0 : size == 32 ? 1 : size == 16 ? 2 : size == 8 ? 3 : 4;
 }
 
-static bool write_png(FILE *f, const uint8_t *rgb, uint32_t width, uint32_t height)
+/* libpng's writes go into the output; a failed one stops the PNG (png_error). */
+static void png_to_output(png_structp png, png_bytep data, size_t size)
+{
+    if (!fileio_output_write(png_get_io_ptr(png), data, size))
+        png_error(png, "cannot write");
+}
+
+static void png_flush_nothing(png_structp png) { (void)png; }
+
+static bool write_png(fileio_output *out, const uint8_t *rgb, uint32_t width, uint32_t height)
 {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop pinfo = png ? png_create_info_struct(png) : NULL;
@@ -50,7 +59,7 @@ static bool write_png(FILE *f, const uint8_t *rgb, uint32_t width, uint32_t heig
         png_destroy_write_struct(&png, &pinfo);
         return false;
     }
-    png_init_io(png, f);
+    png_set_write_fn(png, out, png_to_output, png_flush_nothing);
     png_set_IHDR(png, pinfo, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, pinfo);
@@ -88,7 +97,7 @@ bool fileio_leaf_map(const sgfp4_tensor *t, fileio_output *out, char *err)
                 }
         }
     }
-    const bool ok = write_png(out->file, rgb, (uint32_t)width, (uint32_t)height);
+    const bool ok = write_png(out, rgb, (uint32_t)width, (uint32_t)height);
     if (!ok)
         snprintf(err, FILEIO_ERROR_SIZE, "%s: cannot write the PNG", out->path);
     free(rgb);

@@ -152,8 +152,12 @@ void cli_container_close(cli_container *c);
 /* Opens an output (fileio.h: every check before any work; -f in the flags); reports the
  * error. With -v, says when leftovers of interrupted runs were removed. */
 bool cli_output_open(const cli_args *args, const char *path, fileio_output *out);
-/* The same for a model output (zstd-compressed for a .zst path, at --zstd-level). */
-bool cli_model_output_open(const cli_args *args, const char *path, fileio_model_output *mo);
+/* The same for a model output of `source` (NULL for WRITE): one file, zstd-compressed at
+ * --zstd-level for a .zst path, or a sharded set for a path ending in .index.json
+ * (sgfp4_model_output_open); every file is checked and opened here. NULL on failure. */
+sgfp4_model_output *cli_model_output_open(const cli_args *args, const char *path,
+                                          const sgfp4_model *source,
+                                          sgfp4_model_output_kind kind);
 
 /* ---- limits on model inputs (cli_limits.c; docs/cli.md, "Limits") ---- */
 /* The open options of the command line's limits (the rest default). */

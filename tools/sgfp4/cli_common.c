@@ -149,15 +149,20 @@ bool cli_output_open(const cli_args *a, const char *path, fileio_output *out)
     return true;
 }
 
-bool cli_model_output_open(const cli_args *a, const char *path, fileio_model_output *mo)
+sgfp4_model_output *cli_model_output_open(const cli_args *a, const char *path,
+                                          const sgfp4_model *source,
+                                          sgfp4_model_output_kind kind)
 {
-    char err[FILEIO_ERROR_SIZE];
     note_named_inputs(a);
-    if (!fileio_model_output_open(path, a->zstd_level, a->given[KEY_FORCE] ? FILEIO_FORCE : 0, mo,
-                                  err))
-        return cli_error(a->command, "%s", err), false;
-    say_stale(a, path, mo->out.stale_removed);
-    return true;
+    sgfp4_output_options o = fileio_output_options(a->given[KEY_FORCE] ? FILEIO_FORCE : 0);
+    o.zstd_level = a->zstd_level;
+    o.zstd_threads = 1;
+    sgfp4_model_output *mo = NULL;
+    sgfp4_diag diag;
+    if (sgfp4_model_output_open(path, source, kind, &o, &mo, &diag) != SGFP4_OK)
+        return cli_error(a->command, "%s", diag.message), NULL;
+    say_stale(a, path, (int)sgfp4_model_output_leftovers_removed(mo));
+    return mo;
 }
 
 bool cli_is_model_input(const cli_args *a)
@@ -169,21 +174,6 @@ bool cli_is_model_input(const cli_args *a)
     case FILEIO_KIND_SAFETENSORS:
     case FILEIO_KIND_INDEX: return !a->given[KEY_SHAPE];
     default: return false;
-    }
-}
-
-/* Notes every file of an opened model as an input: the path, and a set's shards. */
-static void note_model_files(const char *path, const sgfp4_model *m)
-{
-    fileio_note_input(path);
-    const char *slash = strrchr(path, '/');
-    const int dir = slash ? (int)(slash - path) : 0;
-    for (size_t k = 0; k < sgfp4_model_shard_count(m); k++) {
-        const char *name = sgfp4_model_shard_name(m, k);
-        char shard[8192];
-        if (name && snprintf(shard, sizeof shard, "%.*s%s%s", dir, path, slash ? "/" : "",
-                             name) < (int)sizeof shard)
-            fileio_note_input(shard);
     }
 }
 
@@ -210,7 +200,7 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
                   cli_diag_text(s, diag.message, text, sizeof text), why, sgfp4_status_name(s));
         return false;
     }
-    note_model_files(path, *model);
+    fileio_note_model(*model);
     return true;
 }
 

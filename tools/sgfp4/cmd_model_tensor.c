@@ -123,11 +123,11 @@ int cmd_decode_model_tensor(const cli_args *a)
     char err[FILEIO_ERROR_SIZE];
     if (floats && !values) {
         /* reported */
-    } else if ((npy && !fileio_npy_write_header(&out, descr, shape, rank)) ||
-               !fileio_output_write(&out, floats ? values : t->data, size) ||
-               !fileio_output_commit(&out, err)) {
-        if (!out.failed && out.file)
-            snprintf(err, sizeof err, "%s: cannot write", a->out);
+    } else if (((npy && !fileio_npy_write_header(&out, descr, shape, rank)) ||
+                !fileio_output_write(&out, floats ? values : t->data, size)) &&
+               snprintf(err, sizeof err, "%s: cannot write", a->out)) {
+        cli_error(a->command, "%s", err);
+    } else if (!fileio_output_commit(&out, err)) {
         cli_error(a->command, "%s", err);
     } else {
         rc = CLI_EXIT_OK;

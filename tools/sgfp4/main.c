@@ -61,6 +61,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
+    /* an interrupted run leaves no temporary file behind (docs/cli.md, "Outputs") */
+    (void)sgfp4_output_remove_on_signals();
     cli_args args;
     const int parsed = cli_parse(c, argc - 1, argv + 1, &args);
     return parsed >= 0 ? parsed : c->run(&args);
