@@ -27,3 +27,9 @@ add_test(NAME eval.doc_commands
                  ${PROJECT_SOURCE_DIR} ${SGFP4_SHARED_DIR}/weights
                  ${CMAKE_CURRENT_BINARY_DIR}/eval-doc ${_eval_doc_quick})
 set_tests_properties(eval.doc_commands PROPERTIES SKIP_RETURN_CODE 77 LABELS eval TIMEOUT 900)
+# The output rules for sgfp4-eval's outputs (--imatrix-out): never the model it reads, an
+# existing file only with -f, refused before any work, FIFOs in place, links through, sets.
+add_test(NAME eval.outputs
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/eval/eval_outputs.sh $<TARGET_FILE:sgfp4-eval>
+                 ${SGFP4_SHARED_DIR}/weights ${CMAKE_CURRENT_BINARY_DIR}/eval-outputs)
+set_tests_properties(eval.outputs PROPERTIES SKIP_RETURN_CODE 77 LABELS eval)
