@@ -45,10 +45,10 @@ sgfp4_status sgfp4_output_options_init_sized(sgfp4_output_options *options, size
 const char *sgfp4_path_shown(const char *path, char buf[SGFP4_SHOWN_SIZE])
 {
     const size_t n = strlen(path);
-    if (n <= 100)
+    if (n <= 80)
         snprintf(buf, SGFP4_SHOWN_SIZE, "%s", path);
     else
-        snprintf(buf, SGFP4_SHOWN_SIZE, "%.40s...%s", path, path + n - 57);
+        snprintf(buf, SGFP4_SHOWN_SIZE, "%.30s...%s", path, path + n - 47);
     return buf;
 }
 

@@ -34,9 +34,9 @@ const char *sgfp4_inputs_find(const sgfp4_inputs *inputs, unsigned long long dev
 /* Adds every input of `more` (NULL: none) to `inputs`. */
 sgfp4_status sgfp4_inputs_add_all(sgfp4_inputs *inputs, const sgfp4_inputs *more);
 
-/* `path` as a message shows it: whole up to 100 bytes, else its start and end around
- * "...", so that the reason after it always fits a diagnostic. Writes into buf. */
-#define SGFP4_SHOWN_SIZE 112
+/* `path` as a message shows it: whole up to 80 bytes, else its start and end around "...",
+ * so that a message naming two paths and why always fits a diagnostic. Writes into buf. */
+#define SGFP4_SHOWN_SIZE 88
 const char *sgfp4_path_shown(const char *path, char buf[SGFP4_SHOWN_SIZE]);
 
 #endif
