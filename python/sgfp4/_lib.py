@@ -225,6 +225,15 @@ class ModelWriteOptions(ctypes.Structure):
                 ("importance", c_void_p)]
 
 
+class OutputOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("flags", c_uint), ("inputs", c_void_p),
+                ("force_name", c_char_p), ("zstd_level", c_int), ("zstd_threads", c_uint)]
+
+
+OUTPUT_FORCE = 1
+MODEL_OUTPUT_ENCODE, MODEL_OUTPUT_DECODE, MODEL_OUTPUT_WRITE = 0, 1, 2
+
+
 # ---- prototypes --------------------------------------------------------------------------
 
 P = POINTER
@@ -312,6 +321,22 @@ _PROTOTYPES = [
     ("sgfp4_model_write_options_init_sized", c_int, P(ModelWriteOptions), c_size_t),
     ("sgfp4_model_encode", c_int, c_void_p, c_void_p, P(Sink), P(ModelWriteOptions), P(Diag)),
     ("sgfp4_model_decode", c_int, c_void_p, P(Sink), P(ModelWriteOptions), P(Diag)),
+    # output files
+    ("sgfp4_inputs_create", c_int, P(c_void_p)),
+    ("sgfp4_inputs_add_path", c_int, c_void_p, c_char_p),
+    ("sgfp4_inputs_add_model", c_int, c_void_p, c_void_p),
+    ("sgfp4_inputs_free", None, c_void_p),
+    ("sgfp4_output_options_init_sized", c_int, P(OutputOptions), c_size_t),
+    ("sgfp4_output_remove_on_signals", c_int),
+    ("sgfp4_model_output_open", c_int, c_char_p, c_void_p, c_int, P(OutputOptions),
+     P(c_void_p), P(Diag)),
+    ("sgfp4_model_output_encode", c_int, c_void_p, c_void_p, P(ModelWriteOptions), P(Diag)),
+    ("sgfp4_model_output_decode", c_int, c_void_p, P(ModelWriteOptions), P(Diag)),
+    ("sgfp4_model_output_sink", Sink, c_void_p),
+    ("sgfp4_model_output_cancel", None, c_void_p),
+    ("sgfp4_model_output_commit", c_int, c_void_p, P(Diag)),
+    ("sgfp4_model_output_files", c_size_t, c_void_p),
+    ("sgfp4_model_output_close", None, c_void_p),
 ]
 
 for _p in _PROTOTYPES:

@@ -8,6 +8,7 @@ exception a Python caller would expect (ValueError, MemoryError, OSError, KeyErr
     Error
     +-- ArgumentError (ValueError)            ERR_ARGUMENT
     +-- DstTooSmallError (ValueError)         ERR_DST_TOO_SMALL
+    +-- OutputRefusedError (OSError)          ERR_OUTPUT_REFUSED
     +-- OutOfMemoryError (MemoryError)        ERR_NOMEM
     +-- UnsupportedError                      ERR_UNSUPPORTED
     +-- UnavailableError                      ERR_UNAVAILABLE
@@ -83,6 +84,12 @@ class InputOutputError(Error, OSError):
     pass
 
 
+class OutputRefusedError(Error, OSError):
+    """An output the output rules refuse (docs/python.md, "Outputs"): one of the job's
+    inputs, an existing file without force=True, a folder, a missing folder, a link to
+    nothing, a terminal."""
+
+
 class InternalError(Error):
     pass
 
@@ -126,6 +133,7 @@ _TABLE = [
     (6, "IO", InputOutputError),
     (7, "INTERNAL", InternalError),
     (8, "DST_TOO_SMALL", DstTooSmallError),
+    (9, "OUTPUT_REFUSED", OutputRefusedError),
     (10, "SHAPE", ShapeError),
     (46, "HASH_MISMATCH", HashMismatchError),
     (47, "NOT_FOUND", NotFoundError),

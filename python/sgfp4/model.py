@@ -13,7 +13,7 @@ import numpy as np
 from . import _lib
 from ._buffers import borrowed_array, input_bytes
 from ._lib import lib, text
-from ._output import AtomicFile, FileSink
+from ._output import Inputs, ModelOutput
 from ._types import NUMPY_OF, DType, Profile, argument_error, to_enum
 from .encode import OPTION_NAMES, EncodeOptions
 from .errors import NotFoundError, check
@@ -436,20 +436,20 @@ def _as_policy(policy, overrides, embeddings):
 # ---- whole-model jobs --------------------------------------------------------------------
 
 
-def _report_callback(report, sink):
+def _report_callback(report, out):
     if report is None:
         return _lib.REPORT_FN()
 
     def call(_user, r):
-        if sink.error is not None:
-            return
-        c = r.contents
         try:
+            if out.error is not None:
+                return
+            c = r.contents
             report(TensorReport(text(c.tensor.contents.name), c.index, c.count,
                                 bool(c.quantized), c.bytes_in, c.bytes_out, c.bits_per_weight,
                                 c.target_bpw, c.target_miss, text(c.reason), c.seconds))
         except BaseException as e:  # noqa: B902 - stops the job at its next write
-            sink.error = e
+            out.fail(e)
     return _lib.REPORT_FN(call)
 
 
@@ -457,140 +457,131 @@ def _summary(c):
     return Summary(*(getattr(c, f) for f, _ in _lib.ModelSummary._fields_))
 
 
-def _progress_callback(progress, sink):
-    if progress is None:
-        return _lib.PROGRESS_FN()
+def _progress_callback(progress, out):
+    """Always a callback, even without `progress`: running Python code at each tensor lets
+    a KeyboardInterrupt that arrived meanwhile surface and cancel the job."""
 
     def call(_user, p):
-        if sink.error is not None:
-            return
-        c = p.contents
         try:
+            if out.error is not None or progress is None:
+                return
+            c = p.contents
             progress(Progress(c.tensors_done, c.tensors_total, c.bytes_done, c.bytes_total,
                               text(c.current)))
         except BaseException as e:  # noqa: B902 - stops the job at its next write
-            sink.error = e
+            out.fail(e)
     return _lib.PROGRESS_FN(call)
 
 
-def _same_file(a, b):
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _run_job(source, destination, job, *, zstd_level, zstd_threads):
-    """Opens `source` (a path or Model), runs job(model, sink) into a crash-safe
-    `destination` (zstd when its name ends in .zst)."""
+def _run_job(source, destination, kind, job, *, force, inputs, zstd_level, zstd_threads):
+    """Opens `source` (a path or Model), opens the destination by the output rules (refused
+    before any work), runs job(model, output) and commits."""
     if isinstance(source, Model):
         model, own = source, False
         if model.closed:
             raise argument_error("the model is closed")
     else:
-        if _same_file(source, destination):
-            raise argument_error(f"{os.fspath(destination)}: the output would replace the input")
         model, own = open_model(source), True
     try:
-        out = AtomicFile(destination)
-        sink = None
-        try:
-            sink = FileSink(out, zstd_level if os.fspath(destination).endswith(".zst")
-                            else None, zstd_threads)
-            job(model, sink)
-            sink.finish()
+        with ModelOutput(destination, model, kind, force=force, inputs=inputs,
+                         zstd_level=zstd_level, zstd_threads=zstd_threads) as out:
+            job(model, out)
             out.commit()
-        except BaseException:
-            out.abort()
-            raise
-        finally:
-            if sink is not None:
-                sink.free()
     finally:
         if own:
             model.close()
 
 
-def encode_model(source, destination, policy=None, *, progress=None, report=None,
+def encode_model(source, destination, policy=None, *, force=False, progress=None, report=None,
                  embeddings=None, temp_dir=None, zstd_level=3, zstd_threads=0,
                  importance=None, **options):
-    """Quantizes a safetensors model into a quantized model file (sgfp4_model_encode).
+    """Quantizes a safetensors model into a quantized model (sgfp4_model_encode).
 
     source: a path or a Model (plain, not already quantized). destination: the output path,
-    written crash-safe (a temporary file renamed at the end; never partial); a name ending
-    in .zst is written as one zstd stream at zstd_level. policy: None (the default policy),
-    a Policy, or a policy document (dict, JSON text, path). Encoder options as keywords
-    (target_bpw=4.0, profile="v1", threads=2, ...) override the policy's defaults, as the
-    CLI's do; embeddings=False passes embeddings through. progress: called with a Progress
-    at the start and after each tensor; an exception it raises stops the job (no output)
-    and is raised again. report: called with a TensorReport after each tensor (what was
-    done to it: quantized or not and why, bits per weight against the target). temp_dir: the
-    encoder's spool folder (default $TMPDIR, else /tmp). importance: None, or an importance
-    file (a path or an open Model: F32 vectors NAME, one per input column of tensor NAME, and
-    NAME:rows, one per output row; docs/encoder.md, "Error metrics"); a vector of another
-    length is an ArgumentError naming the tensor. Returns the job's Summary.
+    written by the output rules of every writer (docs/python.md, "Outputs"): checked before
+    any work (sgfp4.OutputRefusedError: one of the job's inputs, an existing file without
+    force=True, a folder, a missing folder), crash-safe (a temporary file renamed at the
+    end; never partial), devices, FIFOs and /dev/fd/N written in place, symbolic links
+    written through; a name ending in .zst is one zstd stream at zstd_level, a name ending
+    in .index.json a sharded set (one output shard per source shard, then the index).
+    policy: None (the default policy), a Policy, or a policy document (dict, JSON text,
+    path). Encoder options as keywords (target_bpw=4.0, profile="v1", threads=2, ...)
+    override the policy's defaults, as the CLI's do; embeddings=False passes embeddings
+    through. progress: called with a Progress at the start and after each tensor; an
+    exception it raises stops the job (no output) and is raised again. report: called with
+    a TensorReport after each tensor (what was done to it: quantized or not and why, bits
+    per weight against the target). temp_dir: the encoder's spool folder (default $TMPDIR,
+    else /tmp). importance: None, or an importance file (a path or an open Model: F32
+    vectors NAME, one per input column of tensor NAME, and NAME:rows, one per output row;
+    docs/encoder.md, "Error metrics"); a vector of another length is an ArgumentError
+    naming the tensor. Returns the job's Summary.
     """
+    inputs = Inputs()
+    if isinstance(policy, os.PathLike) or (isinstance(policy, str) and
+                                           not policy.lstrip().startswith("{")):
+        inputs.add_path(policy)
     pol = _as_policy(policy, options, embeddings)
     summary = _lib.ModelSummary()
-    if importance is None or isinstance(importance, Model):
-        weights, own_weights = importance, False
-    else:
-        weights, own_weights = open_model(importance), True
-    if weights is not None and weights.closed:
-        raise argument_error("importance: the model is closed")
-
-    def job(model, sink):
-        wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
-        wo.temp_dir = os.fsencode(temp_dir) if temp_dir is not None else None
-        cb, rb = _progress_callback(progress, sink), _report_callback(report, sink)
-        wo.progress, wo.tensor_report = cb, rb
-        wo.summary = ctypes.pointer(summary)
-        wo.importance = weights._h.ptr if weights is not None else None
-        diag = _lib.Diag()
-        status = lib.sgfp4_model_encode(model._h.ptr, pol._h.ptr, ctypes.byref(sink.sink),
-                                        ctypes.byref(wo), ctypes.byref(diag))
-        sink.raise_pending()
-        check(status, diag=diag)
-
+    weights, own_weights = None, False
     try:
-        _run_job(source, destination, job, zstd_level=zstd_level, zstd_threads=zstd_threads)
+        if importance is None or isinstance(importance, Model):
+            weights = importance
+        else:
+            weights, own_weights = open_model(importance), True
+        if weights is not None and weights.closed:
+            raise argument_error("importance: the model is closed")
+        if weights is not None:
+            inputs.add_model(weights)
+
+        def job(model, out):
+            wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
+            wo.temp_dir = os.fsencode(temp_dir) if temp_dir is not None else None
+            cb, rb = _progress_callback(progress, out), _report_callback(report, out)
+            wo.progress, wo.tensor_report = cb, rb
+            wo.summary = ctypes.pointer(summary)
+            wo.importance = weights._h.ptr if weights is not None else None
+            out.encode(pol._h.ptr, wo)
+
+        _run_job(source, destination, _lib.MODEL_OUTPUT_ENCODE, job, force=force,
+                 inputs=inputs, zstd_level=zstd_level, zstd_threads=zstd_threads)
     finally:
         if own_weights:
             weights.close()
+        inputs.close()
     return _summary(summary)
 
 
-def decode_model(source, destination, *, dtype=None, threads=0, backend="auto",
+def decode_model(source, destination, *, force=False, dtype=None, threads=0, backend="auto",
                  progress=None, report=None, zstd_level=3, zstd_threads=0):
     """Restores an ordinary safetensors model from a quantized one (sgfp4_model_decode):
     every container validated, hash-checked and decoded to its source dtype, or to `dtype`
-    ("f32", "f16", "bf16") if given; pass-through tensors copied. destination, progress,
-    report and zstd as encode_model(). threads: for each tensor's decode. Returns the
-    job's Summary."""
+    ("f32", "f16", "bf16") if given; pass-through tensors copied. destination (and force),
+    progress, report and zstd as encode_model(). threads: for each tensor's decode. Returns
+    the job's Summary."""
     dec = decode_options(threads, backend)
     summary = _lib.ModelSummary()
 
-    def job(model, sink):
+    def job(model, out):
         wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
-        cb, rb = _progress_callback(progress, sink), _report_callback(report, sink)
+        cb, rb = _progress_callback(progress, out), _report_callback(report, out)
         wo.progress, wo.tensor_report = cb, rb
         wo.summary = ctypes.pointer(summary)
         if dtype is not None:
             dt = ctypes.c_int(to_enum(DType, dtype, "dtype"))
             wo.decode_dtype = ctypes.pointer(dt)
         wo.decode = ctypes.pointer(dec)
-        diag = _lib.Diag()
-        status = lib.sgfp4_model_decode(model._h.ptr, ctypes.byref(sink.sink),
-                                        ctypes.byref(wo), ctypes.byref(diag))
-        sink.raise_pending()
-        check(status, diag=diag)
+        out.decode(wo)
 
-    _run_job(source, destination, job, zstd_level=zstd_level, zstd_threads=zstd_threads)
+    _run_job(source, destination, _lib.MODEL_OUTPUT_DECODE, job, force=force, inputs=None,
+             zstd_level=zstd_level, zstd_threads=zstd_threads)
     return _summary(summary)
 
 
-def write_safetensors(destination, tensors, metadata=None, *, zstd_level=3):
-    """Writes a safetensors file (sgfp4_st_writer), crash-safe like encode_model().
+def write_safetensors(destination, tensors, metadata=None, *, force=False, zstd_level=3):
+    """Writes a safetensors file (sgfp4_st_writer), by the output rules of encode_model()
+    (force=True replaces an existing file; a name ending in .zst is one zstd stream, a name
+    ending in .index.json a set of one shard, named as the index without ".index.json",
+    and its index). The file is re-opened and checked before it replaces anything.
 
     tensors: a mapping name -> numpy array (bool, u/int8..64, float16/32/64), or name ->
     (array, "BF16") to store a uint16 array of bfloat16 bit patterns as BF16 (likewise
@@ -618,31 +609,19 @@ def write_safetensors(destination, tensors, metadata=None, *, zstd_level=3):
     keys = (ctypes.c_char_p * max(len(meta), 1))(*[k.encode() for k in meta])
     values = (ctypes.c_char_p * max(len(meta), 1))(*[str(v).encode() for v in meta.values()])
     c_entries = (_lib.StEntry * max(len(entries), 1))(*entries)
-    out = AtomicFile(destination)
-    sink = None
     writer = ctypes.c_void_p()
-    try:
-        sink = FileSink(out, zstd_level if os.fspath(destination).endswith(".zst") else None)
-        diag = _lib.Diag()
-        status = lib.sgfp4_st_writer_begin(c_entries, len(entries), keys, values, len(meta),
-                                           ctypes.byref(sink.sink), ctypes.byref(writer),
-                                           ctypes.byref(diag))
-        sink.raise_pending()
-        check(status, diag=diag)
-        for arr in arrays:
-            status = lib.sgfp4_st_writer_write(writer, arr.ctypes.data,
-                                               arr.nbytes)
-            sink.raise_pending()
-            check(status, "write tensor data")
-        status = lib.sgfp4_st_writer_finish(writer, ctypes.byref(diag))
-        sink.raise_pending()
-        check(status, diag=diag)
-        sink.finish()
+    with ModelOutput(destination, None, _lib.MODEL_OUTPUT_WRITE, force=force,
+                     zstd_level=zstd_level) as out:
+        try:
+            sink = out.sink
+            diag = _lib.Diag()
+            check(lib.sgfp4_st_writer_begin(c_entries, len(entries), keys, values, len(meta),
+                                            ctypes.byref(sink), ctypes.byref(writer),
+                                            ctypes.byref(diag)), diag=diag)
+            for arr in arrays:
+                check(lib.sgfp4_st_writer_write(writer, arr.ctypes.data, arr.nbytes),
+                      "write tensor data")
+            check(lib.sgfp4_st_writer_finish(writer, ctypes.byref(diag)), diag=diag)
+        finally:
+            lib.sgfp4_st_writer_free(writer)
         out.commit()
-    except BaseException:
-        out.abort()
-        raise
-    finally:
-        lib.sgfp4_st_writer_free(writer)
-        if sink is not None:
-            sink.free()

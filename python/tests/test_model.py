@@ -23,7 +23,7 @@ def _header(path):
 
 
 def _leftovers(folder):
-    return [p for p in os.listdir(folder) if ".tmp-" in p]
+    return [p for p in os.listdir(folder) if ".sgfp4-tmp-" in p]
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_whole_model_jobs_are_byte_identical_to_the_cli(stories, quantized, cli,
     for args, kwargs in [([], {}), (["--dtype", "f16"], {"dtype": "f16"}),
                          (["--dtype", "bf16"], {"dtype": "bf16"})]:
         cli("decode", quantized, "-o", cli_dec, "-q", "-f", "--threads", "1", *args)
-        sgfp4.decode_model(quantized, our_dec, **kwargs)
+        sgfp4.decode_model(quantized, our_dec, force=True, **kwargs)
         assert our_dec.read_bytes() == cli_dec.read_bytes(), args
     # options and a policy file, as the CLI's flags
     policy = {"rules": [{"match": "layers.0.*", "profile": "v1"},
@@ -135,7 +135,7 @@ def test_whole_model_jobs_are_byte_identical_to_the_cli(stories, quantized, cli,
         "--bpw", "4.0", "--embeddings", "skip")
     for pol in (policy, str(pfile), pfile, json.dumps(policy)):
         ours2 = tmp_path / "ours2.sgfp4.safetensors"
-        sgfp4.encode_model(stories, ours2, pol, target_bpw=4.0, embeddings=False)
+        sgfp4.encode_model(stories, ours2, pol, target_bpw=4.0, embeddings=False, force=True)
         assert ours2.read_bytes() == cli_q.read_bytes(), pol
     ours3 = tmp_path / "ours3.sgfp4.safetensors"
     sgfp4.encode_model(stories, ours3,
@@ -193,11 +193,11 @@ def test_progress_is_reported_and_can_cancel(stories, tmp_path):
         if p.tensors_done == 10:
             raise Stop()
     for exc, job in [(Stop, lambda: sgfp4.encode_model(stories, out, progress=stop_at_ten,
-                                                       target_bpw=3)),
+                                                       target_bpw=3, force=True)),
                      (Stop, lambda: sgfp4.decode_model(out, tmp_path / "d.st",
                                                        progress=stop_at_ten)),
                      (KeyboardInterrupt, lambda: sgfp4.encode_model(
-                         stories, out, progress=lambda p: (_ for _ in ()).throw(
+                         stories, out, force=True, progress=lambda p: (_ for _ in ()).throw(
                              KeyboardInterrupt())))]:
         with pytest.raises(exc):
             job()
@@ -209,12 +209,12 @@ def test_progress_is_reported_and_can_cancel(stories, tmp_path):
 def test_the_input_is_never_replaced(stories, tmp_path):
     copy = tmp_path / "m.safetensors"
     copy.write_bytes(stories.read_bytes())
-    with pytest.raises(sgfp4.ArgumentError, match="replace the input"):
-        sgfp4.encode_model(copy, copy)
+    with pytest.raises(sgfp4.OutputRefusedError, match="same file as the input"):
+        sgfp4.encode_model(copy, copy, force=True)
     link = tmp_path / "link.safetensors"
     os.link(copy, link)
-    with pytest.raises(sgfp4.ArgumentError):
-        sgfp4.encode_model(copy, link)
+    with pytest.raises(sgfp4.OutputRefusedError):
+        sgfp4.encode_model(copy, link, force=True)
     assert copy.read_bytes() == stories.read_bytes()
 
 
