@@ -67,6 +67,14 @@ static void init_sets_struct_size_and_defaults(void **state)
     assert_int_equal(mw.struct_size, sizeof mw);
     assert_null(mw.decode);
     assert_null(mw.progress);
+    sgfp4_output_options oo2;
+    memset(&oo2, 0x5A, sizeof oo2);
+    assert_int_equal(sgfp4_output_options_init(&oo2), SGFP4_OK);
+    assert_int_equal(oo2.struct_size, sizeof oo2);
+    assert_int_equal(oo2.flags, 0);
+    assert_null(oo2.inputs);
+    assert_null(oo2.force_name);
+    assert_int_equal(oo2.zstd_level, 0);
 
     sgfp4_vk_context_options vk;
     sgfp4_vk_context_options_init(&vk);
@@ -88,6 +96,7 @@ static void init_sets_struct_size_and_defaults(void **state)
     assert_int_equal(sgfp4_encode_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_model_open_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_model_write_options_init(NULL), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_output_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_vk_context_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_matvec_options_init(NULL), SGFP4_ERR_ARGUMENT);
 }
@@ -183,6 +192,7 @@ INIT_SIZED(sgfp4_decode_options)
 INIT_SIZED(sgfp4_encode_options)
 INIT_SIZED(sgfp4_model_open_options)
 INIT_SIZED(sgfp4_model_write_options)
+INIT_SIZED(sgfp4_output_options)
 INIT_SIZED(sgfp4_vk_context_options)
 INIT_SIZED(sgfp4_matvec_options)
 
@@ -197,6 +207,7 @@ static const options_kind kinds[] = {
     KIND(sgfp4_model_write_options, {sizeof(model_write_options_first),
                                      sizeof(model_write_options_before_limit),
                                      sizeof(model_write_options_before_importance)}),
+    KIND(sgfp4_output_options, {0}),
     KIND(sgfp4_vk_context_options, {0}),
     KIND(sgfp4_matvec_options, {sizeof(matvec_options_before_pool)}),
 };
