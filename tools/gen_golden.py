@@ -24,6 +24,15 @@ intended values by a Python statement of DECISIONS D8 (see "matrix-vector produc
 
 The output is deterministic (per-vector seeds), so the committed golden/ folder can be checked
 by regenerating it:  python3 tools/gen_golden.py --out DIR && diff -r DIR golden
+
+Outputs: this program is the one writer of the repository that does not follow the output
+rules of the others (docs/cli.md, "Outputs"), on purpose. Those rules are about one output
+file a user names; its output is a folder of generated files (--out DIR, default golden/),
+which it exists to regenerate in place, file by file, and which `diff -r` or git shows
+afterwards. Applying the rules here would take a second implementation of them in Python,
+since this generator must not call libsgfp4 (it is the independent check of the library),
+and two implementations are what the rules' single home in the library avoids. It reads no
+file, so it cannot overwrite an input.
 """
 
 import argparse
