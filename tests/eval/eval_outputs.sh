@@ -11,7 +11,7 @@
 # usage: eval_outputs.sh SGFP4_EVAL WEIGHTS_DIR WORK_DIR
 # SPDX-License-Identifier: MIT
 set -u
-eval_bin=$1 weights=$2 work=$3
+eval_bin=$(realpath "$1") weights=$(realpath "$2") work=$3
 shared_model=$weights/stories260K/stories260K.safetensors
 [ -f "$shared_model" ] || { echo "stories260K not found: skipped"; exit 77; }
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
@@ -50,7 +50,7 @@ mkdir -p folder
 refused "is a directory" --imatrix-out folder "${calib[@]}" missing.safetensors
 refused "no such folder" --imatrix-out missing/imp.safetensors "${calib[@]}" missing.safetensors
 run --imatrix-out keep.safetensors -f "${calib[@]}" m.safetensors
-[ "$rc" -eq 0 ] && [ "$(head -c 4 keep.safetensors)" != keep ] && ok ||
+[ "$rc" -eq 0 ] && ! cmp -s keep.safetensors <(echo keep) && ok ||
     fail "-f did not replace an existing output: exit $rc: $(cat err.txt)"
 cp keep.safetensors reference.safetensors # the calibration is deterministic
 
@@ -59,6 +59,9 @@ mkfifo pipe
 cat pipe >from-fifo.safetensors &
 reader=$!
 run --imatrix-out pipe "${calib[@]}" m.safetensors
+# A writer that never opened the FIFO (it failed, or replaced the FIFO) leaves cat waiting:
+# open and close the FIFO for it (an end of file), or stop cat when the FIFO is gone.
+if [ -p pipe ]; then exec 3<>pipe; exec 3>&-; else kill $reader 2>/dev/null; fi
 wait $reader
 [ "$rc" -eq 0 ] && [ -p pipe ] && cmp -s from-fifo.safetensors reference.safetensors && ok ||
     fail "a FIFO output: exit $rc, or it was replaced, or other bytes: $(cat err.txt)"
