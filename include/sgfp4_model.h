@@ -650,7 +650,8 @@ typedef struct sgfp4_output sgfp4_output;
  * from dead writers (regular, one link, this user's, unlocked) are removed first. A symbolic
  * link is written through: the file it points to is the output, in its own folder.
  * Standard output ("-"), devices, FIFOs, sockets and descriptors are written in place.
- * SGFP4_ERR_IO when the temporary file cannot be created. Thread-safe (distinct outputs).
+ * SGFP4_ERR_IO when the temporary file cannot be created (or when 4096 temporary files are
+ * open in the process already). Thread-safe (distinct outputs).
  */
 SGFP4_API sgfp4_status sgfp4_output_open(const char *path, const sgfp4_output_options *options,
                                          sgfp4_output **out, sgfp4_diag *diag);
@@ -693,7 +694,8 @@ SGFP4_API int sgfp4_output_path_is_direct(const char *path);
  * process dies of the signal as it would have. Only signals whose action is the default
  * (to end the process) are taken: an ignored signal (nohup) or one the program handles
  * itself (Python's SIGINT, which raises KeyboardInterrupt) is left alone; a handler the
- * program installs later replaces this one. Without it, or on SIGKILL, a temporary file
+ * program installs later replaces this one. A child made by fork() removes none of its
+ * parent's files. Without it, or on SIGKILL, a temporary file
  * can stay behind, never a partial file under the final name, and the next open of the
  * same output removes it. Thread-safe; later calls do nothing. SGFP4_ERR_IO if sigaction
  * fails.

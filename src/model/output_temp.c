@@ -9,7 +9,8 @@
  * target that are regular files of this user with one link.
  *
  * Removal on signals: every temporary file of the process is in one list, a fixed array of
- * atomic pointers (no lock, so a signal handler may read it). The list is the only state
+ * atomic pointers (no lock, so a signal handler may read it), each with the process that
+ * listed it (a handler removes only its own process's files). The list is the only state
  * the outputs share; the handlers that use it are installed only on request
  * (sgfp4_output_remove_on_signals). A handler that starts reading the list marks it first,
  * and a writer that takes its file off the list frees the path only while no handler has
@@ -95,6 +96,9 @@ static size_t remove_leftovers(const char *dir, const char *prefix)
 
 #define SLOTS 4096
 static _Atomic(char *) slots[SLOTS];
+/* The process that listed each file: a child made by fork() (Python's multiprocessing, for
+ * one) inherits the handlers and the list, and must not remove its parent's files. */
+static atomic_long owners[SLOTS];
 static atomic_int handling; /* a handler has begun reading the list */
 static const int fatal_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGXCPU, SIGXFSZ};
 #define FATAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
@@ -102,9 +106,10 @@ static const int fatal_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, S
 static void on_fatal_signal(int sig)
 {
     atomic_store(&handling, 1);
+    const long self = (long)getpid();
     for (size_t k = 0; k < SLOTS; k++) {
         char *path = atomic_load(&slots[k]);
-        if (path)
+        if (path && atomic_load(&owners[k]) == self)
             unlink(path);
     }
     /* SA_RESETHAND restored the default action; SA_NODEFER lets it act at once */
@@ -144,8 +149,10 @@ static int list_path(char *path)
 {
     for (int k = 0; k < SLOTS; k++) {
         char *expected = NULL;
-        if (atomic_compare_exchange_strong(&slots[k], &expected, path))
+        if (atomic_compare_exchange_strong(&slots[k], &expected, path)) {
+            atomic_store(&owners[k], (long)getpid());
             return k;
+        }
     }
     return -1;
 }

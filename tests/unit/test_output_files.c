@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -239,6 +241,55 @@ static void test_leftovers(void **state)
     assert_int_equal(sgfp4_output_remove_on_signals(), SGFP4_OK);
 }
 
+/* A fatal signal removes the temporary files of its own process, and only those: a child
+ * made by fork() that dies of one leaves its parent's output alone. */
+static void test_signals(void **state)
+{
+    (void)state;
+    assert_int_equal(sgfp4_output_remove_on_signals(), SGFP4_OK);
+    const sgfp4_output_options plain = options(0, NULL);
+    sgfp4_output *out = NULL;
+    sgfp4_diag diag;
+    assert_int_equal(sgfp4_output_open(at("parent.txt"), &plain, &out, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_output_write(out, "parent", 6), SGFP4_OK);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        signal(SIGTERM, SIG_DFL); /* as a fresh process: the handler above is inherited */
+        sgfp4_output *own = NULL;
+        if (sgfp4_output_open(at("child.txt"), &plain, &own, &diag) != SGFP4_OK)
+            _exit(3);
+        raise(SIGTERM);
+        _exit(4);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    assert_int_equal(count_named(".child.txt.sgfp4-tmp-"), 1); /* SIG_DFL: nothing removed */
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) { /* the inherited handler: the child's file goes, the parent's stays */
+        sgfp4_output *own = NULL;
+        if (sgfp4_output_open(at("child2.txt"), &plain, &own, &diag) != SGFP4_OK)
+            _exit(3);
+        raise(SIGTERM);
+        _exit(4);
+    }
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    assert_int_equal(count_named(".child2.txt.sgfp4-tmp-"), 0);
+    assert_int_equal(count_named(".parent.txt.sgfp4-tmp-"), 1);
+    assert_int_equal(sgfp4_output_commit(out, &diag), SGFP4_OK);
+    sgfp4_output_close(out);
+    char buf[16];
+    assert_string_equal(read_text(at("parent.txt"), buf, sizeof buf), "parent");
+    /* the first child's leftover: removed by the next open of its output */
+    assert_int_equal(sgfp4_output_open(at("child.txt"), &plain, &out, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_output_leftovers_removed(out), 1);
+    sgfp4_output_close(out);
+    assert_int_equal(count_named(".sgfp4-tmp-"), 0);
+}
+
 /* ---- several threads ---- */
 
 static void *thread_writes(void *arg)
@@ -386,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_refusals),       cmocka_unit_test(test_commit_and_close),
         cmocka_unit_test(test_leftovers),      cmocka_unit_test(test_threads),
         cmocka_unit_test(test_model_outputs),  cmocka_unit_test(test_documented_save),
+        cmocka_unit_test(test_signals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
