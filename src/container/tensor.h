@@ -46,6 +46,7 @@ struct sgfp4_tensor {
     uint32_t *v1_offsets;          /* v1: offsets[b] as validated (payload offset | flags) */
     sgfp4_record_place *records;   /* v2: one per block */
     sgfp4_leaf_modes *modes;       /* v2: [0] all FP4, then one per record with a T158 leaf */
+    uint8_t *owned;                /* the copy of the container (sgfp4_open_options.copy) */
 };
 
 /* v1 block b: its payload and its mode. */

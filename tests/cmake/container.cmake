@@ -5,7 +5,7 @@ sgfp4_add_unit_test(test_open_screen ${PROJECT_SOURCE_DIR}/tests/container/test_
 target_link_libraries(test_open_screen PRIVATE sgfp4_testdata)
 
 # Container bytes that change after the open (a file rewritten under its mapping): no read
-# moves, every output stays the same.
+# moves, every output stays the same; the copy option survives the file's truncation.
 sgfp4_add_unit_test(test_mapped_input ${PROJECT_SOURCE_DIR}/tests/container/test_mapped_input.c)
 target_link_libraries(test_mapped_input PRIVATE sgfp4_testdata)
 set_property(TEST test_mapped_input APPEND PROPERTY ENVIRONMENT

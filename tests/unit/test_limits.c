@@ -176,7 +176,7 @@ static void open_allocates_the_view_and_its_places(void **state)
     assert_int_equal(c.calls, 0);
 
     /* A successful open allocates one small view and its copy of the places (4 bytes per
-     * v1 block), released by close. */
+     * v1 block), released by close; with the copy option also the container's copy. */
     size_t size;
     uint8_t *v1 = v1_container(3, &size);
     assert_int_equal(sgfp4_tensor_open(v1, size, SGFP4_PROFILE_V1, 60, 190, &t, &options,
@@ -184,6 +184,15 @@ static void open_allocates_the_view_and_its_places(void **state)
                      SGFP4_OK);
     assert_int_equal(c.calls, 2);
     assert_true(c.bytes < 4096);
+    sgfp4_tensor_close(t);
+    assert_int_equal(c.live, 0);
+    options.copy = 1;
+    c = (counting){0, 0, 0};
+    assert_int_equal(sgfp4_tensor_open(v1, size, SGFP4_PROFILE_V1, 60, 190, &t, &options,
+                                       NULL),
+                     SGFP4_OK);
+    assert_int_equal(c.calls, 3);
+    assert_true(c.bytes >= size && c.bytes < size + 4096);
     sgfp4_tensor_close(t);
     assert_int_equal(c.live, 0);
     free(v1);
