@@ -86,13 +86,18 @@ static _Atomic(char *) slots[SLOTS];
 static const int fatal_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGXCPU, SIGXFSZ};
 #define FATAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
 
-static void on_fatal_signal(int sig)
+void fileio_remove_temporaries(void)
 {
     for (size_t k = 0; k < SLOTS; k++) {
         char *path = atomic_load(&slots[k]);
         if (path)
             unlink(path);
     }
+}
+
+static void on_fatal_signal(int sig)
+{
+    fileio_remove_temporaries();
     /* SA_RESETHAND restored the default action; SA_NODEFER lets it act at once */
     raise(sig);
 }

@@ -9,6 +9,8 @@
  * with a message naming `shown` in err (which must start empty). */
 int temp_create(const char *dir, const char *base, char **tmp_path, int *slot, int *stale,
                 char *err, const char *shown);
+/* Removes the temporary file of every open output (async-signal-safe: for signal handlers). */
+void fileio_remove_temporaries(void);
 /* Takes the temporary file off the signal list (after its rename or removal) and frees
  * its path (NULL allowed), with the signals held meanwhile. */
 void temp_forget(int slot, char *path);
