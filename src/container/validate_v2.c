@@ -234,7 +234,8 @@ typedef struct mode_pool {
 static sgfp4_status places_begin(sgfp4_tensor *t, mode_pool *pool, sgfp4_diag *diag)
 {
     pool->count = 1;
-    pool->capacity = 16;
+    /* room for every record of a tensor of up to 4096 blocks (128 KiB); larger ones grow */
+    pool->capacity = (t->blocks <= 4096 ? t->blocks : 4096) + 1;
     t->records = sgfp4_alloc_with(&t->allocator, (size_t)t->blocks * sizeof *t->records);
     t->modes = sgfp4_alloc_with(&t->allocator, (size_t)pool->capacity * sizeof *t->modes);
     if (!t->records || !t->modes)
