@@ -181,6 +181,11 @@ typedef struct sgfp4_open_options {
     size_t struct_size;        /**< set by sgfp4_open_options_init() */
     sgfp4_limits limits;       /**< default: all zero (the defaults of sgfp4_limits) */
     sgfp4_allocator allocator; /**< default: none (malloc) */
+    /** 1: the view copies the container bytes at open into memory it owns (`size` bytes,
+     *  through `allocator`) and reads only that copy: the caller's bytes may then change, be
+     *  freed or (a mapped file) be truncated without effect on it. 0 (the default): the view
+     *  borrows the bytes (see sgfp4_tensor_open()). */
+    int copy;
 } sgfp4_open_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
@@ -202,7 +207,15 @@ typedef struct sgfp4_tensor sgfp4_tensor;
  * (rows, cols) = (O, I) and returns a view of them in *out (options may be NULL).
  * Every acceptance rule (docs/format.md, "Acceptance") is checked here, once; on any
  * violation returns its own status, fills *diag if given, and sets *out to NULL.
- * The view borrows `data`: keep the bytes alive and unchanged until sgfp4_tensor_close().
+ * The view borrows `data` (unless options->copy): keep the bytes alive until
+ * sgfp4_tensor_close(). Bytes that change after the open (a file another program rewrites
+ * under a mapping) cannot make any call read or write outside them: the open copies into the
+ * view every place a later read depends on (v1 payload offsets; v2 record offsets, layouts,
+ * split maps, leaf modes: about 4 bytes per block for v1, 20 per block plus 32 per record
+ * with a T158 leaf for v2), and later calls read only codes, scales and biases from `data`,
+ * so a change may change values, never where they are read. A mapped file that shrinks
+ * raises SIGBUS in the thread that reads a page past its new end (the system's rule for
+ * mappings): open with options->copy where that can happen (docs/api.md, "Mapped inputs").
  * v2 views are most efficient when `data` is 16-byte aligned, but any alignment works.
  */
 SGFP4_API sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile profile,
@@ -588,7 +601,8 @@ static inline sgfp4_status sgfp4_matvec_options_init(sgfp4_matvec_options *optio
 SGFP4_API const char *sgfp4_matvec_backend_name(sgfp4_backend backend);
 
 /** A tensor prepared for products (opaque, immutable). It borrows the tensor, which must stay
- *  open (and its bytes unchanged) until sgfp4_matvec_plan_free(). */
+ *  open until sgfp4_matvec_plan_free() (bytes that change meanwhile change values only:
+ *  sgfp4_tensor_open()). */
 typedef struct sgfp4_matvec_plan sgfp4_matvec_plan;
 
 /**

@@ -153,6 +153,14 @@ typedef struct sgfp4_model_open_options {
     /** The decompressed copy may take at most this share (percent, 1..100) of the space
      *  free in the temp folder when decompression starts; 0: 90. */
     unsigned max_temp_space_percent;
+    /** 1: read the file (a set: every shard; a .zst input: its decompressed copy) into
+     *  memory the model owns instead of mapping it (sgfp4_model_open_memory(): copy the
+     *  caller's bytes). It costs the file's size in private memory for as long as the model
+     *  is open, and the time of reading it whole at open; in exchange nothing another
+     *  program does to the file afterwards (rewriting it, truncating it) reaches the model.
+     *  0 (the default): the file is mapped (see docs/model.md, "Mapped files"). 64 bits
+     *  wide, so that it starts where the previous layout of the struct ended. */
+    uint64_t copy;
 } sgfp4_model_open_options;
 
 /** zstd inputs: real weights compress by 1.1-2x; a bomb by up to ~32,000x. Whichever bound
@@ -257,7 +265,8 @@ SGFP4_API const char *sgfp4_model_shard_name(const sgfp4_model *model, size_t in
 /**
  * Tells the kernel the tensor's mapped pages are no longer needed (they are re-read from the
  * file if touched again). Streaming commands call it after each tensor so resident memory
- * stays bounded on models larger than RAM. No-op for sgfp4_model_open_memory models.
+ * stays bounded on models larger than RAM. No-op for sgfp4_model_open_memory models and for
+ * models opened with sgfp4_model_open_options.copy (their bytes are not mapped).
  * The tensor stays valid: its bytes are read back from the file when used again.
  */
 SGFP4_API void sgfp4_model_tensor_evict(const sgfp4_model *model,
@@ -701,6 +710,11 @@ SGFP4_API int sgfp4_output_path_is_direct(const char *path);
  * fails.
  */
 SGFP4_API sgfp4_status sgfp4_output_remove_on_signals(void);
+/** Removes the temporary file of every output this process has open, now. For a program's
+ *  own handler of a signal that ends it (the `sgfp4` tool's SIGBUS handler, for one): it is
+ *  async-signal-safe, and afterwards no output of the process may be used again but closed
+ *  at exit. */
+SGFP4_API void sgfp4_output_remove_temporaries(void);
 
 /* ---- model outputs: one file or a sharded set, checked before it replaces anything ---- */
 

@@ -16,14 +16,16 @@ def input_bytes(data, copy=None):
     `data`: a path (str or os.PathLike: the file is mapped read-only), or any object with
     the buffer protocol (bytes, bytearray, memoryview, mmap, numpy array).
     Zero-copy for read-only contiguous buffers and for files. A writable buffer is copied
-    unless copy=False: the library reads the bytes again at every decode, trusting what it
-    validated at open, so bytes changed after opening could make it read outside them;
-    copy=False is the caller's promise not to change them while the view is open.
-    copy=True always copies. The returned array keeps its source alive (and, for a mapped
-    file, the mapping).
+    unless copy=False: the library reads codes, scales and biases from the bytes at every
+    decode (the places it reads them at were copied at open, so a change cannot move a read
+    outside them), so changed bytes would change the decoded values; copy=False is the
+    caller's promise not to change them while the view is open. copy=True always copies: a
+    file is then read into memory instead of mapped (a file truncated while mapped raises
+    SIGBUS when the missing pages are read). The returned array keeps its source alive
+    (and, for a mapped file, the mapping).
     """
     if isinstance(data, (str, os.PathLike)):
-        return _map_file(data)
+        return _read_file(data) if copy else _map_file(data)
     try:
         view = memoryview(data)
     except TypeError:
@@ -38,6 +40,11 @@ def input_bytes(data, copy=None):
         return np.empty(0, dtype=np.uint8)
     return np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
                          dtype=np.uint8)
+
+
+def _read_file(path):
+    with open(path, "rb") as f:
+        return np.frombuffer(f.read(), dtype=np.uint8)
 
 
 def _map_file(path):

@@ -119,7 +119,8 @@ class Limits(ctypes.Structure):
 
 
 class OpenOptions(ctypes.Structure):
-    _fields_ = [("struct_size", c_size_t), ("limits", Limits), ("allocator", Allocator)]
+    _fields_ = [("struct_size", c_size_t), ("limits", Limits), ("allocator", Allocator),
+                ("copy", c_int)]
 
 
 class TensorInfo(ctypes.Structure):
@@ -170,7 +171,7 @@ class ModelOpenOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("limits", Limits), ("temp_dir", c_char_p),
                 ("max_decompressed_bytes", c_u64), ("ignore_index_total_size", c_int),
                 ("max_tensors", c_u64), ("max_decompression_ratio", c_u64),
-                ("max_temp_space_percent", ctypes.c_uint)]
+                ("max_temp_space_percent", ctypes.c_uint), ("copy", c_u64)]
 
 
 SINK_WRITE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t)

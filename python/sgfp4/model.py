@@ -152,14 +152,16 @@ class ModelTensor:
                                  "(raw() gives its bytes)")
         return borrowed_array(p.contents.data, self.shape, ST_NUMPY[self.dtype], self._mh)
 
-    def open(self, *, limits=None):
-        """The container of a quantized tensor as a Tensor (strict validation; no hash)."""
+    def open(self, *, limits=None, copy=False):
+        """The container of a quantized tensor as a Tensor (strict validation; no hash).
+        copy=True: the Tensor reads its own copy of the container, made now, instead of the
+        model's mapping (nothing done to the file afterwards reaches it)."""
         p = self._ptr()
         if not self.quantized:
             raise argument_error(f"{self.name}: not a quantized tensor")
         out = ctypes.c_void_p()
         diag = _lib.Diag()
-        opts = open_options(limits)
+        opts = open_options(limits, copy)
         check(lib.sgfp4_model_tensor_open(self._mh.ptr, p, ctypes.byref(out),
                                           ctypes.byref(opts) if opts else None,
                                           ctypes.byref(diag)), diag=diag)
@@ -318,7 +320,11 @@ def open_model(source, *, limits=None, temp_dir=None, max_decompressed_bytes=0, 
 
     source: a path (mapped; a .zst file is decompressed once into an unlinked temporary
     file in temp_dir, else $TMPDIR, else /tmp) or bytes-like (used in place when
-    read-only, as sgfp4.open). limits: {"max_header_bytes": N} (0 = 100 MB).
+    read-only, as sgfp4.open). copy=True reads a path's file (a set: every shard) into
+    memory instead of mapping it, so that nothing done to the files afterwards reaches the
+    model (costs the files' size in memory; docs/python.md, "Mapped files"); bytes-like
+    sources are copied as sgfp4.open copies them. limits: {"max_header_bytes": N} (0 = 100
+    MB).
     """
     o = _lib.init_struct(_lib.ModelOpenOptions, "sgfp4_model_open_options_init")
     for key, value in dict(limits or {}).items():
@@ -331,6 +337,7 @@ def open_model(source, *, limits=None, temp_dir=None, max_decompressed_bytes=0, 
     ptr = ctypes.c_void_p()
     diag = _lib.Diag()
     if isinstance(source, (str, os.PathLike)):
+        o.copy = 1 if copy else 0
         status = lib.sgfp4_model_open(os.fsencode(source), ctypes.byref(ptr), ctypes.byref(o),
                                       ctypes.byref(diag))
         keep = None

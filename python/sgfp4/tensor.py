@@ -61,13 +61,15 @@ class _Handle:
                 owner._free()
 
 
-def open_options(limits=None):
+def open_options(limits=None, copy=False):
     """A C sgfp4_open_options from a `limits` mapping (max_elements, max_container_bytes,
-    max_header_bytes; absent or 0 = the library default), or None for all defaults."""
-    if not limits:
+    max_header_bytes; absent or 0 = the library default) and the copy option, or None for
+    all defaults."""
+    if not limits and not copy:
         return None
     o = _lib.init_struct(_lib.OpenOptions, "sgfp4_open_options_init")
-    for key, value in dict(limits).items():
+    o.copy = 1 if copy else 0
+    for key, value in dict(limits or {}).items():
         if key not in ("max_elements", "max_container_bytes", "max_header_bytes"):
             raise argument_error(f"limits: unknown key {key!r}")
         setattr(o.limits, key, int(value))
@@ -311,8 +313,10 @@ def open(data, shape, profile="auto", *, limits=None, copy=None):  # noqa: A001
 
     data: the container bytes (bytes, bytearray, memoryview, mmap, numpy array: anything
     with the buffer protocol) or a file path (mapped read-only). Read-only buffers and files
-    are used in place (zero-copy); writable ones are copied unless copy=False (see
-    docs/python.md, "Buffers"). shape: (rows, cols), the logical (O, I): a bare container
+    are used in place (zero-copy); writable ones are copied unless copy=False; copy=True
+    always copies, and reads a file into memory instead of mapping it, so that nothing done
+    to the file afterwards (rewriting, truncating) reaches the tensor (see docs/python.md,
+    "Buffers" and "Mapped files"). shape: (rows, cols), the logical (O, I): a bare container
     does not store it. profile: "auto" (v2 if the bytes begin with 'SGF4'), "v1" or "v2".
     limits: {"max_elements": N, "max_container_bytes": N} (0 or absent = the defaults).
     Raises the Error subclass of the rule the bytes break, naming block, leaf and offset.

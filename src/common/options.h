@@ -34,13 +34,15 @@ sgfp4_status sgfp4_options_init(void *options, size_t caller_size, const void *d
  * published, oldest first; an earlier layout's sizeof is the offset of the first field
  * appended after it). When a field is appended, append the new sizeof here; never remove an
  * entry. tests/unit/test_options.c initialises and reads each one. */
-#define SGFP4_LAYOUTS_sgfp4_open_options sizeof(sgfp4_open_options)
+#define SGFP4_LAYOUTS_sgfp4_open_options                                                       \
+    offsetof(sgfp4_open_options, copy), sizeof(sgfp4_open_options)
 #define SGFP4_LAYOUTS_sgfp4_decode_options sizeof(sgfp4_decode_options)
 #define SGFP4_LAYOUTS_sgfp4_encode_options                                                     \
     offsetof(sgfp4_encode_options, metric), sizeof(sgfp4_encode_options)
 #define SGFP4_LAYOUTS_sgfp4_model_open_options                                                 \
     offsetof(sgfp4_model_open_options, ignore_index_total_size),                               \
-        offsetof(sgfp4_model_open_options, max_tensors), sizeof(sgfp4_model_open_options)
+        offsetof(sgfp4_model_open_options, max_tensors),                                       \
+        offsetof(sgfp4_model_open_options, copy), sizeof(sgfp4_model_open_options)
 #define SGFP4_LAYOUTS_sgfp4_model_write_options                                                \
     offsetof(sgfp4_model_write_options, tensor_report),                                        \
         offsetof(sgfp4_model_write_options, max_output_elements),                              \

@@ -1,38 +1,34 @@
 /* Locating the leaves of a block in a validated view, and the queries built on that.
- * No checks here: sgfp4_tensor_open() proved every read below in bounds.
+ * No checks here: sgfp4_tensor_open() proved every read below in bounds, and the places
+ * come from the view's copy of them (tensor.h).
  * SPDX-License-Identifier: MIT */
 #include "container/tensor.h"
 #include "format/leaf_geometry.h"
 
 unsigned sgfp4_block_leaf_refs(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
 {
-    const uint8_t *d = t->data;
     if (t->profile == SGFP4_PROFILE_V1) {
-        const uint32_t header = sgfp4_load_u32le(d + 4 * b);
-        const uint32_t offset = sgfp4_load_u32le(d + 4 * t->blocks + 4 * b);
-        out[0] = (sgfp4_leaf_ref){0, 0, 64, (uint8_t)(offset & 1u), header,
+        const uint32_t header = sgfp4_load_u32le(t->data + 4 * b);
+        out[0] = (sgfp4_leaf_ref){0, 0, 64, (uint8_t)sgfp4_v1_mode(t, b), header,
                                   sgfp4_header_scale(header),
                                   sgfp4_header_bias(header, SGFP4_PROFILE_V1),
-                                  d + 8 * t->blocks + (offset & ~UINT32_C(0xF))};
+                                  sgfp4_v1_payload(t, b)};
         return 1;
     }
-    const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-    const unsigned layout = sgfp4_load_u32le(rec) & 7u;
+    const uint8_t *rec = sgfp4_record_start(t, b);
+    const unsigned layout = sgfp4_record_layout(t, b);
+    const uint32_t *modes = sgfp4_record_modes(t, b);
     sgfp4_leaf_pos pos[SGFP4_MAX_LEAVES];
     unsigned n, bits;
-    const uint8_t *headers = rec + 4;
-    if (layout == SGFP4_LAYOUT_MIXED) {
-        const uint32_t words[3] = {sgfp4_load_u32le(rec + 4), sgfp4_load_u32le(rec + 8),
-                                   sgfp4_load_u32le(rec + 12)};
-        (void)sgfp4_split_walk(words, pos, &n, &bits);
-        headers += 12;
-    } else {
+    if (layout == SGFP4_LAYOUT_MIXED)
+        (void)sgfp4_split_walk(sgfp4_record_map(t, b), pos, &n, &bits);
+    else
         n = sgfp4_uniform_leaves(layout, pos);
-    }
+    const uint8_t *headers = rec + sgfp4_record_headers_at(layout);
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = sgfp4_load_u32le(headers + 4 * i);
-        const uint8_t mode = (uint8_t)(h & 1u);
+        const uint8_t mode = (uint8_t)sgfp4_leaf_mode(modes, i);
         out[i] = (sgfp4_leaf_ref){pos[i].y, pos[i].x, pos[i].size, mode, h,
                                   sgfp4_header_scale(h), sgfp4_header_bias(h, SGFP4_PROFILE_V2),
                                   payload};

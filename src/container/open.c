@@ -1,4 +1,6 @@
-/* sgfp4_tensor_open: shape and limit checks, profile choice, then the profile's validator.
+/* sgfp4_tensor_open: shape and limit checks, the copy of the bytes when asked for, profile
+ * choice, then the profile's validator, which also fills the view's copy of the places its
+ * reads depend on (container/tensor.h).
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
@@ -8,6 +10,16 @@
 
 #define DEFAULT_MAX_ELEMENTS (UINT64_C(1) << 34)
 #define DEFAULT_MAX_CONTAINER (UINT64_C(1) << 40)
+
+/* Frees what a view owns beside itself: its copy of the places and of the bytes. */
+static void release_copies(sgfp4_tensor *view)
+{
+    const sgfp4_allocator *a = &view->allocator;
+    sgfp4_free_with(a, view->v1_offsets);
+    sgfp4_free_with(a, view->records);
+    sgfp4_free_with(a, view->modes);
+    sgfp4_free_with(a, view->owned);
+}
 
 sgfp4_status sgfp4_open_options_init_sized(sgfp4_open_options *options, size_t size)
 {
@@ -65,6 +77,16 @@ sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile prof
                           "container of %llu bytes exceeds the limit of %llu",
                           (unsigned long long)size, (unsigned long long)max_container);
 
+    uint8_t *owned = NULL;
+    if (o->copy && size) {
+        owned = sgfp4_alloc_with(&o->allocator, size);
+        if (!owned)
+            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                              "cannot allocate the %zu-byte copy of the container", size);
+        memcpy(owned, data, size);
+        data = owned;
+    }
+
     if (profile == SGFP4_PROFILE_AUTO) {
         const uint8_t *p = data;
         profile = size >= 4 && p[0] == 'S' && p[1] == 'G' && p[2] == 'F' && p[3] == '4'
@@ -82,6 +104,7 @@ sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile prof
     view.tiles_x = tiles_x;
     view.blocks = tiles_y * tiles_x;
     view.allocator = o->allocator;
+    view.owned = owned;
     view.info.profile = profile;
     view.info.rows = rows;
     view.info.cols = cols;
@@ -93,12 +116,16 @@ sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile prof
 
     const sgfp4_status status = profile == SGFP4_PROFILE_V1 ? sgfp4_validate_v1(&view, diag)
                                                             : sgfp4_validate_v2(&view, diag);
-    if (status != SGFP4_OK)
+    if (status != SGFP4_OK) {
+        release_copies(&view);
         return status;
+    }
 
     sgfp4_tensor *t = sgfp4_alloc_with(&o->allocator, sizeof *t);
-    if (!t)
+    if (!t) {
+        release_copies(&view);
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "cannot allocate the tensor view");
+    }
     *t = view;
     *out = t;
     return SGFP4_OK;
@@ -108,6 +135,7 @@ void sgfp4_tensor_close(sgfp4_tensor *tensor)
 {
     if (tensor) {
         const sgfp4_allocator a = tensor->allocator;
+        release_copies(tensor);
         sgfp4_free_with(&a, tensor);
     }
 }

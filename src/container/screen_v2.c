@@ -7,6 +7,8 @@
  * anything looks wrong it answers "not proven" and the full check, which names the first
  * broken rule in stream order, decides. It reads only inside the container.
  * SPDX-License-Identifier: MIT */
+#include <string.h>
+
 #include "common/compiler.h"
 #include "container/validate.h"
 
@@ -201,11 +203,31 @@ static void split_size_indices(const uint8_t *map, uint8_t *si)
     }
 }
 
-/* The T158 leaves of a MIXED record per size index (COUNT fields): the split map at `map`
- * (accepted by walk_split_map()) walked again, each leaf's mode bit read from its header. */
-static uint64_t mixed_t158_counts(const uint8_t *map, const uint8_t *headers)
+/* The modes of the n leaf headers at h (their bit 0), read once: one byte per leaf (0 or 1)
+ * into modes[0..n) for the walks below, and as bits into t158 (sgfp4_record_form.t158);
+ * true when some leaf is T158. Eight bytes of 0 or 1 become eight bits in one multiply: byte
+ * j times 2^(7 - j) of each byte of the constant lands on bit 56 + j, and no two products
+ * meet. */
+static bool read_modes(const uint8_t *h, unsigned n, uint8_t modes[SGFP4_MAX_LEAVES + 8],
+                       uint32_t t158[8])
 {
-#define MODE_(i) (sgfp4_load_u32le(headers + 4 * (size_t)(i)) & 1u)
+    for (unsigned i = 0; i < n; i++)
+        modes[i] = h[4 * i] & 1u; /* bit 0 of the little-endian word */
+    memset(modes + n, 0, 8); /* the last group of eight */
+    uint8_t bits[32] = {0};
+    for (unsigned k = 0; 8 * k < n; k++)
+        bits[k] = (uint8_t)((sgfp4_load_u64le(modes + 8 * k) * UINT64_C(0x0102040810204080)) >> 56);
+    uint32_t any = 0;
+    for (unsigned w = 0; w < 8; w++)
+        any |= t158[w] = sgfp4_load_u32le(bits + 4 * w);
+    return any != 0;
+}
+
+/* The T158 leaves of a MIXED record per size index (COUNT fields): the split map at `map`
+ * (accepted by walk_split_map()) walked again, each leaf's mode from modes[]. */
+static uint64_t mixed_t158_counts(const uint8_t *map, const uint8_t *modes)
+{
+#define MODE_(i) modes[i]
     unsigned k = 1, i = 0;
     uint64_t t158 = 0;
     if (!(map[0] & 1u))
@@ -236,22 +258,23 @@ static uint64_t mixed_t158_counts(const uint8_t *map, const uint8_t *headers)
 #undef MODE_
 }
 
-/* A record with T158 leaves: *t158_counts its T158 leaves per size index (COUNT fields) and
- * *bytes its payload bytes (a T158 leaf's payload is smaller than an FP4 one's of its size by
- * fp4_saving); true when every 4x4 leaf's pad is zero. Only a record with 4x4 leaves needs
- * the leaves' payload places, found leaf by leaf. */
+/* A record with T158 leaves (leaf i's mode in modes[i], n = r->leaves): *t158_counts its
+ * T158 leaves per size index (COUNT fields) and *bytes its payload bytes (a T158 leaf's
+ * payload is smaller than an FP4 one's of its size by fp4_saving); true when every 4x4
+ * leaf's pad is zero. Only a record with 4x4 leaves needs the leaves' payload places, found
+ * leaf by leaf. */
 static bool mixed_modes(unsigned layout, const uint8_t *map, const sgfp4_record_shape *r,
-                        const uint8_t *headers, const uint8_t *payloads, uint64_t *bytes,
+                        const uint8_t *modes, const uint8_t *payloads, uint64_t *bytes,
                         uint64_t *t158_counts)
 {
     static const uint16_t fp4_saving[5] = {1024, 256, 64, 16, 0};
     uint64_t t158 = 0;
     if (layout == SGFP4_LAYOUT_MIXED) {
-        t158 = mixed_t158_counts(map, headers);
+        t158 = mixed_t158_counts(map, modes);
     } else {
         unsigned n = 0;
         for (unsigned i = 0; i < r->leaves; i++)
-            n += sgfp4_load_u32le(headers + 4 * i) & 1u;
+            n += modes[i];
         t158 = COUNT(sgfp4_size_index(sgfp4_uniform_leaf_size(layout)), n);
     }
     *t158_counts = t158;
@@ -267,7 +290,7 @@ static bool mixed_modes(unsigned layout, const uint8_t *map, const sgfp4_record_
         memset(si, 4, r->leaves);
     uint64_t pad = 0, at = 0;
     for (unsigned i = 0; i < r->leaves; i++) {
-        const unsigned size = si[i], mode = sgfp4_load_u32le(headers + 4 * i) & 1u;
+        const unsigned size = si[i], mode = modes[i];
         if (size == 4) { /* codes: 8 FP4 or 4 T158 bytes, then zeros to 16 */
             pad |= sgfp4_load_u64le(payloads + at + 8);
             pad |= mode ? sgfp4_load_u32le(payloads + at + 4) : 0;
@@ -286,13 +309,14 @@ void sgfp4_v2_record_shape(const sgfp4_tensor *t, uint64_t rec, sgfp4_record_sha
      * can span is then readable, with no bounds test of its own. */
     if (rec > t->size || t->size - rec < SGFP4_V2_RECORD_MAX)
         return;
-    const uint32_t sb = sgfp4_load_u32le(d + rec);
+    memcpy(r->head, d + rec, sizeof r->head); /* readable: see above */
+    const uint32_t sb = sgfp4_load_u32le(r->head);
     r->layout = sb & 7u;
     if (sb >> 3 || r->layout > 5)
         return;
     r->headers = rec + 4;
     if (r->layout == SGFP4_LAYOUT_MIXED) {
-        if (!walk_split_map(d + rec + 4, r))
+        if (!walk_split_map(r->head + 4, r))
             return;
         r->headers += 12;
     } else {
@@ -329,10 +353,19 @@ bool sgfp4_v2_record_screen(const sgfp4_tensor *t, const sgfp4_record_shape *r,
         (sgfp4_load_u64le(d + payloads - 8) & mask[1]))
         return false;
     uint64_t bytes = r->fp4_bytes;
+    sgfp4_record_form *form = &stats->form;
+    form->layout = r->layout;
+    for (unsigned w = 0; w < 3; w++)
+        form->map[w] = r->layout == SGFP4_LAYOUT_MIXED ? sgfp4_load_u32le(r->head + 4 + 4 * w) : 0;
+    /* the modes read once more, into the form: the payloads' places below come from them */
+    uint8_t modes[SGFP4_MAX_LEAVES + 8];
+    form->any_t158 = t158 && read_modes(d + r->headers, r->leaves, modes, form->t158);
+    if (!form->any_t158)
+        memset(form->t158, 0, sizeof form->t158);
     stats->t158_counts = 0;
-    if (t158 ? !mixed_modes(r->layout, d + r->rec + 4, r, d + r->headers, d + payloads, &bytes,
-                            &stats->t158_counts)
-             : !fp4_pads_clean(r->layout, d + payloads, r))
+    if (form->any_t158 ? !mixed_modes(r->layout, r->head + 4, r, modes, d + payloads, &bytes,
+                                      &stats->t158_counts)
+                       : !fp4_pads_clean(r->layout, d + payloads, r))
         return false;
     stats->end = payloads + bytes;
     stats->layout = r->layout;

@@ -13,11 +13,22 @@
 sgfp4_status sgfp4_validate_v1(sgfp4_tensor *t, sgfp4_diag *diag);
 sgfp4_status sgfp4_validate_v2(sgfp4_tensor *t, sgfp4_diag *diag);
 
+/* What places the leaves and payloads of a v2 record, as its check read it: the view keeps
+ * a copy (tensor.h), so that no later change of the bytes moves a read. Each field is taken
+ * from the one read of those bytes that the check's bounds were computed from. */
+typedef struct sgfp4_record_form {
+    unsigned layout;
+    uint32_t map[3];  /* MIXED: the split map; zero otherwise */
+    bool any_t158;    /* some leaf is T158: */
+    uint32_t t158[8]; /* bit i % 32 of word i / 32: leaf i is T158 (all zero if none) */
+} sgfp4_record_form;
+
 /* The full check of v2 record b, which starts at absolute byte `rec` (validate_v2.c): every
  * rule of spec 22.8.2, in stream order, the first broken one named in *diag. On success *end
- * is the byte after its last payload and its leaves are counted in t->info. */
+ * is the byte after its last payload, *form what places its leaves (form may be NULL) and
+ * its leaves are counted in t->info. */
 sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, uint64_t *end,
-                                   sgfp4_diag *diag);
+                                   sgfp4_record_form *form, sgfp4_diag *diag);
 
 /* The most bytes a v2 record can span: sb_header, split map and 256 leaf headers (1040 with
  * their pad), then 256 4x4 FP4 payloads of 8 bytes padded to 16. */
@@ -30,6 +41,7 @@ typedef struct sgfp4_record_stats {
     unsigned layout, leaves;
     uint64_t counts;      /* leaves per size index, packed */
     uint64_t t158_counts; /* of those, in T158 mode, packed */
+    sgfp4_record_form form;
 } sgfp4_record_stats;
 #define SGFP4_RECORD_COUNT_FIELD(size_index, n) ((uint64_t)(n) << (9 * (size_index)))
 #define SGFP4_RECORD_COUNT(packed, size_index) ((unsigned)((packed) >> (9 * (size_index))) & 511u)
@@ -43,6 +55,9 @@ typedef struct sgfp4_record_stats {
 typedef struct sgfp4_record_shape {
     uint64_t rec;        /* where the record starts (absolute byte) */
     bool screenable;     /* false: the full check decides */
+    /* its first bytes as read once: the sb_header and split map, which both stages work on
+     * (and the next 8 bytes, which the walks' 8-byte loads reach and ignore) */
+    uint8_t head[24];
     unsigned layout, leaves;
     uint64_t headers, payloads; /* where its leaf headers and payloads start */
     uint64_t counts;     /* leaves per size index, packed */

@@ -33,6 +33,12 @@ sgfp4_status sgfp4_validate_v1(sgfp4_tensor *t, sgfp4_diag *diag)
     const uint8_t *offsets = t->data + 4 * B;
     const uint8_t *blob = t->data + 8 * B;
     const uint64_t blob_bytes = B * SGFP4_V1_PAYLOAD;
+    /* the view's copy of the payload offsets (tensor.h): each word as it is checked here */
+    uint32_t *kept = t->v1_offsets = sgfp4_alloc_with(&t->allocator, (size_t)B * sizeof *kept);
+    if (!kept)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                          "cannot allocate the copy of %llu payload offsets",
+                          (unsigned long long)B);
 
     for (uint64_t b = 0; b < B; b++) {
         const int64_t header_at = (int64_t)(4 * b);
@@ -41,6 +47,7 @@ sgfp4_status sgfp4_validate_v1(sgfp4_tensor *t, sgfp4_diag *diag)
         const uint32_t offset = sgfp4_load_u32le(offsets + 4 * b);
         const unsigned flags = offset & 0xFu;
         const uint64_t base = offset & ~UINT32_C(0xF);
+        kept[b] = offset;
 
         if (flags & 0xCu)
             return sgfp4_fail(diag, SGFP4_ERR_V1_RESERVED_FLAGS, offset_at, (int64_t)b, -1,

@@ -60,8 +60,12 @@ static sgfp4_status validate_stream_header(sgfp4_tensor *t, sgfp4_diag *diag)
 }
 
 sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, uint64_t *end,
-                                   sgfp4_diag *diag)
+                                   sgfp4_record_form *form, sgfp4_diag *diag)
 {
+    sgfp4_record_form unused;
+    if (!form)
+        form = &unused;
+    memset(form, 0, sizeof *form);
     const uint8_t *d = t->data;
     const uint64_t size = t->size;
     const int64_t blk = (int64_t)b;
@@ -85,6 +89,7 @@ sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, ui
         return sgfp4_fail(diag, SGFP4_ERR_V2_LAYOUT, (int64_t)rec, blk, -1,
                           "v2 record %llu at byte %llu: layout %u is not 0..5", (ull)b,
                           (ull)rec, layout);
+    form->layout = layout;
 
     sgfp4_leaf_pos leaves[SGFP4_MAX_LEAVES];
     unsigned n;
@@ -109,6 +114,7 @@ sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, ui
                               "bits set after bit %u, the last one used",
                               (ull)b, (ull)rec + 4, words[0], words[1], words[2],
                               bits_used ? bits_used - 1 : 0);
+        memcpy(form->map, words, sizeof words);
         headers += 12;
     } else {
         n = sgfp4_uniform_leaves(layout, leaves);
@@ -138,6 +144,8 @@ sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, ui
             return sgfp4_affine_fail(s, h, 0xFFF0u, (int64_t)at, blk, (int32_t)i, where, diag);
         }
         const unsigned mode = h & 1u;
+        form->t158[i / 32] |= (uint32_t)mode << (i % 32);
+        form->any_t158 = form->any_t158 || mode;
         const uint64_t bytes = sgfp4_payload_bytes(leaves[i].size, mode);
         const uint64_t padded = sgfp4_align16(bytes);
         if (size - payload < padded)
@@ -217,10 +225,67 @@ static void screened_count(sgfp4_tensor *t, const screened *sum)
         info->records_by_layout[l] += sum->records_by_layout[l];
 }
 
+/* The view's copy of the record places (tensor.h): t->records, and t->modes, which holds
+ * `count` entries of `capacity` and grows as records with T158 leaves come. */
+typedef struct mode_pool {
+    uint64_t count, capacity;
+} mode_pool;
+
+static sgfp4_status places_begin(sgfp4_tensor *t, mode_pool *pool, sgfp4_diag *diag)
+{
+    pool->count = 1;
+    /* room for every record of a tensor of up to 4096 blocks (128 KiB); larger ones grow */
+    pool->capacity = (t->blocks <= 4096 ? t->blocks : 4096) + 1;
+    t->records = sgfp4_alloc_with(&t->allocator, (size_t)t->blocks * sizeof *t->records);
+    t->modes = sgfp4_alloc_with(&t->allocator, (size_t)pool->capacity * sizeof *t->modes);
+    if (!t->records || !t->modes)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                          "cannot allocate the copy of %llu record places", (ull)t->blocks);
+    memset(&t->modes[0], 0, sizeof t->modes[0]); /* every leaf FP4 */
+    return SGFP4_OK;
+}
+
+/* Keeps record b's place: its offset (as validated) and form. */
+static sgfp4_status keep_place(sgfp4_tensor *t, uint64_t b, uint32_t offset,
+                               const sgfp4_record_form *form, mode_pool *pool,
+                               sgfp4_diag *diag)
+{
+    sgfp4_record_place *place = &t->records[b];
+    place->at = offset | form->layout;
+    memcpy(place->map, form->map, sizeof place->map);
+    place->modes = 0;
+    if (!form->any_t158)
+        return SGFP4_OK;
+    if (pool->count > UINT32_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, (int64_t)b, -1,
+                          "more than 2^32 v2 records with T158 leaves");
+    if (pool->count == pool->capacity) {
+        const uint64_t capacity = 2 * pool->capacity;
+        sgfp4_leaf_modes *grown =
+            capacity <= SIZE_MAX / sizeof *grown
+                ? sgfp4_alloc_with(&t->allocator, (size_t)capacity * sizeof *grown)
+                : NULL;
+        if (!grown)
+            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, (int64_t)b, -1,
+                              "cannot allocate the copy of the leaf modes of %llu records",
+                              (ull)capacity);
+        memcpy(grown, t->modes, (size_t)pool->count * sizeof *grown);
+        sgfp4_free_with(&t->allocator, t->modes);
+        t->modes = grown;
+        pool->capacity = capacity;
+    }
+    memcpy(t->modes[pool->count].t158, form->t158, sizeof form->t158);
+    place->modes = (uint32_t)pool->count++;
+    return SGFP4_OK;
+}
+
 sgfp4_status sgfp4_validate_v2(sgfp4_tensor *t, sgfp4_diag *diag)
 {
     sgfp4_status s = validate_stream_header(t, diag);
     if (s != SGFP4_OK)
+        return s;
+    mode_pool pool;
+    if ((s = places_begin(t, &pool, diag)) != SGFP4_OK)
         return s;
     uint64_t furthest = t->record_base;
     uint32_t previous = 0;
@@ -247,12 +312,16 @@ sgfp4_status sgfp4_validate_v2(sgfp4_tensor *t, sgfp4_diag *diag)
         sgfp4_record_shape *shape = &ahead[b % SHAPE_AHEAD];
         uint64_t end;
         sgfp4_record_stats stats;
+        const sgfp4_record_form *form = &stats.form;
         if (shape->rec == rec && sgfp4_v2_record_screen(t, shape, &stats)) {
             screened_add(&sum, &stats);
             end = stats.end;
-        } else if ((s = sgfp4_v2_record_check(t, b, rec, &end, diag)) != SGFP4_OK) {
+        } else if ((s = sgfp4_v2_record_check(t, b, rec, &end, &stats.form, diag)) !=
+                   SGFP4_OK) {
             return s;
         }
+        if ((s = keep_place(t, b, offset, form, &pool, diag)) != SGFP4_OK)
+            return s;
         if (b + SHAPE_AHEAD < t->blocks)
             sgfp4_v2_record_shape(t, record_at(t, b + SHAPE_AHEAD), shape);
         if (b + 2 * SHAPE_AHEAD < t->blocks) {
@@ -265,6 +334,15 @@ sgfp4_status sgfp4_validate_v2(sgfp4_tensor *t, sgfp4_diag *diag)
             furthest = end;
     }
     screened_count(t, &sum);
+    if (pool.count < pool.capacity) { /* the view keeps exactly what it needs */
+        sgfp4_leaf_modes *fitted =
+            sgfp4_alloc_with(&t->allocator, (size_t)pool.count * sizeof *fitted);
+        if (fitted) {
+            memcpy(fitted, t->modes, (size_t)pool.count * sizeof *fitted);
+            sgfp4_free_with(&t->allocator, t->modes);
+            t->modes = fitted;
+        }
+    }
     if (furthest != t->size)
         return sgfp4_fail(diag, SGFP4_ERR_V2_TRAILING_BYTES, (int64_t)furthest, -1, -1,
                           "v2 stream has %llu bytes after the end of its last record at byte "

@@ -41,11 +41,12 @@ static inline uint32_t sgfp4_leaf_descriptor(unsigned cls, unsigned y, unsigned 
 {
     return (uint32_t)cls << 16 | (uint32_t)(y * SGFP4_MB + x);
 }
-/* The leaves of v2 record `rec` in storage order as descriptors: *desc points to a constant
+/* The leaves of v2 record b of t in storage order as descriptors: *desc points to a constant
  * table (uniform layouts) or to `buffer` (MIXED; SGFP4_MAX_LEAVES + 16 entries, the walk
  * writes 16 at a time); *desc has 16 readable entries past the count. Sets where the leaf
- * headers start; returns the leaf count. */
-unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint32_t *buffer,
+ * headers start; returns the leaf count. The layout and split map come from the view's copy
+ * of them (container/tensor.h). */
+unsigned sgfp4_decode_record_positions(const sgfp4_tensor *t, uint64_t b, uint32_t *buffer,
                                        const uint32_t **desc, const uint8_t **headers);
 /* The mask of a leaf's rows [y, y + size) within a block. */
 static inline uint64_t sgfp4_leaf_row_mask(unsigned y, unsigned size)
@@ -85,6 +86,7 @@ typedef struct sgfp4_leaf_list {
     unsigned count;
     unsigned kind_count[SGFP4_LEAF_KINDS];
     const uint8_t *payload; /* leaf i's payload is payload + offset[i] */
+    const uint32_t *modes;  /* v2: the record's leaf modes (sgfp4_leaf_modes.t158) */
     const uint32_t *desc;   /* class << 16 | y * 64 + x (a constant table or desc_buffer) */
     uint32_t desc_buffer[SGFP4_MAX_LEAVES + 16];
     uint32_t mode[SGFP4_MAX_LEAVES + 16];
@@ -97,14 +99,14 @@ typedef struct sgfp4_leaf_list {
 /* Lists v1 block b (its one 64x64 leaf) into *list (leaf_parse.c); returns 1. */
 unsigned sgfp4_list_v1_block(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
 /* What every listing of block b starts with (leaf_parse.c): a v1 block listed whole (sets
- * *headers to NULL); for a v2 record, list->desc and list->payload set and *headers where
- * its leaf headers start. Returns the leaf count. */
+ * *headers to NULL); for a v2 record, list->desc, list->payload and list->modes set and
+ * *headers where its leaf headers start. Returns the leaf count. */
 unsigned sgfp4_list_begin(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list,
                           const uint8_t **headers);
-/* With list->desc set for a v2 record's n leaves (headers at `headers`): fills each leaf's
- * mode, payload offset (an exclusive sum of the padded payload sizes), the kind groups and
- * the count (leaf_parse.c). The SIMD listings convert scales and biases themselves. */
-void sgfp4_list_group(sgfp4_leaf_list *list, const uint8_t *headers, unsigned n);
+/* With list->desc and list->modes set for a v2 record's n leaves: fills each leaf's mode,
+ * payload offset (an exclusive sum of the padded payload sizes), the kind groups and the
+ * count (leaf_parse.c). The SIMD listings convert scales and biases themselves. */
+void sgfp4_list_group(sgfp4_leaf_list *list, unsigned n);
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 /* Lists block b of t (b < t->blocks) into *list, 8 headers at a time (decode/leaves_avx2.c;

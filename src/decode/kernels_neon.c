@@ -305,7 +305,7 @@ unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_l
         vst1q_f32(list->scale + i, half_to_float_x4(vshrq_n_u32(h, 16)));
         vst1q_f32(list->bias + i, half_to_float_x4(vandq_u32(h, vdupq_n_u32(0xFFF0u))));
     }
-    sgfp4_list_group(list, headers, n);
+    sgfp4_list_group(list, n);
     return n;
 }
 

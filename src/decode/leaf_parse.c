@@ -78,11 +78,11 @@ static inline void emit_node16(uint32_t *restrict out, const uint32_t *restrict 
  * split bit, then its four 8x8 children's) or 1 (a leaf), and the table holds its leaves,
  * so only the 5 bits above that level are branches (a walk bit by bit mispredicts on most
  * split bits of an encoder's MIXED records). */
-static unsigned walk_split_map(const uint8_t *map, uint32_t *desc)
+static unsigned walk_split_map(const uint32_t map[3], uint32_t *desc)
 {
     /* the unread map bits, lowest first, in a two-word shift register (85 bits at most) */
-    uint64_t lo = sgfp4_load_u32le(map) | (uint64_t)sgfp4_load_u32le(map + 4) << 32;
-    uint64_t hi = sgfp4_load_u32le(map + 8);
+    uint64_t lo = map[0] | (uint64_t)map[1] << 32;
+    uint64_t hi = map[2];
 #define CONSUME(count) (lo = lo >> (count) | hi << (64 - (count)), hi >>= (count))
     if (!(lo & 1u)) {
         desc[0] = sgfp4_leaf_descriptor(4, 0, 0);
@@ -111,17 +111,17 @@ static unsigned walk_split_map(const uint8_t *map, uint32_t *desc)
     return n;
 }
 
-unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint32_t *buffer,
+unsigned sgfp4_decode_record_positions(const sgfp4_tensor *t, uint64_t b, uint32_t *buffer,
                                        const uint32_t **desc, const uint8_t **headers)
 {
     pthread_once(&tables_once, tables_build);
-    const unsigned layout = rec[0] & 7u;
+    const uint8_t *rec = sgfp4_record_start(t, b);
+    const unsigned layout = sgfp4_record_layout(t, b);
+    *headers = rec + sgfp4_record_headers_at(layout);
     if (layout == SGFP4_LAYOUT_MIXED) {
-        *headers = rec + 16;
         *desc = buffer;
-        return walk_split_map(rec + 4, buffer);
+        return walk_split_map(sgfp4_record_map(t, b), buffer);
     }
-    *headers = rec + 4;
     *desc = tables.uniform[layout];
     const unsigned shift = layout == 5 ? 2 : 6 - layout; /* log2 of the leaf edge */
     return 1u << (2 * (6 - shift));
@@ -129,25 +129,25 @@ unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint32_t *buffer,
 
 unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
 {
-    const uint8_t *d = t->data;
     if (t->profile == SGFP4_PROFILE_V1) {
-        const uint32_t header = sgfp4_load_u32le(d + 4 * b);
-        const uint32_t offset = sgfp4_load_u32le(d + 4 * t->blocks + 4 * b);
-        out[0] = (sgfp4_leaf_ref){0, 0, 64, (uint8_t)(offset & 1u), header,
+        const uint32_t header = sgfp4_load_u32le(t->data + 4 * b);
+        out[0] = (sgfp4_leaf_ref){0, 0, 64, (uint8_t)sgfp4_v1_mode(t, b), header,
                                   sgfp4_half_to_float_finite(header >> 16),
                                   sgfp4_half_to_float_finite(header & 0xFFFFu),
-                                  d + 8 * t->blocks + (offset & ~UINT32_C(0xF))};
+                                  sgfp4_v1_payload(t, b)};
         return 1;
     }
-    const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
+    const uint8_t *rec = sgfp4_record_start(t, b);
+    const uint32_t *modes = sgfp4_record_modes(t, b);
     const uint8_t *headers;
     uint32_t buffer[SGFP4_MAX_LEAVES + 16];
     const uint32_t *desc;
-    const unsigned n = sgfp4_decode_record_positions(rec, buffer, &desc, &headers);
+    const unsigned n = sgfp4_decode_record_positions(t, b, buffer, &desc, &headers);
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = sgfp4_load_u32le(headers + 4 * i);
-        const unsigned at = desc[i] & 0xFFFFu, size = 4u << (desc[i] >> 16), mode = h & 1u;
+        const unsigned at = desc[i] & 0xFFFFu, size = 4u << (desc[i] >> 16),
+                       mode = sgfp4_leaf_mode(modes, i);
         out[i] = (sgfp4_leaf_ref){(uint8_t)(at / SGFP4_MB),
                                   (uint8_t)(at % SGFP4_MB),
                                   (uint8_t)size,
@@ -164,10 +164,8 @@ unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf
 
 unsigned sgfp4_list_v1_block(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {
-    const uint8_t *d = t->data;
-    const uint32_t header = sgfp4_load_u32le(d + 4 * b);
-    const uint32_t offset = sgfp4_load_u32le(d + 4 * t->blocks + 4 * b);
-    const unsigned mode = offset & 1u;
+    const uint32_t header = sgfp4_load_u32le(t->data + 4 * b);
+    const unsigned mode = sgfp4_v1_mode(t, b);
     for (unsigned k = 0; k < SGFP4_LEAF_KINDS; k++)
         list->kind_count[k] = 0;
     list->desc_buffer[0] = sgfp4_leaf_descriptor(4, 0, 0);
@@ -176,19 +174,21 @@ unsigned sgfp4_list_v1_block(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list 
     list->bias[0] = sgfp4_half_to_float_finite(header & 0xFFFFu);
     list->mode[0] = mode;
     list->offset[0] = 0;
-    list->payload = d + 8 * t->blocks + (offset & ~UINT32_C(0xF));
+    list->payload = sgfp4_v1_payload(t, b);
     list->by_kind[8 + mode][0] = 0;
     list->kind_count[8 + mode] = 1;
     return list->count = 1;
 }
 
-void sgfp4_list_group(sgfp4_leaf_list *list, const uint8_t *headers, unsigned n)
+void sgfp4_list_group(sgfp4_leaf_list *list, unsigned n)
 {
     for (unsigned k = 0; k < SGFP4_LEAF_KINDS; k++)
         list->kind_count[k] = 0;
-    uint32_t offset = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const unsigned mode = headers[4 * i] & 1u, cls = list->desc[i] >> 16;
+    uint32_t offset = 0, modes = 0;
+    for (unsigned i = 0; i < n; i++, modes >>= 1) {
+        if (i % 32 == 0)
+            modes = list->modes[i / 32]; /* the next 32 leaves' modes, from bit 0 on */
+        const unsigned mode = modes & 1u, cls = list->desc[i] >> 16;
         const unsigned kind = 2 * cls + mode;
         list->mode[i] = mode;
         list->offset[i] = offset;
@@ -207,9 +207,10 @@ unsigned sgfp4_list_begin(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *li
         *headers = NULL;
         return sgfp4_list_v1_block(t, b, list);
     }
-    const uint8_t *d = t->data;
-    const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-    const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, headers);
+    const uint8_t *rec = sgfp4_record_start(t, b);
+    const unsigned n =
+        sgfp4_decode_record_positions(t, b, list->desc_buffer, &list->desc, headers);
     list->payload = rec + sgfp4_align16((uint64_t)(*headers - rec) + 4u * n);
+    list->modes = sgfp4_record_modes(t, b);
     return n;
 }

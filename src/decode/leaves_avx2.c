@@ -57,7 +57,7 @@ AVX2 unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_l
         _mm256_storeu_ps(list->bias + i,
                          halves_to_floats_x8(_mm256_and_si256(h, _mm256_set1_epi32(0xFFF0))));
     }
-    sgfp4_list_group(list, headers, n);
+    sgfp4_list_group(list, n);
     return n;
 }
 

@@ -57,7 +57,9 @@ static AVX512 inline void list_16(sgfp4_leaf_list *list, unsigned i, unsigned li
     _mm512_storeu_ps(list->scale + i, halves_to_floats(_mm512_srli_epi32(h, 16)));
     _mm512_storeu_ps(list->bias + i,
                      halves_to_floats(_mm512_and_si512(h, _mm512_set1_epi32(0xFFF0))));
-    const __m512i mode = _mm512_and_si512(h, _mm512_set1_epi32(1));
+    /* modes from the view's copy of them (container/tensor.h), not from the headers */
+    const __mmask16 t158 = (__mmask16)(list->modes[i / 32] >> (i % 32));
+    const __m512i mode = _mm512_maskz_set1_epi32(t158, 1);
     _mm512_storeu_si512(list->mode + i, mode);
     /* payload bytes: max(16, (8 << 2 * class) >> mode), 0 past the last leaf */
     const __m512i cls = _mm512_srli_epi32(d, 16);

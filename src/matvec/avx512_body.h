@@ -993,15 +993,6 @@ MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
 
 /* ---- the block -------------------------------------------------------------------------- */
 
-/* Whether the 64 UNIFORM_8 leaf headers at h are all FP4 (flag bit 0 clear). */
-MV_INLINE bool all_fp4(const uint8_t *h)
-{
-    const __m512i any = _mm512_or_si512(
-        _mm512_or_si512(_mm512_loadu_si512(h), _mm512_loadu_si512(h + 64)),
-        _mm512_or_si512(_mm512_loadu_si512(h + 128), _mm512_loadu_si512(h + 192)));
-    return _mm512_test_epi32_mask(any, _mm512_set1_epi32(1)) == 0;
-}
-
 MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGFP4_MB],
                         mv_work *w, const unsigned nv)
 {
@@ -1025,12 +1016,11 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
         return;
     }
     if (tensor->profile == SGFP4_PROFILE_V1) {
-        const uint32_t offset = sgfp4_load_u32le(d + 4 * tensor->blocks + 4 * b);
         const uint32_t h = sgfp4_load_u32le(d + 4 * b);
-        const uint8_t *payload = d + 8 * tensor->blocks + (offset & ~UINT32_C(0xF));
+        const uint8_t *payload = sgfp4_v1_payload(tensor, b);
         const float scale = sgfp4_half_to_float_finite(h >> 16);
         const float bias = sgfp4_half_to_float_finite(h & 0xFFFFu);
-        if (!(offset & 1u)) {
+        if (!sgfp4_v1_mode(tensor, b)) {
             whole_fp4(w, s, nv, payload, scale, bias, t, padded);
             return;
         }
@@ -1038,13 +1028,14 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
         cell_trees(w, s, nv, t);
         return;
     }
-    const uint8_t *rec = d + tensor->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-    const unsigned layout = rec[0] & 7u;
-    if (layout == SGFP4_LAYOUT_UNIFORM_8 && all_fp4(rec + 4)) {
+    const uint8_t *rec = sgfp4_record_start(tensor, b);
+    const unsigned layout = sgfp4_record_layout(tensor, b);
+    const bool all_fp4 = sgfp4_record_all_fp4(tensor, b);
+    if (layout == SGFP4_LAYOUT_UNIFORM_8 && all_fp4) {
         uniform8_fp4(w, s, nv, rec, t, padded);
         return;
     }
-    if (layout == SGFP4_LAYOUT_UNIFORM_64 && !(rec[4] & 1u)) {
+    if (layout == SGFP4_LAYOUT_UNIFORM_64 && all_fp4) {
         const uint32_t h = sgfp4_load_u32le(rec + 4);
         whole_fp4(w, s, nv, rec + 16, sgfp4_half_to_float_finite(h >> 16),
                   sgfp4_half_to_float_finite(h & 0xFFF0u), t, padded);

@@ -14,13 +14,11 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
     const bool padded = s->class_a ? (prep_a(w, s, nv, bx), false) : prep_b(w, s, nv, bx);
     const unsigned lo = 8 * s->g0, hi = 8 * s->g1;
     if (tensor->profile == SGFP4_PROFILE_V1) {
-        const uint8_t *d = tensor->data;
-        const uint32_t offset = sgfp4_load_u32le(d + 4 * tensor->blocks + 4 * b);
-        const uint32_t h = sgfp4_load_u32le(d + 4 * b);
+        const uint32_t h = sgfp4_load_u32le(tensor->data + 4 * b);
         const float scale = sgfp4_half_to_float_finite(h >> 16);
         const float bias = sgfp4_half_to_float_finite(h & 0xFFFFu);
-        const uint8_t *payload = d + 8 * tensor->blocks + (offset & ~UINT32_C(0xF));
-        if (offset & 1u)
+        const uint8_t *payload = sgfp4_v1_payload(tensor, b);
+        if (sgfp4_v1_mode(tensor, b))
             leaf_units(w, s, nv, 4, SGFP4_MODE_T158, payload, 0, 0, scale, bias, lo, hi, padded);
         else
             leaf_units(w, s, nv, 4, SGFP4_MODE_FP4, payload, 0, 0, scale, bias, lo, hi, padded);

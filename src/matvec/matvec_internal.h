@@ -37,19 +37,13 @@ static inline unsigned sgfp4_matvec_entry_x(uint32_t e) { return (e & 15u) * 4u;
 static inline unsigned sgfp4_matvec_entry_index(uint32_t e) { return e >> 8 & 255u; }
 static inline unsigned sgfp4_matvec_entry_payload(uint32_t e) { return (e >> 16) * 16u; }
 
-/* Whether the kernels read v2 record `rec` without the table: UNIFORM_8 with FP4 leaves
- * only, or UNIFORM_64 with an FP4 leaf. */
-static inline bool sgfp4_matvec_record_is_direct(const uint8_t *rec)
+/* Whether the kernels read v2 record b without the table: UNIFORM_8 with FP4 leaves only,
+ * or UNIFORM_64 with an FP4 leaf (from the view's copy of the layouts and modes). */
+static inline bool sgfp4_matvec_record_is_direct(const sgfp4_tensor *t, uint64_t b)
 {
-    const unsigned layout = rec[0] & 7u;
-    if (layout == SGFP4_LAYOUT_UNIFORM_64)
-        return !(rec[4] & 1u);
-    if (layout != SGFP4_LAYOUT_UNIFORM_8)
-        return false;
-    for (unsigned i = 0; i < 64; i++)
-        if (rec[4 + 4 * i] & 1u)
-            return false;
-    return true;
+    const unsigned layout = sgfp4_record_layout(t, b);
+    return (layout == SGFP4_LAYOUT_UNIFORM_64 || layout == SGFP4_LAYOUT_UNIFORM_8) &&
+           sgfp4_record_all_fp4(t, b);
 }
 
 /* The plan: the tensor and, for v2 tensors, the leaf table the kernels read instead of
@@ -90,12 +84,12 @@ static inline void sgfp4_matvec_block_view_get(const sgfp4_matvec_plan *plan, ui
                                                sgfp4_matvec_block_view *v)
 {
     const sgfp4_tensor *t = plan->tensor;
-    v->rec = t->data + t->record_base + sgfp4_load_u32le(t->data + 16 + 4 * b);
-    const unsigned layout = v->rec[0] & 7u;
-    v->headers = v->rec + (layout == SGFP4_LAYOUT_MIXED ? 16 : 4);
+    v->rec = sgfp4_record_start(t, b);
+    const unsigned layout = sgfp4_record_layout(t, b);
+    v->headers = v->rec + sgfp4_record_headers_at(layout);
     for (unsigned k = 0; k < 10; k++)
         v->count[k] = 0;
-    if (sgfp4_matvec_record_is_direct(v->rec)) {
+    if (sgfp4_matvec_record_is_direct(t, b)) {
         const bool eight = layout == SGFP4_LAYOUT_UNIFORM_8;
         v->entries = eight ? plan->uniform8_entries : &plan->uniform64_entry;
         v->leaves = v->count[eight ? 2 : 8] = eight ? 64 : 1;

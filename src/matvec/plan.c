@@ -7,12 +7,6 @@
 #include "matvec/matvec_internal.h"
 #include "matvec/repack.h"
 
-/* The record of block b of a v2 view. */
-static const uint8_t *record_of(const sgfp4_tensor *t, uint64_t b)
-{
-    return t->data + t->record_base + sgfp4_load_u32le(t->data + 16 + 4 * b);
-}
-
 /* Fills the table (entries NULL: counts only, returns the entry count). */
 static uint64_t fill_table(const sgfp4_tensor *t, sgfp4_matvec_block_leaves *blocks,
                            uint32_t *entries)
@@ -23,9 +17,9 @@ static uint64_t fill_table(const sgfp4_tensor *t, sgfp4_matvec_block_leaves *blo
         sgfp4_matvec_block_leaves *bl = &blocks[b];
         memset(bl, 0, sizeof *bl);
         bl->first = (uint32_t)next;
-        const uint8_t *rec = record_of(t, b);
-        if (sgfp4_matvec_record_is_direct(rec))
+        if (sgfp4_matvec_record_is_direct(t, b))
             continue;
+        const uint8_t *rec = sgfp4_record_start(t, b);
         const unsigned n = sgfp4_decode_block_leaves(t, b, leaves);
         for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; kind++) {
             for (unsigned i = 0; i < n; i++) {

@@ -69,8 +69,9 @@ static inline void sgfp4_matvec_touch(const uint8_t *p, const uint8_t *end)
  * them in bit-reversed order, which the hardware prefetchers cannot follow, and software
  * prefetches of the next blocks or strip did not keep up on the AMD VM this was measured on
  * (docs/matvec.md, "Memory"), while one sequential pass over the strip first made cold
- * products 1.6x faster. v2: the record offsets, the strip's part of the plan's table and its
- * records (one run: records lie in block order); v1: headers, offsets and each payload. */
+ * products 1.6x faster. v2: the record places (the view's copy), the strip's part of the
+ * plan's table and its records (one run: records lie in block order); v1: headers, payload
+ * offsets (the view's copy) and each payload. */
 static inline void sgfp4_matvec_touch_strip(const sgfp4_matvec_plan *plan, uint64_t by)
 {
     const sgfp4_tensor *t = plan->tensor;
@@ -78,33 +79,32 @@ static inline void sgfp4_matvec_touch_strip(const sgfp4_matvec_plan *plan, uint6
     const uint64_t b0 = by * t->tiles_x, b1 = b0 + t->tiles_x;
     if (t->profile == SGFP4_PROFILE_V1) {
         sgfp4_matvec_touch(d + 4 * b0, d + 4 * b1);
-        sgfp4_matvec_touch(d + 4 * (t->blocks + b0), d + 4 * (t->blocks + b1));
+        sgfp4_matvec_touch((const uint8_t *)(t->v1_offsets + b0),
+                           (const uint8_t *)(t->v1_offsets + b1));
         for (uint64_t b = b0; b < b1; b++) {
-            const uint8_t *payload =
-                d + 8 * t->blocks + (sgfp4_load_u32le(d + 4 * (t->blocks + b)) & ~UINT32_C(0xF));
+            const uint8_t *payload = sgfp4_v1_payload(t, b);
             sgfp4_matvec_touch(payload, payload + SGFP4_V1_PAYLOAD);
         }
         return;
     }
-    sgfp4_matvec_touch(d + 16 + 4 * b0, d + 16 + 4 * b1);
+    sgfp4_matvec_touch((const uint8_t *)(t->records + b0), (const uint8_t *)(t->records + b1));
     const sgfp4_matvec_block_leaves *first = &plan->blocks[b0];
     sgfp4_matvec_touch((const uint8_t *)first, (const uint8_t *)(first + t->tiles_x));
     const uint64_t e_end = b1 < t->blocks ? first[t->tiles_x].first : plan->entry_count;
     if (plan->entries && first->first < e_end)
         sgfp4_matvec_touch((const uint8_t *)(plan->entries + first->first),
                            (const uint8_t *)(plan->entries + e_end));
-    const uint8_t *begin = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b0);
-    const uint8_t *end = b1 < t->blocks ? d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b1)
-                                        : d + t->size;
+    const uint8_t *begin = sgfp4_record_start(t, b0);
+    const uint8_t *end = b1 < t->blocks ? sgfp4_record_start(t, b1) : d + t->size;
     if (begin < end)
         sgfp4_matvec_touch(begin, end);
 }
 
 /* The bytes of strip by that its touch pass reads, as three runs (v2: its part of the plan's
- * block list, of the plan's leaf table, its records; v1: its headers, its offsets, and its
- * payloads from the first block's to the end of the last's when they lie in block order, as
- * the library's writers put them, else an empty run). Every run lies inside the tensor or
- * the plan. */
+ * block list, of the plan's leaf table, its records; v1: its headers, its payload offsets
+ * (the view's copy), and its payloads from the first block's to the end of the last's when
+ * they lie in block order, as the library's writers put them, else an empty run). Every run
+ * lies inside the tensor, its copy of the places or the plan. */
 #define SGFP4_MATVEC_AHEAD ((size_t)256 << 10)
 typedef struct sgfp4_matvec_strip_bytes {
     const uint8_t *begin[3], *end[3];
@@ -119,10 +119,10 @@ static inline void sgfp4_matvec_strip_bytes_get(const sgfp4_matvec_plan *plan, u
     if (t->profile == SGFP4_PROFILE_V1) {
         sb->begin[0] = d + 4 * b0;
         sb->end[0] = d + 4 * b1;
-        sb->begin[1] = d + 4 * (t->blocks + b0);
-        sb->end[1] = d + 4 * (t->blocks + b1);
-        const uint32_t first = sgfp4_load_u32le(d + 4 * (t->blocks + b0)) & ~UINT32_C(0xF);
-        const uint32_t last = sgfp4_load_u32le(d + 4 * (t->blocks + b1 - 1)) & ~UINT32_C(0xF);
+        sb->begin[1] = (const uint8_t *)(t->v1_offsets + b0);
+        sb->end[1] = (const uint8_t *)(t->v1_offsets + b1);
+        const uint32_t first = t->v1_offsets[b0] & ~UINT32_C(0xF);
+        const uint32_t last = t->v1_offsets[b1 - 1] & ~UINT32_C(0xF);
         sb->begin[2] = sb->end[2] = d;
         if (first <= last) {
             sb->begin[2] = d + 8 * t->blocks + first;
@@ -140,9 +140,8 @@ static inline void sgfp4_matvec_strip_bytes_get(const sgfp4_matvec_plan *plan, u
         sb->begin[1] = (const uint8_t *)(plan->entries + bl->first);
         sb->end[1] = (const uint8_t *)(plan->entries + e_end);
     }
-    sb->begin[2] = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b0);
-    sb->end[2] = b1 < t->blocks ? d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b1)
-                                : d + t->size;
+    sb->begin[2] = sgfp4_record_start(t, b0);
+    sb->end[2] = b1 < t->blocks ? sgfp4_record_start(t, b1) : d + t->size;
     /* nothing for a long strip: the strip being computed and the next one must fit in the
      * L2 together (1 MiB on the Zen 4 this was measured on: a 4096x14336 strip, 516 KB,
      * prefetched whole or its first 256 KB, was no faster) */

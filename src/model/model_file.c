@@ -1,7 +1,8 @@
 /* One file of a model: opened by path (a zstd stream first decompressed into an unlinked
- * temporary file), told apart from an index, mapped and parsed; or bytes in memory parsed in
- * place; and freed. The top of the layer (model.c) and the set reader (model_set.c, whose
- * shards are such files) open files through it.
+ * temporary file), told apart from an index, mapped (or, with the copy option, read into
+ * memory) and parsed; or bytes in memory parsed in place (or copied); and freed. The top of
+ * the layer (model.c) and the set reader (model_set.c, whose shards are such files) open
+ * files through it.
  * SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +83,15 @@ sgfp4_status sgfp4_model_open_memory(const void *data, size_t size, sgfp4_model 
                           "the bytes are a JSON document (a sharded model's index?), not a "
                           "safetensors file; an index names files: open it by path");
     }
+    if (options.copy && size) {
+        if (!(m->copy = malloc(size))) {
+            free(m);
+            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                              "out of memory for the %zu-byte copy of the model", size);
+        }
+        memcpy(m->copy, data, size);
+        m->base = m->copy;
+    }
     return parse_or_free(m, &options, out, diag);
 }
 
@@ -139,6 +149,33 @@ sgfp4_status sgfp4_model_keep_file(sgfp4_model *model, const char *path, const m
     return SGFP4_OK;
 }
 
+/* Reads the m->size bytes of the file at fd into memory m owns (the copy option). */
+static sgfp4_status read_whole(int fd, const char *path, sgfp4_model *m, sgfp4_diag *diag)
+{
+    if (!(m->copy = malloc((size_t)m->size)))
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                          "%s: out of memory for a %llu-byte copy of the file", path,
+                          (unsigned long long)m->size);
+    for (uint64_t done = 0; done < m->size;) {
+        const uint64_t left = m->size - done;
+        const ssize_t got = pread(fd, m->copy + done, left < (1u << 30) ? (size_t)left : 1u << 30,
+                                  (off_t)done);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return sgfp4_fail(diag, SGFP4_ERR_IO, -1, -1, -1, "%s: cannot read: %s", path,
+                              strerror(errno));
+        if (got == 0)
+            return sgfp4_fail(diag, SGFP4_ERR_IO, (int64_t)done, -1, -1,
+                              "%s: ended at byte %llu of %llu while it was read (it changed "
+                              "after it was opened)",
+                              path, (unsigned long long)done, (unsigned long long)m->size);
+        done += (uint64_t)got;
+    }
+    m->base = m->copy;
+    return SGFP4_OK;
+}
+
 sgfp4_status sgfp4_model_file_finish(model_file *file, const char *path,
                                      const sgfp4_model_open_options *options, sgfp4_model **out,
                                      sgfp4_diag *diag)
@@ -150,6 +187,15 @@ sgfp4_status sgfp4_model_file_finish(model_file *file, const char *path,
     }
     m->size = file->size;
     m->compressed = file->compressed;
+    if (m->size && options->copy) {
+        const sgfp4_status s = read_whole(file->fd, path, m, diag);
+        close(file->fd);
+        if (s != SGFP4_OK) {
+            sgfp4_model_file_free(m);
+            return s;
+        }
+        return parse_or_free(m, options, out, diag);
+    }
     if (m->size) {
         void *map = mmap(NULL, (size_t)m->size, PROT_READ, MAP_PRIVATE, file->fd, 0);
         if (map == MAP_FAILED) {
@@ -200,5 +246,6 @@ void sgfp4_model_file_free(sgfp4_model *m)
     free(m->file_path);
     if (m->mapping)
         munmap(m->mapping, (size_t)m->size);
+    free(m->copy);
     free(m);
 }

@@ -23,6 +23,7 @@ struct sgfp4_model {
     uint64_t size;
     uint64_t data_offset;         /* 8 + header length */
     void *mapping;                /* non-NULL when we mapped the file (munmap on close) */
+    uint8_t *copy;                /* non-NULL when the bytes were read or copied (freed) */
     bool compressed;
     model_entry *entries;         /* in data-offset order */
     size_t count;

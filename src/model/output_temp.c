@@ -103,7 +103,7 @@ static atomic_int handling; /* a handler has begun reading the list */
 static const int fatal_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGXCPU, SIGXFSZ};
 #define FATAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
 
-static void on_fatal_signal(int sig)
+void sgfp4_output_remove_temporaries(void)
 {
     atomic_store(&handling, 1);
     const long self = (long)getpid();
@@ -112,6 +112,11 @@ static void on_fatal_signal(int sig)
         if (path && atomic_load(&owners[k]) == self)
             unlink(path);
     }
+}
+
+static void on_fatal_signal(int sig)
+{
+    sgfp4_output_remove_temporaries();
     /* SA_RESETHAND restored the default action; SA_NODEFER lets it act at once */
     raise(sig);
 }

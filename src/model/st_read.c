@@ -336,11 +336,20 @@ sgfp4_status sgfp4_model_parse(sgfp4_model *m, const sgfp4_model_open_options *o
         return sgfp4_fail(diag, SGFP4_ERR_TRUNCATED, 0, -1, -1,
                           "header length %llu runs past the end of the file (%llu bytes): "
                           "truncated", (unsigned long long)n, (unsigned long long)m->size);
-    if (n < 2 || m->base[8] != '{')
+    /* The header is read once, into memory of its own: a mapped file may change meanwhile,
+     * and the pre-scan's bounds must hold for the very bytes the parser reads. */
+    char *text = n >= 2 ? malloc((size_t)n) : NULL;
+    if (n >= 2 && !text)
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
+                          "out of memory for the %llu-byte header", (unsigned long long)n);
+    if (text)
+        memcpy(text, m->base + 8, (size_t)n);
+    if (n < 2 || text[0] != '{') {
+        free(text);
         return sgfp4_fail(diag, SGFP4_ERR_MODEL_JSON, 8, -1, -1,
                           "header does not start with '{'");
+    }
     m->data_offset = 8 + n;
-    const char *text = (const char *)m->base + 8;
     /* Pre-scan: refuse what cannot be a header before jansson allocates for it, and make
      * sure the memory the parse and the entries need can be had (jansson hangs or crashes
      * when an allocation fails in the middle of a parse). */
@@ -379,6 +388,7 @@ sgfp4_status sgfp4_model_parse(sgfp4_model *m, const sgfp4_model_open_options *o
         s = parse_header(m, root, &scan, max_tensors, diag);
     json_decref(root);
     json_scan_free(&scan);
+    free(text);
     if (s != SGFP4_OK)
         return s;
     const char *manifest = sgfp4_model_metadata_get(m, "sgfp4");

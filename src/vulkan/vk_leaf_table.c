@@ -42,9 +42,9 @@ size_t sgfp4_vk_build_leaf_table(const sgfp4_tensor *t, uint32_t **words)
     uint32_t *leaf = record + t->blocks;
     for (uint64_t b = 0; b < t->blocks; b++) {
         w[b] = next;
-        const uint32_t offset = sgfp4_load_u32le(t->data + 16 + 4 * b); /* a multiple of 16 */
-        const uint8_t *rec = t->data + t->record_base + offset;
-        const uint32_t layout = sgfp4_load_u32le(rec) & 7u;
+        const uint32_t offset = sgfp4_record_offset(t, b); /* a multiple of 16 */
+        const uint8_t *rec = sgfp4_record_start(t, b);
+        const uint32_t layout = sgfp4_record_layout(t, b);
         record[b] = (offset / 16) << 3 | layout;
         const unsigned n = sgfp4_block_leaf_refs(t, b, refs);
         for (unsigned i = 0; i < n; i++) {

@@ -95,8 +95,7 @@ void sgfp4_vk_build_product_layout(const sgfp4_tensor *t, const sgfp4_vk_product
     uint32_t first = 0;
     for (uint64_t b = 0; b < t->blocks; b++) {
         const unsigned n = sgfp4_block_leaf_refs(t, b, refs);
-        const uint32_t offset = sgfp4_load_u32le(t->data + 16 + 4 * b);
-        const uint32_t layout = sgfp4_load_u32le(t->data + t->record_base + offset) & 7u;
+        const uint32_t layout = sgfp4_record_layout(t, b);
         uint32_t *codes = w + 512 * b;
         uint8_t *cells =
             layout == SGFP4_LAYOUT_MIXED ? (uint8_t *)(w + where->maps + 64 * b) : NULL;

@@ -52,6 +52,36 @@ static sgfp4_status tensor_begin(sgfp4_vk_context *ctx, const sgfp4_tensor *t,
     return SGFP4_OK;
 }
 
+/* The container bytes as the device gets them, at p: the caller's bytes with every place a
+ * shader reads (v1 payload offsets; v2 record offsets, sb_headers, split maps and leaf
+ * modes) written from the view's copy of the places (container/tensor.h), so that bytes
+ * changed since the open cannot send a shader's read outside the buffer. Where nothing
+ * changed, this writes the bytes that are there. */
+static void stage_container(const sgfp4_tensor *t, uint8_t *p)
+{
+    memcpy(p, t->data, t->size);
+    if (t->profile == SGFP4_PROFILE_V1) {
+        for (uint64_t b = 0; b < t->blocks; b++)
+            sgfp4_store_u32le(p + 4 * (t->blocks + b), t->v1_offsets[b]);
+        return;
+    }
+    sgfp4_leaf_ref refs[SGFP4_MAX_LEAVES];
+    for (uint64_t b = 0; b < t->blocks; b++) {
+        const uint32_t offset = sgfp4_record_offset(t, b);
+        const unsigned layout = sgfp4_record_layout(t, b);
+        uint8_t *rec = p + t->record_base + offset;
+        sgfp4_store_u32le(p + SGFP4_V2_FIXED_HEADER + 4 * b, offset);
+        sgfp4_store_u32le(rec, layout);
+        if (layout == SGFP4_LAYOUT_MIXED)
+            for (unsigned w = 0; w < 3; w++)
+                sgfp4_store_u32le(rec + 4 + 4 * w, sgfp4_record_map(t, b)[w]);
+        uint8_t *headers = rec + sgfp4_record_headers_at(layout);
+        const unsigned n = sgfp4_block_leaf_refs(t, b, refs);
+        for (unsigned i = 0; i < n; i++) /* flag bits 1-3 zero, as validated */
+            sgfp4_store_u32le(headers + 4 * i, (refs[i].header & ~0xFu) | refs[i].mode);
+    }
+}
+
 /* Uploads the tensor's device data through one staging buffer and one submission: for v2
  * the products' layout into vt->product (none where it would not fit one binding: the
  * products then refuse the tensor); where a decode may read the container (v1; v2 without
@@ -105,7 +135,7 @@ static sgfp4_status upload(sgfp4_vk_context *ctx, const sgfp4_tensor *t, int wit
     if (s == SGFP4_OK && staged > 0) {
         uint8_t *p = staging.mapped;
         if (copies_container) {
-            memcpy(p, t->data, t->size);
+            stage_container(t, p);
             memset(p + t->size, 0, container_bytes - t->size);
         }
         if (table_bytes)

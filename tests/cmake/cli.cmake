@@ -51,3 +51,17 @@ if(SGFP4_MAN_PAGE)
                    ${CMAKE_CURRENT_BINARY_DIR}/cli-man ${CMAKE_COMMAND})
   set_tests_properties(cli.man_completion PROPERTIES LABELS cli)
 endif()
+
+# An input truncated while the tool reads it (the mapped file's SIGBUS): one line naming the
+# file, exit 1, no temporary file left. The preloaded truncate_on_temp library places the
+# truncation between the open and the first read; it is built without the sanitizers (it
+# runs inside the tool, before its own runtime could matter).
+add_library(sgfp4_truncate_on_temp MODULE ${CMAKE_CURRENT_SOURCE_DIR}/cli/truncate_on_temp.c)
+set_property(TARGET sgfp4_truncate_on_temp PROPERTY COMPILE_OPTIONS "")
+set_property(TARGET sgfp4_truncate_on_temp PROPERTY LINK_OPTIONS "")
+set_property(TARGET sgfp4_truncate_on_temp PROPERTY C_VISIBILITY_PRESET default)
+target_link_libraries(sgfp4_truncate_on_temp PRIVATE ${CMAKE_DL_LIBS})
+add_test(NAME cli.mapped_input
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/mapped_input.sh $<TARGET_FILE:sgfp4>
+                 $<TARGET_FILE:sgfp4_truncate_on_temp> ${CMAKE_CURRENT_BINARY_DIR}/cli-mapped-input)
+set_tests_properties(cli.mapped_input PROPERTIES LABELS cli)

@@ -3,6 +3,11 @@
 # Python reader (tests/model/st_check.py), malformed files, and bounded memory on a large
 # synthetic model (SGFP4_TEST_LARGE=1 in the environment runs the 4 GB case).
 # SPDX-License-Identifier: MIT
+
+# A model file rewritten or truncated while it is open: views keep their places (mapped),
+# the copy option reads the file no more.
+sgfp4_add_unit_test(test_model_mapped_input ${PROJECT_SOURCE_DIR}/tests/model/test_model_mapped_input.c)
+
 find_program(SGFP4_PYTHON3 python3)
 if(NOT SGFP4_PYTHON3)
   message(STATUS "python3 not found: whole-model CLI tests disabled")

@@ -1,7 +1,8 @@
 /* The fast path of v2 acceptance (src/container/screen_v2.c) against the full record check
  * (sgfp4_v2_record_check), record by record:
  *   - sound: whenever the screen accepts a record, the full check accepts it too, with the
- *     same end and the same leaf counts, on valid containers and on many corrupted ones
+ *     same end, the same leaf counts and the same copy of the places (layout, split map,
+ *     leaf modes), on valid containers and on many corrupted ones
  *     (bytes changed in the record's head, leaf headers, split map and payload pads);
  *   - complete: every valid record that starts at least SGFP4_V2_RECORD_MAX bytes before the
  *     stream's end passes the screen (so open really takes the fast path);
@@ -30,13 +31,14 @@ typedef struct screen_counts {
 
 /* The full check of record b of view t, counting into a zeroed copy of the view's info. */
 static sgfp4_status full_check(const sgfp4_tensor *t, uint64_t b, uint64_t *end,
-                               sgfp4_tensor_info *counted, sgfp4_diag *diag)
+                               sgfp4_record_form *form, sgfp4_tensor_info *counted,
+                               sgfp4_diag *diag)
 {
     sgfp4_tensor copy = *t;
     memset(&copy.info, 0, sizeof copy.info);
     const uint64_t rec =
         t->record_base + sgfp4_load_u32le(t->data + SGFP4_V2_FIXED_HEADER + 4 * b);
-    const sgfp4_status s = sgfp4_v2_record_check(&copy, b, rec, end, diag);
+    const sgfp4_status s = sgfp4_v2_record_check(&copy, b, rec, end, form, diag);
     *counted = copy.info;
     return s;
 }
@@ -52,9 +54,10 @@ static void compare_record(const sgfp4_tensor *t, uint64_t b, int valid, screen_
     sgfp4_v2_record_shape(t, rec, &shape);
     const bool screened = sgfp4_v2_record_screen(t, &shape, &stats);
     uint64_t end = 0;
+    sgfp4_record_form form;
     sgfp4_tensor_info counted;
     sgfp4_diag diag;
-    const sgfp4_status full = full_check(t, b, &end, &counted, &diag);
+    const sgfp4_status full = full_check(t, b, &end, &form, &counted, &diag);
     if (valid) {
         assert_int_equal(full, SGFP4_OK);
         n->records++;
@@ -73,6 +76,11 @@ static void compare_record(const sgfp4_tensor *t, uint64_t b, int valid, screen_
                            counted.leaves_by_size[4] > 0;
     assert_int_equal(stats.end, end);
     assert_int_equal(stats.leaves, counted.leaves);
+    /* the same copy of the places from both paths (the view keeps it: container/tensor.h) */
+    assert_int_equal(stats.form.layout, form.layout);
+    assert_int_equal(stats.form.any_t158, form.any_t158);
+    assert_memory_equal(stats.form.map, form.map, sizeof form.map);
+    assert_memory_equal(stats.form.t158, form.t158, sizeof form.t158);
     assert_int_equal(counted.records_by_layout[stats.layout], 1);
     for (unsigned s = 0; s < 5; s++) {
         const unsigned all = SGFP4_RECORD_COUNT(stats.counts, s);
@@ -125,8 +133,16 @@ static void check_container(uint8_t *data, size_t size, uint64_t rows, uint64_t 
     for (uint64_t b = 0; b < t->blocks; b++) {
         compare_record(t, b, 1, n);
         uint64_t end;
+        sgfp4_record_form form;
         sgfp4_tensor_info counted;
-        assert_int_equal(full_check(t, b, &end, &counted, &diag), SGFP4_OK);
+        assert_int_equal(full_check(t, b, &end, &form, &counted, &diag), SGFP4_OK);
+        /* the view's copy of the record's places is what the full check read */
+        assert_int_equal(sgfp4_record_layout(t, b), form.layout);
+        assert_int_equal(sgfp4_record_offset(t, b),
+                         sgfp4_load_u32le(t->data + SGFP4_V2_FIXED_HEADER + 4 * b));
+        assert_memory_equal(sgfp4_record_map(t, b), form.map, sizeof form.map);
+        assert_memory_equal(sgfp4_record_modes(t, b), form.t158, sizeof form.t158);
+        assert_int_equal(sgfp4_record_all_fp4(t, b), !form.any_t158);
         sum.leaves += counted.leaves;
         for (unsigned m = 0; m < 2; m++)
             sum.leaves_by_mode[m] += counted.leaves_by_mode[m];
@@ -161,7 +177,7 @@ static void check_container(uint8_t *data, size_t size, uint64_t rows, uint64_t 
         uint64_t end;
         sgfp4_tensor_info counted;
         sgfp4_diag record_diag;
-        const sgfp4_status full = full_check(t, b, &end, &counted, &record_diag);
+        const sgfp4_status full = full_check(t, b, &end, NULL, &counted, &record_diag);
         sgfp4_tensor *again = NULL;
         const sgfp4_status open =
             sgfp4_tensor_open(data, size, SGFP4_PROFILE_V2, rows, cols, &again, NULL, &diag);

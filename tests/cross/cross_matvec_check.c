@@ -98,9 +98,8 @@ static void count_features(const sgfp4_tensor *t, coverage *cov)
             cov->v1_blocks[leaves[0].mode]++;
             continue;
         }
-        const uint8_t *rec = t->data + t->record_base + sgfp4_load_u32le(t->data + 16 + 4 * b);
-        cov->layouts[rec[0] & 7u]++;
-        cov->direct_records += sgfp4_matvec_record_is_direct(rec);
+        cov->layouts[sgfp4_record_layout(t, b)]++;
+        cov->direct_records += sgfp4_matvec_record_is_direct(t, b);
         for (size_t i = 0; i < n; i++)
             cov->leaves[4 - sgfp4_size_index(leaves[i].size)][leaves[i].mode]++;
     }

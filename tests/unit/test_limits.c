@@ -1,8 +1,9 @@
 /* Resource limits and size arithmetic on hostile shapes and containers:
  * sgfp4_limits fields refuse with SGFP4_ERR_LIMIT exactly past their value; 0 means the
  * documented default; shapes whose sizes overflow are refused without wrapping; opening
- * allocates only the view, whatever the container or the shape claims; decode arguments
- * whose byte counts overflow are refused.
+ * allocates only the view and its copy of the places (sized by the blocks the bytes really
+ * hold), whatever the container or the shape claims; decode arguments whose byte counts
+ * overflow are refused.
  * SPDX-License-Identifier: MIT */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,7 +153,7 @@ static void count_free(void *user, void *ptr)
     free(ptr);
 }
 
-static void open_allocates_only_the_view(void **state)
+static void open_allocates_the_view_and_its_places(void **state)
 {
     (void)state;
     /* A v2 stream whose shape needs 2^20 blocks (and whose header says so) but whose bytes
@@ -174,14 +175,24 @@ static void open_allocates_only_the_view(void **state)
                      SGFP4_ERR_V2_BLOCK_COUNT);
     assert_int_equal(c.calls, 0);
 
-    /* A successful open allocates one small view, released by close. */
+    /* A successful open allocates one small view and its copy of the places (4 bytes per
+     * v1 block), released by close; with the copy option also the container's copy. */
     size_t size;
     uint8_t *v1 = v1_container(3, &size);
     assert_int_equal(sgfp4_tensor_open(v1, size, SGFP4_PROFILE_V1, 60, 190, &t, &options,
                                        NULL),
                      SGFP4_OK);
-    assert_int_equal(c.calls, 1);
+    assert_int_equal(c.calls, 2);
     assert_true(c.bytes < 4096);
+    sgfp4_tensor_close(t);
+    assert_int_equal(c.live, 0);
+    options.copy = 1;
+    c = (counting){0, 0, 0};
+    assert_int_equal(sgfp4_tensor_open(v1, size, SGFP4_PROFILE_V1, 60, 190, &t, &options,
+                                       NULL),
+                     SGFP4_OK);
+    assert_int_equal(c.calls, 3);
+    assert_true(c.bytes >= size && c.bytes < size + 4096);
     sgfp4_tensor_close(t);
     assert_int_equal(c.live, 0);
     free(v1);
@@ -221,7 +232,7 @@ int main(void)
         cmocka_unit_test(max_container_bytes_is_exact),
         cmocka_unit_test(default_element_limit_refuses_before_reading),
         cmocka_unit_test(overflowing_shapes_are_refused),
-        cmocka_unit_test(open_allocates_only_the_view),
+        cmocka_unit_test(open_allocates_the_view_and_its_places),
         cmocka_unit_test(decode_refuses_overflowing_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,6 +136,19 @@ typedef struct model_open_options_before_max_tensors {
     int ignore_index_total_size;
 } model_open_options_before_max_tensors;
 
+typedef struct model_open_options_before_copy {
+    model_open_options_before_max_tensors before;
+    uint64_t max_tensors;
+    uint64_t max_decompression_ratio;
+    unsigned max_temp_space_percent;
+} model_open_options_before_copy;
+
+typedef struct open_options_before_copy {
+    size_t struct_size;
+    sgfp4_limits limits;
+    sgfp4_allocator allocator;
+} open_options_before_copy;
+
 typedef struct model_write_options_first {
     size_t struct_size;
     const char *temp_dir;
@@ -199,11 +212,12 @@ INIT_SIZED(sgfp4_matvec_options)
 #define KIND(type, ...) {#type, init_##type, sizeof(type), __VA_ARGS__, SGFP4_LAYOUT_COUNT(type)}
 
 static const options_kind kinds[] = {
-    KIND(sgfp4_open_options, {0}),
+    KIND(sgfp4_open_options, {sizeof(open_options_before_copy)}),
     KIND(sgfp4_decode_options, {0}),
     KIND(sgfp4_encode_options, {sizeof(encode_options_before_metric)}),
     KIND(sgfp4_model_open_options, {sizeof(model_open_options_first),
-                                    sizeof(model_open_options_before_max_tensors)}),
+                                    sizeof(model_open_options_before_max_tensors),
+                                    sizeof(model_open_options_before_copy)}),
     KIND(sgfp4_model_write_options, {sizeof(model_write_options_first),
                                      sizeof(model_write_options_before_limit),
                                      sizeof(model_write_options_before_importance)}),

@@ -51,6 +51,17 @@ bool fileio_is_stream(const char *path);
  * caller that only reports what the stream is. */
 fileio_kind fileio_sniff_stream(const char *path);
 
+/* ---- mapped inputs that shrink while they are read ---- */
+/* Installs the SIGBUS handler of the `sgfp4` tool (running `command`): a read past the end
+ * of a mapped input that another program truncated then removes the temporary files of
+ * every open output, prints one line `sgfp4: COMMAND: PATH: changed while being read ...
+ * [IO]` and exits 1, instead of dying of the signal (docs/cli.md, "Inputs that change"). */
+void fileio_guard_begin(const char *command);
+/* Notes the mapping [begin, begin + size) of the file `path` for that line (begin NULL: a
+ * file being opened, whose mapping is not known yet). fileio_read() notes its mappings
+ * itself. Nothing happens before fileio_guard_begin(). */
+void fileio_guard_input(const char *path, const void *begin, size_t size);
+
 /* ---- inputs an output must never overwrite ---- */
 /* Remembers the file at `path` (its device and inode, through links; "-": standard input
  * when that is a file) as an input of this run: every output opened later that is the same

@@ -65,6 +65,7 @@ bool fileio_read(const char *path, fileio_input *in, char *err)
             close(fd);
             in->data = in->mapping = map;
             in->size = (size_t)st.st_size;
+            fileio_guard_input(path, map, in->size);
             return true;
         }
     }

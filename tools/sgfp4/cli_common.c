@@ -177,6 +177,35 @@ bool cli_is_model_input(const cli_args *a)
     }
 }
 
+/* The bytes of one file of a model as the library reads them (its mapping), found from a
+ * tensor: its data pointer less its offset in the file. NULL for a file without tensors
+ * (nothing of it is read after the open). */
+static const void *model_file_base(const sgfp4_model *file)
+{
+    const sgfp4_model_tensor *t = sgfp4_model_tensor_at(file, 0);
+    return t ? t->data - t->offset : NULL;
+}
+
+/* Notes the mapping of every file of an opened model (the file, or a set's shards) for the
+ * SIGBUS line (fileio_guard_input). */
+static void guard_model_files(const char *path, const sgfp4_model *m)
+{
+    if (!sgfp4_model_is_set(m))
+        fileio_guard_input(path, model_file_base(m), (size_t)sgfp4_model_file_bytes(m));
+    const char *slash = strrchr(path, '/');
+    const int dir = slash ? (int)(slash - path) : 0;
+    for (size_t k = 0; k < sgfp4_model_shard_count(m); k++) {
+        const char *name = sgfp4_model_shard_name(m, k);
+        char shard[8192];
+        if (name && snprintf(shard, sizeof shard, "%.*s%s%s", dir, path, slash ? "/" : "",
+                             name) < (int)sizeof shard) {
+            const sgfp4_model *file = sgfp4_model_shard(m, k);
+            fileio_guard_input(shard, model_file_base(file),
+                               (size_t)sgfp4_model_file_bytes(file));
+        }
+    }
+}
+
 bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
 {
     if (fileio_is_stream(path))
@@ -184,6 +213,7 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
     sgfp4_diag diag;
     sgfp4_model_open_options o;
     cli_model_open_options(a, &o);
+    fileio_guard_input(path, NULL, 0); /* being opened: mapped, its header read */
     const sgfp4_status s = sgfp4_model_open(path, model, &o, &diag);
     if (s != SGFP4_OK) {
         /* File-level messages of the library already start with the path. */
@@ -201,6 +231,7 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
         return false;
     }
     fileio_note_model(*model);
+    guard_model_files(path, *model);
     return true;
 }
 

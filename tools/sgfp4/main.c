@@ -65,5 +65,8 @@ int main(int argc, char **argv)
     (void)sgfp4_output_remove_on_signals();
     cli_args args;
     const int parsed = cli_parse(c, argc - 1, argv + 1, &args);
-    return parsed >= 0 ? parsed : c->run(&args);
+    if (parsed >= 0)
+        return parsed;
+    fileio_guard_begin(c->name); /* a mapped input truncated meanwhile: one line, exit 1 */
+    return c->run(&args);
 }
