@@ -51,3 +51,7 @@ if(SGFP4_MAN_PAGE)
                    ${CMAKE_CURRENT_BINARY_DIR}/cli-man ${CMAKE_COMMAND})
   set_tests_properties(cli.man_completion PROPERTIES LABELS cli)
 endif()
+add_test(NAME cli.reports
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_reports.sh $<TARGET_FILE:sgfp4>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli-reports)
+set_tests_properties(cli.reports PROPERTIES LABELS cli TIMEOUT 300)

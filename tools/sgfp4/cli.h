@@ -31,6 +31,9 @@ extern char cli_last_error[1024];
 void cli_verbose(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A tensor's shape as "[d0, d1, ...]" into buf (cut to size). */
+void cli_shape_text(char *buf, size_t size, const uint64_t *shape, size_t rank);
+
 /* Why a model cannot come from a pipe, standard input or a device (said when one does). */
 extern const char cli_stream_model_message[];
 

@@ -59,6 +59,16 @@ void cli_verbose(const char *command, const char *format, ...)
     va_end(args);
 }
 
+void cli_shape_text(char *buf, size_t size, const uint64_t *shape, size_t rank)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (size_t d = 0; d < rank && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%llu", d ? ", " : "",
+                                 (unsigned long long)shape[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+}
+
 /* An explicit --profile wins (a v1 file may begin with "SGF4" by chance); else the 'SGF4'
  * magic means v2; else the extension. */
 static bool resolve_profile(const cli_args *a, cli_container *c)
