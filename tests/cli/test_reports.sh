@@ -4,6 +4,9 @@
 #   for one tensor and per tensor of a whole model (the library's count); a constant block
 #   of 1e6 decodes to 65024 in v2 (the largest v2 bias) and to 65504 in v1 (format.md,
 #   "Value range").
+# - info --against: a plain model against its source (every float tensor's error, the other
+#   tensors byte for byte), and a reference that does not match refused before anything is
+#   printed (models and single containers).
 # usage: test_reports.sh SGFP4 SCRATCH_DIR
 # SPDX-License-Identifier: MIT
 set -u
@@ -87,6 +90,39 @@ for profile in v2 v1; do
     got=$(python3 -c "import struct; print(set(struct.unpack('<4096f', open('const-$profile.f32', 'rb').read())))")
     want=$([ "$profile" = v2 ] && echo "{65024.0}" || echo "{65504.0}")
     [ "$got" = "$want" ] && ok || fail "a constant block of 1e6 in $profile decodes to $got, want $want"
+done
+
+# ---- info --against ---------------------------------------------------------------------------
+run decode big.sgfp4.safetensors -o restored.safetensors -q
+run info restored.safetensors --against big.safetensors
+expect_rc 0 "info PLAIN --against its source"
+grep -Eq "^w\.big .* [0-9]+\.[0-9]{5} +[0-9.]+ " "$out" && ok ||
+    fail "info PLAIN --against: no error for w.big: $(cat "$out")"
+grep -Eq "^norm .* 0\.00000 +inf" "$out" && ok || fail "info PLAIN --against: norm not exact: $(cat "$out")"
+grep -Eq "^step .* same bytes" "$out" && ok || fail "info PLAIN --against: step not compared: $(cat "$out")"
+grep -q "mean rel-L2 over float tensors" "$out" && ok || fail "info PLAIN --against: no mean: $(cat "$out")"
+run info restored.safetensors --against big.safetensors --json
+python3 -c '
+import json, sys
+d = {t["name"]: t for t in json.load(open(sys.argv[1]))["tensors"]}
+assert 0 < d["w.big"]["rel_l2"] < 1 and d["norm"]["rel_l2"] == 0 and d["norm"]["snr_db"] is None
+assert d["step"]["same_bytes"] is True and "rel_l2" not in d["step"]' "$out" && ok ||
+    fail "info PLAIN --against --json: $(head -c 600 "$out")"
+for model in restored.safetensors big.sgfp4.safetensors; do
+    run info "$model" --against other.safetensors
+    expect_rc 1 "info $model --against an unrelated model"
+    expect_err "other.safetensors does not match $model: it has no tensor 'norm'|other.safetensors does not match $model: it has no tensor 'w\\.big'" \
+        "info $model --against an unrelated model: the message"
+    [ -s "$out" ] && fail "info $model --against an unrelated model printed: $(head -c 300 "$out")" || ok
+done
+run info sub.safetensors --against big.safetensors
+expect_rc 1 "info --against a model with more tensors"
+expect_err "it has tensor '[a-z.]+', which sub.safetensors has not" "more tensors: the message"
+# a container's --against of the wrong size: refused before its description is printed
+for cmd in verify info; do
+    run $cmd w768.sgfp4 --shape 768x768 --against big.npy
+    expect_rc 1 "$cmd --against a reference of another shape"
+    [ -s "$out" ] && fail "$cmd --against a reference of another shape printed: $(head -c 300 "$out")" || ok
 done
 
 echo "reports: $checks checks, $failures failures"

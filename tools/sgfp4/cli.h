@@ -210,8 +210,11 @@ int cmd_verify_golden(const cli_args *args);
 struct json_t;
 int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed,
                       struct json_t *results);
-/* `--against REF` of verify and info: error statistics of a container against its weights. */
-int cli_quality_report(const cli_args *args, const sgfp4_tensor *t);
+/* `--against REF` of verify and info: the weights REF (.npy or raw float32 of t's shape),
+ * read before anything is printed (NULL when they cannot be read or do not fit: reported);
+ * then the error statistics of t against them. */
+float *cli_reference_read(const cli_args *args, const sgfp4_tensor *t);
+int cli_quality_report(const cli_args *args, const sgfp4_tensor *t, const float *ref);
 /* Vulkan (cmd_vulkan.c): `info --devices`, and a whole-tensor decode into host memory. */
 int cmd_info_devices(const cli_args *args);
 bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype dtype, void *dst,
