@@ -4,6 +4,9 @@
 #   for one tensor and per tensor of a whole model (the library's count); a constant block
 #   of 1e6 decodes to 65024 in v2 (the largest v2 bias) and to 65504 in v1 (format.md,
 #   "Value range").
+# - a --shape with the container's block count but another grid: a v2 container whose edge
+#   leaves lie in the given shape's padding warns; the right shape, and a shape without
+#   padding (which the bytes cannot tell), do not.
 # - info --against: a plain model against its source (every float tensor's error, the other
 #   tensors byte for byte), and a reference that does not match refused before anything is
 #   printed (models and single containers).
@@ -91,6 +94,26 @@ for profile in v2 v1; do
     want=$([ "$profile" = v2 ] && echo "{65024.0}" || echo "{65504.0}")
     [ "$got" = "$want" ] && ok || fail "a constant block of 1e6 in $profile decodes to $got, want $want"
 done
+
+# ---- a --shape with the same number of blocks ---------------------------------------------
+run encode w768.npy -o w768.sgfp4 -q
+for shape in 768x768 64x9216 9216x64; do
+    run verify w768.sgfp4 --shape "$shape"
+    expect_rc 0 "verify as $shape"
+    expect_quiet "verify as $shape (no padding: nothing to tell)"
+done
+for cmd in verify info "decode -o w705.f32"; do
+    run $cmd w768.sgfp4 --shape 705x705
+    expect_rc 0 "$cmd as 705x705"
+    expect_err "warning: w768.sgfp4: --shape 705x705 looks wrong: [0-9]+ leaves wholly outside it" \
+        "$cmd as 705x705: the warning"
+done
+run verify w768.sgfp4 --shape 705x705 -q
+expect_quiet "verify as 705x705 -q"
+# said after a run that succeeds: a failure stays its one line
+run decode w768.sgfp4 --shape 705x705 -o missing/w705.f32
+expect_rc 1 "decode as 705x705 into a missing folder"
+[ "$(wc -l <"$err")" -eq 1 ] && ok || fail "a failure with the warning: not one line: $(cat "$err")"
 
 # ---- info --against ---------------------------------------------------------------------------
 run decode big.sgfp4.safetensors -o restored.safetensors -q

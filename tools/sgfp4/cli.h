@@ -27,6 +27,12 @@ int cli_usage_error(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 /* The message of the last cli_error / cli_usage_error (for verify --json). */
 extern char cli_last_error[1024];
+/* A warning about a run that may still succeed, said after it when it did ("sgfp4: COMMAND:
+ * warning: ..."; not with -q): a failure stays the one line it reports. */
+void cli_warn_on_success(const char *command, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints the warnings cli_warn_on_success() held back, if rc is CLI_EXIT_OK. */
+void cli_flush_warnings(int rc);
 /* An informational line on stderr, shown with -v only. */
 void cli_verbose(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));

@@ -227,7 +227,9 @@ const cli_command cli_verify = {
     "\n"
     "Exit 0 when IN is a conformant container; otherwise 1 with the reason. Prints the sha256\n"
     "of the container bytes and of the decoded float32 tensor. The shape is not stored in a\n"
-    "container: a wrong --shape with the same 64x64 block grid (the same ceil(O/64) x\n"
-    "ceil(I/64)) verifies too, with other hashes. A model is checked strictly: its structure,\n"
-    "every container and every container's sha256; a set over all its shards and its index.\n",
+    "container: any --shape with the same number of 64x64 blocks, ceil(O/64) x ceil(I/64) in\n"
+    "any arrangement (768x768 as 64x9216), verifies too, with other hashes; a v2 container\n"
+    "warns when leaves in the shape's padding hold data. A model is checked strictly: its\n"
+    "structure, every container and every container's sha256; a set over all its shards and\n"
+    "its index.\n",
     options, run};

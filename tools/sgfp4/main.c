@@ -63,5 +63,9 @@ int main(int argc, char **argv)
     }
     cli_args args;
     const int parsed = cli_parse(c, argc - 1, argv + 1, &args);
-    return parsed >= 0 ? parsed : c->run(&args);
+    if (parsed >= 0)
+        return parsed;
+    const int rc = c->run(&args);
+    cli_flush_warnings(rc);
+    return rc;
 }
