@@ -342,6 +342,9 @@ done:
 
 static int run(const cli_args *a)
 {
+    if (a->given[KEY_BATCH] && a->batch > SGFP4_MATVEC_MAX_BATCH)
+        return cli_usage_error(a->command, "--batch: the benchmarks time one call, 1..%d vectors",
+                               SGFP4_MATVEC_MAX_BATCH);
     if (a->vulkan && a->op && strcmp(a->op, "open") == 0)
         return cli_usage_error(a->command, "--op open times the CPU open, which every backend "
                                            "shares: it takes no --backend vulkan");

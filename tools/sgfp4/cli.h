@@ -226,10 +226,10 @@ int cmd_info_devices(const cli_args *args);
 bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype dtype, void *dst,
                        size_t dst_capacity);
 /* y = W x on the GPU for `matvec --backend vulkan` (the same bits as the CPU's): batch
- * vectors x [batch][cols] f32, y [batch][rows]; Class A quantizes x on the device. Reports
- * its error; false on failure. */
+ * vectors x [batch][cols] f32, y [batch][rows], SGFP4_MATVEC_MAX_BATCH vectors a call; Class
+ * A quantizes x on the device. Reports its error; false on failure. */
 bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows, uint64_t cols,
-                       bool class_b, const void *x, unsigned batch, float *y);
+                       bool class_b, const float *x, uint64_t batch, float *y);
 /* The benchmarks (tools/bench). */
 int cmd_bench_cpu(const cli_args *args);
 /* bench --op open: open (every acceptance rule) against a decode of the same container,

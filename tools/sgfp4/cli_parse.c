@@ -76,9 +76,10 @@ static const option_spec specs[] = {
                                         "(default 0)"},
     {KEY_RESIDENT_CASES, "resident-cases", "N", "--op repeat: burst cases on one resident "
                                                 "tensor, no new memory (default 0)"},
-    {KEY_X, "x", "X.f32", "activations: row-major [N][I] float32, little-endian"},
+    {KEY_X, "x", "FILE", "activations X: a .npy of [N][I] or [I] values (float32 or float16), "
+                         "or raw little-endian float32 [N][I]"},
     {KEY_CLASS, "class", "a|b", "a: integer activations, quantized per 64 columns (default); b: "
-                                "float activations as they are (docs/matvec.md)"},
+                                "float activations as they are (matvec.md)"},
     {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
     {KEY_DIM, "dim", "D", "model width (default 512)"},
     {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
@@ -271,7 +272,7 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_VARIANT: /* the operation checks the name */
         a->variant = v;
         return NULL;
-    case KEY_BATCH: return in_range(v, 1, 16, &a->batch) ? NULL : "wants 1..16";
+    case KEY_BATCH: return in_range(v, 1, UINT32_MAX, &a->batch) ? NULL : "wants a number >= 1";
     case KEY_CASES: return in_range(v, 0, 10000, &a->cases) ? NULL : "wants 0..10000";
     case KEY_SYNC_CASES: return in_range(v, 0, 10000, &a->sync_cases) ? NULL : "wants 0..10000";
     case KEY_RESIDENT_CASES:
