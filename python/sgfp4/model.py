@@ -5,6 +5,7 @@ mapping; whole-file encode and decode jobs; writing safetensors files."""
 import ctypes
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -15,7 +16,7 @@ from ._buffers import borrowed_array, input_bytes
 from ._lib import lib, text
 from ._output import AtomicFile, FileSink
 from ._types import NUMPY_OF, DType, Profile, argument_error, to_enum
-from .encode import OPTION_NAMES, EncodeOptions
+from .encode import OPTION_NAMES, ClippedWeightsWarning, EncodeOptions, clipped_message
 from .errors import NotFoundError, check
 from .tensor import Tensor, _Handle, decode_options, open_options
 
@@ -87,6 +88,9 @@ class TensorReport:
     target_miss: int                # 1 above the target, -1 more than 1% below, else 0
     reason: Optional[str]           # encode: the policy's reason
     seconds: float
+    clipped: int = 0                # encode, quantized: weights beyond +-65504, encoded as it
+    importance: int = 0             # encode with an importance file: its vectors used for
+                                    # this tensor, 1 columns, 2 rows, 3 both, 0 none
 
 
 @dataclass(frozen=True)
@@ -447,7 +451,8 @@ def _report_callback(report, sink):
         try:
             report(TensorReport(text(c.tensor.contents.name), c.index, c.count,
                                 bool(c.quantized), c.bytes_in, c.bytes_out, c.bits_per_weight,
-                                c.target_bpw, c.target_miss, text(c.reason), c.seconds))
+                                c.target_bpw, c.target_miss, text(c.reason), c.seconds,
+                                c.clipped, c.importance))
         except BaseException as e:  # noqa: B902 - stops the job at its next write
             sink.error = e
     return _lib.REPORT_FN(call)
@@ -511,6 +516,11 @@ def _run_job(source, destination, job, *, zstd_level, zstd_threads):
             model.close()
 
 
+class ImportanceWarning(UserWarning):
+    """encode_model(importance=...): the importance file has no vector for some of the
+    quantized tensors, which were encoded without it."""
+
+
 def encode_model(source, destination, policy=None, *, progress=None, report=None,
                  embeddings=None, temp_dir=None, zstd_level=3, zstd_threads=0,
                  importance=None, **options):
@@ -528,7 +538,10 @@ def encode_model(source, destination, policy=None, *, progress=None, report=None
     encoder's spool folder (default $TMPDIR, else /tmp). importance: None, or an importance
     file (a path or an open Model: F32 vectors NAME, one per input column of tensor NAME, and
     NAME:rows, one per output row; docs/encoder.md, "Error metrics"); a vector of another
-    length is an ArgumentError naming the tensor. Returns the job's Summary.
+    length is an ArgumentError naming the tensor, and an ImportanceWarning says how many of
+    the quantized tensors the file had vectors for when it was not all of them. Weights
+    beyond the fp16 range are encoded as +-65504, with a ClippedWeightsWarning per tensor
+    (its name and count). Returns the job's Summary.
     """
     pol = _as_policy(policy, options, embeddings)
     summary = _lib.ModelSummary()
@@ -539,10 +552,22 @@ def encode_model(source, destination, policy=None, *, progress=None, report=None
     if weights is not None and weights.closed:
         raise argument_error("importance: the model is closed")
 
+    # what the library reports per tensor, said after the job as the tool says it
+    clipped, coverage = [], [0, 0]  # (name, weights) clipped; quantized, weighted
+
+    def watch(r):
+        if r.quantized:
+            coverage[0] += 1
+            coverage[1] += r.importance != 0
+            if r.clipped:
+                clipped.append((r.name, r.clipped))
+        if report is not None:
+            report(r)
+
     def job(model, sink):
         wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
         wo.temp_dir = os.fsencode(temp_dir) if temp_dir is not None else None
-        cb, rb = _progress_callback(progress, sink), _report_callback(report, sink)
+        cb, rb = _progress_callback(progress, sink), _report_callback(watch, sink)
         wo.progress, wo.tensor_report = cb, rb
         wo.summary = ctypes.pointer(summary)
         wo.importance = weights._h.ptr if weights is not None else None
@@ -557,6 +582,14 @@ def encode_model(source, destination, policy=None, *, progress=None, report=None
     finally:
         if own_weights:
             weights.close()
+    for name, count in clipped:
+        warnings.warn(clipped_message(f"tensor '{name}'", count), ClippedWeightsWarning,
+                      stacklevel=2)
+    if weights is not None and coverage[1] < coverage[0]:
+        label = "model" if isinstance(importance, Model) else os.fspath(importance)
+        warnings.warn(f"importance {label}: vectors for {coverage[1]} of the "
+                      f"{coverage[0]} quantized tensors: the other {coverage[0] - coverage[1]} "
+                      f"were encoded without it", ImportanceWarning, stacklevel=2)
     return _summary(summary)
 
 
