@@ -265,7 +265,9 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
     sgfp4_diag diag;
     sgfp4_model_open_options o;
     cli_model_open_options(a, &o);
-    const sgfp4_status s = sgfp4_model_open(path, model, &o, &diag);
+    /* "-" that is not a stream is standard input redirected from a file: that file */
+    const sgfp4_status s =
+        sgfp4_model_open(strcmp(path, "-") == 0 ? "/dev/stdin" : path, model, &o, &diag);
     if (s != SGFP4_OK) {
         /* File-level messages of the library already start with the path. */
         const size_t n = strlen(path);
