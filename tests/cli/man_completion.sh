@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The man page and the bash completion: the page generated from docs/cli.md renders without
 # a warning (groff -ww) and documents every option that some command's --help lists; the
-# completion script completes commands, options and option values from the tool itself; and
-# `cmake --install` installs both.
+# completion script completes commands, options, option values and file names from the tool
+# itself; and `cmake --install` installs both, and every documentation page they name.
 # usage: man_completion.sh SGFP4 MAN_PAGE SOURCE_DIR BUILD_DIR SCRATCH_DIR CMAKE
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -63,4 +63,13 @@ echo "completion OK"
 [ -s "$scratch/prefix/share/man/man1/sgfp4.1" ] || fail "the man page is not installed"
 [ -s "$scratch/prefix/share/bash-completion/completions/sgfp4" ] ||
   fail "the completion is not installed"
-echo "install OK"
+# every documentation page the man page, the tool's --help or its messages name is installed
+named=$( (printf '%s\n' "$text"; "$sgfp4" --help
+          for c in encode decode verify info bench example matvec; do "$sgfp4" "$c" --help; done) |
+        grep -o '[a-z_][a-z_]*\.md' | sort -u)
+[ -n "$named" ] || fail "the man page names no documentation page"
+for page in $named; do
+  [ -s "$scratch/prefix/share/doc/sgfp4/$page" ] || fail "$page is named but not installed"
+done
+grep -q "docs/" <<<"$text" && fail "the man page names docs/, which is not installed"
+echo "install OK: $(wc -w <<<"$named") documentation pages named and installed"

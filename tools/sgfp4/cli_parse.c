@@ -37,7 +37,7 @@ static const option_spec specs[] = {
                                       "row's error relative to its norm)"},
     {KEY_IMPORTANCE, "importance", "FILE", "whole models: importance vectors (a safetensors "
                                            "file: NAME per column, NAME:rows per row; "
-                                           "docs/encoder.md)"},
+                                           "encoder.md)"},
     {KEY_EMBEDDINGS, "embeddings", "quantize|skip", "whole models: embeddings and lm_head "
                                                     "(default quantize)"},
     {KEY_STRICT, "strict", NULL, "also fail on reserved T158 symbols (0b11, decoded as 0)"},
@@ -45,7 +45,7 @@ static const option_spec specs[] = {
     {KEY_GOLDEN, "golden", "DIR", "run the golden set DIR/manifest.json, one line per vector"},
     {KEY_ONLY, "only", "NAME", "with --golden: run only the vector NAME"},
     {KEY_JSON, "json", NULL, "machine-readable output (one JSON object)"},
-    {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; docs/cli.md); "
+    {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; man sgfp4); "
                                 "needs libpng"},
     {KEY_DEVICES, "devices", NULL, "list the Vulkan devices and their exactness features"},
     {KEY_CODES, "codes", "llm|random", "synthetic source: an encoded LLM-like tensor (default) "

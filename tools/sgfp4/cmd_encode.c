@@ -17,7 +17,7 @@ static const cli_accept options[] = {
     {KEY_PROFILE, "container profile (default v2; an .fp4 output means v1)"},
     {KEY_BPW, NULL},
     {KEY_POLICY, "v2 split policy: rate (default) or threshold (the spec's); for a whole "
-                 "model also a JSON policy FILE (docs/model.md)"},
+                 "model also a JSON policy FILE (model.md)"},
     {KEY_THRESHOLD, NULL},
     {KEY_DELTA, NULL},
     {KEY_FIT, NULL},
@@ -133,7 +133,7 @@ static void warn_low_rate(const cli_args *a, const sgfp4_encode_options *o)
     if (o->profile == SGFP4_PROFILE_V2 && o->policy == SGFP4_POLICY_RATE &&
         o->target_bpw < 4.125 && cli_verbosity > 0)
         fprintf(stderr, "sgfp4: %s: warning: %.3g bits per weight is below 4.125: part of the "
-                        "weights will be ternary, which can break the model (docs/encoder.md, "
+                        "weights will be ternary, which can break the model (encoder.md, "
                         "\"Low rates\")\n", a->command, o->target_bpw);
 }
 
@@ -271,7 +271,7 @@ const cli_command cli_encode = {
     "it cannot meet is said so.\n"
     "A MODEL (a .safetensors file, .zst, or a sharded set's index, told by content) without\n"
     "--tensor is quantized whole: each matrix the policy picks becomes an SGFP4 container\n"
-    "described by the sgfp4 manifest, the rest passes through (docs/model.md); --bpw,\n"
+    "described by the sgfp4 manifest, the rest passes through (model.md); --bpw,\n"
     "--profile, --policy, --threshold, --delta, --fit and --metric set every quantized tensor's\n"
     "options, a policy file's rules override them; --importance FILE weights each tensor's\n"
     "error by the vectors NAME (columns) and NAME:rows of a safetensors file. A --bpw below\n"

@@ -28,7 +28,9 @@ static void usage(FILE *f)
     for (size_t k = 0; k < COMMAND_COUNT; k++)
         fprintf(f, "  %-8s %s\n", commands[k]->name, commands[k]->summary);
     fputs("\n'sgfp4 help COMMAND' or 'sgfp4 COMMAND --help' describes a command's options.\n"
-          "Exit status: 0 success, 1 failure, 2 usage error. Docs: docs/cli.md\n",
+          "Exit status: 0 success, 1 failure, 2 usage error.\n"
+          "Documentation: man sgfp4; the Markdown pages it names are installed in\n"
+          SGFP4_DOC_DIR " (docs/ in the source tree).\n",
           f);
 }
 
