@@ -18,10 +18,12 @@ static const option_spec specs[] = {
     {KEY_SHAPE, "shape", "OxI", "logical tensor shape (a bare container carries none)"},
     {KEY_PROFILE, "profile", "v1|v2", "container profile (default: 'SGF4' magic, else extension)"},
     {KEY_DTYPE, "dtype", "f32|f16|bf16", "output type (default f32; f16/bf16 round to nearest even)"},
-    {KEY_BACKEND, "backend", "B", "auto (default), cpu, scalar (the reference), generic, avx2, "
-                                  "avx512, neon (one CPU kernel set), vulkan"},
+    {KEY_BACKEND, "backend", "auto|cpu|scalar|generic|avx2|avx512|neon|vulkan",
+     "auto (default), cpu, scalar (the reference), generic, avx2, avx512, neon (one CPU kernel "
+     "set), vulkan"},
     {KEY_THREADS, "threads", "N", "threads (default, and 0: every online CPU)"},
-    {KEY_STORE, "store", "S", "CPU output stores: auto (default), cached, streaming"},
+    {KEY_STORE, "store", "auto|cached|streaming", "CPU output stores: auto (default), cached, "
+                                                  "streaming"},
     {KEY_ZSTD_LEVEL, "zstd-level", "N", "zstd level of .zst outputs, 1..22 (default 3)"},
     {KEY_TENSOR, "tensor", "NAME", "encode tensor NAME of a model (F32, F16, BF16, F8_E4M3, "
                                    "F8_E5M2)"},
@@ -60,7 +62,7 @@ static const option_spec specs[] = {
     {KEY_NO_CHECK, "no-check", NULL, "--backend vulkan, --op matvec: skip the bit-exactness "
                                       "check"},
     {KEY_INTEGER, "integer", NULL, "--backend vulkan: force the integer-exact pipeline"},
-    {KEY_OP, "op", "OP", "what to time: decode (default); the CPU: open (against a decode) or "
+    {KEY_OP, "op", "decode|open|matvec|gemv|repeat|variants", "what to time: decode (default); the CPU: open (against a decode) or "
                          "matvec (the matrix-vector products against a plain read); "
                          "--backend vulkan: gemv (the dense f16 product), matvec (the D8 "
                          "products against copy and dense f16), repeat (many fresh-memory "
@@ -149,15 +151,19 @@ static bool accepts(const cli_command *c, int key)
            key == KEY_QUIET || key == KEY_VERBOSE || key == KEY_HELP;
 }
 
-/* "  -o, --output OUT    help text", the help wrapped at word boundaries to 100 columns. */
+/* "  -o, --output OUT    help text", the help wrapped at word boundaries to 100 columns; an
+ * option whose name and values do not fit the left column gets its help on the next lines. */
 static void print_option(FILE *f, const option_spec *s, const char *help)
 {
     enum { LEFT = 30, WIDTH = 100 };
-    char left[48];
+    char left[96];
     snprintf(left, sizeof left, "%s%c%s--%s%s%s", s->key < 256 ? "-" : " ",
              s->key < 256 ? s->key : ' ', s->key < 256 ? ", " : "  ", s->name,
              s->arg ? " " : "", s->arg ? s->arg : "");
-    fprintf(f, "  %-*s", LEFT - 2, left);
+    if (strlen(left) > LEFT - 2)
+        fprintf(f, "  %s\n%*s", left, LEFT, "");
+    else
+        fprintf(f, "  %-*s", LEFT - 2, left);
     const char *text = help ? help : s->help;
     int column = LEFT;
     while (*text) {
