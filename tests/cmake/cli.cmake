@@ -51,6 +51,9 @@ if(SGFP4_MAN_PAGE)
                    ${CMAKE_CURRENT_BINARY_DIR}/cli-man ${CMAKE_COMMAND})
   set_tests_properties(cli.man_completion PROPERTIES LABELS cli)
 endif()
+add_test(NAME cli.build_commands
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/build_commands.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.build_commands PROPERTIES LABELS cli)
 add_test(NAME cli.reports
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_reports.sh $<TARGET_FILE:sgfp4>
                  ${CMAKE_CURRENT_BINARY_DIR}/cli-reports)
