@@ -15,7 +15,7 @@ add_custom_command(
   OUTPUT ${SGFP4_MAN_PAGE}
   COMMAND ${CMAKE_COMMAND} -DIN=${PROJECT_SOURCE_DIR}/docs/cli.md
           -DOUT=${PROJECT_BINARY_DIR}/man/sgfp4.1.md -DVERSION=${PROJECT_VERSION}
-          -P ${PROJECT_SOURCE_DIR}/cmake/ManSource.cmake
+          -DDOCDIR=${CMAKE_INSTALL_FULL_DOCDIR} -P ${PROJECT_SOURCE_DIR}/cmake/ManSource.cmake
   COMMAND ${SGFP4_GO_MD2MAN} -in ${PROJECT_BINARY_DIR}/man/sgfp4.1.md -out ${SGFP4_MAN_PAGE}
   DEPENDS ${PROJECT_SOURCE_DIR}/docs/cli.md ${PROJECT_SOURCE_DIR}/cmake/ManSource.cmake
   COMMENT "Generating the man page sgfp4.1 from docs/cli.md"

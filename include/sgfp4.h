@@ -438,6 +438,20 @@ typedef enum sgfp4_error_metric {
     SGFP4_METRIC_ROW_RELATIVE = 1
 } sgfp4_error_metric;
 
+/** What an encode call reports beside its status (sgfp4_encode_options.report). */
+typedef struct sgfp4_encode_report {
+    /** Input weights whose magnitude is above 65504, the largest binary16 value: the format
+     *  cannot store them, and each was encoded as +-65504 (its error at least |w| - 65504).
+     *  Counted over the whole input, also when the call fails afterwards. */
+    uint64_t clipped;
+    /** The largest |w| of the input (0 when the input was not scanned). */
+    double max_abs;
+    /** SGFP4_OK, or why the call failed: the message names the option or input that is wrong
+     *  ("target_bpw 100 is outside (0, 64]", "input row 3, column 7 is NaN": offset is then
+     *  the value's byte offset from src). */
+    sgfp4_diag diag;
+} sgfp4_encode_report;
+
 /**
  * Encoder options. Start from sgfp4_encode_options_init(), then change fields.
  * docs/encoder.md describes every algorithm named here.
@@ -474,6 +488,9 @@ typedef struct sgfp4_encode_options {
      *  output, or any proxy): NULL (all alike, the default) or `rows` finite floats >= 0,
      *  not all 0, read during the call. Multiplies the metric's row weights. */
     const float *row_importance;
+    /** If not NULL: filled by each call with these options, also when it fails (what was
+     *  clipped, and why a call failed); NULL (the default): nothing reported. */
+    sgfp4_encode_report *report;
 } sgfp4_encode_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
@@ -499,8 +516,11 @@ SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64
  * call checks that before it returns (SGFP4_ERR_INTERNAL if not: a bug). options may be NULL.
  * Errors: SGFP4_ERR_ARGUMENT (NULL pointers, a stride below cols, bad options, a NaN or
  * infinite input), SGFP4_ERR_SHAPE (rows or cols 0 or above 2^40, more than 2^32 blocks),
- * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM.
- * Values beyond the fp16 range are clipped to +-65504.
+ * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM; with
+ * options->report set, its diag says which option or value was wrong.
+ * Values beyond the fp16 range are clipped to +-65504 (options->report counts them); a v2
+ * leaf whose weights are all alike reproduces at most +-65024, the largest v2 bias
+ * (docs/format.md, "Value range").
  */
 SGFP4_API sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols,
                                     size_t src_stride, void *dst, size_t dst_capacity,

@@ -458,6 +458,13 @@ typedef struct sgfp4_model_tensor_report {
     int target_miss;
     const char *reason;     /**< encode: why the policy quantized or passed it through */
     double seconds;         /**< time spent on it */
+    /** Encode, quantized: its weights beyond the fp16 range, each encoded as +-65504
+     *  (sgfp4_encode_report.clipped); else 0. */
+    uint64_t clipped;
+    /** Encode with an importance file (sgfp4_model_write_options.importance): which of its
+     *  vectors weighted this tensor, 1 the columns' (NAME), 2 the rows' (NAME:rows), 3 both,
+     *  0 none (the file has no vector for it); else 0. */
+    int importance;
 } sgfp4_model_tensor_report;
 
 /** Options of the model writers; NULL means the defaults. */

@@ -5,9 +5,13 @@
 # build/venv, in which `import sgfp4` works (scripts/python-venv.sh), and a round trip in it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "== scripts/install-deps.sh: the Debian packages (apt-get, when some are missing)"
 ./scripts/install-deps.sh
+echo "== cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build/release -j"$(nproc)" >/dev/null
+# the first build takes minutes: its progress shows, one line per file
+echo "== cmake --build build/release -j$(nproc)"
+cmake --build build/release -j"$(nproc)"
 sgfp4=build/release/sgfp4
 echo "== sgfp4 verify --golden golden/"
 "$sgfp4" verify --golden golden

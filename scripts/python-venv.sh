@@ -21,12 +21,8 @@ if [ ! -e "$build/libsgfp4_model.so" ]; then
 fi
 "$python" -m venv --system-site-packages "$venv"
 cmake --install "$build" --prefix "$venv" >/dev/null
-# pip builds in the folder it is given: build from a copy, so the source tree stays clean
-copy=$(mktemp -d "${TMPDIR:-/tmp}/sgfp4-python.XXXXXX")
-trap 'rm -rf "$copy"' EXIT
-cp -R python/. "$copy"
-rm -rf "$copy/build" "$copy"/*.egg-info
+# the package's build backend builds in a copy: the source tree stays clean
 "$venv/bin/python3" -m pip uninstall -q -y sgfp4 >/dev/null 2>&1 || true
-"$venv/bin/python3" -m pip install -q --no-index --no-build-isolation "$copy"
+"$venv/bin/python3" -m pip install -q --no-index --no-build-isolation ./python
 "$venv/bin/python3" -c 'import sgfp4; print("sgfp4", sgfp4.__version__, "with libsgfp4",
 sgfp4.library_version(), "from", sgfp4.library_path())'

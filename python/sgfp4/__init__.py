@@ -14,12 +14,12 @@ from . import _lib
 from ._lib import LibraryNotFound
 from ._types import Backend, DType, Fit, Metric, Policy as SplitPolicy, Profile, Store
 from ._version import __version__
-from .encode import EncodeOptions, encode, encode_bound
+from .encode import ClippedWeightsWarning, EncodeOptions, encode, encode_bound
 from .errors import *  # noqa: F401,F403 - the exception classes
 from .errors import Error, status_name, status_str
-from .model import (Decision, Model, ModelTensor, Policy, Progress, QuantInfo, Summary,
-                    TensorReport, decode_model, encode_model, float32_to_bf16, open_model,
-                    write_safetensors)
+from .model import (Decision, ImportanceWarning, Model, ModelTensor, Policy, Progress,
+                    QuantInfo, Summary, TensorReport, decode_model, encode_model,
+                    float32_to_bf16, open_model, write_safetensors)
 from .tensor import Leaf, Tensor, TensorInfo, bf16_to_float32, open  # noqa: A004
 from . import matvec
 from .matvec import MatvecPlan, Q8

@@ -142,12 +142,17 @@ class DecodeOptions(ctypes.Structure):
                 ("store", c_int)]
 
 
+class EncodeReport(ctypes.Structure):
+    _fields_ = [("clipped", c_u64), ("max_abs", c_double), ("diag", Diag)]
+
+
 class EncodeOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("profile", c_int), ("policy", c_int),
                 ("target_bpw", c_double), ("delta", c_double), ("threshold", c_double),
                 ("fit", c_int), ("threads", c_uint), ("allocator", Allocator),
                 ("metric", c_int), ("column_importance", POINTER(ctypes.c_float)),
-                ("row_importance", POINTER(ctypes.c_float))]
+                ("row_importance", POINTER(ctypes.c_float)),
+                ("report", POINTER(EncodeReport))]
 
 
 # ---- structs (include/sgfp4_model.h) -----------------------------------------------------
@@ -212,7 +217,8 @@ class ModelTensorReport(ctypes.Structure):
     _fields_ = [("tensor", POINTER(ModelTensor)), ("index", c_size_t), ("count", c_size_t),
                 ("quantized", c_int), ("bytes_in", c_u64), ("bytes_out", c_u64),
                 ("bits_per_weight", c_double), ("target_bpw", c_double),
-                ("target_miss", c_int), ("reason", c_char_p), ("seconds", c_double)]
+                ("target_miss", c_int), ("reason", c_char_p), ("seconds", c_double),
+                ("clipped", c_u64), ("importance", c_int)]
 
 
 REPORT_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ModelTensorReport))

@@ -107,3 +107,18 @@ def to_enum(cls, value, what):
 def argument_error(message):
     """An ArgumentError raised by the binding itself (a bad Python-side argument)."""
     return ArgumentError(1, message)
+
+
+#: SGFP4_MAX_THREADS of sgfp4.h: the most threads any call takes (a test checks the header).
+MAX_THREADS = 256
+
+
+def thread_count(threads, what="threads"):
+    """`threads` of a call as an int: 0 (the default: the calling thread) .. MAX_THREADS;
+    else an ArgumentError naming the argument (the library's own refusal names nothing)."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+        raise argument_error(f"{what}: {threads!r} is not a count >= 0")
+    if threads > MAX_THREADS:
+        raise argument_error(f"{what}: {threads} is above {MAX_THREADS}, the most threads a "
+                             f"call takes")
+    return int(threads)

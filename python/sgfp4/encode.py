@@ -2,13 +2,14 @@
 """Encoding a numpy float matrix into a container (sgfp4_encode)."""
 
 import ctypes
+import warnings
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from . import _lib
 from ._lib import lib
-from ._types import Fit, Metric, Policy, Profile, argument_error, to_enum
+from ._types import Fit, Metric, Policy, Profile, argument_error, thread_count, to_enum
 from .errors import check
 
 
@@ -60,10 +61,8 @@ class EncodeOptions:
         for name in ("target_bpw", "delta", "threshold"):
             v = getattr(self, name)
             set_(self, name, float(getattr(d, name) if v is None else v))
-        t = d.threads if self.threads is None else self.threads
-        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 0:
-            raise argument_error(f"threads: {t!r} is not a count >= 0")
-        set_(self, "threads", int(t))
+        set_(self, "threads", thread_count(d.threads if self.threads is None
+                                           else self.threads))
 
     def to_c(self, rows=None, cols=None):
         """The C struct (sgfp4_encode_options_init, then these fields). With importance
@@ -98,7 +97,7 @@ class EncodeOptions:
     def _write_fields(self, o):
         o.profile, o.policy, o.fit = int(self.profile), int(self.policy), int(self.fit)
         o.target_bpw, o.delta, o.threshold = self.target_bpw, self.delta, self.threshold
-        o.threads = min(self.threads, 2**32 - 1)
+        o.threads = self.threads
         o.metric = int(self.metric)
 
     @classmethod
@@ -109,6 +108,19 @@ class EncodeOptions:
     def with_(self, **changes):
         """A copy with some fields changed (None leaves a field as it is)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+class ClippedWeightsWarning(UserWarning):
+    """Weights beyond the binary16 range (|w| > 65504), which the format cannot store, were
+    encoded as +-65504. The count comes from the library (sgfp4_encode_report.clipped), as
+    the `sgfp4` tool's warning does."""
+
+
+def clipped_message(what, clipped, max_abs=None):
+    """The words of a ClippedWeightsWarning for `clipped` weights of `what`."""
+    largest = f" (largest |w| {max_abs:.6g})" if max_abs else ""
+    return (f"{what}: {clipped} weight{'s' if clipped > 1 else ''} beyond the binary16 range"
+            f"{largest} encoded as +-65504, the largest value the format stores")
 
 
 _DEFAULTS = _lib.init_struct(_lib.EncodeOptions, "sgfp4_encode_options_init")
@@ -125,7 +137,9 @@ def encode(array, options=None, **overrides):
     one value per column / row of the array.
     float16 input is widened exactly to float32 first. A float32 array whose rows are
     contiguous (any row stride, e.g. a column slice) is read in place. NaN or infinite
-    values raise ArgumentError; values beyond the fp16 range are clipped to +-65504.
+    values raise ArgumentError naming the first one's row and column, an option out of
+    range one naming the option; values beyond the fp16 range are encoded as +-65504 and
+    warned about (ClippedWeightsWarning, with their count).
     """
     unknown = set(overrides) - set(OPTION_NAMES)
     if unknown:
@@ -149,13 +163,19 @@ def encode(array, options=None, **overrides):
         a = np.ascontiguousarray(a)
     stride = a.strides[0] // 4 if rows > 1 else cols
     c_opts = options.to_c(rows, cols)
+    report = _lib.EncodeReport()
+    c_opts.report = ctypes.pointer(report)
     out = ctypes.c_void_p()
     size = ctypes.c_size_t()
     status = lib.sgfp4_encode_alloc(a.ctypes.data, rows, cols, stride,
                                     ctypes.byref(out), ctypes.byref(size),
                                     ctypes.byref(c_opts))
     try:
-        check(status, f"encode a {rows}x{cols} matrix")
+        what = f"encode a {rows}x{cols} matrix"
+        check(status, what, diag=report.diag, context=what)
+        if report.clipped:
+            warnings.warn(clipped_message(f"encode a {rows}x{cols} matrix", report.clipped,
+                                          report.max_abs), ClippedWeightsWarning, stacklevel=2)
         return ctypes.string_at(out.value, size.value)
     finally:
         lib.sgfp4_free(out.value)

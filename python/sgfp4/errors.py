@@ -198,12 +198,15 @@ def status_str(status):
     return text(lib.sgfp4_status_str(status))
 
 
-def make_error(status, message=None, diag=None):
-    """The exception for `status`: the diag's message when it has one, else `message`
-    (what the binding knows of the call), else the status's description."""
+def make_error(status, message=None, diag=None, context=None):
+    """The exception for `status`: the diag's message when it has one (after `context`, what
+    the call was, when given), else `message` (what the binding knows of the call), else the
+    status's description."""
     offset = block = leaf = None
     if diag is not None and diag.message:
         message = text(diag.message)
+        if context:
+            message = f"{context}: {message}"
         offset = diag.offset if diag.offset >= 0 else None
         block = diag.block if diag.block >= 0 else None
         leaf = diag.leaf if diag.leaf >= 0 else None
@@ -214,10 +217,10 @@ def make_error(status, message=None, diag=None):
     return CLASSES.get(status, Error)(status, message, offset, block, leaf)
 
 
-def check(status, message=None, diag=None):
+def check(status, message=None, diag=None, context=None):
     """Raises the status's exception unless status is OK (0)."""
     if status != 0:
-        raise make_error(status, message, diag)
+        raise make_error(status, message, diag, context)
 
 
 def _rebuild(status, message, offset, block, leaf):

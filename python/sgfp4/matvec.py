@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _lib
 from ._lib import lib, text
-from ._types import Backend, DType, argument_error, to_enum
+from ._types import Backend, DType, argument_error, thread_count, to_enum
 from .errors import check
 
 #: Most vectors one C product call takes; longer batches are split (same bits: each vector
@@ -68,9 +68,7 @@ def _require():
 def _options(threads, backend):
     o = _lib.init_struct(MatvecOptions, "sgfp4_matvec_options_init")
     o.backend = to_enum(Backend, backend, "backend")
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-        raise argument_error(f"threads: {threads!r} is not a count >= 0")
-    o.threads = min(int(threads), 2**32 - 1)
+    o.threads = thread_count(threads)
     return o
 
 

@@ -5,6 +5,7 @@ mapping; whole-file encode and decode jobs; writing safetensors files."""
 import ctypes
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -15,7 +16,7 @@ from ._buffers import borrowed_array, input_bytes
 from ._lib import lib, text
 from ._output import Inputs, ModelOutput
 from ._types import NUMPY_OF, DType, Profile, argument_error, to_enum
-from .encode import OPTION_NAMES, EncodeOptions
+from .encode import OPTION_NAMES, ClippedWeightsWarning, EncodeOptions, clipped_message
 from .errors import NotFoundError, check
 from .tensor import Tensor, _Handle, decode_options, open_options
 
@@ -87,6 +88,9 @@ class TensorReport:
     target_miss: int                # 1 above the target, -1 more than 1% below, else 0
     reason: Optional[str]           # encode: the policy's reason
     seconds: float
+    clipped: int = 0                # encode, quantized: weights beyond +-65504, encoded as it
+    importance: int = 0             # encode with an importance file: its vectors used for
+                                    # this tensor, 1 columns, 2 rows, 3 both, 0 none
 
 
 @dataclass(frozen=True)
@@ -454,7 +458,8 @@ def _report_callback(report, out):
             c = r.contents
             report(TensorReport(text(c.tensor.contents.name), c.index, c.count,
                                 bool(c.quantized), c.bytes_in, c.bytes_out, c.bits_per_weight,
-                                c.target_bpw, c.target_miss, text(c.reason), c.seconds))
+                                c.target_bpw, c.target_miss, text(c.reason), c.seconds,
+                                c.clipped, c.importance))
         except BaseException as e:  # noqa: B902 - stops the job at its next write
             out.fail(e)
     return _lib.REPORT_FN(call)
@@ -499,6 +504,11 @@ def _run_job(source, destination, kind, job, *, force, inputs, zstd_level, zstd_
             model.close()
 
 
+class ImportanceWarning(UserWarning):
+    """encode_model(importance=...): the importance file has no vector for some of the
+    quantized tensors, which were encoded without it."""
+
+
 def encode_model(source, destination, policy=None, *, force=False, progress=None, report=None,
                  embeddings=None, temp_dir=None, zstd_level=3, zstd_threads=0,
                  importance=None, **options):
@@ -521,7 +531,10 @@ def encode_model(source, destination, policy=None, *, force=False, progress=None
     else /tmp). importance: None, or an importance file (a path or an open Model: F32
     vectors NAME, one per input column of tensor NAME, and NAME:rows, one per output row;
     docs/encoder.md, "Error metrics"); a vector of another length is an ArgumentError
-    naming the tensor. Returns the job's Summary.
+    naming the tensor, and an ImportanceWarning says how many of the quantized tensors the
+    file had vectors for when it was not all of them. Weights beyond the fp16 range are
+    encoded as +-65504, with a ClippedWeightsWarning per tensor (its name and count).
+    Returns the job's Summary.
     """
     inputs = Inputs()
     if isinstance(policy, os.PathLike) or (isinstance(policy, str) and
@@ -530,6 +543,19 @@ def encode_model(source, destination, policy=None, *, force=False, progress=None
     pol = _as_policy(policy, options, embeddings)
     summary = _lib.ModelSummary()
     weights, own_weights = None, False
+
+    # what the library reports per tensor, said after the job as the tool says it
+    clipped, coverage = [], [0, 0]  # (name, weights) clipped; quantized, weighted
+
+    def watch(r):
+        if r.quantized:
+            coverage[0] += 1
+            coverage[1] += r.importance != 0
+            if r.clipped:
+                clipped.append((r.name, r.clipped))
+        if report is not None:
+            report(r)
+
     try:
         if importance is None or isinstance(importance, Model):
             weights = importance
@@ -543,7 +569,7 @@ def encode_model(source, destination, policy=None, *, force=False, progress=None
         def job(model, out):
             wo = _lib.init_struct(_lib.ModelWriteOptions, "sgfp4_model_write_options_init")
             wo.temp_dir = os.fsencode(temp_dir) if temp_dir is not None else None
-            cb, rb = _progress_callback(progress, out), _report_callback(report, out)
+            cb, rb = _progress_callback(progress, out), _report_callback(watch, out)
             wo.progress, wo.tensor_report = cb, rb
             wo.summary = ctypes.pointer(summary)
             wo.importance = weights._h.ptr if weights is not None else None
@@ -555,6 +581,14 @@ def encode_model(source, destination, policy=None, *, force=False, progress=None
         if own_weights:
             weights.close()
         inputs.close()
+    for name, count in clipped:
+        warnings.warn(clipped_message(f"tensor '{name}'", count), ClippedWeightsWarning,
+                      stacklevel=2)
+    if weights is not None and coverage[1] < coverage[0]:
+        label = "model" if isinstance(importance, Model) else os.fspath(importance)
+        warnings.warn(f"importance {label}: vectors for {coverage[1]} of the "
+                      f"{coverage[0]} quantized tensors: the other {coverage[0] - coverage[1]} "
+                      f"were encoded without it", ImportanceWarning, stacklevel=2)
     return _summary(summary)
 
 

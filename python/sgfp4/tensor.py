@@ -12,7 +12,8 @@ import numpy as np
 from . import _lib
 from ._buffers import input_bytes, output_array
 from ._lib import lib
-from ._types import (NUMPY_OF, Backend, DType, Profile, Store, argument_error, to_enum)
+from ._types import (NUMPY_OF, Backend, DType, Profile, Store, argument_error, thread_count,
+                     to_enum)
 from .errors import check
 
 
@@ -81,9 +82,7 @@ def decode_options(threads=0, backend=Backend.AUTO, store=Store.AUTO):
     o = _lib.init_struct(_lib.DecodeOptions, "sgfp4_decode_options_init")
     o.backend = to_enum(Backend, backend, "backend")
     o.store = to_enum(Store, store, "store")
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-        raise argument_error(f"threads: {threads!r} is not a count >= 0")
-    o.threads = min(int(threads), 2**32 - 1)
+    o.threads = thread_count(threads)
     return o
 
 

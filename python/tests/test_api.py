@@ -100,6 +100,7 @@ STRUCTS = [
     (_lib.Limits, "sgfp4_limits"), (_lib.OpenOptions, "sgfp4_open_options"),
     (_lib.TensorInfo, "sgfp4_tensor_info"), (_lib.Leaf, "sgfp4_leaf"),
     (_lib.DecodeOptions, "sgfp4_decode_options"), (_lib.EncodeOptions, "sgfp4_encode_options"),
+    (_lib.EncodeReport, "sgfp4_encode_report"),
     (_lib.ModelQuant, "sgfp4_model_quant"), (_lib.ModelTensor, "sgfp4_model_tensor"),
     (_lib.ModelOpenOptions, "sgfp4_model_open_options"), (_lib.Sink, "sgfp4_sink"),
     (_lib.StEntry, "sgfp4_st_entry"), (_lib.ModelDecision, "sgfp4_model_decision"),
@@ -126,6 +127,11 @@ def test_struct_layouts_match_the_c_headers(tmp_path):
             expected.append(getattr(cls, field).offset)
         lines.append(f'printf("%zu\\n", sizeof((({cname} *)0)->{cls._fields_[-1][0]}));')
         expected.append(ctypes.sizeof(cls._fields_[-1][1]))
+    # the constants the binding mirrors
+    for name, value in (("SGFP4_MAX_THREADS", sgfp4._types.MAX_THREADS),
+                        ("SGFP4_MATVEC_MAX_BATCH", sgfp4.matvec.MAX_BATCH)):
+        lines.append(f'printf("%d\\n", (int){name});')
+        expected.append(value)
     lines.append("return 0; }")
     src = tmp_path / "layout.c"
     src.write_text("\n".join(lines))

@@ -119,3 +119,47 @@ def test_bad_input_is_refused():
         sgfp4.encode(w, options={"target_bpw": 3})
     with pytest.raises(sgfp4.ShapeError):
         sgfp4.encode(np.ones((0, 4), np.float32))
+
+
+def test_errors_name_the_option_or_value():
+    """The library's diagnostic of the call (sgfp4_encode_report.diag), not a bare
+    "invalid argument": the option, or the first non-finite value's row and column."""
+    w = np.ones((64, 64), np.float32)
+    cases = [({"target_bpw": 100}, "target_bpw 100 is outside (0, 64]"),
+             ({"delta": -1}, "delta -1 is outside [0, 1e6]"),
+             ({"policy": "threshold", "threshold": -2}, "threshold -2 is outside (0, 1e12]"),
+             ({"threads": 257}, "threads: 257 is above 256")]
+    for options, words in cases:
+        with pytest.raises(sgfp4.ArgumentError) as e:
+            sgfp4.encode(w, **options)
+        assert words in str(e.value) and "invalid argument" not in str(e.value), options
+    inf = w.copy()
+    inf[3, 5] = -np.inf
+    with pytest.raises(sgfp4.ArgumentError, match=r"64x64 matrix: input row 3, column 5 is "
+                                                  r"infinite") as e:
+        sgfp4.encode(inf)
+    assert e.value.offset == (3 * 64 + 5) * 4
+    t = sgfp4.open(sgfp4.encode(w), w.shape)
+    for call in (lambda: t.decode(threads=300), lambda: t.gather([0], threads=300),
+                 lambda: sgfp4.MatvecPlan(t).float(np.ones(64, np.float32), threads=300)):
+        with pytest.raises(sgfp4.ArgumentError, match="threads: 300 is above 256"):
+            call()
+
+
+def test_weights_beyond_the_fp16_range_are_warned_about():
+    """Clipped to +-65504 with a ClippedWeightsWarning giving the library's count; none
+    for weights in range (65504 itself is in range)."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((256, 256)).astype(np.float32)
+    w[0, 0], w[5, 9] = 65504.0, -65504.0
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sgfp4.encode(w)
+    w[7, 7], w[200, 3] = 1e5, -3e38
+    with pytest.warns(sgfp4.ClippedWeightsWarning,
+                      match=r"256x256 matrix: 2 weights beyond the binary16 range "
+                            r"\(largest \|w\| 3e\+38\)"):
+        blob = sgfp4.encode(w)
+    with sgfp4.open(blob, w.shape) as t:
+        assert np.abs(t.decode()).max() < 65600

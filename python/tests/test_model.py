@@ -357,6 +357,31 @@ def test_job_summaries_and_tensor_reports(stories, tmp_path):
     assert back.tensors == 47 and back.quantized == len(quantized)
 
 
+def test_encode_model_warns_of_clipped_weights_and_importance_coverage(tmp_path):
+    """What the tool warns about, from the same library reports: weights beyond the fp16
+    range per tensor (TensorReport.clipped), an importance file's coverage of the quantized
+    tensors (TensorReport.importance)."""
+    rng = np.random.default_rng(2)
+    big = rng.standard_normal((128, 128)).astype(np.float32)
+    big[1, 2] = 7e4
+    src = tmp_path / "m.safetensors"
+    sgfp4.write_safetensors(src, {"a.weight": big,
+                                  "b.weight": rng.standard_normal((128, 64)).astype(np.float32),
+                                  "norm": np.ones(64, np.float32)})
+    imp = tmp_path / "imp.safetensors"
+    sgfp4.write_safetensors(imp, {"b.weight": np.ones(64, np.float32)})
+    reports = []
+    with pytest.warns(sgfp4.ClippedWeightsWarning, match="tensor 'a.weight': 1 weight beyond"):
+        sgfp4.encode_model(src, tmp_path / "q.safetensors", report=reports.append)
+    by_name = {r.name: r for r in reports}
+    assert by_name["a.weight"].clipped == 1 and by_name["b.weight"].clipped == 0
+    with pytest.warns(sgfp4.ImportanceWarning, match="vectors for 1 of the 2 quantized"):
+        sgfp4.encode_model(src, tmp_path / "qi.safetensors", importance=imp,
+                           report=reports.append)
+    assert {r.name: r.importance for r in reports[-3:]} == {"a.weight": 0, "b.weight": 1,
+                                                             "norm": 0}
+
+
 def test_fp8_tensors_decode_exactly(tmp_path):
     e4m3 = np.array([0x38, 0x40, 0xB8, 0x01, 0x7E, 0x00, 0x80], np.uint8)
     e4m3_values = [1.0, 2.0, -1.0, 2.0**-9, 448.0, 0.0, -0.0]

@@ -3,9 +3,11 @@
  * and a final strict open of the produced container as a self-check.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/diag.h"
 #include "common/fp_env.h"
 #include "common/options.h"
 #include "container/tensor.h"
@@ -135,47 +137,88 @@ static void write_block(void *ctx, uint64_t b, unsigned worker)
                        j->out + sgfp4_v2_table_bytes(j->blocks) + j->offsets[b]);
 }
 
-static int options_ok(const sgfp4_encode_options *o)
+/* NULL when the options are valid, else what is wrong, naming the field (into buf). */
+static const char *options_problem(const sgfp4_encode_options *o, char *buf, size_t size)
 {
     if (o->profile != SGFP4_PROFILE_AUTO && o->profile != SGFP4_PROFILE_V1 &&
         o->profile != SGFP4_PROFILE_V2)
-        return 0;
-    if (o->policy != SGFP4_POLICY_RATE && o->policy != SGFP4_POLICY_THRESHOLD)
-        return 0;
-    if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE && o->fit != SGFP4_FIT_FAST)
-        return 0;
-    if (sgfp4_threads_resolve(o->threads) == 0)
-        return 0;
-    if (!(o->delta >= 0 && o->delta <= 1e6) || !(o->threshold > 0 && o->threshold <= 1e12))
-        return 0;
-    if (o->metric != SGFP4_METRIC_SSE && o->metric != SGFP4_METRIC_ROW_RELATIVE)
-        return 0;
+        snprintf(buf, size, "profile %d is not AUTO, V1 or V2", (int)o->profile);
+    else if (o->policy != SGFP4_POLICY_RATE && o->policy != SGFP4_POLICY_THRESHOLD)
+        snprintf(buf, size, "policy %d is not RATE or THRESHOLD", (int)o->policy);
+    else if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE &&
+             o->fit != SGFP4_FIT_FAST)
+        snprintf(buf, size, "fit %d is not BEST, REFERENCE or FAST", (int)o->fit);
+    else if (sgfp4_threads_resolve(o->threads) == 0)
+        snprintf(buf, size, "threads %u is above %d", o->threads, SGFP4_MAX_THREADS);
+    else if (!(o->delta >= 0 && o->delta <= 1e6))
+        snprintf(buf, size, "delta %g is outside [0, 1e6]", o->delta);
+    else if (!(o->threshold > 0 && o->threshold <= 1e12))
+        snprintf(buf, size, "threshold %g is outside (0, 1e12]", o->threshold);
+    else if (o->metric != SGFP4_METRIC_SSE && o->metric != SGFP4_METRIC_ROW_RELATIVE)
+        snprintf(buf, size, "metric %d is not SSE or ROW_RELATIVE", (int)o->metric);
     /* target_bpw matters only to the v2 rate policy (v1 is fixed-rate). */
-    return o->profile == SGFP4_PROFILE_V1 || o->policy != SGFP4_POLICY_RATE ||
-           (o->target_bpw > 0 && o->target_bpw <= 64);
+    else if (o->profile != SGFP4_PROFILE_V1 && o->policy == SGFP4_POLICY_RATE &&
+             !(o->target_bpw > 0 && o->target_bpw <= 64))
+        snprintf(buf, size, "target_bpw %g is outside (0, 64]", o->target_bpw);
+    else
+        return NULL;
+    return buf;
 }
 
-/* Whether every input is finite: x - x is 0 for a finite x and NaN for an infinity or a NaN,
- * so eight lanes of such sums are all 0 exactly when every value is finite (no branch in
- * the loop). */
+/* Whether every input is finite, and how many values lie beyond the fp16 range (*clipped)
+ * and the largest magnitude (*max_abs). x - x is 0 for a finite x and NaN for an infinity
+ * or a NaN, so eight lanes of such sums are all 0 exactly when every value is finite; the
+ * counts and maxima are per lane too (no branch in the loop). */
 SGFP4_VECTOR_CLONES
-static int inputs_finite(const float *src, uint64_t rows, uint64_t cols, size_t stride)
+static int inputs_scan(const float *src, uint64_t rows, uint64_t cols, size_t stride,
+                       uint64_t *clipped, float *max_abs)
 {
+    uint64_t over = 0;
+    float top = 0;
     for (uint64_t r = 0; r < rows; r++) {
         const float *restrict row = src + r * stride;
         const uint64_t body = cols & ~(uint64_t)7;
-        float acc[8] = {0};
+        float acc[8] = {0}, big[8] = {0};
+        uint64_t count[8] = {0};
         for (uint64_t c = 0; c < body; c += 8)
             SGFP4_LANE_LOOP
-            for (unsigned j = 0; j < 8; j++)
-                acc[j] += row[c + j] - row[c + j];
-        for (uint64_t c = body; c < cols; c++)
-            acc[0] += row[c] - row[c];
-        for (unsigned j = 0; j < 8; j++)
+            for (unsigned j = 0; j < 8; j++) {
+                const float v = row[c + j], m = fabsf(v);
+                acc[j] += v - v;
+                count[j] += m > SGFP4_HALF_MAX;
+                big[j] = m > big[j] ? m : big[j];
+            }
+        for (uint64_t c = body; c < cols; c++) {
+            const float v = row[c], m = fabsf(v);
+            acc[0] += v - v;
+            count[0] += m > SGFP4_HALF_MAX;
+            big[0] = m > big[0] ? m : big[0];
+        }
+        for (unsigned j = 0; j < 8; j++) {
             if (acc[j] != 0.0f)
                 return 0;
+            over += count[j];
+            top = big[j] > top ? big[j] : top;
+        }
     }
+    *clipped = over;
+    *max_abs = top;
     return 1;
+}
+
+/* The first value of the input that is not finite, named in the report's diag. */
+static sgfp4_status nonfinite_input(const float *src, uint64_t rows, uint64_t cols,
+                                    size_t stride, sgfp4_diag *diag)
+{
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint64_t c = 0; c < cols; c++)
+            if (!isfinite(src[r * stride + c]))
+                return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
+                                  (int64_t)((r * stride + c) * sizeof(float)), -1, -1,
+                                  "input row %llu, column %llu is %s (the encoder takes finite "
+                                  "values)", (unsigned long long)r, (unsigned long long)c,
+                                  isnan(src[r * stride + c]) ? "NaN" : "infinite");
+    return SGFP4_ERR_ARGUMENT;
 }
 
 /* The mean of w^2 (clipped to the fp16 range): the threshold policy's scale. */
@@ -203,24 +246,56 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
 {
     sgfp4_encode_options o;
     uint64_t blocks;
-    if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK || !src || !written ||
-        !options_ok(&o))
-        return SGFP4_ERR_ARGUMENT;
+    if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK)
+        return SGFP4_ERR_ARGUMENT; /* no field of the struct can be trusted, report neither */
+    sgfp4_encode_report *report = o.report;
+    sgfp4_diag *diag = report ? &report->diag : NULL;
+    if (report) {
+        report->clipped = 0;
+        report->max_abs = 0;
+    }
+    sgfp4_diag_clear(diag);
+    char problem[160];
+    if (!src || !written)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL %s",
+                          !src ? "src" : "written");
+    if (options_problem(&o, problem, sizeof problem))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "%s", problem);
     *written = 0;
     if (!shape_ok(rows, cols, &blocks))
-        return SGFP4_ERR_SHAPE;
+        return sgfp4_fail(diag, SGFP4_ERR_SHAPE, -1, -1, -1,
+                          "shape %llux%llu: rows and cols 1..2^40, at most 2^40 weights and "
+                          "2^32 blocks of 64x64", (unsigned long long)rows,
+                          (unsigned long long)cols);
     if (src_stride == 0)
         src_stride = (size_t)cols;
     if (src_stride < cols)
-        return SGFP4_ERR_ARGUMENT;
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "src_stride %zu is below cols %llu", src_stride,
+                          (unsigned long long)cols);
     if (o.profile == SGFP4_PROFILE_AUTO)
         o.profile = SGFP4_PROFILE_V2;
     if (o.profile == SGFP4_PROFILE_V1 && blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
-        return SGFP4_ERR_LIMIT;
-    if (!inputs_finite(src, rows, cols, src_stride) ||
-        !sgfp4_importance_ok(o.column_importance, cols) ||
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                          "%llu blocks: a v1 container addresses at most %llu",
+                          (unsigned long long)blocks,
+                          (unsigned long long)(UINT32_MAX / SGFP4_V1_PAYLOAD));
+    uint64_t clipped;
+    float max_abs;
+    if (!inputs_scan(src, rows, cols, src_stride, &clipped, &max_abs))
+        return nonfinite_input(src, rows, cols, src_stride, diag);
+    if (report) {
+        report->clipped = clipped;
+        report->max_abs = max_abs;
+    }
+    if (!sgfp4_importance_ok(o.column_importance, cols) ||
         !sgfp4_importance_ok(o.row_importance, rows))
-        return SGFP4_ERR_ARGUMENT;
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "%s_importance: not %llu finite values >= 0, not all 0",
+                          sgfp4_importance_ok(o.column_importance, cols) ? "row" : "column",
+                          (unsigned long long)(sgfp4_importance_ok(o.column_importance, cols)
+                                                   ? rows
+                                                   : cols));
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);
     const int threshold = o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_THRESHOLD;
@@ -278,13 +353,17 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
             at += sgfp4_record_bytes(&j.plans[b]);
         }
         if (at > UINT32_MAX) {
-            status = SGFP4_ERR_LIMIT;
+            status = sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                                "the records take %llu bytes, more than a v2 offset addresses",
+                                (unsigned long long)at);
             goto done;
         }
         total = sgfp4_v2_table_bytes(blocks) + at;
     }
     if (total > SIZE_MAX) {
-        status = SGFP4_ERR_LIMIT;
+        status = sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                            "the container takes %llu bytes, more than this address space",
+                            (unsigned long long)total);
         goto done;
     }
     if (out_alloc) {
@@ -292,10 +371,12 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         if (!dst)
             goto done;
     } else if (!dst) {
-        status = SGFP4_ERR_ARGUMENT;
+        status = sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL dst");
         goto done;
     } else if (cap < total) {
-        status = SGFP4_ERR_DST_TOO_SMALL;
+        status = sgfp4_fail(diag, SGFP4_ERR_DST_TOO_SMALL, -1, -1, -1,
+                            "dst_capacity %zu: the container takes %llu bytes", cap,
+                            (unsigned long long)total);
         goto done;
     }
     j.out = dst;
@@ -314,7 +395,8 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     check_options.limits.max_container_bytes = total;
     if (sgfp4_tensor_open(dst, (size_t)total, o.profile, rows, cols, &check, &check_options,
                           NULL) != SGFP4_OK) {
-        status = SGFP4_ERR_INTERNAL;
+        status = sgfp4_fail(diag, SGFP4_ERR_INTERNAL, -1, -1, -1,
+                            "the encoded container fails its strict validation (a bug)");
         goto done;
     }
     sgfp4_tensor_close(check);
@@ -325,6 +407,8 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     }
     status = SGFP4_OK;
 done:
+    if (status == SGFP4_ERR_NOMEM)
+        sgfp4_fail(diag, status, -1, -1, -1, "out of memory for the encoder's working memory");
     sgfp4_team_free(team);
     free(allocated);
     sgfp4_free_with(alloc, j.scratch);

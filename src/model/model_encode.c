@@ -24,6 +24,7 @@ typedef struct planned {
     sgfp4_model_decision decision;
     uint64_t spool_offset, bytes;   /* the container in the spool (quantized tensors) */
     unsigned importance;            /* importance vectors used: 1 columns, 2 rows */
+    uint64_t clipped;               /* weights beyond the fp16 range (sgfp4_encode_report) */
     char sha256[65];
 } planned;
 
@@ -129,11 +130,16 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     void *container = NULL;
     size_t size = 0;
     if (s == SGFP4_OK) {
+        sgfp4_encode_report report = {0};
+        d->options.report = &report;
         s = sgfp4_encode_alloc(src, d->rows, d->cols, 0, &container, &size, &d->options);
+        d->options.report = NULL;
+        p->clipped = report.clipped;
         if (s != SGFP4_OK)
             sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1, "tensor '%s' [%llu x %llu]: encoder "
                        "failed: %s", t->name, (unsigned long long)d->rows,
-                       (unsigned long long)d->cols, sgfp4_status_str(s));
+                       (unsigned long long)d->cols,
+                       report.diag.message[0] ? report.diag.message : sgfp4_status_str(s));
     }
     free(owned);
     /* The manifest records that importance was used; the vectors themselves go. */
@@ -339,6 +345,8 @@ static void describe(const sgfp4_model_tensor *t, const planned *p, sgfp4_model_
     const sgfp4_model_decision *d = &p->decision;
     r->quantized = d->quantize;
     r->reason = d->reason;
+    r->clipped = p->clipped;
+    r->importance = (int)p->importance;
     r->bytes_out = d->quantize ? p->bytes : t->nbytes;
     if (!d->quantize || t->elements == 0)
         return;

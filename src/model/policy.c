@@ -392,6 +392,6 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
         d->options.target_bpw < 4.125)
         snprintf(d->warning, sizeof d->warning,
                  "%.3g bits per weight is below 4.125: part of the weights will be ternary, "
-                 "which can break the model (docs/encoder.md, \"Low rates\")",
+                 "which can break the model (encoder.md, \"Low rates\")",
                  d->options.target_bpw);
 }

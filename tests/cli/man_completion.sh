@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The man page and the bash completion: the page generated from docs/cli.md renders without
 # a warning (groff -ww) and documents every option that some command's --help lists; the
-# completion script completes commands, options and option values from the tool itself; and
-# `cmake --install` installs both.
+# completion script completes commands, options, option values and file names from the tool
+# itself; and `cmake --install` installs both, and every documentation page they name.
 # usage: man_completion.sh SGFP4 MAN_PAGE SOURCE_DIR BUILD_DIR SCRATCH_DIR CMAKE
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -18,7 +18,7 @@ text=$(MANWIDTH=200 man -l "$page" 2>/dev/null | col -b)
 for section in NAME SYNOPSIS DESCRIPTION Outputs "Whole models" "SEE ALSO"; do
   grep -q "^$section" <<<"$text" || fail "the man page has no section '$section'"
 done
-options=$(for c in encode decode verify info bench example; do
+options=$(for c in encode decode verify info bench example matvec; do
   "$sgfp4" "$c" --help | sed -n 's/^  \(-[a-zA-Z], \)\{0,1\} *\(--[a-z0-9-]*\).*/\2/p'
 done | sort -u)
 for o in $options; do
@@ -54,6 +54,17 @@ got=$(complete_words help ver)
 [ "$got" = "verify " ] || fail "'sgfp4 help ver': '$got'"
 got=$(complete_words encode --ig)
 [ "$got" = "--ignore-total-size " ] || fail "'sgfp4 encode --ig': '$got'"
+got=$(complete_words decode x --backend "")
+[ "$got" = "auto avx2 avx512 cpu generic neon scalar vulkan " ] ||
+  fail "'sgfp4 decode x --backend ': '$got'"
+got=$(complete_words decode x --store "")
+[ "$got" = "auto cached streaming " ] || fail "'sgfp4 decode x --store ': '$got'"
+got=$(complete_words bench --op m)
+[ "$got" = "matvec " ] || fail "'sgfp4 bench --op m': '$got'"
+(cd "$scratch" && touch acts.npy && [ "$(complete_words matvec w --x act)" = "acts.npy " ]) ||
+  fail "'sgfp4 matvec w --x act': no file names"
+(cd "$scratch" && [ "$(complete_words info w --map act)" = "acts.npy " ]) ||
+  fail "'sgfp4 info w --map act': no file names"
 (cd "$scratch" && touch model.safetensors && [ "$(complete_words encode mod)" = "model.safetensors " ]) ||
   fail "file names are not completed"
 echo "completion OK"
@@ -63,4 +74,13 @@ echo "completion OK"
 [ -s "$scratch/prefix/share/man/man1/sgfp4.1" ] || fail "the man page is not installed"
 [ -s "$scratch/prefix/share/bash-completion/completions/sgfp4" ] ||
   fail "the completion is not installed"
-echo "install OK"
+# every documentation page the man page, the tool's --help or its messages name is installed
+named=$( (printf '%s\n' "$text"; "$sgfp4" --help
+          for c in encode decode verify info bench example matvec; do "$sgfp4" "$c" --help; done) |
+        grep -o '[a-z_][a-z_]*\.md' | sort -u)
+[ -n "$named" ] || fail "the man page names no documentation page"
+for page in $named; do
+  [ -s "$scratch/prefix/share/doc/sgfp4/$page" ] || fail "$page is named but not installed"
+done
+grep -q "docs/" <<<"$text" && fail "the man page names docs/, which is not installed"
+echo "install OK: $(wc -w <<<"$named") documentation pages named and installed"

@@ -173,8 +173,10 @@ EOF
 then ok; else fail "info --json of the known tree: exit $rc or wrong facts"; fi
 
 # ---- valid decodes: raw, stdin/stdout, npy ----------------------------------------------
+# (this vector's padding leaves are random, not an encoder's zeros: the shape check says so)
 run decode "$v2" -o "$scratch/out/a.f32" --shape 3x130
-[ "$rc" -eq 0 ] && [ ! -s "$err" ] && [ "$(stat -c %s "$scratch/out/a.f32")" -eq $((3 * 130 * 4)) ] &&
+[ "$rc" -eq 0 ] && { [ ! -s "$err" ] || [ "$(grep -vc 'looks wrong' "$err")" -eq 0 ]; } &&
+    [ "$(stat -c %s "$scratch/out/a.f32")" -eq $((3 * 130 * 4)) ] &&
     ok || fail "decode $v2: exit $rc, $(cat "$err")"
 "$sgfp4" decode - -o - --shape 3x130 --profile v2 <"$v2" >"$scratch/b.f32" 2>"$err"
 rc=$?

@@ -148,7 +148,8 @@ run decode q.sgfp4.safetensors --tensor "$t" -o up.npy --shape 1x1 -f
 
 # ---- help states the limitations -----------------------------------------------------------
 run verify --help
-grep -q 'same 64x64 block grid' stdout.txt && ok || fail "verify --help: no wrong-shape note"
+grep -q 'same number of 64x64 blocks' stdout.txt && ok || fail "verify --help: no wrong-shape note"
+grep -q 'block grid' stdout.txt && fail "verify --help: still says only the same block grid verifies" || ok
 run decode --help
 grep -q 'FP8' stdout.txt && grep -q -- '--tensor' stdout.txt && ok || fail "decode --help"
 run encode --help

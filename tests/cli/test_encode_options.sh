@@ -2,9 +2,11 @@
 # The encoder's objective options on the command line (docs/cli.md, encode): --fit fast gives
 # other bytes than best and both verify; --metric row changes the bytes and is refused where
 # it does not apply; --importance FILE changes exactly the tensors it names (and a vector of
-# the wrong length is an error naming the tensor, no output); the low-rate warning of the
-# policy appears once per quantized tensor and in the closing summary below 4.125 bits per
-# weight, and not at 4.5; the manifest records what was used.
+# the wrong length is an error naming the tensor, no output), and the tool says for how many
+# of the quantized tensors the file had vectors, warning when not all; the low-rate warning
+# of the policy appears in one line with the count (-v: once per quantized tensor) and in the
+# closing summary below 4.125 bits per weight, and not at 4.5; -v says what was done to each
+# tensor of a whole-model encode and decode; the manifest records what was used.
 # usage: test_encode_options.sh SGFP4 SCRATCH_DIR
 # SPDX-License-Identifier: MIT
 set -u
@@ -111,6 +113,7 @@ skewed = lambda n: [random.choice([0.05, 1.0, 20.0]) for _ in range(n)]
 # q: columns only; up: rows only (256 rows); a vector for a tensor the model lacks is unused
 write("imp.safetensors", {q: skewed(128), up + ":rows": skewed(256), "no.such.tensor": [1.0] * 7})
 write("bad.safetensors", {o: skewed(127)})
+write("other.safetensors", {"encoder.block.0.weight": skewed(64)})  # another model's names
 EOF
 run encode m.safetensors -o plain.sgfp4.safetensors
 expect_rc 0 "model encode"
@@ -147,6 +150,16 @@ if grep -q "^compared 12 tensors" cmp.txt && [ "$(wc -l <cmp.txt)" -eq 1 ]; then
 fi
 run verify imp.sgfp4.safetensors
 expect_rc 0 "verify the model encoded with importance"
+# how many of the quantized tensors the file weighted: 2 of 9 here, warned, naming others
+run encode m.safetensors -o imp.sgfp4.safetensors --importance imp.safetensors -f
+expect_err "warning: importance imp.safetensors has vectors for 2 of the 9 quantized tensors: the other 7 were encoded without it \\('model" "importance coverage"
+run encode m.safetensors -o imp.sgfp4.safetensors --importance imp.safetensors -f -v
+expect_err "'$q' \\[128, 128\\] F32: quantized .*importance columns," "-v: the columns weighted $q"
+expect_err "'$o' \\[128, 128\\] F32: quantized .*importance none," "-v: nothing weighted $o"
+# a file for another model: it weights none of them
+run encode m.safetensors -o other.sgfp4.safetensors --importance other.safetensors
+expect_rc 0 "--importance of another model's names"
+expect_err "has vectors for 0 of the 9 quantized tensors" "importance matching nothing"
 run encode m.safetensors -o bad.sgfp4.safetensors --importance bad.safetensors
 expect_rc 1 "--importance of a wrong length"
 expect_err "importance '$o': 127 values for 128 columns of tensor '$o'" "wrong length"
@@ -169,17 +182,30 @@ EOF
 grep -q "^bad: \[\] of 9" meta.txt && ok || fail "manifest of --fit fast --metric row: $(cat meta.txt)"
 differ plain.sgfp4.safetensors fast.sgfp4.safetensors "model --fit fast --metric row"
 
-# ---- whole models: the low-rate warning, per tensor and in the summary ----
+# ---- whole models: the low-rate warning, one line (-v: per tensor) and in the summary ----
 run encode m.safetensors -o low.sgfp4.safetensors --bpw 3.5
 expect_rc 0 "model encode --bpw 3.5"
-n=$(grep -c "warning: '[^']*': 3.5 bits per weight is below 4.125" "$err")
-[ "$n" -eq 9 ] && ok || fail "--bpw 3.5: $n tensor warnings, want 9 (one per quantized tensor)"
+n=$(grep -c "below 4.125" "$err")
+[ "$n" -eq 1 ] && ok || fail "--bpw 3.5: $n warning lines, want 1: $(cat "$err")"
+expect_err "warning: 9 quantized tensors: 3.5 bits per weight is below 4.125: .*; -v names each\\)" \
+    "--bpw 3.5: one line with the count"
 expect_err "warning: 9 quantized tensors got a policy warning" "--bpw 3.5 summary"
-grep -q "'$q': 3.5 bits" "$err" && ok || fail "no warning names $q"
+run encode m.safetensors -o low-v.sgfp4.safetensors --bpw 3.5 -v
+n=$(grep -c "warning: '[^']*': 3.5 bits per weight is below 4.125" "$err")
+[ "$n" -eq 9 ] && ok || fail "--bpw 3.5 -v: $n tensor warnings, want 9 (one per quantized tensor)"
+grep -q "'$q': 3.5 bits" "$err" && ok || fail "-v: no warning names $q"
+n=$(grep -c "encode: \\[[0-9]*/12\\] '" "$err")
+[ "$n" -eq 12 ] && ok || fail "-v: $n lines about tensors, want 12 (one per tensor)"
 run encode m.safetensors -o low2.sgfp4.safetensors --bpw 3.5 --embeddings skip
 n=$(grep -c "below 4.125" "$err")
-[ "$n" -eq 7 ] && ok || fail "--bpw 3.5 --embeddings skip: $n tensor warnings, want 7"
+[ "$n" -eq 1 ] && ok || fail "--bpw 3.5 --embeddings skip: $n warning lines, want 1"
+expect_err "warning: 7 quantized tensors: 3.5 bits" "--embeddings skip: the count"
 expect_err "warning: 7 quantized tensors got a policy warning" "--embeddings skip summary"
+run decode low.sgfp4.safetensors -o low.safetensors -v
+expect_rc 0 "decode -v"
+n=$(grep -c "decode: \\[[0-9]*/12\\] '" "$err")
+[ "$n" -eq 12 ] && ok || fail "decode -v: $n lines about tensors, want 12"
+expect_err "'$q' \\[128, 128\\] F32: v2 container decoded to F32" "decode -v names what it did"
 run encode m.safetensors -o high.sgfp4.safetensors --bpw 4.5
 if grep -q "warning" "$err"; then fail "--bpw 4.5 warns: $(cat "$err")"; else ok; fi
 

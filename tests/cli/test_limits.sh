@@ -149,6 +149,21 @@ expect_error "zstd set: decompressed over the set" LIMIT "--max-decompressed.*co
 run 400000 100000 verify z.safetensors.index.json --max-decompressed 3M
 expect_ok "zstd set: within 3M decompressed"
 
+# ---- the reader's fixed limits name no option (none raises them) ------------------------
+python3 - <<'EOF2'
+import json, struct
+def model(name, shape):
+    text = json.dumps({"t": {"dtype": "U8", "shape": shape, "data_offsets": [0, 1]}}).encode()
+    open(name, "wb").write(struct.pack("<Q", len(text)) + text + b"\0")
+model("rank17.safetensors", [1] * 17)
+model("rank70.safetensors", [1] * 70)
+EOF2
+for f in rank17 rank70; do
+    run 400000 100000 verify $f.safetensors --max-header-bytes 1G
+    expect_error "fixed limit: $f" LIMIT "dimensions\\|rank"
+    grep -q -- "--max-" "$err" && fail "fixed limit: $f: names an option that does not raise it: $(cat "$err")"
+done
+
 # ---- a 99 MB header in 250 MB of address space: out of memory, said so --------------------
 if [ "$sanitized" = 0 ]; then
     python3 - <<'EOF'

@@ -131,7 +131,7 @@ h = json.dumps({"w": {"dtype": "F32", "shape": [64, 64], "data_offsets": [0, len
 open("nan.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + data)
 EOF
 run encode nan.f32 --shape 256x256 -o nan.sgfp4
-[ "$rc" -eq 1 ] && grep -q 'non-finite' "$err" && ok || fail "nan.f32 does not fail in the encoder"
+[ "$rc" -eq 1 ] && grep -q 'is NaN' "$err" && ok || fail "nan.f32 does not fail in the encoder"
 run encode nan.safetensors -o nan.sgfp4.safetensors
 [ "$rc" -eq 1 ] && grep -qi 'nan\|non-finite' "$err" && ok || fail "nan.safetensors: $(cat "$err")"
 mkdir -p folder

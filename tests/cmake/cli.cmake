@@ -65,3 +65,10 @@ add_test(NAME cli.mapped_input
          COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/mapped_input.sh $<TARGET_FILE:sgfp4>
                  $<TARGET_FILE:sgfp4_truncate_on_temp> ${CMAKE_CURRENT_BINARY_DIR}/cli-mapped-input)
 set_tests_properties(cli.mapped_input PROPERTIES LABELS cli)
+add_test(NAME cli.build_commands
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/build_commands.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli.build_commands PROPERTIES LABELS cli)
+add_test(NAME cli.reports
+         COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_reports.sh $<TARGET_FILE:sgfp4>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli-reports)
+set_tests_properties(cli.reports PROPERTIES LABELS cli TIMEOUT 300)

@@ -7,7 +7,9 @@
 # - a quantized model written by `sgfp4 encode` and read back through the model API scores
 #   exactly what the same encoding done in process scores (same bytes, D7);
 # - the numbers do not depend on the thread count;
-# - an importance file can be written and used, and its KL prediction is 0 for float32.
+# - an importance file can be written and used, and its KL prediction is 0 for float32; one
+#   with a vector of the wrong length fails the run, one without vectors for the quantized
+#   tensors is said so.
 # usage: eval_check.sh SGFP4_EVAL SGFP4_CLI WEIGHTS_DIR WORK_DIR
 set -euo pipefail
 eval_bin=$1 cli=$2 weights=$3 work=$4
@@ -57,4 +59,28 @@ imp=$work/imp.tsv cand=sgfp4:importance=$work/imp.safetensors
 [ "$(field "$imp" f32 'predicted KL')" = "0.0000" ] || fail "f32's predicted KL is not 0"
 awk -v k="$(field "$imp" "$cand" 'mean KL')" -v p="$(field "$imp" "$cand" 'predicted KL')" \
     'BEGIN { exit !(k > 0 && p > 0) }' || fail "the importance candidate did not score"
+# importance files that do not fit: a vector of the wrong length fails the run, naming it;
+# a file without a vector for a quantized tensor is said to have covered only some of them
+python3 - "$work" <<'EOF'
+import json, struct, sys
+def vectors(path, tensors):
+    header, data = {}, b""
+    for name, n in tensors:
+        header[name] = {"dtype": "F32", "shape": [n], "data_offsets": [len(data), len(data) + 4 * n]}
+        data += struct.pack("<%df" % n, *[1.0] * n)
+    text = json.dumps(header).encode()
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + data)
+vectors(sys.argv[1] + "/short.safetensors", [("layers.0.attention.wq.weight", 63)])
+vectors(sys.argv[1] + "/other.safetensors", [("no.such.tensor", 64)])
+EOF
+if "$eval_bin" "${common[@]}" --candidate "sgfp4:importance=$work/short.safetensors" "$model" \
+        > /dev/null 2> "$work/short.log"; then
+    fail "an importance vector of 63 values for 64 columns was accepted"
+fi
+grep -q "importance 'layers.0.attention.wq.weight': 63 values for 64 columns" "$work/short.log" ||
+    { cat "$work/short.log"; fail "the wrong-length importance vector is not named"; }
+"$eval_bin" "${common[@]}" --candidate "sgfp4:importance=$work/other.safetensors" "$model" \
+    > /dev/null 2> "$work/other.log" || { cat "$work/other.log"; fail "the run failed"; }
+grep -q "warning: .*has the vectors it uses .* for 0 of the [0-9]* quantized tensors" "$work/other.log" ||
+    { cat "$work/other.log"; fail "an importance file that matches no tensor is not said so"; }
 echo "eval checks passed"

@@ -115,6 +115,19 @@ typedef struct encode_options_before_metric {
     sgfp4_allocator allocator;
 } encode_options_before_metric;
 
+typedef struct encode_options_before_report {
+    size_t struct_size;
+    sgfp4_profile profile;
+    sgfp4_policy policy;
+    double target_bpw, delta, threshold;
+    sgfp4_fit fit;
+    unsigned threads;
+    sgfp4_allocator allocator;
+    sgfp4_error_metric metric;
+    const float *column_importance;
+    const float *row_importance;
+} encode_options_before_report;
+
 typedef struct matvec_options_before_pool {
     size_t struct_size;
     sgfp4_backend backend;
@@ -214,7 +227,8 @@ INIT_SIZED(sgfp4_matvec_options)
 static const options_kind kinds[] = {
     KIND(sgfp4_open_options, {sizeof(open_options_before_copy)}),
     KIND(sgfp4_decode_options, {0}),
-    KIND(sgfp4_encode_options, {sizeof(encode_options_before_metric)}),
+    KIND(sgfp4_encode_options, {sizeof(encode_options_before_metric),
+                                sizeof(encode_options_before_report)}),
     KIND(sgfp4_model_open_options, {sizeof(model_open_options_first),
                                     sizeof(model_open_options_before_max_tensors),
                                     sizeof(model_open_options_before_copy)}),

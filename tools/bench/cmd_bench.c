@@ -342,6 +342,9 @@ done:
 
 static int run(const cli_args *a)
 {
+    if (a->given[KEY_BATCH] && a->batch > SGFP4_MATVEC_MAX_BATCH)
+        return cli_usage_error(a->command, "--batch: the benchmarks time one call, 1..%d vectors",
+                               SGFP4_MATVEC_MAX_BATCH);
     if (a->vulkan && a->op && strcmp(a->op, "open") == 0)
         return cli_usage_error(a->command, "--op open times the CPU open, which every backend "
                                            "shares: it takes no --backend vulkan");
@@ -377,7 +380,7 @@ const cli_command cli_bench = {
     "the copy; variants times every exact decode path on the same containers; repeat decodes\n"
     "one large MIXED-heavy container in many cases with fresh memory and reports every slow\n"
     "outlier. gemv, variants and repeat time bursts: the operation and a copy interleaved in\n"
-    "one submission until the copy rate settles (docs/benchmarks.md says why).\n"
+    "one submission until the copy rate settles (benchmarks.md says why).\n"
     "--op open (the CPU) times sgfp4_tensor_open() (every acceptance rule) of the container\n"
     "against its decode, in alternating rounds: one open per round, its bytes not in cache.\n",
     options, run};

@@ -165,23 +165,42 @@ static int quantize_sgfp4(eval_tensor *t, const sgfp4_encode_options *o, double 
 
 static int is_attention(const char *name) { return strstr(name, "attention.w") != NULL; }
 
-/* The candidate's importance vector for tensor t: its columns (key NAME) or rows (key
- * NAME:rows); NULL if none or not of the right length. */
-static const float *importance_of(const eval_weights *importance, const eval_tensor *t,
-                                  int rows)
+/* The importance vector of tensor t in an importance file: its columns (key NAME) or rows
+ * (key NAME:rows) into *out, NULL when the file has none. -1 (said on stderr, naming the
+ * file and the tensor) when the file's vector has another length than t's columns or rows. */
+static int importance_of(const eval_weights *importance, const char *file, const eval_tensor *t,
+                         int rows, const float **out)
 {
     char key[512];
     snprintf(key, sizeof key, rows ? "%s:rows" : "%s", t->name);
     const eval_tensor *v = importance ? eval_weights_find(importance, key) : NULL;
-    return v && v->rows * v->cols == (rows ? t->rows : t->cols) ? v->data : NULL;
+    const uint64_t want = rows ? t->rows : t->cols;
+    *out = NULL;
+    if (!v)
+        return 0;
+    if (v->rows * v->cols != want) {
+        fprintf(stderr, "sgfp4-eval: %s: importance '%s': %llu values for %llu %s of tensor "
+                        "'%s'\n", file, key, (unsigned long long)(v->rows * v->cols),
+                (unsigned long long)want, rows ? "rows" : "columns", t->name);
+        return -1;
+    }
+    *out = v->data;
+    return 0;
 }
 
 /* The second-order prediction of the KL divergence that q's errors cause: 1/2 of the
- * Fisher quadratic form, rows x columns factors of the importance file. */
-static double predict_kl(const eval_weights *fisher, const eval_tensor *r, const eval_tensor *q)
+ * Fisher quadratic form, rows x columns factors of the importance file (0 when it has not
+ * both for r). -1 for a vector of the wrong length (said). */
+static int predict_kl(const eval_weights *fisher, const char *file, const eval_tensor *r,
+                      const eval_tensor *q, double *kl)
 {
-    const float *cols = fisher ? importance_of(fisher, r, 0) : NULL;
-    const float *rows = fisher ? importance_of(fisher, r, 1) : NULL;
+    const float *cols = NULL, *rows = NULL;
+    *kl = 0;
+    if (!fisher)
+        return 0;
+    if (importance_of(fisher, file, r, 0, &cols) != 0 ||
+        importance_of(fisher, file, r, 1, &rows) != 0)
+        return -1;
     if (!cols || !rows)
         return 0;
     double sum = 0;
@@ -190,14 +209,18 @@ static double predict_kl(const eval_weights *fisher, const eval_tensor *r, const
             const double e = (double)r->data[i * r->cols + j] - q->data[i * r->cols + j];
             sum += (double)rows[i] * cols[j] * e * e;
         }
-    return sum / 2;
+    *kl = sum / 2;
+    return 0;
 }
 
 /* Adds the error of q (quantized) against r (float32) to the totals. */
-static int add_error(const eval_tensor *r, const eval_tensor *q, const eval_weights *fisher,
+static int add_error(const eval_tensor *r, const eval_tensor *q, const eval_set *set,
                      eval_quantized *out)
 {
-    out->predicted_kl += predict_kl(fisher, r, q);
+    double kl;
+    if (predict_kl(set->fisher, set->fisher_path, r, q, &kl) != 0)
+        return -1;
+    out->predicted_kl += kl;
     if (is_attention(r->name)) {
         double *grown = realloc(out->attention_row_error,
                                 (out->attention_rows + r->rows) * sizeof *grown);
@@ -247,6 +270,7 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
     sgfp4_model_policy *policy = NULL;
     eval_weights importance = {NULL, 0};
     char *unused = NULL;
+    size_t quantized = 0, weighted = 0; /* with an importance file: how many it weighted */
     sgfp4_diag diag;
     if (sgfp4_model_open(set->source_path, &m, NULL, &diag) != SGFP4_OK) {
         fprintf(stderr, "sgfp4-eval: %s: %s\n", set->source_path, diag.message);
@@ -273,10 +297,17 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
             continue;
         if (c->kind == KIND_SGFP4) {
             apply_spec(c, &d.options);
-            if (c->importance_use & 1)
-                d.options.column_importance = importance_of(&importance, t, 0);
-            if (c->importance_use & 2)
-                d.options.row_importance = importance_of(&importance, t, 1);
+            const float *cols = NULL, *rows = NULL;
+            if (c->importance[0] &&
+                (importance_of(&importance, c->importance, t, 0, &cols) != 0 ||
+                 importance_of(&importance, c->importance, t, 1, &rows) != 0)) {
+                rc = -1;
+                break;
+            }
+            d.options.column_importance = c->importance_use & 1 ? cols : NULL;
+            d.options.row_importance = c->importance_use & 2 ? rows : NULL;
+            quantized++;
+            weighted += d.options.column_importance || d.options.row_importance;
             rc = quantize_sgfp4(t, &d.options, &out->bits);
         } else if (c->kind == KIND_Q4_0) {
             out->bits += baseline_q4_0(t->data, t->rows, t->cols);
@@ -286,8 +317,18 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
             out->bits += (double)(t->rows * t->cols) * 32.0;
         }
         if (rc == 0)
-            rc = add_error(eval_weights_find(reference, t->name), t, set->fisher, out);
+            rc = add_error(eval_weights_find(reference, t->name), t, set, out);
     }
+    if (rc == 0 && c->importance[0] && weighted < quantized)
+        fprintf(stderr, "sgfp4-eval: warning: %s: importance %s has the vectors it uses (%s) for "
+                        "%zu of the %zu quantized tensors: the other %zu were encoded without "
+                        "it\n", c->label, c->importance,
+                c->importance_use == 3 ? "columns or rows"
+                : c->importance_use == 1 ? "columns" : "rows",
+                weighted, quantized, quantized - weighted);
+    else if (rc == 0 && c->importance[0])
+        fprintf(stderr, "sgfp4-eval: %s: importance %s: vectors for all %zu quantized tensors\n",
+                c->label, c->importance, quantized);
     eval_weights_free(&importance);
     sgfp4_model_policy_free(policy);
     sgfp4_model_close(m);
@@ -313,7 +354,7 @@ static int build_from_file(const eval_candidate *c, const eval_set *set,
         if (t->container_bytes == 0)
             continue;
         out->bits += (double)t->container_bytes * 8.0;
-        if (add_error(r, t, set->fisher, out) != 0)
+        if (add_error(r, t, set, out) != 0)
             return -1;
     }
     return 0;

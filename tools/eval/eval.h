@@ -225,6 +225,7 @@ typedef struct eval_set {
     const char *source_path; /* the float32 model */
     const char *selection;
     const eval_weights *fisher; /* an importance file to predict the KL by, or NULL */
+    const char *fisher_path;    /* its name, for messages */
 } eval_set;
 
 int eval_candidate_build(const eval_candidate *c, const eval_set *set,

@@ -257,7 +257,7 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
     if (a->fisher && eval_weights_load(a->fisher, &fisher, &unused) != 0)
         return -1;
     free(unused);
-    const eval_set set = {a->model, a->set, a->fisher ? &fisher : NULL};
+    const eval_set set = {a->model, a->set, a->fisher ? &fisher : NULL, a->fisher};
     int rc = 0;
     for (int k = 0; k < n && rc == 0; k++) {
         const int i = order[k];

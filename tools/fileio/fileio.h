@@ -39,7 +39,8 @@ typedef enum fileio_kind {
     FILEIO_KIND_NPY,        /* NumPy's magic */
     FILEIO_KIND_OTHER       /* anything else: a container or raw floats */
 } fileio_kind;
-/* Reads the first bytes of `path` (not standard input) and says what it holds. */
+/* Reads the first bytes of `path` and says what it holds; "-" is standard input when it is
+ * a regular file (read from its start, without moving its offset), else FILEIO_KIND_OTHER. */
 fileio_kind fileio_sniff(const char *path);
 /* What the bytes head[0..n) of a file of file_size bytes hold (UINT64_MAX: size unknown). */
 fileio_kind fileio_sniff_bytes(const uint8_t *head, size_t n, uint64_t file_size);

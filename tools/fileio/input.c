@@ -90,8 +90,17 @@ void fileio_input_release(fileio_input *in)
 
 fileio_kind fileio_sniff(const char *path)
 {
-    if (strcmp(path, "-") == 0)
-        return FILEIO_KIND_OTHER; /* a stream is read once: containers and .npy only */
+    if (strcmp(path, "-") == 0) {
+        /* standard input redirected from a file is that file (read from its start, as
+         * /dev/stdin opens it); a stream is read once: containers and .npy only */
+        struct stat st;
+        uint8_t head[16];
+        if (fstat(STDIN_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
+            return FILEIO_KIND_OTHER;
+        const ssize_t got = pread(STDIN_FILENO, head, sizeof head, 0);
+        return got < 0 ? FILEIO_KIND_UNREADABLE
+                       : fileio_sniff_bytes(head, (size_t)got, (uint64_t)st.st_size);
+    }
     const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {

@@ -27,9 +27,18 @@ int cli_usage_error(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 /* The message of the last cli_error / cli_usage_error (for verify --json). */
 extern char cli_last_error[1024];
+/* A warning about a run that may still succeed, said after it when it did ("sgfp4: COMMAND:
+ * warning: ..."; not with -q): a failure stays the one line it reports. */
+void cli_warn_on_success(const char *command, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints the warnings cli_warn_on_success() held back, if rc is CLI_EXIT_OK. */
+void cli_flush_warnings(int rc);
 /* An informational line on stderr, shown with -v only. */
 void cli_verbose(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* A tensor's shape as "[d0, d1, ...]" into buf (cut to size). */
+void cli_shape_text(char *buf, size_t size, const uint64_t *shape, size_t rank);
 
 /* Why a model cannot come from a pipe, standard input or a device (said when one does). */
 extern const char cli_stream_model_message[];
@@ -211,17 +220,20 @@ int cmd_verify_golden(const cli_args *args);
 struct json_t;
 int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed,
                       struct json_t *results);
-/* `--against REF` of verify and info: error statistics of a container against its weights. */
-int cli_quality_report(const cli_args *args, const sgfp4_tensor *t);
+/* `--against REF` of verify and info: the weights REF (.npy or raw float32 of t's shape),
+ * read before anything is printed (NULL when they cannot be read or do not fit: reported);
+ * then the error statistics of t against them. */
+float *cli_reference_read(const cli_args *args, const sgfp4_tensor *t);
+int cli_quality_report(const cli_args *args, const sgfp4_tensor *t, const float *ref);
 /* Vulkan (cmd_vulkan.c): `info --devices`, and a whole-tensor decode into host memory. */
 int cmd_info_devices(const cli_args *args);
 bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype dtype, void *dst,
                        size_t dst_capacity);
 /* y = W x on the GPU for `matvec --backend vulkan` (the same bits as the CPU's): batch
- * vectors x [batch][cols] f32, y [batch][rows]; Class A quantizes x on the device. Reports
- * its error; false on failure. */
+ * vectors x [batch][cols] f32, y [batch][rows], SGFP4_MATVEC_MAX_BATCH vectors a call; Class
+ * A quantizes x on the device. Reports its error; false on failure. */
 bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows, uint64_t cols,
-                       bool class_b, const void *x, unsigned batch, float *y);
+                       bool class_b, const float *x, uint64_t batch, float *y);
 /* The benchmarks (tools/bench). */
 int cmd_bench_cpu(const cli_args *args);
 /* bench --op open: open (every acceptance rule) against a decode of the same container,

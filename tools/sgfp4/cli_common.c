@@ -49,6 +49,28 @@ int cli_usage_error(const char *command, const char *format, ...)
     return CLI_EXIT_USAGE;
 }
 
+static char pending_warning[1024];
+
+void cli_warn_on_success(const char *command, const char *format, ...)
+{
+    if (cli_verbosity < 1 || pending_warning[0])
+        return; /* one is enough: a run opens one container */
+    const int n = snprintf(pending_warning, sizeof pending_warning, "sgfp4: %s: warning: ",
+                           command);
+    va_list args;
+    va_start(args, format);
+    if (n > 0 && (size_t)n < sizeof pending_warning)
+        vsnprintf(pending_warning + n, sizeof pending_warning - (size_t)n, format, args);
+    va_end(args);
+}
+
+void cli_flush_warnings(int rc)
+{
+    if (rc == CLI_EXIT_OK && pending_warning[0])
+        fprintf(stderr, "%s\n", pending_warning);
+    pending_warning[0] = '\0';
+}
+
 void cli_verbose(const char *command, const char *format, ...)
 {
     if (cli_verbosity < 2)
@@ -57,6 +79,16 @@ void cli_verbose(const char *command, const char *format, ...)
     va_start(args, format);
     report(command, format, args, false, false);
     va_end(args);
+}
+
+void cli_shape_text(char *buf, size_t size, const uint64_t *shape, size_t rank)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (size_t d = 0; d < rank && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%llu", d ? ", " : "",
+                                 (unsigned long long)shape[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
 }
 
 /* An explicit --profile wins (a v1 file may begin with "SGF4" by chance); else the 'SGF4'
@@ -74,6 +106,35 @@ static bool resolve_profile(const cli_args *a, cli_container *c)
     else
         return false;
     return true;
+}
+
+/* A v2 container opened with --shape: leaves that lie wholly outside the shape (in the
+ * padding of its bottom and right edge blocks) and still carry a non-zero scale or bias.
+ * An encoder that pads with zeros (this one, the spec's reference) writes S = B = 0 there, so
+ * such leaves say that the container was encoded with another shape of the same block count.
+ * v1 leaves cover whole blocks, which always hold some weights: nothing to tell there. */
+static uint64_t leaves_in_padding_with_data(const sgfp4_tensor *t)
+{
+    sgfp4_tensor_info info;
+    sgfp4_tensor_get_info(t, &info);
+    const unsigned last_rows = (unsigned)(info.rows - (info.tiles_y - 1) * 64);
+    const unsigned last_cols = (unsigned)(info.cols - (info.tiles_x - 1) * 64);
+    if (info.profile != SGFP4_PROFILE_V2 || (last_rows == 64 && last_cols == 64))
+        return 0;
+    uint64_t found = 0;
+    sgfp4_leaf leaves[256];
+    for (uint64_t b = 0; b < info.blocks; b++) {
+        const uint64_t by = b / info.tiles_x, bx = b % info.tiles_x;
+        const unsigned rows = by + 1 == info.tiles_y ? last_rows : 64;
+        const unsigned cols = bx + 1 == info.tiles_x ? last_cols : 64;
+        if (rows == 64 && cols == 64)
+            continue;
+        const size_t n = sgfp4_tensor_block_leaves(t, b, leaves, 256);
+        for (size_t k = 0; k < n && k < 256; k++)
+            found += (leaves[k].y >= rows || leaves[k].x >= cols) &&
+                     (leaves[k].scale != 0.0f || leaves[k].bias != 0.0f);
+    }
+    return found;
 }
 
 int cli_container_open(const cli_args *a, cli_container *c)
@@ -110,6 +171,16 @@ int cli_container_open(const cli_args *a, cli_container *c)
         cli_container_close(c);
         return cli_error(a->command, "%s: %s [%s]", a->in, diag.message, sgfp4_status_name(s));
     }
+    /* said after a run that succeeds (a failure stays one line) */
+    const uint64_t misplaced = leaves_in_padding_with_data(c->tensor);
+    if (misplaced)
+        cli_warn_on_success(a->command, "%s: --shape %llux%llu looks wrong: %llu lea%s wholly "
+                            "outside it (in the padding of its edge blocks) carr%s a non-zero "
+                            "scale or bias, which an encoder that pads with zeros never writes; "
+                            "any shape of the same number of 64x64 blocks opens this container",
+                            a->in, (unsigned long long)a->rows, (unsigned long long)a->cols,
+                            (unsigned long long)misplaced, misplaced > 1 ? "ves" : "f",
+                            misplaced > 1 ? "y" : "ies");
     return -1;
 }
 
@@ -214,7 +285,9 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
     sgfp4_model_open_options o;
     cli_model_open_options(a, &o);
     fileio_guard_input(path, NULL, 0); /* being opened: mapped, its header read */
-    const sgfp4_status s = sgfp4_model_open(path, model, &o, &diag);
+    /* "-" that is not a stream is standard input redirected from a file: that file */
+    const sgfp4_status s =
+        sgfp4_model_open(strcmp(path, "-") == 0 ? "/dev/stdin" : path, model, &o, &diag);
     if (s != SGFP4_OK) {
         /* File-level messages of the library already start with the path. */
         const size_t n = strlen(path);

@@ -34,12 +34,15 @@ static const struct {
     {"or another temp_dir", "or another TMPDIR"},
 };
 
-/* A LIMIT message without a field: the option that raises it, by what the message is about. */
+/* A LIMIT message without a field: the option that raises it, by the bound the message
+ * names. The reader's fixed limits (a shape's rank, the address space) have no option: their
+ * messages get none. */
 static const char *option_for(const char *message)
 {
-    if (strstr(message, "header") || strstr(message, "index '"))
+    if (strstr(message, "header length ") || strstr(message, " header bytes") ||
+        strstr(message, "index '"))
         return "--max-header-bytes";
-    if (strstr(message, "tensors"))
+    if (strstr(message, "reaches ") && strstr(message, " tensors"))
         return "--max-tensors";
     if (strstr(message, "decompressed"))
         return "--max-decompressed or --max-temp-space";

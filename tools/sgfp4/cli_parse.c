@@ -18,10 +18,12 @@ static const option_spec specs[] = {
     {KEY_SHAPE, "shape", "OxI", "logical tensor shape (a bare container carries none)"},
     {KEY_PROFILE, "profile", "v1|v2", "container profile (default: 'SGF4' magic, else extension)"},
     {KEY_DTYPE, "dtype", "f32|f16|bf16", "output type (default f32; f16/bf16 round to nearest even)"},
-    {KEY_BACKEND, "backend", "B", "auto (default), cpu, scalar (the reference), generic, avx2, "
-                                  "avx512, neon (one CPU kernel set), vulkan"},
+    {KEY_BACKEND, "backend", "auto|cpu|scalar|generic|avx2|avx512|neon|vulkan",
+     "auto (default), cpu, scalar (the reference), generic, avx2, avx512, neon (one CPU kernel "
+     "set), vulkan"},
     {KEY_THREADS, "threads", "N", "threads (default, and 0: every online CPU)"},
-    {KEY_STORE, "store", "S", "CPU output stores: auto (default), cached, streaming"},
+    {KEY_STORE, "store", "auto|cached|streaming", "CPU output stores: auto (default), cached, "
+                                                  "streaming"},
     {KEY_ZSTD_LEVEL, "zstd-level", "N", "zstd level of .zst outputs, 1..22 (default 3)"},
     {KEY_TENSOR, "tensor", "NAME", "encode tensor NAME of a model (F32, F16, BF16, F8_E4M3, "
                                    "F8_E5M2)"},
@@ -37,7 +39,7 @@ static const option_spec specs[] = {
                                       "row's error relative to its norm)"},
     {KEY_IMPORTANCE, "importance", "FILE", "whole models: importance vectors (a safetensors "
                                            "file: NAME per column, NAME:rows per row; "
-                                           "docs/encoder.md)"},
+                                           "encoder.md)"},
     {KEY_EMBEDDINGS, "embeddings", "quantize|skip", "whole models: embeddings and lm_head "
                                                     "(default quantize)"},
     {KEY_STRICT, "strict", NULL, "also fail on reserved T158 symbols (0b11, decoded as 0)"},
@@ -45,7 +47,7 @@ static const option_spec specs[] = {
     {KEY_GOLDEN, "golden", "DIR", "run the golden set DIR/manifest.json, one line per vector"},
     {KEY_ONLY, "only", "NAME", "with --golden: run only the vector NAME"},
     {KEY_JSON, "json", NULL, "machine-readable output (one JSON object)"},
-    {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; docs/cli.md); "
+    {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; man sgfp4); "
                                 "needs libpng"},
     {KEY_DEVICES, "devices", NULL, "list the Vulkan devices and their exactness features"},
     {KEY_CODES, "codes", "llm|random", "synthetic source: an encoded LLM-like tensor (default) "
@@ -60,7 +62,7 @@ static const option_spec specs[] = {
     {KEY_NO_CHECK, "no-check", NULL, "--backend vulkan, --op matvec: skip the bit-exactness "
                                       "check"},
     {KEY_INTEGER, "integer", NULL, "--backend vulkan: force the integer-exact pipeline"},
-    {KEY_OP, "op", "OP", "what to time: decode (default); the CPU: open (against a decode) or "
+    {KEY_OP, "op", "decode|open|matvec|gemv|repeat|variants", "what to time: decode (default); the CPU: open (against a decode) or "
                          "matvec (the matrix-vector products against a plain read); "
                          "--backend vulkan: gemv (the dense f16 product), matvec (the D8 "
                          "products against copy and dense f16), repeat (many fresh-memory "
@@ -76,9 +78,10 @@ static const option_spec specs[] = {
                                         "(default 0)"},
     {KEY_RESIDENT_CASES, "resident-cases", "N", "--op repeat: burst cases on one resident "
                                                 "tensor, no new memory (default 0)"},
-    {KEY_X, "x", "X.f32", "activations: row-major [N][I] float32, little-endian"},
+    {KEY_X, "x", "FILE", "activations X: a .npy of [N][I] or [I] values (float32 or float16), "
+                         "or raw little-endian float32 [N][I]"},
     {KEY_CLASS, "class", "a|b", "a: integer activations, quantized per 64 columns (default); b: "
-                                "float activations as they are (docs/matvec.md)"},
+                                "float activations as they are (matvec.md)"},
     {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
     {KEY_DIM, "dim", "D", "model width (default 512)"},
     {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
@@ -148,15 +151,19 @@ static bool accepts(const cli_command *c, int key)
            key == KEY_QUIET || key == KEY_VERBOSE || key == KEY_HELP;
 }
 
-/* "  -o, --output OUT    help text", the help wrapped at word boundaries to 100 columns. */
+/* "  -o, --output OUT    help text", the help wrapped at word boundaries to 100 columns; an
+ * option whose name and values do not fit the left column gets its help on the next lines. */
 static void print_option(FILE *f, const option_spec *s, const char *help)
 {
     enum { LEFT = 30, WIDTH = 100 };
-    char left[48];
+    char left[96];
     snprintf(left, sizeof left, "%s%c%s--%s%s%s", s->key < 256 ? "-" : " ",
              s->key < 256 ? s->key : ' ', s->key < 256 ? ", " : "  ", s->name,
              s->arg ? " " : "", s->arg ? s->arg : "");
-    fprintf(f, "  %-*s", LEFT - 2, left);
+    if (strlen(left) > LEFT - 2)
+        fprintf(f, "  %s\n%*s", left, LEFT, "");
+    else
+        fprintf(f, "  %-*s", LEFT - 2, left);
     const char *text = help ? help : s->help;
     int column = LEFT;
     while (*text) {
@@ -271,7 +278,7 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_VARIANT: /* the operation checks the name */
         a->variant = v;
         return NULL;
-    case KEY_BATCH: return in_range(v, 1, 16, &a->batch) ? NULL : "wants 1..16";
+    case KEY_BATCH: return in_range(v, 1, UINT32_MAX, &a->batch) ? NULL : "wants a number >= 1";
     case KEY_CASES: return in_range(v, 0, 10000, &a->cases) ? NULL : "wants 0..10000";
     case KEY_SYNC_CASES: return in_range(v, 0, 10000, &a->sync_cases) ? NULL : "wants 0..10000";
     case KEY_RESIDENT_CASES:

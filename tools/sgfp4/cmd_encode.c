@@ -17,7 +17,7 @@ static const cli_accept options[] = {
     {KEY_PROFILE, "container profile (default v2; an .fp4 output means v1)"},
     {KEY_BPW, NULL},
     {KEY_POLICY, "v2 split policy: rate (default) or threshold (the spec's); for a whole "
-                 "model also a JSON policy FILE (docs/model.md)"},
+                 "model also a JSON policy FILE (model.md)"},
     {KEY_THRESHOLD, NULL},
     {KEY_DELTA, NULL},
     {KEY_FIT, NULL},
@@ -133,7 +133,7 @@ static void warn_low_rate(const cli_args *a, const sgfp4_encode_options *o)
     if (o->profile == SGFP4_PROFILE_V2 && o->policy == SGFP4_POLICY_RATE &&
         o->target_bpw < 4.125 && cli_verbosity > 0)
         fprintf(stderr, "sgfp4: %s: warning: %.3g bits per weight is below 4.125: part of the "
-                        "weights will be ternary, which can break the model (docs/encoder.md, "
+                        "weights will be ternary, which can break the model (encoder.md, "
                         "\"Low rates\")\n", a->command, o->target_bpw);
 }
 
@@ -208,6 +208,8 @@ static int run(const cli_args *a)
     }
     void *bytes = NULL;
     size_t size = 0;
+    sgfp4_encode_report report = {0};
+    o.report = &report;
     const double t0 = clock_seconds(CLOCK_MONOTONIC);
     const double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     sgfp4_status s = sgfp4_encode_alloc(src, rows, cols, 0, &bytes, &size, &o);
@@ -219,9 +221,9 @@ static int run(const cli_args *a)
     char err[FILEIO_ERROR_SIZE];
     const sgfp4_decode_options d = cli_decode_options(a);
     if (s != SGFP4_OK) {
-        cli_error(a->command, "%s: %s", a->in,
-                  s == SGFP4_ERR_ARGUMENT ? "input has a non-finite value or bad options"
-                                          : sgfp4_status_str(s));
+        cli_error(a->command, "%s: %s [%s]", a->in,
+                  report.diag.message[0] ? report.diag.message : sgfp4_status_str(s),
+                  sgfp4_status_name(s));
     } else if ((s = sgfp4_tensor_open(bytes, size, o.profile, rows, cols, &t, NULL, &diag))) {
         cli_error(a->command, "BUG: the encoded container fails validation: %s", diag.message);
     } else if ((s = sgfp4_tensor_compare(t, src, 0, &q, &d)) == SGFP4_ERR_NOMEM) {
@@ -241,6 +243,12 @@ static int run(const cli_args *a)
                     (unsigned long long)cols, size, size * 8.0 / n, q.rel_l2, seconds,
                     n / seconds / 1e6, cpu_seconds > 0 ? n / cpu_seconds / 1e6 : 0.0);
         report_target(a, &o, rows, cols, size, q.rel_l2);
+        if (report.clipped && cli_verbosity > 0)
+            fprintf(stderr, "sgfp4: %s: warning: %s: %llu weight%s beyond the binary16 range "
+                            "(largest |w| %.6g) encoded as +-65504, the largest value the "
+                            "format stores\n", a->command, a->in,
+                    (unsigned long long)report.clipped, report.clipped > 1 ? "s" : "",
+                    report.max_abs);
     }
     fileio_output_abort(&out);
     sgfp4_tensor_close(t);
@@ -263,7 +271,7 @@ const cli_command cli_encode = {
     "it cannot meet is said so.\n"
     "A MODEL (a .safetensors file, .zst, or a sharded set's index, told by content) without\n"
     "--tensor is quantized whole: each matrix the policy picks becomes an SGFP4 container\n"
-    "described by the sgfp4 manifest, the rest passes through (docs/model.md); --bpw,\n"
+    "described by the sgfp4 manifest, the rest passes through (model.md); --bpw,\n"
     "--profile, --policy, --threshold, --delta, --fit and --metric set every quantized tensor's\n"
     "options, a policy file's rules override them; --importance FILE weights each tensor's\n"
     "error by the vectors NAME (columns) and NAME:rows of a safetensors file. A --bpw below\n"

@@ -2,6 +2,8 @@
  * per weight, sha256), as text or JSON; --against REF, --map OUT.png; --devices lists the
  * Vulkan devices (cmd_vulkan.c); a model goes to cmd_model_info.c.
  * SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+
 #include <jansson.h>
 
 #include "cli.h"
@@ -93,12 +95,19 @@ int cli_info_container(const cli_args *a, const char *name, const sgfp4_tensor *
     fileio_output map;
     if (a->map && !cli_output_open(a, a->map, &map))
         return CLI_EXIT_FAIL;
+    float *ref = a->against ? cli_reference_read(a, t) : NULL; /* before any output */
+    if (a->against && !ref) {
+        if (a->map)
+            fileio_output_abort(&map);
+        return CLI_EXIT_FAIL;
+    }
     sgfp4_tensor_info info;
     sgfp4_tensor_get_info(t, &info);
     char sha[65], err[FILEIO_ERROR_SIZE];
     sgfp4_tensor_container_sha256(t, sha);
     (a->given[KEY_JSON] ? print_json : print_text)(name, &info, sha);
-    int rc = a->against ? cli_quality_report(a, t) : CLI_EXIT_OK;
+    int rc = ref ? cli_quality_report(a, t, ref) : CLI_EXIT_OK;
+    free(ref);
     if (a->map) {
         if (rc == CLI_EXIT_OK &&
             (!fileio_leaf_map(t, &map, err) || !fileio_output_commit(&map, err)))

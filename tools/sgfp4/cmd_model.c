@@ -51,15 +51,24 @@ static bool make_policy(const cli_args *a, sgfp4_model_policy **out)
     return true;
 }
 
-/* ---- what the job says: progress, tensors that miss their rate target, the summary ---- */
+/* ---- what the job says: progress, each tensor (-v), the summary and its warnings ---- */
 
 enum { WORST = 3 };
 typedef struct job_report {
+    const cli_args *a;
+    bool encode;
     progress_bar bar;
     size_t misses[2];                   /* above, below the target */
     sgfp4_model_tensor_report worst[2][WORST];
     char names[2][WORST][96];
     size_t warned;                      /* tensors whose policy decision has a warning */
+    /* weights beyond the fp16 range: tensors, weights, and the first WORST tensors */
+    size_t clipped_tensors;
+    uint64_t clipped_weights, clipped[WORST];
+    char clipped_names[WORST][96];
+    /* --importance: quantized tensors, those it weighted, the first WORST it did not */
+    size_t quantized, weighted;
+    char unweighted[WORST][96];
 } job_report;
 
 static void on_progress(void *user, const sgfp4_model_progress *p)
@@ -68,9 +77,8 @@ static void on_progress(void *user, const sgfp4_model_progress *p)
 }
 
 /* Keeps the WORST tensors of each kind of miss, by how far they are from their target. */
-static void on_tensor(void *user, const sgfp4_model_tensor_report *r)
+static void note_miss(job_report *j, const sgfp4_model_tensor_report *r)
 {
-    job_report *j = user;
     if (!r->target_miss || r->target_bpw <= 0)
         return;
     const int kind = r->target_miss > 0 ? 0 : 1;
@@ -97,6 +105,78 @@ static void on_tensor(void *user, const sgfp4_model_tensor_report *r)
     snprintf(j->names[kind][at], sizeof j->names[kind][at], "%s", r->tensor->name);
 }
 
+static const char *dtype_name(sgfp4_dtype dtype)
+{
+    return dtype == SGFP4_DTYPE_F16 ? "F16" : dtype == SGFP4_DTYPE_BF16 ? "BF16" : "F32";
+}
+
+/* -v: one line per tensor, what was done to it. */
+static void say_tensor(const job_report *j, const sgfp4_model_tensor_report *r)
+{
+    const sgfp4_model_tensor *t = r->tensor;
+    const sgfp4_model_quant *q = t->quant;
+    char shape[96], what[256] = "";
+    cli_shape_text(shape, sizeof shape, q ? q->original_shape : t->shape,
+                   q ? q->original_rank : t->rank);
+    size_t used = 0;
+    if (j->encode && r->quantized) {
+        used = (size_t)snprintf(what, sizeof what, "quantized (%s): %.2f bits/weight",
+                                r->reason, r->bits_per_weight);
+        if (r->target_bpw > 0 && used < sizeof what)
+            used += (size_t)snprintf(what + used, sizeof what - used, " (target %.2f)",
+                                     r->target_bpw);
+        if (j->a->importance && used < sizeof what)
+            used += (size_t)snprintf(what + used, sizeof what - used, ", importance %s",
+                                     r->importance == 3   ? "columns and rows"
+                                     : r->importance == 1 ? "columns"
+                                     : r->importance == 2 ? "rows"
+                                                          : "none");
+        if (r->clipped && used < sizeof what)
+            snprintf(what + used, sizeof what - used, ", %llu weight%s clipped to +-65504",
+                     (unsigned long long)r->clipped, r->clipped > 1 ? "s" : "");
+    } else if (j->encode) {
+        snprintf(what, sizeof what, "passed through (%s)", r->reason);
+    } else if (r->quantized) {
+        const char *out = j->a->given[KEY_DTYPE] ? dtype_name(j->a->dtype)
+                                                 : sgfp4_st_dtype_name(q->source_dtype);
+        snprintf(what, sizeof what, "%s container decoded to %s", cli_profile_name(q->profile),
+                 out);
+    } else {
+        snprintf(what, sizeof what, "copied");
+    }
+    if (j->bar.enabled)
+        fputs("\r\033[K", stderr); /* the bar is drawn again at the next tensor */
+    cli_verbose(j->a->command, "[%zu/%zu] '%s' %s %s: %s, %.3f s", r->index + 1, r->count,
+                t->name, shape, sgfp4_st_dtype_name(q ? q->source_dtype : t->dtype), what,
+                r->seconds);
+}
+
+/* After each tensor: the rate-target misses, clipped weights and importance vectors it had;
+ * with -v a line about it. */
+static void on_tensor(void *user, const sgfp4_model_tensor_report *r)
+{
+    job_report *j = user;
+    say_tensor(j, r);
+    if (!j->encode || !r->quantized)
+        return;
+    note_miss(j, r);
+    if (r->clipped) {
+        if (j->clipped_tensors < WORST) {
+            j->clipped[j->clipped_tensors] = r->clipped;
+            snprintf(j->clipped_names[j->clipped_tensors], sizeof j->clipped_names[0], "%s",
+                     r->tensor->name);
+        }
+        j->clipped_tensors++;
+        j->clipped_weights += r->clipped;
+    }
+    if (r->importance)
+        j->weighted++;
+    else if (j->quantized - j->weighted < WORST)
+        snprintf(j->unweighted[j->quantized - j->weighted], sizeof j->unweighted[0], "%s",
+                 r->tensor->name);
+    j->quantized++;
+}
+
 static void megabytes(char *buf, size_t size, uint64_t bytes)
 {
     if (bytes >= 10000000000ull)
@@ -105,8 +185,38 @@ static void megabytes(char *buf, size_t size, uint64_t bytes)
         snprintf(buf, size, "%.2f MB", (double)bytes / 1e6);
 }
 
+/* Up to WORST quoted names (with a count each when counts is not NULL), then ", ..." when
+ * there are more than shown. */
+static void print_names(const char (*names)[96], const uint64_t *counts, size_t total)
+{
+    const size_t n = total < WORST ? total : WORST;
+    for (size_t k = 0; k < n; k++) {
+        fprintf(stderr, "%s'%s'", k ? ", " : "", names[k]);
+        if (counts)
+            fprintf(stderr, " %llu weight%s", (unsigned long long)counts[k],
+                    counts[k] > 1 ? "s" : "");
+    }
+    fprintf(stderr, "%s", total > WORST ? ", ..." : "");
+}
+
+/* What the importance file did: for how many quantized tensors it had a vector. */
+static void print_importance(const cli_args *a, const job_report *j)
+{
+    if (j->weighted == j->quantized) {
+        fprintf(stderr, "sgfp4: %s: importance %s: vectors for all %zu quantized tensors\n",
+                a->command, a->importance, j->quantized);
+        return;
+    }
+    fprintf(stderr, "sgfp4: %s: warning: importance %s has vectors for %zu of the %zu quantized "
+                    "tensors: the other %zu were encoded without it (",
+            a->command, a->importance, j->weighted, j->quantized, j->quantized - j->weighted);
+    print_names(j->unweighted, NULL, j->quantized - j->weighted);
+    fprintf(stderr, ")\n");
+}
+
 /* The closing lines on stderr (unless -q), after the progress bar is gone: the summary, then
- * the rate-target warnings naming the worst tensors. */
+ * the warnings: rate targets missed (naming the worst tensors), weights clipped to the fp16
+ * range, tensors the importance file had no vector for. */
 static void print_summary(const cli_args *a, bool encode, const sgfp4_model_summary *s,
                           const job_report *j)
 {
@@ -123,8 +233,8 @@ static void print_summary(const cli_args *a, bool encode, const sgfp4_model_summ
         fprintf(stderr, ", %zu files", s->files);
     fprintf(stderr, ", %.2f s\n", s->seconds);
     if (j->warned)
-        fprintf(stderr, "sgfp4: %s: warning: %zu quantized tensor%s got a policy warning (each "
-                        "named above)\n", a->command, j->warned, j->warned > 1 ? "s" : "");
+        fprintf(stderr, "sgfp4: %s: warning: %zu quantized tensor%s got a policy warning (said "
+                        "above)\n", a->command, j->warned, j->warned > 1 ? "s" : "");
     static const char *const what[2] = {
         "are larger than their --bpw target allows: it is below what their shape and the "
         "format reach",
@@ -145,6 +255,17 @@ static void print_summary(const cli_args *a, bool encode, const sgfp4_model_summ
                     j->worst[kind][k].target_bpw);
         fprintf(stderr, "%s)\n", j->misses[kind] > WORST ? ", ..." : "");
     }
+    if (j->clipped_tensors) {
+        fprintf(stderr, "sgfp4: %s: warning: %zu quantized tensor%s %llu weight%s beyond the "
+                        "binary16 range, encoded as +-65504, the largest value the format "
+                        "stores (",
+                a->command, j->clipped_tensors, j->clipped_tensors > 1 ? "s have" : " has",
+                (unsigned long long)j->clipped_weights, j->clipped_weights > 1 ? "s" : "");
+        print_names(j->clipped_names, j->clipped, j->clipped_tensors);
+        fprintf(stderr, ")\n");
+    }
+    if (encode && a->importance)
+        print_importance(a, j);
 }
 
 /* ---- the job ---- */
@@ -200,6 +321,8 @@ static int write_model(const cli_args *a, const sgfp4_model *m, const sgfp4_mode
 {
     job_report report;
     memset(&report, 0, sizeof report);
+    report.a = a;
+    report.encode = policy != NULL;
     report.warned = warned;
     sgfp4_model_summary summary;
     wo->progress = on_progress;
@@ -213,21 +336,43 @@ static int write_model(const cli_args *a, const sgfp4_model *m, const sgfp4_mode
 }
 
 /* The policy's warnings (sgfp4_model_decision.warning: a rate that makes part of the weights
- * ternary), one line per tensor on stderr before the job, so that a run that may break the
- * model can be stopped early. Returns how many tensors got one. */
+ * ternary), on stderr before the job, so that a run that may break the model can be stopped
+ * early: one line for all the tensors that got one (-v: one line per tensor). Returns how
+ * many tensors got one. */
 static size_t warn_decisions(const cli_args *a, const sgfp4_model *m,
                              const sgfp4_model_policy *policy)
 {
     size_t warned = 0;
+    bool alike = true; /* every warning the same text */
+    char first[sizeof ((sgfp4_model_decision *)0)->warning] = "";
+    char names[WORST][96];
     for (size_t k = 0; k < sgfp4_model_tensor_count(m); k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
         sgfp4_model_decision d;
         sgfp4_model_policy_decide(policy, t, &d);
         if (!d.quantize || !d.warning[0])
             continue;
+        if (warned < WORST)
+            snprintf(names[warned], sizeof names[0], "%s", t->name);
+        if (!warned)
+            snprintf(first, sizeof first, "%s", d.warning);
+        alike = alike && strcmp(first, d.warning) == 0;
         warned++;
-        if (cli_verbosity > 0)
+        if (cli_verbosity > 1)
             fprintf(stderr, "sgfp4: %s: warning: '%s': %s\n", a->command, t->name, d.warning);
+    }
+    if (cli_verbosity != 1 || !warned)
+        return warned;
+    if (warned == 1)
+        fprintf(stderr, "sgfp4: %s: warning: '%s': %s\n", a->command, names[0], first);
+    else if (alike) {
+        fprintf(stderr, "sgfp4: %s: warning: %zu quantized tensors: %s (", a->command, warned,
+                first);
+        print_names((const char(*)[96])names, NULL, warned);
+        fprintf(stderr, "%s)\n", warned > WORST ? "; -v names each" : "");
+    } else {
+        fprintf(stderr, "sgfp4: %s: warning: %zu quantized tensors got a policy warning, e.g. "
+                        "'%s': %s (-v names each)\n", a->command, warned, names[0], first);
     }
     return warned;
 }

@@ -1,7 +1,9 @@
 /* sgfp4 info MODEL.safetensors[.zst] [--json] [--against SOURCE]: one row per tensor (name,
  * shape, profile or dtype, bits per weight, bytes; with --against the rel-L2 error and SNR of
- * the decoded tensor; for a model not quantized yet, what encode would do), a memory table
- * per tensor class, and a summary of the sizes.
+ * each float tensor, decoded when quantized, against its namesake in SOURCE, and whether
+ * each other tensor has the same bytes; for a model not quantized yet, what encode would
+ * do), a memory table per tensor class, and a summary of the sizes. A SOURCE that does not
+ * hold the same tensors is refused before anything is printed.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdlib.h>
@@ -11,31 +13,147 @@
 
 #include "cli.h"
 
-/* Decodes quantized tensor t and compares it with `ref` (one tensor pair in memory). */
-static bool compare(const cli_args *a, const sgfp4_model *m, const sgfp4_model_tensor *t,
-                    const sgfp4_model_tensor *ref, sgfp4_quality *q)
+/* ---- --against REF: every tensor against the tensor of the same name in REF ---- */
+
+/* Whether t holds numbers compared as float32: a quantized tensor (decoded) or a F32, F16,
+ * BF16, F8_E4M3 or F8_E5M2 one (converted exactly); any other is compared byte for byte. */
+static bool is_float(const sgfp4_model_tensor *t)
 {
-    if (!ref || ref->elements != t->quant->rows * t->quant->cols)
-        return cli_error(a->command, "tensor '%s': missing or of another size in the --against "
-                                     "model", t->name),
-               false;
-    const size_t n = (size_t)ref->elements;
-    float *w = malloc(n * sizeof *w);
+    return t->quant || sgfp4_st_dtype_is_quantizable(t->dtype);
+}
+
+/* The shape a tensor stands for: a quantized tensor's original shape, else its own. */
+static void logical_shape(const sgfp4_model_tensor *t, const uint64_t **shape, size_t *rank)
+{
+    *shape = t->quant ? t->quant->original_shape : t->shape;
+    *rank = t->quant ? t->quant->original_rank : t->rank;
+}
+
+/* REF matches MODEL when both hold the same tensor names, each pair of the same shape and
+ * both float (quantized or a float dtype) or both of the same other dtype. Said before
+ * anything is printed; false when it does not match (reported). */
+static bool reference_matches(const cli_args *a, const sgfp4_model *m, const sgfp4_model *ref)
+{
+    const size_t n = sgfp4_model_tensor_count(m);
+    for (size_t k = 0; k < n; k++) {
+        const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
+        const sgfp4_model_tensor *r = sgfp4_model_tensor_find(ref, t->name);
+        if (!r)
+            return cli_error(a->command, "%s does not match %s: it has no tensor '%s'",
+                             a->against, a->in, t->name),
+                   false;
+        const uint64_t *ts, *rs;
+        size_t tr, rr;
+        logical_shape(t, &ts, &tr);
+        logical_shape(r, &rs, &rr);
+        char tt[96], rt[96];
+        cli_shape_text(tt, sizeof tt, ts, tr);
+        cli_shape_text(rt, sizeof rt, rs, rr);
+        if (strcmp(tt, rt) != 0)
+            return cli_error(a->command, "%s does not match %s: tensor '%s' is %s there, %s here",
+                             a->against, a->in, t->name, rt, tt),
+                   false;
+        if (is_float(t) != is_float(r) || (!is_float(t) && t->dtype != r->dtype))
+            return cli_error(a->command, "%s does not match %s: tensor '%s' is %s there, %s here",
+                             a->against, a->in, t->name,
+                             r->quant ? "quantized" : sgfp4_st_dtype_name(r->dtype),
+                             t->quant ? "quantized" : sgfp4_st_dtype_name(t->dtype)),
+                   false;
+    }
+    if (sgfp4_model_tensor_count(ref) != n) { /* names are unique: REF has others too */
+        for (size_t k = 0; k < sgfp4_model_tensor_count(ref); k++) {
+            const sgfp4_model_tensor *r = sgfp4_model_tensor_at(ref, k);
+            if (!sgfp4_model_tensor_find(m, r->name))
+                return cli_error(a->command, "%s does not match %s: it has tensor '%s', which "
+                                 "%s has not", a->against, a->in, r->name, a->in),
+                       false;
+        }
+    }
+    return true;
+}
+
+/* A float tensor of `m` as float32 (a quantized one decoded, a float dtype converted):
+ * malloc'ed, or NULL (reported). */
+static float *as_f32(const cli_args *a, const sgfp4_model *m, const sgfp4_model_tensor *t,
+                     const char *file)
+{
+    const uint64_t n = t->quant ? t->quant->rows * t->quant->cols : t->elements;
+    float *w = n <= SIZE_MAX / sizeof(float) ? malloc((size_t)n * sizeof(float) + 1) : NULL;
+    sgfp4_diag diag;
+    sgfp4_tensor *view = NULL;
+    sgfp4_status s = SGFP4_ERR_NOMEM;
+    if (!w) {
+        snprintf(diag.message, sizeof diag.message, "out of memory");
+    } else if (!t->quant) {
+        s = sgfp4_model_tensor_to_f32(t, 0, w, (size_t)n * sizeof(float), &diag);
+    } else if ((s = sgfp4_model_tensor_open(m, t, &view, NULL, &diag)) == SGFP4_OK) {
+        const sgfp4_decode_options d = cli_decode_options(a);
+        if ((s = sgfp4_decode(view, SGFP4_DTYPE_F32, w, 0, (size_t)n * sizeof(float), &d)))
+            snprintf(diag.message, sizeof diag.message, "cannot decode: %s",
+                     sgfp4_status_str(s));
+    }
+    sgfp4_tensor_close(view);
+    if (s == SGFP4_OK)
+        return w;
+    free(w);
+    cli_error(a->command, "%s: tensor '%s': %s [%s]", file, t->name, diag.message,
+              sgfp4_status_name(s));
+    return NULL;
+}
+
+/* The error statistics of `got` against `want` (n values), as sgfp4_tensor_compare fills
+ * them. */
+static void quality_of(const float *got, const float *want, uint64_t n, sgfp4_quality *q)
+{
+    memset(q, 0, sizeof *q);
+    q->count = n;
+    for (uint64_t i = 0; i < n; i++) {
+        const double e = (double)want[i] - (double)got[i];
+        q->sse += e * e;
+        q->reference_sq += (double)want[i] * want[i];
+        q->max_abs = fabs(e) > q->max_abs ? fabs(e) : q->max_abs;
+        q->nonfinite += !isfinite(got[i]);
+    }
+    q->rmse = n ? sqrt(q->sse / (double)n) : 0;
+    q->rel_l2 = q->reference_sq > 0 ? sqrt(q->sse / q->reference_sq)
+                : q->sse > 0        ? INFINITY
+                                    : 0;
+    q->snr_db = q->sse > 0 ? 10.0 * log10(q->reference_sq / q->sse) : INFINITY;
+}
+
+/* Compares tensor t of m with its namesake `ref` of the --against model (one pair in
+ * memory): float tensors by their float32 values (*q), others byte for byte (*same). */
+static bool compare(const cli_args *a, const sgfp4_model *m, const sgfp4_model_tensor *t,
+                    const sgfp4_model *against, const sgfp4_model_tensor *ref, sgfp4_quality *q,
+                    bool *same)
+{
+    if (!is_float(t)) {
+        *same = t->nbytes == ref->nbytes && memcmp(t->data, ref->data, t->nbytes) == 0;
+        return true;
+    }
+    float *want = as_f32(a, against, ref, a->against);
+    if (!want)
+        return false;
+    bool ok = true;
     sgfp4_tensor *view = NULL;
     sgfp4_diag diag;
-    const sgfp4_decode_options d = cli_decode_options(a);
-    bool ok = false;
-    if (!w)
-        cli_error(a->command, "tensor '%s': out of memory", t->name);
-    else if (sgfp4_model_tensor_to_f32(ref, 0, w, n * sizeof *w, &diag) != SGFP4_OK ||
-             sgfp4_model_tensor_open(m, t, &view, NULL, &diag) != SGFP4_OK)
-        cli_error(a->command, "tensor '%s': %s", t->name, diag.message);
-    else if (sgfp4_tensor_compare(view, w, 0, q, &d) != SGFP4_OK)
-        cli_error(a->command, "tensor '%s': cannot decode", t->name);
-    else
-        ok = true;
+    if (t->quant) { /* decoded in bands by the library, against the reference's floats */
+        const sgfp4_decode_options d = cli_decode_options(a);
+        sgfp4_status s = sgfp4_model_tensor_open(m, t, &view, NULL, &diag);
+        if (s == SGFP4_OK && (s = sgfp4_tensor_compare(view, want, 0, q, &d)) != SGFP4_OK)
+            snprintf(diag.message, sizeof diag.message, "cannot decode: %s", sgfp4_status_str(s));
+        if (s != SGFP4_OK)
+            ok = false, cli_error(a->command, "%s: tensor '%s': %s [%s]", a->in, t->name,
+                                  diag.message, sgfp4_status_name(s));
+    } else {
+        float *got = as_f32(a, m, t, a->in);
+        if (got)
+            quality_of(got, want, t->elements, q);
+        ok = got != NULL;
+        free(got);
+    }
     sgfp4_tensor_close(view);
-    free(w);
+    free(want);
     return ok;
 }
 
@@ -66,7 +184,10 @@ static int class_of(const char *name)
 typedef struct totals {
     size_t tensors, quantized;
     uint64_t before, after, weights, q_bytes, q_weights;
-    double rel_l2_sum;
+    double rel_l2_sum;    /* --against: over the quantized tensors of a quantized model, the
+                           * float tensors of a plain one; `compared` of them, and the other
+                           * tensors whose bytes differ */
+    size_t compared, differing;
 } totals;
 
 static void add(totals *t, bool quantized, uint64_t before, uint64_t after, uint64_t weights)
@@ -102,9 +223,11 @@ static void print_text_summary(const sgfp4_model *m, const totals *all, const to
         printf("bits per weight: %.3f over quantized tensors, %.3f over the whole model\n",
                8.0 * (double)all->q_bytes / (double)all->q_weights,
                all->weights ? 8.0 * (double)all->after / (double)all->weights : 0);
-    if (against && all->quantized)
-        printf("mean rel-L2 over quantized tensors: %.5f\n",
-               all->rel_l2_sum / (double)all->quantized);
+    if (against && all->compared)
+        printf("mean rel-L2 over %s tensors: %.5f\n", all->quantized ? "quantized" : "float",
+               all->rel_l2_sum / (double)all->compared);
+    if (against && all->differing)
+        printf("other tensors whose bytes differ: %zu\n", all->differing);
     printf("file: %llu bytes%s\n", (unsigned long long)sgfp4_model_file_bytes(m),
            sgfp4_model_was_compressed(m) ? " (decompressed from zstd)" : "");
 }
@@ -119,8 +242,10 @@ static json_t *json_summary(const sgfp4_model *m, const totals *all, const total
         "bits_per_weight_quantized",
         all->q_weights ? 8.0 * (double)all->q_bytes / (double)all->q_weights : 0.0,
         "bits_per_weight_all", all->weights ? 8.0 * (double)all->after / (double)all->weights : 0.0);
-    if (against && all->quantized)
-        json_object_set_new(sum, "mean_rel_l2", json_real(all->rel_l2_sum / (double)all->quantized));
+    if (against && all->compared)
+        json_object_set_new(sum, "mean_rel_l2", json_real(all->rel_l2_sum / (double)all->compared));
+    if (against)
+        json_object_set_new(sum, "differing_bytes", json_integer((json_int_t)all->differing));
     json_t *by_class = json_object();
     for (int k = 0; k < CLASS_COUNT; k++)
         if (classes[k].tensors)
@@ -157,16 +282,6 @@ static json_t *json_shards(const sgfp4_model *m, const totals *shards, size_t co
     return list;
 }
 
-static void shape_text(char *buf, size_t size, const uint64_t *shape, size_t rank)
-{
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (size_t d = 0; d < rank && used < size; d++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%llu", d ? ", " : "",
-                                 (unsigned long long)shape[d]);
-    if (used < size)
-        snprintf(buf + used, size - used, "]");
-}
-
 int cmd_info_model(const cli_args *a)
 {
     static const int tensor_only[] = {KEY_SHAPE, KEY_PROFILE, KEY_MAP, 0};
@@ -175,10 +290,15 @@ int cmd_info_model(const cli_args *a)
         return rc;
     const bool json = a->given[KEY_JSON];
     sgfp4_model *m = NULL, *ref = NULL;
-    if (!cli_model_open(a, a->in, &m) || (a->against && !cli_model_open(a, a->against, &ref))) {
+    if (!cli_model_open(a, a->in, &m) || (a->against && !cli_model_open(a, a->against, &ref)) ||
+        (ref && !reference_matches(a, m, ref))) {
+        sgfp4_model_close(ref);
         sgfp4_model_close(m);
         return CLI_EXIT_FAIL;
     }
+    /* the mean error is over the quantized tensors of a quantized model (its other float
+     * tensors pass through unchanged), over every float tensor of a plain one */
+    const bool quantized_model = sgfp4_model_is_quantized(m);
     /* For a model that is not quantized yet: what `encode` would do with the default policy. */
     sgfp4_model_policy *plan = NULL;
     if (!sgfp4_model_is_quantized(m) && sgfp4_model_policy_create(&plan) != SGFP4_OK)
@@ -209,8 +329,10 @@ int cmd_info_model(const cli_args *a)
         const double bpw = weights ? 8.0 * (double)t->nbytes / (double)weights : 0;
         const char *kind = q ? cli_profile_name(q->profile) : sgfp4_st_dtype_name(t->dtype);
         sgfp4_quality quality;
-        const bool have = q && ref;
-        ok = !have || compare(a, m, t, sgfp4_model_tensor_find(ref, t->name), &quality);
+        bool same = false;
+        const bool have = ref != NULL, numbers = have && is_float(t);
+        ok = !have ||
+             compare(a, m, t, ref, sgfp4_model_tensor_find(ref, t->name), &quality, &same);
         sgfp4_model_decision decision;
         if (plan)
             sgfp4_model_policy_decide(plan, t, &decision);
@@ -221,9 +343,13 @@ int cmd_info_model(const cli_args *a)
         add(&classes[class_of(t->name)], q != NULL, before, t->nbytes, weights);
         if (shards)
             add(&shards[t->shard], q != NULL, before, t->nbytes, weights);
-        all.rel_l2_sum += have && ok ? quality.rel_l2 : 0;
+        if (ok && numbers && (q || !quantized_model)) {
+            all.rel_l2_sum += quality.rel_l2;
+            all.compared++;
+        }
+        all.differing += ok && have && !numbers && !same;
         char text[96];
-        shape_text(text, sizeof text, shape, rank);
+        cli_shape_text(text, sizeof text, shape, rank);
         if (ok && json) {
             json_t *r = json_pack("{s:s,s:[],s:s,s:s,s:f,s:I}", "name", t->name, "shape", "kind",
                                   kind, "source_dtype", sgfp4_st_dtype_name(dt),
@@ -233,11 +359,13 @@ int cmd_info_model(const cli_args *a)
                                       json_integer((json_int_t)shape[d]));
             if (shards)
                 json_object_set_new(r, "shard", json_string(sgfp4_model_shard_name(m, t->shard)));
-            if (have) {
+            if (numbers) {
                 json_object_set_new(r, "rel_l2", json_real(quality.rel_l2));
                 json_object_set_new(r, "snr_db", isfinite(quality.snr_db)
                                                      ? json_real(quality.snr_db)
                                                      : json_null());
+            } else if (have) {
+                json_object_set_new(r, "same_bytes", json_boolean(same));
             }
             if (plan)
                 json_object_set_new(r, "plan", json_pack("{s:b,s:s}", "quantize",
@@ -249,8 +377,10 @@ int cmd_info_model(const cli_args *a)
                    (unsigned long long)t->nbytes);
             if (shards)
                 printf(" %5zu", t->shard + 1);
-            if (have)
+            if (numbers)
                 printf("  %8.5f %8.2f", quality.rel_l2, quality.snr_db);
+            else if (have)
+                printf("  %-17s", same ? "same bytes" : "bytes differ");
             if (plan)
                 printf("  %s (%s)", decision.quantize ? "quantize" : "pass", decision.reason);
             printf("\n");

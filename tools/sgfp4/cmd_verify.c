@@ -91,26 +91,32 @@ static int verify_model(const cli_args *a)
     return rc;
 }
 
-/* `--against REF`: bits per weight, RMSE, relative L2, max abs error, SNR, and the share of
- * the (zero-padded) weights per leaf size and mode. Shared with `info`. */
-int cli_quality_report(const cli_args *a, const sgfp4_tensor *t)
+float *cli_reference_read(const cli_args *a, const sgfp4_tensor *t)
 {
-    static const unsigned edges[SGFP4_LEAF_SIZES] = {64, 32, 16, 8, 4};
     sgfp4_tensor_info info;
     sgfp4_tensor_get_info(t, &info);
     uint64_t rows = info.rows, cols = info.cols;
     fileio_input in;
     char err[FILEIO_ERROR_SIZE];
     if (!fileio_read(a->against, &in, err))
-        return cli_error(a->command, "%s", err);
+        return cli_error(a->command, "%s", err), NULL;
     float *ref = fileio_matrix(&in, a->against, &rows, &cols, err);
     fileio_input_release(&in);
     if (!ref)
-        return cli_error(a->command, "%s", err);
+        cli_error(a->command, "%s", err);
+    return ref;
+}
+
+/* `--against REF`: bits per weight, RMSE, relative L2, max abs error, SNR, and the share of
+ * the (zero-padded) weights per leaf size and mode. Shared with `info`. */
+int cli_quality_report(const cli_args *a, const sgfp4_tensor *t, const float *ref)
+{
+    static const unsigned edges[SGFP4_LEAF_SIZES] = {64, 32, 16, 8, 4};
+    sgfp4_tensor_info info;
+    sgfp4_tensor_get_info(t, &info);
     sgfp4_quality q;
     const sgfp4_decode_options d = cli_decode_options(a);
     const sgfp4_status s = sgfp4_tensor_compare(t, ref, 0, &q, &d);
-    free(ref);
     if (s != SGFP4_OK)
         return cli_error(a->command, "cannot decode: %s", sgfp4_status_str(s));
     printf("against %s:\n", a->against);
@@ -141,6 +147,11 @@ static int verify_container(const cli_args *a, json_t **json)
     if (rc >= 0)
         return rc;
     rc = CLI_EXIT_FAIL;
+    float *ref = a->against ? cli_reference_read(a, c.tensor) : NULL; /* before any output */
+    if (a->against && !ref) {
+        cli_container_close(&c);
+        return rc;
+    }
     char container_hex[65], tensor_hex[65];
     const sgfp4_decode_options d = cli_decode_options(a);
     const uint64_t reserved = sgfp4_tensor_reserved_symbols(c.tensor);
@@ -170,8 +181,9 @@ static int verify_container(const cli_args *a, json_t **json)
         if (reserved)
             printf("note: %llu reserved T158 symbols (0b11), decoded as 0\n",
                    (unsigned long long)reserved);
-        rc = a->against ? cli_quality_report(a, c.tensor) : CLI_EXIT_OK;
+        rc = ref ? cli_quality_report(a, c.tensor, ref) : CLI_EXIT_OK;
     }
+    free(ref);
     cli_container_close(&c);
     return rc;
 }
@@ -215,7 +227,9 @@ const cli_command cli_verify = {
     "\n"
     "Exit 0 when IN is a conformant container; otherwise 1 with the reason. Prints the sha256\n"
     "of the container bytes and of the decoded float32 tensor. The shape is not stored in a\n"
-    "container: a wrong --shape with the same 64x64 block grid (the same ceil(O/64) x\n"
-    "ceil(I/64)) verifies too, with other hashes. A model is checked strictly: its structure,\n"
-    "every container and every container's sha256; a set over all its shards and its index.\n",
+    "container: any --shape with the same number of 64x64 blocks, ceil(O/64) x ceil(I/64) in\n"
+    "any arrangement (768x768 as 64x9216), verifies too, with other hashes; a v2 container\n"
+    "warns when leaves in the shape's padding hold data. A model is checked strictly: its\n"
+    "structure, every container and every container's sha256; a set over all its shards and\n"
+    "its index.\n",
     options, run};

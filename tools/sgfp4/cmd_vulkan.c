@@ -112,15 +112,17 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
 }
 
 bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows, uint64_t cols,
-                       bool class_b, const void *x, unsigned batch, float *y)
+                       bool class_b, const float *x, uint64_t batch, float *y)
 {
     sgfp4_vk_context *ctx = NULL;
     sgfp4_vk_tensor *vt = NULL;
     sgfp4_vk_buffer *xb = NULL, *qb = NULL, *yb = NULL;
     sgfp4_diag diag;
-    const size_t x_bytes = sizeof(float) * batch * (size_t)cols;
-    const size_t y_bytes = sizeof *y * batch * (size_t)rows;
-    const size_t q8_bytes = sgfp4_matvec_q8_bytes(cols, batch);
+    /* the buffers hold one call's vectors; a longer batch runs call after call */
+    const unsigned most = batch < SGFP4_MATVEC_MAX_BATCH ? (unsigned)batch : SGFP4_MATVEC_MAX_BATCH;
+    const size_t x_bytes = sizeof *x * most * (size_t)cols;
+    const size_t y_bytes = sizeof *y * most * (size_t)rows;
+    const size_t q8_bytes = sgfp4_matvec_q8_bytes(cols, most);
     sgfp4_status s = sgfp4_vk_context_create(&ctx, NULL, &diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_tensor_create(ctx, t, &vt, &diag);
@@ -130,22 +132,26 @@ bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows
         s = sgfp4_vk_buffer_create(ctx, y_bytes, &yb, &diag);
     if (s == SGFP4_OK && !class_b)
         s = sgfp4_vk_buffer_create(ctx, q8_bytes, &qb, &diag);
-    if (s == SGFP4_OK)
-        s = sgfp4_vk_buffer_write(ctx, sgfp4_vk_buffer_handle(xb), 0, x, x_bytes, &diag);
     bool activations = false; /* the failure is the activations' (Class A: NaN or infinity) */
-    if (s == SGFP4_OK && !class_b) {
-        s = sgfp4_vk_quantize(ctx, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, cols, batch,
-                              0, sgfp4_vk_buffer_handle(qb), 0, NULL, &diag);
-        activations = s == SGFP4_ERR_ARGUMENT;
+    for (uint64_t k = 0; s == SGFP4_OK && k < batch; k += most) {
+        const unsigned n = batch - k < most ? (unsigned)(batch - k) : most;
+        s = sgfp4_vk_buffer_write(ctx, sgfp4_vk_buffer_handle(xb), 0, x + k * cols,
+                                  sizeof *x * n * (size_t)cols, &diag);
+        if (s == SGFP4_OK && !class_b) {
+            s = sgfp4_vk_quantize(ctx, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, cols, n, 0,
+                                  sgfp4_vk_buffer_handle(qb), 0, NULL, &diag);
+            activations = s == SGFP4_ERR_ARGUMENT;
+            if (s == SGFP4_OK)
+                s = sgfp4_vk_matvec_q8(ctx, vt, sgfp4_vk_buffer_handle(qb), 0, n,
+                                       sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
+        } else if (s == SGFP4_OK) {
+            s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, 0,
+                                      n, sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
+        }
         if (s == SGFP4_OK)
-            s = sgfp4_vk_matvec_q8(ctx, vt, sgfp4_vk_buffer_handle(qb), 0, batch,
-                                   sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
-    } else if (s == SGFP4_OK) {
-        s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, 0,
-                                  batch, sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
+            s = sgfp4_vk_buffer_read(ctx, sgfp4_vk_buffer_handle(yb), 0, y + k * rows,
+                                     sizeof *y * n * (size_t)rows, &diag);
     }
-    if (s == SGFP4_OK)
-        s = sgfp4_vk_buffer_read(ctx, sgfp4_vk_buffer_handle(yb), 0, y, y_bytes, &diag);
     if (s != SGFP4_OK)
         cli_error(command, "--backend vulkan: %s%s", diag.message,
                   activations ? " (--class b takes any float)" : "");

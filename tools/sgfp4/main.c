@@ -28,7 +28,9 @@ static void usage(FILE *f)
     for (size_t k = 0; k < COMMAND_COUNT; k++)
         fprintf(f, "  %-8s %s\n", commands[k]->name, commands[k]->summary);
     fputs("\n'sgfp4 help COMMAND' or 'sgfp4 COMMAND --help' describes a command's options.\n"
-          "Exit status: 0 success, 1 failure, 2 usage error. Docs: docs/cli.md\n",
+          "Exit status: 0 success, 1 failure, 2 usage error.\n"
+          "Documentation: man sgfp4; the Markdown pages it names are installed in\n"
+          SGFP4_DOC_DIR " (docs/ in the source tree).\n",
           f);
 }
 
@@ -68,5 +70,7 @@ int main(int argc, char **argv)
     if (parsed >= 0)
         return parsed;
     fileio_guard_begin(c->name); /* a mapped input truncated meanwhile: one line, exit 1 */
-    return c->run(&args);
+    const int rc = c->run(&args);
+    cli_flush_warnings(rc);
+    return rc;
 }
