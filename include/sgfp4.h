@@ -534,7 +534,9 @@ SGFP4_API void sgfp4_free(void *ptr);
  * A pool of worker threads owned by the caller, for the products (sgfp4_matvec_options.pool):
  * without one, a call with threads > 1 starts its threads and joins them before it returns,
  * tens of microseconds each on some machines and an allocation each; with one, the calls
- * start no thread and allocate nothing. Idle workers spin briefly after a run (so that the
+ * start no thread and allocate nothing. Work is handed out in small parts to whichever
+ * thread is free, the caller's included, so a worker that gets no processor (a busy
+ * machine) does not hold a call back. Idle workers spin briefly after a run (so that the
  * next product finds them awake), then sleep. One run at a time: calls from several threads
  * sharing a pool take turns (give each of your threads its own pool to run at once).
  */
