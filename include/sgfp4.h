@@ -114,6 +114,7 @@ SGFP4_API const char *sgfp4_version_string(void);
     X(ERR_HASH_MISMATCH, 46, "container sha256 does not match the manifest")                  \
     X(ERR_NOT_FOUND, 47, "no such tensor")                                                    \
     X(ERR_MODEL_INDEX, 48, "malformed or inconsistent index of a sharded model")              \
+    X(ERR_CANCELLED, 50, "cancelled by the caller")                                           \
     X(ERR_VK_DEVICE_LOST, 60, "Vulkan device lost")                                           \
     X(ERR_VK_OUT_OF_MEMORY, 61, "Vulkan device or host out of memory")                        \
     X(ERR_VK_NO_DEVICE, 62, "no suitable Vulkan device")                                      \
@@ -460,6 +461,13 @@ typedef struct sgfp4_encode_options {
      *  output, or any proxy): NULL (all alike, the default) or `rows` finite floats >= 0,
      *  not all 0, read during the call. Multiplies the metric's row weights. */
     const float *row_importance;
+    /** Cancellation: NULL (the default), or called with cancel_user on the calling thread
+     *  (never on the encoder's other threads) when the encode starts and then about every
+     *  10 ms while it runs; a non-zero return stops the encode within one work item (one
+     *  64x64 block): SGFP4_ERR_CANCELLED, *written 0, dst's content unspecified. A hook
+     *  that lets a user interrupt a long encode (Ctrl-C) or report that it is alive. */
+    int (*cancel)(void *user);
+    void *cancel_user;
 } sgfp4_encode_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
@@ -485,7 +493,8 @@ SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64
  * call checks that before it returns (SGFP4_ERR_INTERNAL if not: a bug). options may be NULL.
  * Errors: SGFP4_ERR_ARGUMENT (NULL pointers, a stride below cols, bad options, a NaN or
  * infinite input), SGFP4_ERR_SHAPE (rows or cols 0 or above 2^40, more than 2^32 blocks),
- * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM.
+ * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM,
+ * SGFP4_ERR_CANCELLED (the options' cancel hook stopped it).
  * Values beyond the fp16 range are clipped to +-65504.
  */
 SGFP4_API sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols,

@@ -37,14 +37,16 @@ sgfp4_status sgfp4_options_init(void *options, size_t caller_size, const void *d
 #define SGFP4_LAYOUTS_sgfp4_open_options sizeof(sgfp4_open_options)
 #define SGFP4_LAYOUTS_sgfp4_decode_options sizeof(sgfp4_decode_options)
 #define SGFP4_LAYOUTS_sgfp4_encode_options                                                     \
-    offsetof(sgfp4_encode_options, metric), sizeof(sgfp4_encode_options)
+    offsetof(sgfp4_encode_options, metric), offsetof(sgfp4_encode_options, cancel),           \
+        sizeof(sgfp4_encode_options)
 #define SGFP4_LAYOUTS_sgfp4_model_open_options                                                 \
     offsetof(sgfp4_model_open_options, ignore_index_total_size),                               \
         offsetof(sgfp4_model_open_options, max_tensors), sizeof(sgfp4_model_open_options)
 #define SGFP4_LAYOUTS_sgfp4_model_write_options                                                \
     offsetof(sgfp4_model_write_options, tensor_report),                                        \
         offsetof(sgfp4_model_write_options, max_output_elements),                              \
-        offsetof(sgfp4_model_write_options, importance), sizeof(sgfp4_model_write_options)
+        offsetof(sgfp4_model_write_options, importance),                                       \
+        offsetof(sgfp4_model_write_options, cancel), sizeof(sgfp4_model_write_options)
 #define SGFP4_LAYOUTS_sgfp4_vk_context_options sizeof(sgfp4_vk_context_options)
 #define SGFP4_LAYOUTS_sgfp4_matvec_options                                                     \
     offsetof(sgfp4_matvec_options, pool), sizeof(sgfp4_matvec_options)
