@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from . import _lib
+from ._interrupt import Interruptible
 from ._lib import lib
 from ._types import Fit, Metric, Policy, Profile, argument_error, to_enum
 from .errors import check
@@ -151,10 +152,12 @@ def encode(array, options=None, **overrides):
     c_opts = options.to_c(rows, cols)
     out = ctypes.c_void_p()
     size = ctypes.c_size_t()
-    status = lib.sgfp4_encode_alloc(a.ctypes.data, rows, cols, stride,
-                                    ctypes.byref(out), ctypes.byref(size),
-                                    ctypes.byref(c_opts))
     try:
+        with Interruptible() as interrupt:
+            c_opts.cancel = interrupt.hook
+            status = lib.sgfp4_encode_alloc(a.ctypes.data, rows, cols, stride,
+                                            ctypes.byref(out), ctypes.byref(size),
+                                            ctypes.byref(c_opts))
         check(status, f"encode a {rows}x{cols} matrix")
         return ctypes.string_at(out.value, size.value)
     finally:

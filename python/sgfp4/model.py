@@ -13,6 +13,7 @@ import numpy as np
 from . import _lib
 from ._buffers import borrowed_array, input_bytes
 from ._lib import lib, text
+from ._interrupt import Interruptible
 from ._output import AtomicFile, FileSink
 from ._types import NUMPY_OF, DType, Profile, argument_error, to_enum
 from .encode import OPTION_NAMES, EncodeOptions
@@ -547,8 +548,10 @@ def encode_model(source, destination, policy=None, *, progress=None, report=None
         wo.summary = ctypes.pointer(summary)
         wo.importance = weights._h.ptr if weights is not None else None
         diag = _lib.Diag()
-        status = lib.sgfp4_model_encode(model._h.ptr, pol._h.ptr, ctypes.byref(sink.sink),
-                                        ctypes.byref(wo), ctypes.byref(diag))
+        with Interruptible(lambda: sink.error is not None) as interrupt:
+            wo.cancel = interrupt.hook
+            status = lib.sgfp4_model_encode(model._h.ptr, pol._h.ptr, ctypes.byref(sink.sink),
+                                            ctypes.byref(wo), ctypes.byref(diag))
         sink.raise_pending()
         check(status, diag=diag)
 
@@ -580,8 +583,10 @@ def decode_model(source, destination, *, dtype=None, threads=0, backend="auto",
             wo.decode_dtype = ctypes.pointer(dt)
         wo.decode = ctypes.pointer(dec)
         diag = _lib.Diag()
-        status = lib.sgfp4_model_decode(model._h.ptr, ctypes.byref(sink.sink),
-                                        ctypes.byref(wo), ctypes.byref(diag))
+        with Interruptible(lambda: sink.error is not None) as interrupt:
+            wo.cancel = interrupt.hook
+            status = lib.sgfp4_model_decode(model._h.ptr, ctypes.byref(sink.sink),
+                                            ctypes.byref(wo), ctypes.byref(diag))
         sink.raise_pending()
         check(status, diag=diag)
 
