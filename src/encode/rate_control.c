@@ -13,7 +13,7 @@
 #define FILL_ENOUGH 1e-4   /* the fill stops within 0.01% below the target */
 #define FILL_PASSES 8      /* finer lambdas tried when filling the budget */
 #define CLOSE_ENOUGH 0.9995 /* stop once the size is within 0.05% below the target */
-#define PARALLEL_BLOCKS 512u  /* a pass's blocks per thread at least, to use the workers */
+#define PARALLEL_BLOCKS 64u   /* a pass's blocks per thread at least, to wake the workers */
 #define CANCEL_BLOCKS 64u     /* blocks between two cancel checks of a serial loop */
 
 typedef struct rate_ctx {
@@ -198,8 +198,9 @@ sgfp4_status sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks
                                 const sgfp4_allocator *alloc, sgfp4_block_plan *plans)
 {
     const uint64_t items = (blocks + CHUNK - 1) / CHUNK;
-    /* A pass is short (the trees' pruning, no fitting): the workers join it only when each
-     * gets enough blocks to be worth waking, and waiting for. */
+    /* A pass is short (the trees' pruning, no fitting, about a microsecond a block): the
+     * workers join it only when each gets enough blocks to be worth waking, and waiting
+     * for. */
     const uint64_t worth = blocks / PARALLEL_BLOCKS;
     unsigned threads = sgfp4_team_threads(team);
     if (worth < threads)
