@@ -115,6 +115,7 @@ SGFP4_API const char *sgfp4_version_string(void);
     X(ERR_HASH_MISMATCH, 46, "container sha256 does not match the manifest")                  \
     X(ERR_NOT_FOUND, 47, "no such tensor")                                                    \
     X(ERR_MODEL_INDEX, 48, "malformed or inconsistent index of a sharded model")              \
+    X(ERR_CANCELLED, 50, "cancelled by the caller")                                           \
     X(ERR_VK_DEVICE_LOST, 60, "Vulkan device lost")                                           \
     X(ERR_VK_OUT_OF_MEMORY, 61, "Vulkan device or host out of memory")                        \
     X(ERR_VK_NO_DEVICE, 62, "no suitable Vulkan device")                                      \
@@ -491,6 +492,13 @@ typedef struct sgfp4_encode_options {
     /** If not NULL: filled by each call with these options, also when it fails (what was
      *  clipped, and why a call failed); NULL (the default): nothing reported. */
     sgfp4_encode_report *report;
+    /** Cancellation: NULL (the default), or called with cancel_user on the calling thread
+     *  (never on the encoder's other threads) when the encode starts and then about every
+     *  10 ms while it runs; a non-zero return stops the encode within one work item (one
+     *  64x64 block): SGFP4_ERR_CANCELLED, *written 0, dst's content unspecified. A hook
+     *  that lets a user interrupt a long encode (Ctrl-C) or report that it is alive. */
+    int (*cancel)(void *user);
+    void *cancel_user;
 } sgfp4_encode_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
@@ -516,8 +524,9 @@ SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64
  * call checks that before it returns (SGFP4_ERR_INTERNAL if not: a bug). options may be NULL.
  * Errors: SGFP4_ERR_ARGUMENT (NULL pointers, a stride below cols, bad options, a NaN or
  * infinite input), SGFP4_ERR_SHAPE (rows or cols 0 or above 2^40, more than 2^32 blocks),
- * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM; with
- * options->report set, its diag says which option or value was wrong.
+ * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM,
+ * SGFP4_ERR_CANCELLED (the options' cancel hook stopped it); with options->report set, its
+ * diag says which option or value was wrong.
  * Values beyond the fp16 range are clipped to +-65504 (options->report counts them); a v2
  * leaf whose weights are all alike reproduces at most +-65024, the largest v2 bias
  * (docs/format.md, "Value range").
@@ -568,7 +577,9 @@ SGFP4_API void sgfp4_free(void *ptr);
  * A pool of worker threads owned by the caller, for the products (sgfp4_matvec_options.pool):
  * without one, a call with threads > 1 starts its threads and joins them before it returns,
  * tens of microseconds each on some machines and an allocation each; with one, the calls
- * start no thread and allocate nothing. Idle workers spin briefly after a run (so that the
+ * start no thread and allocate nothing. Work is handed out in small parts to whichever
+ * thread is free, the caller's included, so a worker that gets no processor (a busy
+ * machine) does not hold a call back. Idle workers spin briefly after a run (so that the
  * next product finds them awake), then sleep. One run at a time: calls from several threads
  * sharing a pool take turns (give each of your threads its own pool to run at once).
  */

@@ -494,6 +494,13 @@ typedef struct sgfp4_model_write_options {
      *  view) the row importance; either may be absent, a present one of another length is an
      *  error. */
     const sgfp4_model *importance;
+    /** Cancellation of the job: NULL (the default), or called with cancel_user on the
+     *  calling thread before each tensor, about every 10 ms while one is encoded or decoded
+     *  (it becomes the encoder's hook: sgfp4_encode_options.cancel) and between the chunks
+     *  written; a non-zero return stops the job: SGFP4_ERR_CANCELLED. The sink may have
+     *  received part of the output: discard it, as after any failure. */
+    int (*cancel)(void *user);
+    void *cancel_user;
 } sgfp4_model_write_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past

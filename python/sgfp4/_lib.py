@@ -146,13 +146,17 @@ class EncodeReport(ctypes.Structure):
     _fields_ = [("clipped", c_u64), ("max_abs", c_double), ("diag", Diag)]
 
 
+CANCEL_FN = ctypes.CFUNCTYPE(c_int, c_void_p)
+
+
 class EncodeOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size_t), ("profile", c_int), ("policy", c_int),
                 ("target_bpw", c_double), ("delta", c_double), ("threshold", c_double),
                 ("fit", c_int), ("threads", c_uint), ("allocator", Allocator),
                 ("metric", c_int), ("column_importance", POINTER(ctypes.c_float)),
                 ("row_importance", POINTER(ctypes.c_float)),
-                ("report", POINTER(EncodeReport))]
+                ("report", POINTER(EncodeReport)), ("cancel", CANCEL_FN),
+                ("cancel_user", c_void_p)]
 
 
 # ---- structs (include/sgfp4_model.h) -----------------------------------------------------
@@ -229,7 +233,7 @@ class ModelWriteOptions(ctypes.Structure):
                 ("progress_user", c_void_p), ("decode_dtype", POINTER(c_int)),
                 ("decode", POINTER(DecodeOptions)), ("tensor_report", REPORT_FN),
                 ("summary", POINTER(ModelSummary)), ("max_output_elements", c_u64),
-                ("importance", c_void_p)]
+                ("importance", c_void_p), ("cancel", CANCEL_FN), ("cancel_user", c_void_p)]
 
 
 class OutputOptions(ctypes.Structure):

@@ -13,6 +13,7 @@ import ctypes
 import os
 
 from . import _lib
+from ._interrupt import Interruptible
 from ._lib import lib
 from .errors import check
 
@@ -94,15 +95,20 @@ class ModelOutput:
 
     def encode(self, policy, write_options):
         diag = _lib.Diag()
-        status = lib.sgfp4_model_output_encode(self.ptr, policy, ctypes.byref(write_options),
-                                               ctypes.byref(diag))
+        with Interruptible(lambda: self.error is not None) as interrupt:
+            write_options.cancel = interrupt.hook
+            status = lib.sgfp4_model_output_encode(self.ptr, policy,
+                                                   ctypes.byref(write_options),
+                                                   ctypes.byref(diag))
         self.raise_pending()
         check(status, diag=diag)
 
     def decode(self, write_options):
         diag = _lib.Diag()
-        status = lib.sgfp4_model_output_decode(self.ptr, ctypes.byref(write_options),
-                                               ctypes.byref(diag))
+        with Interruptible(lambda: self.error is not None) as interrupt:
+            write_options.cancel = interrupt.hook
+            status = lib.sgfp4_model_output_decode(self.ptr, ctypes.byref(write_options),
+                                                   ctypes.byref(diag))
         self.raise_pending()
         check(status, diag=diag)
 

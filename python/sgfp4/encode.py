@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from . import _lib
+from ._interrupt import Interruptible
 from ._lib import lib
 from ._types import Fit, Metric, Policy, Profile, argument_error, thread_count, to_enum
 from .errors import check
@@ -167,10 +168,12 @@ def encode(array, options=None, **overrides):
     c_opts.report = ctypes.pointer(report)
     out = ctypes.c_void_p()
     size = ctypes.c_size_t()
-    status = lib.sgfp4_encode_alloc(a.ctypes.data, rows, cols, stride,
-                                    ctypes.byref(out), ctypes.byref(size),
-                                    ctypes.byref(c_opts))
     try:
+        with Interruptible() as interrupt:
+            c_opts.cancel = interrupt.hook
+            status = lib.sgfp4_encode_alloc(a.ctypes.data, rows, cols, stride,
+                                            ctypes.byref(out), ctypes.byref(size),
+                                            ctypes.byref(c_opts))
         what = f"encode a {rows}x{cols} matrix"
         check(status, what, diag=report.diag, context=what)
         if report.clipped:

@@ -23,6 +23,7 @@ exception a Python caller would expect (ValueError, MemoryError, OSError, KeyErr
     +-- HashMismatchError                     ERR_HASH_MISMATCH
     +-- NotFoundError (KeyError)              ERR_NOT_FOUND
     +-- VulkanError                           ERR_VK_*
+    +-- CancelledError                        ERR_CANCELLED
 
 The values and names are the library's (include/sgfp4.h, SGFP4_STATUS_LIST); a test checks
 this table against the loaded library's sgfp4_status_name() for every value.
@@ -118,6 +119,11 @@ class VulkanError(Error):
     pass
 
 
+class CancelledError(Error):
+    """A cancel hook stopped the call. The binding's own calls turn a Ctrl-C into
+    KeyboardInterrupt instead (docs/python.md, "Interrupting")."""
+
+
 def _sub(name, base, doc):
     return type(name, (base,), {"__doc__": doc, "__module__": __name__})
 
@@ -137,6 +143,7 @@ _TABLE = [
     (10, "SHAPE", ShapeError),
     (46, "HASH_MISMATCH", HashMismatchError),
     (47, "NOT_FOUND", NotFoundError),
+    (50, "CANCELLED", CancelledError),
 ]
 _GROUPS = [
     (ContainerError, [

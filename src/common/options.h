@@ -47,7 +47,8 @@ sgfp4_status sgfp4_options_init(void *options, size_t caller_size, const void *d
 #define SGFP4_LAYOUTS_sgfp4_model_write_options                                                \
     offsetof(sgfp4_model_write_options, tensor_report),                                        \
         offsetof(sgfp4_model_write_options, max_output_elements),                              \
-        offsetof(sgfp4_model_write_options, importance), sizeof(sgfp4_model_write_options)
+        offsetof(sgfp4_model_write_options, importance),                                       \
+        offsetof(sgfp4_model_write_options, cancel), sizeof(sgfp4_model_write_options)
 #define SGFP4_LAYOUTS_sgfp4_output_options sizeof(sgfp4_output_options)
 #define SGFP4_LAYOUTS_sgfp4_vk_context_options sizeof(sgfp4_vk_context_options)
 #define SGFP4_LAYOUTS_sgfp4_matvec_options                                                     \

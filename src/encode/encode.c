@@ -305,11 +305,16 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;
     const sgfp4_allocator *alloc = &o.allocator; /* working memory */
-    /* The workers, for the whole call (a team that cannot be made leaves the calling thread
-     * to do everything: the same bytes). */
-    sgfp4_team *team = threads > 1 && blocks > 1
-                           ? sgfp4_team_create(blocks < threads ? (unsigned)blocks : threads, alloc)
-                           : NULL;
+    /* The workers, for the whole call (those that cannot be started leave the calling thread
+     * to do more: the same bytes), and the cancel hook, asked once now. */
+    sgfp4_team *team = sgfp4_team_create(blocks < threads ? (unsigned)blocks : threads, alloc,
+                                         o.cancel, o.cancel_user);
+    if (!team)
+        goto done;
+    if (sgfp4_team_cancelled(team)) {
+        status = SGFP4_ERR_CANCELLED;
+        goto done;
+    }
     j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
                                             sizeof(float));
     const size_t plan_count = o.profile == SGFP4_PROFILE_V1 ? threads : (size_t)blocks;
@@ -340,12 +345,19 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
                                                    sizeof *j.params);
             if (!j.params)
                 goto done;
-            sgfp4_team_run(team, blocks, analyze_block, &j);
-            if (!sgfp4_rate_control(j.params, blocks, rows * cols, o.target_bpw, team,
-                                    alloc, j.plans))
+            if (!sgfp4_team_run(team, blocks, analyze_block, &j)) {
+                status = SGFP4_ERR_CANCELLED;
                 goto done;
-        } else {
-            sgfp4_team_run(team, blocks, threshold_block, &j);
+            }
+            const sgfp4_status s = sgfp4_rate_control(j.params, blocks, rows * cols,
+                                                      o.target_bpw, team, alloc, j.plans);
+            if (s != SGFP4_OK) {
+                status = s;
+                goto done;
+            }
+        } else if (!sgfp4_team_run(team, blocks, threshold_block, &j)) {
+            status = SGFP4_ERR_CANCELLED;
+            goto done;
         }
         uint64_t at = 0;
         for (uint64_t b = 0; b < blocks; b++) {
@@ -380,11 +392,12 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         goto done;
     }
     j.out = dst;
-    if (o.profile == SGFP4_PROFILE_V1) {
-        sgfp4_team_run(team, blocks, v1_block, &j);
-    } else {
+    if (o.profile == SGFP4_PROFILE_V2)
         sgfp4_write_v2_table(blocks, j.offsets, dst);
-        sgfp4_team_run(team, blocks, write_block, &j);
+    if (!sgfp4_team_run(team, blocks, o.profile == SGFP4_PROFILE_V1 ? v1_block : write_block,
+                        &j)) {
+        status = SGFP4_ERR_CANCELLED;
+        goto done;
     }
     /* Self-check: what we wrote must pass the strict validation. */
     sgfp4_tensor *check = NULL;

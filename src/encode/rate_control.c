@@ -13,6 +13,8 @@
 #define FILL_ENOUGH 1e-4   /* the fill stops within 0.01% below the target */
 #define FILL_PASSES 8      /* finer lambdas tried when filling the budget */
 #define CLOSE_ENOUGH 0.9995 /* stop once the size is within 0.05% below the target */
+#define PARALLEL_BLOCKS 64u   /* a pass's blocks per thread at least, to wake the workers */
+#define CANCEL_BLOCKS 64u     /* blocks between two cancel checks of a serial loop */
 
 typedef struct rate_ctx {
     const sgfp4_leaf_params *params;
@@ -24,6 +26,8 @@ typedef struct rate_ctx {
     const sgfp4_allocator *alloc;
     uint8_t *trees;  /* prune_trees(): SGFP4_NODES choices per block */
     sgfp4_team *team;
+    unsigned threads; /* of the team, for each pass */
+    bool cancelled;
 } rate_ctx;
 
 static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
@@ -51,19 +55,26 @@ static void prune_tree_chunk(void *ctx, uint64_t item, unsigned worker)
         sgfp4_prune_rate(r->params + b * SGFP4_NODES * 2, r->lambda, r->trees + b * SGFP4_NODES);
 }
 
-/* The pruned tree of every block at lambda into trees (on the rate control's threads). */
-static void prune_trees(rate_ctx *r, double lambda, uint8_t *trees)
+/* The pruned tree of every block at lambda into trees (on the rate control's threads);
+ * false when cancelled. */
+static bool prune_trees(rate_ctx *r, double lambda, uint8_t *trees)
 {
     r->lambda = lambda;
     r->trees = trees;
-    sgfp4_team_run(r->team, (r->blocks + CHUNK - 1) / CHUNK, prune_tree_chunk, r);
+    r->cancelled = !sgfp4_team_run_on(r->team, r->threads, (r->blocks + CHUNK - 1) / CHUNK,
+                                      prune_tree_chunk, r);
+    return !r->cancelled;
 }
 
-/* Container bytes at lambda; leaves the plans of that lambda in r->plans. */
+/* Container bytes at lambda; leaves the plans of that lambda in r->plans. When cancelled,
+ * sets r->cancelled and returns 0. */
 static uint64_t evaluate(rate_ctx *r, double lambda, uint64_t items)
 {
     r->lambda = lambda;
-    sgfp4_team_run(r->team, items, prune_chunk, r);
+    if (!sgfp4_team_run_on(r->team, r->threads, items, prune_chunk, r)) {
+        r->cancelled = true;
+        return 0;
+    }
     uint64_t total = sgfp4_v2_table_bytes(r->blocks);
     for (uint64_t i = 0; i < items; i++)
         total += r->chunk_bytes[i];
@@ -146,9 +157,9 @@ static void improve_block(rate_ctx *r, uint64_t b, uint8_t *cur, const uint8_t *
  * lambda (first the bisection's other end, whose total was above the target, then ever
  * finer ones), or single quadrants of it, when that lowers the error and the extra bytes
  * fit. Lands the container close below the target even when few blocks change their tree
- * near the final lambda. Returns 0 when out of memory (the plans stay valid). */
-static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, double budget,
-                       double target)
+ * near the final lambda. The plans stay valid when it fails. */
+static sgfp4_status fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine,
+                                double budget, double target)
 {
     const double enough = FILL_ENOUGH * target; /* stop once this close */
     uint8_t *cur = sgfp4_alloc_with(r->alloc, r->blocks * SGFP4_NODES);
@@ -156,34 +167,48 @@ static int fill_budget(rate_ctx *r, double lambda_coarse, double lambda_fine, do
     if (!cur || !fine) {
         sgfp4_free_with(r->alloc, cur);
         sgfp4_free_with(r->alloc, fine);
-        return 0;
+        return SGFP4_ERR_NOMEM;
     }
-    prune_trees(r, lambda_coarse, cur);
     double lambda = lambda_fine;
-    for (unsigned pass = 0; pass < FILL_PASSES && budget > enough; pass++, lambda *= 0.25) {
-        /* The trees at the finer lambda come first, on every thread; spending the budget
-         * on them runs in block order. */
-        prune_trees(r, lambda, fine);
-        for (uint64_t b = 0; b < r->blocks && budget > 0; b++) {
-            uint8_t *f = fine + b * SGFP4_NODES;
-            if (memcmp(f, cur + b * SGFP4_NODES, SGFP4_NODES) != 0)
-                improve_block(r, b, cur + b * SGFP4_NODES, f, &budget);
+    if (prune_trees(r, lambda_coarse, cur))
+        for (unsigned pass = 0; pass < FILL_PASSES && budget > enough; pass++, lambda *= 0.25) {
+            /* The trees at the finer lambda come first, on every thread; spending the
+             * budget on them runs in block order. */
+            if (!prune_trees(r, lambda, fine))
+                break;
+            for (uint64_t b = 0; b < r->blocks && budget > 0; b++) {
+                uint8_t *f = fine + b * SGFP4_NODES;
+                if (memcmp(f, cur + b * SGFP4_NODES, SGFP4_NODES) != 0)
+                    improve_block(r, b, cur + b * SGFP4_NODES, f, &budget);
+                if (b % CANCEL_BLOCKS == CANCEL_BLOCKS - 1 && sgfp4_team_cancelled(r->team)) {
+                    r->cancelled = true;
+                    break;
+                }
+            }
+            if (r->cancelled)
+                break;
         }
-    }
     sgfp4_free_with(r->alloc, cur);
     sgfp4_free_with(r->alloc, fine);
-    return 1;
+    return r->cancelled ? SGFP4_ERR_CANCELLED : SGFP4_OK;
 }
 
-int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
-                       double target_bpw, sgfp4_team *team, const sgfp4_allocator *alloc,
-                       sgfp4_block_plan *plans)
+sgfp4_status sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks,
+                                uint64_t weights, double target_bpw, sgfp4_team *team,
+                                const sgfp4_allocator *alloc, sgfp4_block_plan *plans)
 {
     const uint64_t items = (blocks + CHUNK - 1) / CHUNK;
+    /* A pass is short (the trees' pruning, no fitting, about a microsecond a block): the
+     * workers join it only when each gets enough blocks to be worth waking, and waiting
+     * for. */
+    const uint64_t worth = blocks / PARALLEL_BLOCKS;
+    unsigned threads = sgfp4_team_threads(team);
+    if (worth < threads)
+        threads = worth > 1 ? (unsigned)worth : 1;
     rate_ctx r = {params, blocks, 0, 0, plans, sgfp4_alloc_with(alloc, items * sizeof(uint64_t)),
-                  alloc, NULL, team};
+                  alloc, NULL, team, threads, false};
     if (!r.chunk_bytes)
-        return 0;
+        return SGFP4_ERR_NOMEM;
     /* lambda0: the mean squared error per byte of whole-block FP4 leaves, a natural unit. */
     double root_sse = 0;
     for (uint64_t b = 0; b < blocks; b++)
@@ -197,6 +222,8 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
     double lo, hi;
     int e = 0;
     uint64_t bytes_hi = evaluate(&r, lambda0, items);
+    if (r.cancelled)
+        goto cancelled;
     if ((double)bytes_hi <= target) {
         hi = lambda0;
         for (;;) {
@@ -204,10 +231,13 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
                 r.build_plans = 1;
                 evaluate(&r, hi, items);
                 sgfp4_free_with(alloc, r.chunk_bytes);
-                return 1; /* the finest trees fit: plans hold them */
+                /* the finest trees fit: plans hold them */
+                return r.cancelled ? SGFP4_ERR_CANCELLED : SGFP4_OK;
             }
             e -= BRACKET_STEP;
             const uint64_t bytes = evaluate(&r, ldexp(lambda0, e), items);
+            if (r.cancelled)
+                goto cancelled;
             if ((double)bytes > target) {
                 lo = ldexp(lambda0, e);
                 break;
@@ -223,6 +253,8 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
             e += BRACKET_STEP;
             hi = ldexp(lambda0, e);
             bytes_hi = evaluate(&r, hi, items);
+            if (r.cancelled)
+                goto cancelled;
         }
     }
     /* Bisection over log(lambda) by geometric means (sqrt is correctly rounded, so no libm
@@ -235,6 +267,8 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
             break; /* a jump in size the bisection cannot split: fill_budget() does */
         const double mid = sqrt(lo) * sqrt(hi);
         const uint64_t bytes = evaluate(&r, mid, items);
+        if (r.cancelled)
+            goto cancelled;
         if ((double)bytes <= target) {
             hi = mid;
             bytes_hi = bytes;
@@ -244,7 +278,12 @@ int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_
     }
     r.build_plans = 1;
     bytes_hi = evaluate(&r, hi, items);
-    const int ok = fill_budget(&r, hi, lo, target - (double)bytes_hi, target);
+    if (r.cancelled)
+        goto cancelled;
+    const sgfp4_status s = fill_budget(&r, hi, lo, target - (double)bytes_hi, target);
     sgfp4_free_with(alloc, r.chunk_bytes);
-    return ok;
+    return s;
+cancelled:
+    sgfp4_free_with(alloc, r.chunk_bytes);
+    return SGFP4_ERR_CANCELLED;
 }

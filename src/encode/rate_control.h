@@ -8,10 +8,10 @@
 #include "encode/team.h"
 
 /* params: SGFP4_NODES * 2 per block (sgfp4_analyze_block). Fills plans[0..blocks); the
- * pruning of every pass runs on the team (NULL: the calling thread).
- * Working memory from alloc (sgfp4_alloc_with). Returns 0 when out of memory. */
-int sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks, uint64_t weights,
-                       double target_bpw, sgfp4_team *team, const sgfp4_allocator *alloc,
-                       sgfp4_block_plan *plans);
+ * pruning of every pass runs on the team. Working memory from alloc (sgfp4_alloc_with).
+ * Returns SGFP4_OK, SGFP4_ERR_NOMEM or SGFP4_ERR_CANCELLED (the team's cancel hook). */
+sgfp4_status sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks,
+                                uint64_t weights, double target_bpw, sgfp4_team *team,
+                                const sgfp4_allocator *alloc, sgfp4_block_plan *plans);
 
 #endif

@@ -60,7 +60,8 @@ static size_t narrowed(sgfp4_st_dtype out, sgfp4_dtype dt, uint8_t *buf, size_t 
  * the scalar decoder (the only one that decodes part of a row; the same bits). */
 static sgfp4_status decode_wide_rows(const sgfp4_tensor *view, const sgfp4_model_tensor *t,
                                      sgfp4_st_dtype out, sgfp4_dtype dt, uint8_t *buf,
-                                     sgfp4_st_writer *w, sgfp4_diag *diag)
+                                     const model_report *report, sgfp4_st_writer *w,
+                                     sgfp4_diag *diag)
 {
     const size_t elem = sgfp4_dtype_size(dt);
     const uint64_t segment = BAND_BYTES / elem;
@@ -69,6 +70,8 @@ static sgfp4_status decode_wide_rows(const sgfp4_tensor *view, const sgfp4_model
     for (uint64_t r = 0; s == SGFP4_OK && r < view->rows; r++)
         for (uint64_t c = 0; s == SGFP4_OK && c < view->cols; c += segment) {
             const uint64_t end = c + segment < view->cols ? c + segment : view->cols;
+            if ((s = sgfp4_report_cancelled(report, diag)) != SGFP4_OK)
+                break;
             sgfp4_scalar_decode_row_columns(view, r, c, end, &dst);
             s = put(w, buf, narrowed(out, dt, buf, (size_t)(end - c) * elem), t, r, r + 1, diag);
         }
@@ -77,7 +80,8 @@ static sgfp4_status decode_wide_rows(const sgfp4_tensor *view, const sgfp4_model
 
 static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t,
                                sgfp4_st_dtype out, const sgfp4_model_write_options *o,
-                               sgfp4_st_writer *w, sgfp4_diag *diag)
+                               const model_report *report, sgfp4_st_writer *w,
+                               sgfp4_diag *diag)
 {
     const sgfp4_dtype dt = dtype_of(out);
     sgfp4_status s = sgfp4_model_tensor_verify(m, t, diag);
@@ -98,10 +102,12 @@ static sgfp4_status decode_one(const sgfp4_model *m, const sgfp4_model_tensor *t
     if (!buf)
         s = sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "tensor '%s': out of memory", t->name);
     else if (band == 0)
-        s = decode_wide_rows(view, t, out, dt, buf, w, diag);
+        s = decode_wide_rows(view, t, out, dt, buf, report, w, diag);
     for (uint64_t r = 0; s == SGFP4_OK && band && r < rows; r += band) {
         const uint64_t end = r + band < rows ? r + band : rows;
         const size_t bytes = (size_t)((end - r) * row_bytes);
+        if ((s = sgfp4_report_cancelled(report, diag)) != SGFP4_OK)
+            break;
         s = sgfp4_decode_rows(view, r, end, dt, buf, 0, bytes, o->decode);
         if (s != SGFP4_OK)
             sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1, "tensor '%s': rows %llu..%llu: %s",
@@ -197,8 +203,10 @@ sgfp4_status sgfp4_model_decode_part(const sgfp4_model *m, const sgfp4_sink *out
     sgfp4_status s = sgfp4_st_writer_begin(entries, n, keys, values, meta, sink, &w, diag);
     for (size_t i = 0; s == SGFP4_OK && i < n; i++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_sorted(m, i);
+        if ((s = sgfp4_report_cancelled(report, diag)) != SGFP4_OK)
+            break;
         if (t->quant) {
-            s = decode_one(m, t, entries[i].dtype, o, w, diag);
+            s = decode_one(m, t, entries[i].dtype, o, report, w, diag);
         } else {
             s = put(w, t->data, (size_t)t->nbytes, t, 0, 0, diag);
         }

@@ -31,6 +31,8 @@ typedef struct planned {
 typedef struct encode_job {
     const sgfp4_model *src;
     const sgfp4_model *importance; /* NULL: none */
+    const sgfp4_model_write_options *options;
+    const model_report *report;
     planned *plan;
     int spool;
     uint64_t spool_end;
@@ -132,10 +134,16 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     if (s == SGFP4_OK) {
         sgfp4_encode_report report = {0};
         d->options.report = &report;
+        if (job->options->cancel) { /* the job's hook, asked while the tensor is encoded */
+            d->options.cancel = job->options->cancel;
+            d->options.cancel_user = job->options->cancel_user;
+        }
         s = sgfp4_encode_alloc(src, d->rows, d->cols, 0, &container, &size, &d->options);
         d->options.report = NULL;
         p->clipped = report.clipped;
-        if (s != SGFP4_OK)
+        if (s == SGFP4_ERR_CANCELLED)
+            sgfp4_fail(diag, s, -1, -1, -1, "cancelled by the caller");
+        else if (s != SGFP4_OK)
             sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1, "tensor '%s' [%llu x %llu]: encoder "
                        "failed: %s", t->name, (unsigned long long)d->rows,
                        (unsigned long long)d->cols,
@@ -254,6 +262,9 @@ static sgfp4_status copy_spool(encode_job *job, sgfp4_st_writer *w, const planne
 {
     uint64_t done = 0;
     while (done < p->bytes) {
+        const sgfp4_status c = sgfp4_report_cancelled(job->report, job->diag);
+        if (c != SGFP4_OK)
+            return c;
         const size_t n = (size_t)(p->bytes - done < COPY_CHUNK ? p->bytes - done : COPY_CHUNK);
         const ssize_t got = pread(job->spool, job->chunk, n, (off_t)(p->spool_offset + done));
         if (got < 0 && errno == EINTR)
@@ -321,6 +332,9 @@ static sgfp4_status assemble(encode_job *job, const sgfp4_sink *sink)
             s = copy_spool(job, w, &job->plan[k], t->name);
             continue;
         }
+        s = sgfp4_report_cancelled(job->report, diag);
+        if (s != SGFP4_OK)
+            break;
         errno = 0;
         s = sgfp4_st_writer_write(w, t->data, (size_t)t->nbytes);
         if (s != SGFP4_OK) /* errno: the reason a file sink gives (ENOSPC) */
@@ -366,7 +380,7 @@ sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_p
                                      const sgfp4_model_write_options *options,
                                      model_report *report, sgfp4_diag *diag)
 {
-    encode_job job = {src, options->importance, NULL, -1, 0, NULL, diag};
+    encode_job job = {src, options->importance, options, report, NULL, -1, 0, NULL, diag};
     job.plan = calloc(src->count ? src->count : 1, sizeof *job.plan);
     job.chunk = malloc(COPY_CHUNK);
     if (!job.plan || !job.chunk) {
@@ -381,6 +395,8 @@ sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_p
                        sgfp4_temp_dir(options->temp_dir), strerror(errno));
     for (size_t k = 0; s == SGFP4_OK && k < src->count; k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_k(src, k);
+        if ((s = sgfp4_report_cancelled(report, diag)) != SGFP4_OK)
+            break;
         sgfp4_model_policy_decide(policy, t, &job.plan[k].decision);
         if (job.plan[k].decision.quantize)
             s = encode_one(&job, t, &job.plan[k]);

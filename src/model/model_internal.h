@@ -151,6 +151,9 @@ void sgfp4_report_tensor(model_report *r, const sgfp4_model_tensor *t,
                          sgfp4_model_tensor_report *p);
 /* Finishes the summary (files written) and hands it to the caller. */
 void sgfp4_report_end(model_report *r, size_t files);
+/* SGFP4_ERR_CANCELLED (with a message in diag) when the job's cancel hook asks to stop,
+ * else SGFP4_OK. */
+sgfp4_status sgfp4_report_cancelled(const model_report *r, sgfp4_diag *diag);
 /* Monotonic seconds. */
 double sgfp4_now_seconds(void);
 

@@ -95,3 +95,11 @@ void sgfp4_report_end(model_report *r, size_t files)
     if (r->options && r->options->summary)
         *r->options->summary = *s;
 }
+
+sgfp4_status sgfp4_report_cancelled(const model_report *r, sgfp4_diag *diag)
+{
+    const sgfp4_model_write_options *o = r->options;
+    if (!o || !o->cancel || o->cancel(o->cancel_user) == 0)
+        return SGFP4_OK;
+    return sgfp4_fail(diag, SGFP4_ERR_CANCELLED, -1, -1, -1, "cancelled by the caller");
+}

@@ -1,8 +1,9 @@
 /* The caller-owned thread pool (sgfp4_thread_pool): its API, every item of a run done exactly
- * once for any count and thread number, and products on a pool bit-identical to the scalar
- * oracle: pools of several sizes, thread counts above and below them, row ranges, hundreds
- * of calls on one pool (workers found spinning and found asleep), and several threads
- * sharing one pool at once.
+ * once for any count and thread number, a run stopped by its caller's check (no item begun
+ * after it, every begun one finished before the run returns), and products on a pool
+ * bit-identical to the scalar oracle: pools of 1 to 5 threads, thread counts above and
+ * below them, row ranges, hundreds of calls on one pool with changing thread counts
+ * (workers found spinning and found asleep), and several threads sharing one pool at once.
  * SPDX-License-Identifier: MIT */
 #include <pthread.h>
 #include <setjmp.h>
@@ -174,13 +175,81 @@ static uint64_t check_products(const fixture *f, sgfp4_thread_pool *pool, unsign
     return bad;
 }
 
+/* ---- stopping a run ---- */
+
+typedef struct stop_log {
+    _Atomic unsigned *runs; /* times each item ran */
+    _Atomic unsigned running, begun;
+    _Atomic unsigned by_caller;
+    unsigned stop_after; /* the caller's check says stop once it ran this many items */
+    unsigned checks;
+} stop_log;
+
+static void stop_item(void *context, uint64_t item, unsigned worker)
+{
+    stop_log *l = context;
+    atomic_fetch_add(&l->running, 1u);
+    atomic_fetch_add(&l->begun, 1u);
+    atomic_fetch_add(&l->runs[item], 1u);
+    if (worker == 0)
+        atomic_fetch_add(&l->by_caller, 1u);
+    nanosleep(&(struct timespec){0, 20 * 1000}, NULL); /* long enough for others to start */
+    atomic_fetch_sub(&l->running, 1u);
+}
+
+static bool stop_check(void *user)
+{
+    stop_log *l = user;
+    l->checks++;
+    return atomic_load(&l->by_caller) >= l->stop_after;
+}
+
+/* sgfp4_pool_run_until: the check runs on the caller, before each of its items; once it
+ * says stop, no item begins, those begun finish before the run returns, none ran twice. */
+static void a_run_stops_when_its_caller_says(void **state)
+{
+    (void)state;
+    sgfp4_thread_pool *p;
+    assert_int_equal(sgfp4_thread_pool_create(4, &p), SGFP4_OK);
+    enum { COUNT = 400 };
+    for (unsigned threads = 1; threads <= 4; threads++)
+        for (unsigned stop_after = 0; stop_after < 4; stop_after++) {
+            stop_log l = {calloc(COUNT, sizeof(unsigned)), 0, 0, 0, stop_after, 0};
+            assert_non_null(l.runs);
+            const sgfp4_pool_stop stop = {stop_check, &l};
+            assert_true(sgfp4_pool_run_until(p, threads, COUNT, stop_item, &l, &stop));
+            assert_int_equal(atomic_load(&l.running), 0);
+            assert_int_equal(l.by_caller, stop_after);
+            assert_true(l.checks == stop_after + 1);
+            unsigned begun = 0;
+            for (unsigned i = 0; i < COUNT; i++) {
+                assert_true(l.runs[i] <= 1);
+                begun += l.runs[i];
+            }
+            assert_int_equal(begun, l.begun);
+            assert_true(begun < COUNT);
+            if (threads == 1)
+                assert_int_equal(begun, stop_after);
+            /* a check that never says stop: every item, once */
+            stop_log all = {calloc(COUNT, sizeof(unsigned)), 0, 0, 0, COUNT + 1, 0};
+            assert_non_null(all.runs);
+            const sgfp4_pool_stop never = {stop_check, &all};
+            assert_false(sgfp4_pool_run_until(p, threads, COUNT, stop_item, &all, &never));
+            for (unsigned i = 0; i < COUNT; i++)
+                assert_int_equal(all.runs[i], 1);
+            free((void *)l.runs);
+            free((void *)all.runs);
+        }
+    sgfp4_thread_pool_free(p);
+}
+
 static void products_on_pools(void **state)
 {
     (void)state;
     fixture f;
     fixture_make(&f, 640, 200); /* 10 macroblock rows, a padded last block column */
-    static const unsigned sizes[] = {1, 2, 5};
-    for (unsigned s = 0; s < 3; s++) {
+    static const unsigned sizes[] = {1, 2, 3, 4, 5};
+    for (unsigned s = 0; s < 5; s++) {
         sgfp4_thread_pool *p;
         assert_int_equal(sgfp4_thread_pool_create(sizes[s], &p), SGFP4_OK);
         for (unsigned t = 0; t <= 8; t++) {
@@ -197,19 +266,20 @@ static void products_on_pools(void **state)
     fixture_free(&f);
 }
 
-/* Many calls on one pool, some after a pause long enough for its workers to sleep. */
+/* Many calls on one pool, with 1 to 4 threads in turn (workers left out of one run join
+ * the next), some after a pause long enough for its workers to sleep. */
 static void many_calls_on_one_pool(void **state)
 {
     (void)state;
     fixture f;
     fixture_make(&f, 256, 130);
     sgfp4_thread_pool *p;
-    assert_int_equal(sgfp4_thread_pool_create(3, &p), SGFP4_OK);
+    assert_int_equal(sgfp4_thread_pool_create(4, &p), SGFP4_OK);
     for (unsigned i = 0; i < 300; i++) {
         if (i % 50 == 49)
             nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
-        if (check_products(&f, p, 3, 0, 256))
-            fail_msg("call %u differs from the oracle", i);
+        if (check_products(&f, p, 1 + i % 4, 0, 256))
+            fail_msg("call %u (%u threads) differs from the oracle", i, 1 + i % 4);
     }
     sgfp4_thread_pool_free(p);
     fixture_free(&f);
@@ -261,6 +331,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(api),
         cmocka_unit_test(every_item_once),
+        cmocka_unit_test(a_run_stops_when_its_caller_says),
         cmocka_unit_test(products_on_pools),
         cmocka_unit_test(many_calls_on_one_pool),
         cmocka_unit_test(threads_sharing_a_pool),

@@ -134,34 +134,45 @@ static void v1_and_threshold_round_trip(void **state)
     free(m);
 }
 
+/* The bytes of 1, 2, 3 and 7 threads (DECISIONS D7): every profile and policy on shapes with
+ * fewer blocks than threads, a few more, and enough (512) for the rate control's passes to
+ * run on every thread too. */
 static void same_bytes_for_any_thread_count(void **state)
 {
     (void)state;
-    float *m = make_matrix(200, 333, 0.03f, 3);
+    static const uint64_t shapes[][2] = {{200, 333}, {64, 130}, {1024, 2048}};
+    static const unsigned thread_counts[] = {1, 2, 3, 7};
     const sgfp4_profile profiles[] = {SGFP4_PROFILE_V2, SGFP4_PROFILE_V2, SGFP4_PROFILE_V1};
     const sgfp4_policy policies[] = {SGFP4_POLICY_RATE, SGFP4_POLICY_THRESHOLD,
                                      SGFP4_POLICY_RATE};
-    for (unsigned k = 0; k < 3; k++) {
-        void *first = NULL;
-        size_t first_size = 0;
-        for (unsigned threads = 1; threads <= 4; threads++) {
-            sgfp4_encode_options o = opts(profiles[k], policies[k], 3.0);
-            o.threads = threads;
-            void *bytes = NULL;
-            size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(m, 200, 333, 0, &bytes, &size, &o), SGFP4_OK);
-            if (!first) {
-                first = bytes;
-                first_size = size;
-                continue;
+    for (unsigned s = 0; s < 3; s++) {
+        const uint64_t rows = shapes[s][0], cols = shapes[s][1];
+        float *m = make_matrix(rows, cols, 0.03f, 3 + s);
+        for (unsigned k = 0; k < (s == 2 ? 1u : 3u); k++) { /* the large one: v2 rate */
+            void *first = NULL;
+            size_t first_size = 0;
+            for (unsigned t = 0; t < 4; t++) {
+                sgfp4_encode_options o = opts(profiles[k], policies[k], 3.0);
+                o.threads = thread_counts[t];
+                if (s == 2)
+                    o.fit = SGFP4_FIT_FAST; /* the same passes, sooner */
+                void *bytes = NULL;
+                size_t size = 0;
+                assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o),
+                                 SGFP4_OK);
+                if (!first) {
+                    first = bytes;
+                    first_size = size;
+                    continue;
+                }
+                assert_int_equal(size, first_size);
+                assert_memory_equal(bytes, first, size);
+                sgfp4_free(bytes);
             }
-            assert_int_equal(size, first_size);
-            assert_memory_equal(bytes, first, size);
-            sgfp4_free(bytes);
+            sgfp4_free(first);
         }
-        sgfp4_free(first);
+        free(m);
     }
-    free(m);
 }
 
 /* Leaves whose values lie exactly on a representable grid decode exactly. */

@@ -182,6 +182,11 @@ typedef struct model_write_options_before_importance {
     uint64_t max_output_elements;
 } model_write_options_before_importance;
 
+typedef struct model_write_options_before_cancel {
+    model_write_options_before_importance before;
+    const sgfp4_model *importance;
+} model_write_options_before_cancel;
+
 #define CANARY 0xA5
 #define CANARY_BYTES 64
 
@@ -204,7 +209,7 @@ typedef struct options_kind {
     const char *name;
     init_sized_fn init_sized;
     size_t size;                  /* sizeof now */
-    size_t older[3];              /* the earlier layouts' sizeof (0: none) */
+    size_t older[4];              /* the earlier layouts' sizeof (0: none) */
     size_t registered;            /* how many layouts the library's registry lists */
 } options_kind;
 
@@ -234,7 +239,8 @@ static const options_kind kinds[] = {
                                     sizeof(model_open_options_before_copy)}),
     KIND(sgfp4_model_write_options, {sizeof(model_write_options_first),
                                      sizeof(model_write_options_before_limit),
-                                     sizeof(model_write_options_before_importance)}),
+                                     sizeof(model_write_options_before_importance),
+                                     sizeof(model_write_options_before_cancel)}),
     KIND(sgfp4_output_options, {0}),
     KIND(sgfp4_vk_context_options, {0}),
     KIND(sgfp4_matvec_options, {sizeof(matvec_options_before_pool)}),
@@ -251,7 +257,7 @@ static void init_writes_only_the_callers_bytes(void **state)
         assert_int_equal(kind->init_sized(full.bytes, kind->size), SGFP4_OK);
         assert_canaries_from(&full, kind->size);
         size_t layouts = 1;
-        for (size_t j = 0; j < 3 && kind->older[j]; j++, layouts++) {
+        for (size_t j = 0; j < 4 && kind->older[j]; j++, layouts++) {
             const size_t size = kind->older[j];
             caller_memory older;
             memset(&older, CANARY, sizeof older);

@@ -6,10 +6,11 @@
  * the last-level cache (the weights come from memory, as in token generation with a model
  * larger than the cache), and "warm", each right after the same call (the weights in the
  * cache where they fit). Medians of --runs rounds after two warm-up rounds, with the
- * fastest and slowest; 1 thread, then --threads (the products on a thread pool created
- * once, sgfp4_thread_pool, as a runtime calling many products runs them; the read on
- * threads of its own). Before timing, every product is checked
- * bit for bit against the scalar reference (skip with --no-check).
+ * fastest and slowest; every round runs 1 thread, then --threads (the products on a thread
+ * pool created once, sgfp4_thread_pool, as a runtime calling many products runs them; the
+ * read on threads of its own), so that a change of the machine's load touches both alike.
+ * Before timing, every product is checked bit for bit against the scalar reference (skip
+ * with --no-check).
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <pthread.h>
@@ -216,31 +217,36 @@ static arm_stats stats_of(double *s, unsigned n)
     return (arm_stats){median, s[0], s[n - 1]};
 }
 
-/* --runs rounds (after two warm-up rounds) for one thread count: [cold / warm][arm]. */
-static bool measure(const bench *b, unsigned threads, arm_stats out[2][ARMS])
+/* --runs rounds (after two warm-up rounds), each with every thread count in turn (so that a
+ * change of the machine's load between them touches them alike): out[count][cold / warm][arm]. */
+static bool measure(const bench *b, const unsigned *threads, int counts,
+                    arm_stats out[2][2][ARMS])
 {
     const unsigned runs = b->a->runs;
-    double *samples = malloc(sizeof(double) * 2 * ARMS * runs);
+    const size_t per_count = (size_t)2 * ARMS * runs;
+    double *samples = malloc(sizeof(double) * per_count * (size_t)counts);
     if (!samples)
         return false;
-    for (unsigned r = 0; r < runs + 2; r++) {
-        for (int arm = 0; arm < ARMS; arm++) {
-            for (int warm = 0; warm < 2; warm++) {
-                if (!warm)
-                    plain_read(b->evict, b->evict_bytes, threads);
-                const double t0 = bench_now();
-                if (!arm_run(b, arm, threads, b->a->backend)) {
-                    free(samples);
-                    return false;
+    for (unsigned r = 0; r < runs + 2; r++)
+        for (int i = 0; i < counts; i++)
+            for (int arm = 0; arm < ARMS; arm++)
+                for (int warm = 0; warm < 2; warm++) {
+                    if (!warm)
+                        plain_read(b->evict, b->evict_bytes, threads[i]);
+                    const double t0 = bench_now();
+                    if (!arm_run(b, arm, threads[i], b->a->backend)) {
+                        free(samples);
+                        return false;
+                    }
+                    if (r >= 2)
+                        samples[(size_t)i * per_count + (size_t)(warm * ARMS + arm) * runs +
+                                (r - 2)] = bench_now() - t0;
                 }
-                if (r >= 2)
-                    samples[(warm * ARMS + arm) * runs + (r - 2)] = bench_now() - t0;
-            }
-        }
-    }
-    for (int warm = 0; warm < 2; warm++)
-        for (int arm = 0; arm < ARMS; arm++)
-            out[warm][arm] = stats_of(samples + (warm * ARMS + arm) * runs, runs);
+    for (int i = 0; i < counts; i++)
+        for (int warm = 0; warm < 2; warm++)
+            for (int arm = 0; arm < ARMS; arm++)
+                out[i][warm][arm] = stats_of(
+                    samples + (size_t)i * per_count + (size_t)(warm * ARMS + arm) * runs, runs);
     free(samples);
     return true;
 }
@@ -402,11 +408,10 @@ int bench_matvec(const cli_args *args)
     unsigned threads[2] = {1, a.threads};
     const int counts = a.threads > 1 ? 2 : 1;
     arm_stats res[2][2][ARMS];
-    for (int i = 0; i < counts; i++)
-        if (!measure(&b, threads[i], res[i])) {
-            cli_error(a.command, "a product call failed");
-            goto done;
-        }
+    if (!measure(&b, threads, counts, res)) {
+        cli_error(a.command, "a product call failed");
+        goto done;
+    }
     report(&b, source, threads, counts, res, quantize_s);
     rc = CLI_EXIT_OK;
 done:
