@@ -33,7 +33,7 @@ check() {
     LD_PRELOAD=$shim SGFP4_TEST_TRUNCATE=$PWD/victim "$cli" "$@" 2>err
     local rc=$?
     if [ ! -e victim.truncated ]; then
-        fail "$*: the truncation did not happen (no mkstemp/mkostemp through the preload?)"
+        fail "$*: the truncation did not happen (no temporary file created through the preload?)"
         return
     fi
     [ "$rc" -eq 1 ] || fail "$*: exit $rc, expected 1"
