@@ -238,6 +238,23 @@ for x in r['results']:
     assert abs(x['open_vs_decode'] - r['open_ms'] / x['decode_ms']) < 1e-6 * x['open_vs_decode'], x
 EOF
 then ok; else fail "bench --op open --json: exit $rc or a wrong report: $(cat "$err")"; fi
+# bench --op matvec: every arm at both thread counts, cold and warm, each row with its range
+# and the count of calls the scheduler interrupted (those are timed again, not kept).
+run bench --shape 64x256 --runs 3 --threads 2 --op matvec --json
+if [ "$rc" -eq 0 ] && python3 - "$scratch/stdout.txt" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['shape'] == [64, 256] and r['runs'] == 3 and r['checked'] is True, r
+rows = r['results']
+assert sorted({(x['threads'], x['cache']) for x in rows}) == \
+    [(1, 'cold'), (1, 'warm'), (2, 'cold'), (2, 'warm')], rows
+assert len(rows) == 16, rows
+for x in rows:
+    assert x['best_s'] <= x['worst_s'] and x['gbytes_per_s'] > 0, x
+    assert isinstance(x['interrupted'], int) and x['interrupted'] >= 0, x
+    assert isinstance(x['kept_interrupted'], int) and 0 <= x['kept_interrupted'] <= 3, x
+EOF
+then ok; else fail "bench --op matvec --json: exit $rc or a wrong report: $(cat "$err")"; fi
 expect_failure 2 bench --shape 64x64 --op sideways
 expect_failure 2 bench --shape 64x64 --op open --gather-rows 8
 expect_failure 2 bench --op open --backend vulkan

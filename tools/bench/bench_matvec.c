@@ -11,11 +11,19 @@
  * read on threads of its own), so that a change of the machine's load touches both alike.
  * Before timing, every product is checked bit for bit against the scalar reference (skip
  * with --no-check).
+ *
+ * On a machine shared with other work the scheduler takes the core away for whole time
+ * slices, several milliseconds each: a call that loses it measures the other programs. So
+ * a cold call starts on a fresh slice (it yields the core after the eviction), and a call
+ * during which the process was switched out involuntarily is timed again (up to TRIES
+ * timings per sample); the report counts those calls.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <jansson.h>
 
@@ -209,12 +217,51 @@ static bool check_exact(const bench *b, char *why, size_t why_size)
 
 typedef struct arm_stats {
     double median, best, worst; /* seconds */
+    unsigned interrupted;       /* timed calls the scheduler interrupted, timed again */
+    unsigned kept_interrupted;  /* samples interrupted on every one of their TRIES timings */
 } arm_stats;
 
-static arm_stats stats_of(double *s, unsigned n)
+/* The median, fastest and slowest of s[0..n) (sorts them). */
+static void set_times(arm_stats *st, double *s, unsigned n)
 {
-    const double median = bench_median(s, n); /* sorts */
-    return (arm_stats){median, s[0], s[n - 1]};
+    st->median = bench_median(s, n);
+    st->best = s[0];
+    st->worst = s[n - 1];
+}
+
+/* Involuntary context switches of the process so far, all its threads (the pool's too). */
+static long involuntary_switches(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_nivcsw : 0;
+}
+
+enum { TRIES = 5 }; /* timings of one sample before an interrupted one is kept */
+
+/* One sample of `arm`, in seconds: cold (after the eviction, on a fresh time slice) or warm
+ * (right after the previous call). A call during which the process was switched out is
+ * timed again, cold ones after a new eviction; counted in *s. */
+static bool timed_call(const bench *b, int arm, unsigned threads, bool warm, double *seconds,
+                       arm_stats *s)
+{
+    for (unsigned k = 1;; k++) {
+        if (!warm) {
+            plain_read(b->evict, b->evict_bytes, threads);
+            sched_yield(); /* returns at once where nothing else waits for this core */
+        }
+        const long before = involuntary_switches();
+        const double t0 = bench_now();
+        if (!arm_run(b, arm, threads, b->a->backend))
+            return false;
+        *seconds = bench_now() - t0;
+        if (involuntary_switches() == before)
+            return true;
+        if (k == TRIES) {
+            s->kept_interrupted++;
+            return true;
+        }
+        s->interrupted++;
+    }
 }
 
 /* --runs rounds (after two warm-up rounds), each with every thread count in turn (so that a
@@ -227,26 +274,28 @@ static bool measure(const bench *b, const unsigned *threads, int counts,
     double *samples = malloc(sizeof(double) * per_count * (size_t)counts);
     if (!samples)
         return false;
+    memset(out, 0, sizeof(arm_stats) * 2 * 2 * ARMS);
     for (unsigned r = 0; r < runs + 2; r++)
         for (int i = 0; i < counts; i++)
             for (int arm = 0; arm < ARMS; arm++)
                 for (int warm = 0; warm < 2; warm++) {
-                    if (!warm)
-                        plain_read(b->evict, b->evict_bytes, threads[i]);
-                    const double t0 = bench_now();
-                    if (!arm_run(b, arm, threads[i], b->a->backend)) {
+                    arm_stats warm_up = {0}; /* the warm-up rounds' counts are not reported */
+                    double t;
+                    if (!timed_call(b, arm, threads[i], warm, &t,
+                                    r >= 2 ? &out[i][warm][arm] : &warm_up)) {
                         free(samples);
                         return false;
                     }
                     if (r >= 2)
                         samples[(size_t)i * per_count + (size_t)(warm * ARMS + arm) * runs +
-                                (r - 2)] = bench_now() - t0;
+                                (r - 2)] = t;
                 }
     for (int i = 0; i < counts; i++)
         for (int warm = 0; warm < 2; warm++)
             for (int arm = 0; arm < ARMS; arm++)
-                out[i][warm][arm] = stats_of(
-                    samples + (size_t)i * per_count + (size_t)(warm * ARMS + arm) * runs, runs);
+                set_times(&out[i][warm][arm],
+                          samples + (size_t)i * per_count + (size_t)(warm * ARMS + arm) * runs,
+                          runs);
     free(samples);
     return true;
 }
@@ -267,14 +316,17 @@ static void report(const bench *b, const char *source, const unsigned *threads, 
                 for (int arm = 0; arm < ARMS; arm++) {
                     const arm_stats *s = &res[i][warm][arm];
                     json_array_append_new(
-                        rows, json_pack("{s:i, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f}", "threads",
-                                        (int)threads[i], "cache", warm ? "warm" : "cold", "op",
+                        rows, json_pack("{s:i, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:i, s:i}",
+                                        "threads", (int)threads[i], "cache",
+                                        warm ? "warm" : "cold", "op",
                                         arm == ARM_AN ? an : arm_names[arm], "batch",
                                         arm == ARM_AN ? (int)b->batch : 1, "gweights_per_s",
                                         arm == ARM_READ ? 0.0 : weights / s->median * 1e-9,
                                         "gbytes_per_s", (double)b->size / s->median * 1e-9,
                                         "vs_read", res[i][warm][ARM_READ].median / s->median,
-                                        "best_s", s->best, "worst_s", s->worst));
+                                        "best_s", s->best, "worst_s", s->worst, "interrupted",
+                                        (int)s->interrupted, "kept_interrupted",
+                                        (int)s->kept_interrupted));
                 }
         json_t *root = json_pack(
             "{s:s, s:s, s:[I,I], s:f, s:I, s:I, s:s, s:i, s:b, s:f, s:o}", "source", source,
@@ -310,6 +362,17 @@ static void report(const bench *b, const char *source, const unsigned *threads, 
                        weights / s->best * 1e-9, (double)b->size / s->median * 1e-9,
                        res[i][warm][ARM_READ].median / s->median);
             }
+    for (int i = 0; i < counts; i++) {
+        unsigned again = 0, kept = 0;
+        for (int warm = 0; warm < 2; warm++)
+            for (int arm = 0; arm < ARMS; arm++) {
+                again += res[i][warm][arm].interrupted;
+                kept += res[i][warm][arm].kept_interrupted;
+            }
+        printf("%u thread%s: %u timed calls interrupted by the scheduler and timed again, %u "
+               "samples kept interrupted (after %d timings)\n",
+               threads[i], threads[i] == 1 ? "" : "s", again, kept, TRIES);
+    }
     printf("(G weights/s of the read: the container's weights per second at the read's speed; "
            "class A quantizer: %.1f us per vector)\n",
            quantize_s * 1e6);
