@@ -71,6 +71,12 @@ for cmd in decode verify info; do
     [ "$rc" -eq 0 ] && grep -q "usage: sgfp4 $cmd" "$scratch/stdout.txt" && ok ||
         fail "$cmd --help: exit $rc"
 done
+# every command's --help lists each option once
+for cmd in encode decode verify info matvec bench example; do
+    run "$cmd" --help
+    dup=$(grep -oE '^ +--[a-z0-9-]+' "$scratch/stdout.txt" | sort | uniq -d | tr -d ' ' | tr '\n' ' ')
+    [ "$rc" -eq 0 ] && [ -z "$dup" ] && ok || fail "$cmd --help: exit $rc, listed twice: $dup"
+done
 run
 [ "$rc" -eq 2 ] && ok || fail "no command: exit $rc, want 2"
 run no-such-command

@@ -31,7 +31,6 @@ static const cli_accept options[] = {
     {KEY_REPEAT, NULL},
     {KEY_NO_CHECK, NULL},
     {KEY_INTEGER, NULL},
-    {KEY_OP, NULL},
     {KEY_BATCH, NULL},
     {KEY_VARIANT, NULL},
     {KEY_CASES, NULL},
