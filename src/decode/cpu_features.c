@@ -1,6 +1,8 @@
 /* Run-time CPU feature detection for the decode kernels.
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include <stdint.h>
+
+#include "decode/cpu.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <cpuid.h>
