@@ -14,9 +14,9 @@
 
 #include <stdbool.h>
 
-#include "decode/cpu.h"
+#include "common/cpu.h"
 #include "decode/decode_internal.h"
-#include "decode/leaf_list.h"
+#include "listing/leaf_list.h"
 #include "sgfp4_experimental.h"
 
 typedef struct sgfp4_decode_kernels {

@@ -16,7 +16,8 @@ import os
 import re
 import sys
 
-LAYERS = ["common", "format", "container", "decode", "matvec", "encode", "verify", "model",
+LAYERS = ["common", "format", "container", "listing", "decode", "matvec", "encode", "verify",
+          "model",
           "vulkan"]
 SAME_AS = {"vulkan_stub": "vulkan"}  # the Vulkan backend's "unavailable" build of its calls
 

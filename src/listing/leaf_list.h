@@ -7,7 +7,7 @@
 #define SGFP4_DECODE_LEAF_LIST_H
 
 #include "container/tensor.h"
-#include "decode/cpu.h"
+#include "common/cpu.h"
 
 /* Fills out[] with the leaves of block b (b < t->blocks) exactly as sgfp4_block_leaf_refs()
  * does, faster (decode/leaf_parse.c); returns the count. */

@@ -10,7 +10,7 @@
  *   prefix sum over storage order.
  * - Grouping: per kind (size class and mode), vpcompressd of the leaf indices.
  * SPDX-License-Identifier: MIT */
-#include "decode/leaf_list.h"
+#include "listing/leaf_list.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>

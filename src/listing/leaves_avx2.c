@@ -4,7 +4,7 @@
  * scales and biases are converted 8 headers at a time by the exact integer route; then
  * sgfp4_list_group() records each leaf's mode, payload offset and kind group.
  * SPDX-License-Identifier: MIT */
-#include "decode/leaf_list.h"
+#include "listing/leaf_list.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>

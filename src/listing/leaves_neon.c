@@ -7,7 +7,7 @@
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "decode/leaf_list.h"
+#include "listing/leaf_list.h"
 
 #ifdef SGFP4_HAVE_NEON_KERNELS
 #include <arm_neon.h>

@@ -6,7 +6,7 @@
  * SPDX-License-Identifier: MIT */
 #include <pthread.h>
 
-#include "decode/leaf_list.h"
+#include "listing/leaf_list.h"
 
 /* Exact fp16 -> f32 for finite values (validation rejects Inf and NaN). A subnormal is its
  * 10-bit significand times 2^-24: the integer converts exactly and the product is a normal

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT */
 #include <stdint.h>
 
-#include "decode/cpu.h"
+#include "common/cpu.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <cpuid.h>
