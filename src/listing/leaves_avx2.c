@@ -9,7 +9,7 @@
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
+#define AVX2 __attribute__((target(SGFP4_TARGET_AVX2)))
 
 /* Exact f32 of 8 finite halves (low 16 bits of each lane), as sgfp4_half_to_float_finite():
  * normal halves by integer re-biasing, the others as magnitude * 2^-24 (an exact conversion

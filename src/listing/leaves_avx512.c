@@ -15,7 +15,7 @@
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
-#define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2")))
+#define AVX512 __attribute__((target(SGFP4_TARGET_AVX512)))
 
 /* Exact f32 of 16 finite halves (low 16 bits of each lane), as sgfp4_half_to_float_finite():
  * normal halves by integer re-biasing, the others as magnitude * 2^-24 (an exact conversion

@@ -21,7 +21,7 @@
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
-#define MV_TARGET "avx2,fma,f16c,bmi,bmi2"
+#define MV_TARGET SGFP4_TARGET_AVX2
 #define MV_FN static __attribute__((target(MV_TARGET)))
 #define MV_INLINE static inline __attribute__((target(MV_TARGET), always_inline))
 

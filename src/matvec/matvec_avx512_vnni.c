@@ -7,7 +7,7 @@
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #define MV_VNNI 1
-#define MV_TARGET "avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma,f16c,bmi,bmi2"
+#define MV_TARGET SGFP4_TARGET_AVX512_VNNI
 #define MV_SET_NAME "avx512vnni"
 #define MV_SET sgfp4_matvec_kernels_avx512vnni
 #include "matvec/avx512_body.h"

@@ -9,6 +9,7 @@
 #include <float.h>
 #include <stdbool.h>
 
+#include "common/cpu.h"
 #include "container/tensor.h"
 
 /* D8 asks for every operation in binary32, rounded once: no wider evaluation (x87). */
@@ -166,15 +167,14 @@ typedef struct sgfp4_matvec_kernels {
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_scalar;
 /* Portable C on the shared strip loop (matvec/kernels_generic.c): every machine. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_generic;
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef SGFP4_HAVE_X86_KERNELS
 /* AVX-512 F/BW/DQ/VL with and without VNNI (matvec/avx512_body.h), AVX2 + FMA + F16C
  * (matvec/kernels_avx2.c): dispatch.c runs them only where the CPU has them. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512vnni;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx2;
 #endif
-#if defined(__aarch64__) && defined(__ARM_NEON) && defined(__GNUC__) &&                        \
-    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#ifdef SGFP4_HAVE_NEON_KERNELS
 /* NEON with and without DotProd (matvec/neon_body.h). */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neondot;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neon;

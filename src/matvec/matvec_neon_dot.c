@@ -7,7 +7,7 @@
 
 #ifdef SGFP4_HAVE_NEON_KERNELS
 #define MV_DOT 1
-#define MV_ATTR __attribute__((target("arch=armv8.2-a+dotprod")))
+#define MV_ATTR __attribute__((target(SGFP4_TARGET_NEON_DOT)))
 #define MV_SET_NAME "neondot"
 #define MV_SET sgfp4_matvec_kernels_neondot
 #include "matvec/neon_body.h"
