@@ -6,7 +6,7 @@
  * work is then paid once per leaf, not once per leaf row), and each tile row goes out to
  * the caller's memory as one contiguous run (256 bytes for f32), converted to the output
  * dtype on the way. Every kernel gives the
- * bits of the scalar oracle (decode/scalar.c): w = fl32(S * q + B) with an exact product and
+ * bits of the scalar oracle (decode/decode_scalar.c): w = fl32(S * q + B) with an exact product and
  * one rounding (DECISIONS D1), f16 / bf16 rounded to nearest even from that f32.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_DECODE_KERNELS_H
@@ -40,17 +40,17 @@ static inline uint64_t sgfp4_leaf_row_mask(unsigned y, unsigned size)
     return (size >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << size) - 1) << y;
 }
 
-/* The portable C kernels (decode/kernels_generic.c): always available. */
+/* The portable C kernels (decode/decode_generic.c): always available. */
 extern const sgfp4_decode_kernels sgfp4_kernels_generic;
 #ifdef SGFP4_HAVE_X86_KERNELS
-/* AVX2 + FMA + F16C kernels (decode/kernels_avx2.c); run them only where the CPU has them. */
+/* AVX2 + FMA + F16C kernels (decode/decode_avx2.c); run them only where the CPU has them. */
 extern const sgfp4_decode_kernels sgfp4_kernels_avx2;
-/* AVX-512 F/BW/DQ/VL kernels (decode/kernels_avx512.c); likewise. */
+/* AVX-512 F/BW/DQ/VL kernels (decode/decode_avx512.c); likewise. */
 extern const sgfp4_decode_kernels sgfp4_kernels_avx512;
 #endif
 
 #ifdef SGFP4_HAVE_NEON_KERNELS
-/* Advanced SIMD (NEON) kernels (decode/kernels_neon.c); every AArch64 CPU runs them. */
+/* Advanced SIMD (NEON) kernels (decode/decode_neon.c); every AArch64 CPU runs them. */
 extern const sgfp4_decode_kernels sgfp4_kernels_neon;
 /* The NEON row writer's f32 -> f16 or bf16 (`dtype`) of finite floats, round to nearest
  * even, as 16-bit patterns. */

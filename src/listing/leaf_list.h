@@ -1,17 +1,18 @@
-/* A block's leaves as the fast kernels read them: the listings (decode/leaf_parse.c, and one
- * per SIMD set: leaves_avx2.c, leaves_avx512.c, leaves_neon.c), the same leaves as
- * sgfp4_block_leaf_refs() (tests compare them) computed with less work per leaf. The decode
- * kernels and the matvec plan both build on them.
+/* The listings: a block's leaves as the fast kernels read them, the same leaves as
+ * sgfp4_block_leaf_refs() (tests compare them) computed with less work per leaf
+ * (listing/leaf_parse.c, and per SIMD set listing/leaves_avx2.c, leaves_avx512.c,
+ * leaves_neon.c). The layer between container/ and the two kernel layers built on it,
+ * decode/ and matvec/, which include nothing of each other.
  * SPDX-License-Identifier: MIT */
-#ifndef SGFP4_DECODE_LEAF_LIST_H
-#define SGFP4_DECODE_LEAF_LIST_H
+#ifndef SGFP4_LISTING_LEAF_LIST_H
+#define SGFP4_LISTING_LEAF_LIST_H
 
-#include "container/tensor.h"
 #include "common/cpu.h"
+#include "container/tensor.h"
 
 /* Fills out[] with the leaves of block b (b < t->blocks) exactly as sgfp4_block_leaf_refs()
- * does, faster (decode/leaf_parse.c); returns the count. */
-unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out);
+ * does, faster (listing/leaf_parse.c); returns the count. */
+unsigned sgfp4_list_block_refs(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out);
 /* A leaf's position as the listings carry it: size class (log2(edge / 4), 0..4) in bits
  * 16.., its top-left corner's offset y * 64 + x in a 64x64 tile below. */
 static inline uint32_t sgfp4_leaf_descriptor(unsigned cls, unsigned y, unsigned x)
@@ -22,8 +23,8 @@ static inline uint32_t sgfp4_leaf_descriptor(unsigned cls, unsigned y, unsigned 
  * table (uniform layouts) or to `buffer` (MIXED; SGFP4_MAX_LEAVES + 16 entries, the walk
  * writes 16 at a time); *desc has 16 readable entries past the count. Sets where the leaf
  * headers start; returns the leaf count. */
-unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint32_t *buffer,
-                                       const uint32_t **desc, const uint8_t **headers);
+unsigned sgfp4_list_record_positions(const uint8_t *rec, uint32_t *buffer,
+                                     const uint32_t **desc, const uint8_t **headers);
 
 /* Exact fp16 -> f32 of a finite value, subnormals included, whatever the FPU modes. */
 float sgfp4_half_to_float_finite(uint32_t half);
@@ -60,19 +61,19 @@ unsigned sgfp4_list_begin(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *li
 void sgfp4_list_group(sgfp4_leaf_list *list, const uint8_t *headers, unsigned n);
 
 #ifdef SGFP4_HAVE_X86_KERNELS
-/* Lists block b of t (b < t->blocks) into *list, 8 headers at a time (decode/leaves_avx2.c;
+/* Lists block b of t (b < t->blocks) into *list, 8 headers at a time (listing/leaves_avx2.c;
  * AVX2 CPUs only); returns the count. */
 unsigned sgfp4_avx2_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
 /* The AVX2 listing's fp16 -> f32 of finite halves, 8 at a time (AVX2 CPUs only). */
 void sgfp4_avx2_halves_to_floats(const uint16_t *halves, size_t count, float *out);
-/* The same, 16 headers at a time (decode/leaves_avx512.c; AVX-512 CPUs only). */
+/* The same, 16 headers at a time (listing/leaves_avx512.c; AVX-512 CPUs only). */
 unsigned sgfp4_avx512_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
 /* The AVX-512 listing's fp16 -> f32 of finite halves, 16 at a time (AVX-512 CPUs only). */
 void sgfp4_avx512_halves_to_floats(const uint16_t *halves, size_t count, float *out);
 #endif
 
 #ifdef SGFP4_HAVE_NEON_KERNELS
-/* Lists block b of t (b < t->blocks) into *list, 4 headers at a time (decode/leaves_neon.c);
+/* Lists block b of t (b < t->blocks) into *list, 4 headers at a time (listing/leaves_neon.c);
  * returns the count. */
 unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list);
 /* The NEON listing's fp16 -> f32 of finite halves, 4 at a time. */

@@ -1,4 +1,4 @@
-/* Listing a block's leaves for the fast decoder: the same result as sgfp4_block_leaf_refs()
+/* Listing a block's leaves for the fast kernels: the same result as sgfp4_block_leaf_refs()
  * (tests compare the two), computed with less work per leaf, because at a few bits per
  * weight the leaf headers are a large part of the decode time: uniform positions from
  * constant tables, the split map walked by 16x16 nodes through a table, fp16 -> f32 without
@@ -111,8 +111,8 @@ static unsigned walk_split_map(const uint8_t *map, uint32_t *desc)
     return n;
 }
 
-unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint32_t *buffer,
-                                       const uint32_t **desc, const uint8_t **headers)
+unsigned sgfp4_list_record_positions(const uint8_t *rec, uint32_t *buffer,
+                                     const uint32_t **desc, const uint8_t **headers)
 {
     pthread_once(&tables_once, tables_build);
     const unsigned layout = rec[0] & 7u;
@@ -127,7 +127,7 @@ unsigned sgfp4_decode_record_positions(const uint8_t *rec, uint32_t *buffer,
     return 1u << (2 * (6 - shift));
 }
 
-unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
+unsigned sgfp4_list_block_refs(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
 {
     const uint8_t *d = t->data;
     if (t->profile == SGFP4_PROFILE_V1) {
@@ -143,7 +143,7 @@ unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf
     const uint8_t *headers;
     uint32_t buffer[SGFP4_MAX_LEAVES + 16];
     const uint32_t *desc;
-    const unsigned n = sgfp4_decode_record_positions(rec, buffer, &desc, &headers);
+    const unsigned n = sgfp4_list_record_positions(rec, buffer, &desc, &headers);
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = sgfp4_load_u32le(headers + 4 * i);
@@ -209,7 +209,7 @@ unsigned sgfp4_list_begin(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *li
     }
     const uint8_t *d = t->data;
     const uint8_t *rec = d + t->record_base + sgfp4_load_u32le(d + 16 + 4 * b);
-    const unsigned n = sgfp4_decode_record_positions(rec, list->desc_buffer, &list->desc, headers);
+    const unsigned n = sgfp4_list_record_positions(rec, list->desc_buffer, &list->desc, headers);
     list->payload = rec + sgfp4_align16((uint64_t)(*headers - rec) + 4u * n);
     return n;
 }

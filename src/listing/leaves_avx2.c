@@ -1,6 +1,6 @@
 /* Listing a block's leaves for the AVX2 kernels (AVX2 CPUs only): the leaves of
  * sgfp4_block_leaf_refs() as arrays (sgfp4_leaf_list), grouped by kind. Positions come
- * from sgfp4_decode_record_positions() (the split map walked by 16x16 nodes, leaf_parse.c);
+ * from sgfp4_list_record_positions() (the split map walked by 16x16 nodes, listing/leaf_parse.c);
  * scales and biases are converted 8 headers at a time by the exact integer route; then
  * sgfp4_list_group() records each leaf's mode, payload offset and kind group.
  * SPDX-License-Identifier: MIT */

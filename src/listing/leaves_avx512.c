@@ -3,7 +3,7 @@
  * bits per weight a record holds ~50 leaves, and a per-leaf, per-split-bit listing costs as
  * much as decoding the weights (docs/decode.md has the numbers).
  *
- * - Positions: sgfp4_decode_record_positions() (the split map walked by 16x16 nodes through
+ * - Positions: sgfp4_list_record_positions() (the split map walked by 16x16 nodes through
  *   a table, leaf_parse.c), as descriptors (class << 16 | y * 64 + x).
  * - Scales and biases: 16 headers at a time, with the exact integer fp16 conversion.
  * - Payloads: each leaf's padded payload size from its class and mode, then an exclusive

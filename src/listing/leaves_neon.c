@@ -1,6 +1,6 @@
 /* Listing a block's leaves for the NEON kernels: the leaves of sgfp4_block_leaf_refs() as
  * arrays (sgfp4_leaf_list), grouped by kind. Positions come from
- * sgfp4_decode_record_positions() (leaf_parse.c); the v2 headers' scales and biases are
+ * sgfp4_list_record_positions() (leaf_parse.c); the v2 headers' scales and biases are
  * converted 4 at a time (integer re-biasing, or an exact conversion and scaling for
  * subnormal halves, so no FPCR mode can touch them); then sgfp4_list_group() records each
  * leaf's mode, payload offset and kind group.

@@ -1,5 +1,5 @@
-/* The AVX-512 matvec kernels, compiled twice: kernels_avx512_vnni.c (MV_VNNI 1: vpdpbusd)
- * and kernels_avx512.c (MV_VNNI 0: vpmaddubsw + vpmaddwd, for AVX-512 CPUs without VNNI).
+/* The AVX-512 matvec kernels, compiled twice: matvec_avx512_vnni.c (MV_VNNI 1: vpdpbusd)
+ * and matvec_avx512.c (MV_VNNI 0: vpmaddubsw + vpmaddwd, for AVX-512 CPUs without VNNI).
  * The includer defines MV_VNNI, MV_TARGET (the target attribute string), MV_SET_NAME and
  * MV_SET (the kernel table's identifier). No include guard: one instance per file.
  *
@@ -28,7 +28,7 @@
  * SPDX-License-Identifier: MIT */
 #include <immintrin.h>
 
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 #include "matvec/repack.h"
 #include "matvec/strip.h"
 
@@ -1123,7 +1123,7 @@ MV_FN void mv_rows_float(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1
 }
 
 /* ---- the Class A quantizer -------------------------------------------------------------
- * The reference's bytes (matvec/quantize.c) with floating-point instructions where they are
+ * The reference's bytes (matvec/matvec_quantize.c) with floating-point instructions where they are
  * exact: the block maximum of the magnitude bits (integer order is magnitude order for
  * finite values), e from its bits as the reference finds it, then q = x * 2^-e rounded to
  * nearest even by the conversion. The scaling by a power of two is exact but where the

@@ -15,7 +15,7 @@
  * - The tile [cell pair][row][2], the cell tree as vertical adds, and the two cells of each
  *   row by vhaddps (adds adjacent lanes: the pair, in a specified order).
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 #include "matvec/strip.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS

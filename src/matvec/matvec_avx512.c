@@ -1,9 +1,9 @@
 /* The AVX-512 matvec kernel set without VNNI (the dot products by vpmaddubsw + vpmaddwd),
  * for AVX-512 cores that lack it (Skylake-X and its server parts). The code is
- * matvec/avx512_body.h's, compiled here with per-function target attributes; dispatch.c
- * runs it only where the CPU and the operating system support it.
+ * matvec/avx512_body.h's, compiled here with per-function target attributes;
+ * matvec_dispatch.c runs it only where the CPU and the operating system support it.
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "common/cpu.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #define MV_VNNI 0

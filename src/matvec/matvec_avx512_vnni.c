@@ -1,9 +1,9 @@
 /* The AVX-512 matvec kernel set with VNNI (the dot products by vpdpbusd): Cascade Lake, Ice
  * Lake and later Intel cores, AMD Zen 4 and later. The code is matvec/avx512_body.h's,
- * compiled here with per-function target attributes; dispatch.c runs it only where the CPU
- * and the operating system support it.
+ * compiled here with per-function target attributes; matvec_dispatch.c runs it only where
+ * the CPU and the operating system support it.
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "common/cpu.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #define MV_VNNI 1
