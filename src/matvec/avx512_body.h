@@ -536,10 +536,6 @@ MV_INLINE void cell_trees(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
 
 /* ---- in-register paths: UNIFORM_8 and whole-block leaves, FP4 -------------------------- */
 
-/* The cell tree of a row group's 8 units, c[p] for pair p, as D8 pairs them (k + 8 is pair
- * p + 4, k + 4 is p + 2, k + 2 is p + 1); the result holds each row's two remaining
- * cells, which emit_group() adds. */
-
 /* Rows of group g (8 rows x 2 cells) to t: pairs of groups at once (16 rows). */
 MV_INLINE void emit_group(float *t, __m512 rows, __m512 *pending, unsigned g, unsigned g0,
                           unsigned g1, float d, bool class_a)
@@ -613,140 +609,87 @@ MV_INLINE void fp4_columns(__m512i cells, __m512 table, __m512 wc[4])
     wc[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(cells, 12), table);
 }
 
-/* (the repacked path unrolls its vector loops, measured faster there; the whole-block
- * paths are faster without) */
-#define MV_TREE_UNROLL
-/* The 8 units of a row group (c_of(p, c) sets c[v] for pair p), tree-summed per vector
- * into rows[v]: ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)). */
-#define GROUP_TREE(nv, rows, c_of)                                                            \
-    do {                                                                                       \
-        __m512 l_[SGFP4_MATVEC_CHUNK], r_[SGFP4_MATVEC_CHUNK], c_[SGFP4_MATVEC_CHUNK];       \
-        __m512 h_[SGFP4_MATVEC_CHUNK];                                                         \
-        c_of(0, l_);                                                                           \
-        c_of(4, c_);                                                                           \
-        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
-            l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
-        c_of(2, r_);                                                                           \
-        c_of(6, c_);                                                                           \
-        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
-            h_[v] = _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v]));                         \
-        c_of(1, l_);                                                                           \
-        c_of(5, c_);                                                                           \
-        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
-            l_[v] = _mm512_add_ps(l_[v], c_[v]);                                               \
-        c_of(3, r_);                                                                           \
-        c_of(7, c_);                                                                           \
-        MV_TREE_UNROLL for (unsigned v = 0; v < (nv); v++)                                     \
-            (rows)[v] =                                                                        \
-                _mm512_add_ps(h_[v], _mm512_add_ps(l_[v], _mm512_add_ps(r_[v], c_[v])));      \
-    } while (0)
-
-/* A UNIFORM_8 record whose 64 leaves are all FP4: leaf i = 8 g + p at payload + 32 i. */
-MV_INLINE void uniform8_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
-                            const uint8_t *rec, float (*t)[SGFP4_MB], bool padded)
+/* p, through an empty asm: the compiler no longer knows what it points to, so it loads from
+ * it where the code reads it (broadcasts from memory) instead of keeping what it loaded in
+ * registers across loop iterations and broadcasting from there (a shuffle each). */
+MV_INLINE const void *opaque_pointer(const void *p)
 {
-    const uint8_t *headers = rec + 4, *payload = rec + 272; /* align16(4 + 64 * 4) */
-    float scale[64] __attribute__((aligned(64))), bias[64] __attribute__((aligned(64)));
-    for (unsigned k = 0; k < 4; k++) {
-        const __m512i h = _mm512_loadu_si512(headers + 64 * k);
-        _mm512_store_ps(scale + 16 * k, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16))));
-        _mm512_store_ps(bias + 16 * k, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
-                                           _mm512_and_si512(h, _mm512_set1_epi32(0xFFF0)))));
-    }
-    const __m512i dup8 = _mm512_load_si512(unit_words_f8);
-    float bis[SGFP4_MATVEC_CHUNK][16] __attribute__((aligned(64)));
-    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
-    for (unsigned g = s->g0; g < s->g1; g++) {
-        const uint8_t *row_payload = payload + 256 * g;
-        __m512 rows[SGFP4_MATVEC_CHUNK];
-        if (s->class_a) {
-            /* B of leaf 8 g + p for both cells of pair p, times is */
-            const __m512 b16 = _mm512_permutexvar_ps(
-                _mm512_add_epi32(_mm512_set1_epi32((int)(8 * (g & 1u))),
-                                 _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7)),
-                _mm512_load_ps(bias + 16 * (g / 2)));
-            for (unsigned v = 0; v < nv; v++)
-                _mm512_store_ps(bis[v], _mm512_mul_ps(b16, _mm512_load_ps(w->prep.a[v].isf)));
-#define C_OF_A(p, c)                                                                           \
-    do {                                                                                       \
-        const __m512i u_ = fp4_u(_mm512_permutexvar_epi16(                                     \
-            dup8, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(row_payload + 32 * (p)))))); \
-        const __m512 s_ = _mm512_set1_ps(scale[8 * g + (p)]);                                  \
-        for (unsigned v = 0; v < nv; v++)                                                      \
-            (c)[v] = unit_c_a(&w->prep.a[v], u_, (p), s_, bis[v] + 2 * (p));                   \
-    } while (0)
-            GROUP_TREE(nv, rows, C_OF_A);
-#undef C_OF_A
-        } else {
-#define C_OF_B(p, c)                                                                           \
-    do {                                                                                       \
-        __m512 wc_[4];                                                                         \
-        fp4_columns(_mm512_permutexvar_epi16(dup8, _mm512_castsi256_si512(_mm256_loadu_si256( \
-                        (const __m256i *)(row_payload + 32 * (p))))),                          \
-                    leaf_table(SGFP4_MODE_FP4, scale[8 * g + (p)], bias[8 * g + (p)]), wc_);    \
-        for (unsigned v = 0; v < nv; v++)                                                      \
-            (c)[v] = unit_c_b(w, v, wc_, (p), padded);                                         \
-    } while (0)
-            GROUP_TREE(nv, rows, C_OF_B);
-#undef C_OF_B
-        }
-        for (unsigned v = 0; v < nv; v++)
-            emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1,
-                       s->class_a ? w->prep.a[v].d : 1.0f, s->class_a);
-    }
+    __asm__("" : "+r"(p));
+    return p;
 }
 
-/* A block that is one 64x64 FP4 leaf (v1, or a v2 UNIFORM_64 record): rows of 32 bytes. */
-MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
-                         const uint8_t *payload, float scale, float bias, float (*t)[SGFP4_MB],
-                         bool padded)
+/* How the cells of a row group's units are computed, one form per path and class: the
+ * paths that sum a group's cells in registers (group_tree) instead of through the tile.
+ * Always a constant where it is passed, so each form compiles to its own code. */
+typedef enum unit_form {
+    UNITS_UNIFORM8_A, /* a UNIFORM_8 record of FP4 leaves (unit p: leaf 8 g + p), Class A */
+    UNITS_UNIFORM8_B, /* the same, Class B */
+    UNITS_WHOLE_A,    /* a block that is one 64x64 FP4 leaf, Class A */
+    UNITS_WHOLE_B,    /* the same, Class B */
+    UNITS_PAIRS_A,    /* the repacked layout, a group of one-leaf units (its meta: their
+                       * S and B pairs), Class A */
+    UNITS_PAIRS_B,    /* the same, Class B */
+    UNITS_TABLE_A,    /* the repacked layout, a group with a unit of several leaves (its
+                       * meta: tile indices and S and B tables), Class A */
+    UNITS_TABLE_B,    /* the same, Class B */
+} unit_form;
+
+struct rp_group;
+
+/* What a row group's units are computed from; each form reads some of the fields. */
+typedef struct unit_source {
+    const mv_work *w;
+    bool padded;                /* Class B: the block has padding columns (D8: +0) */
+    const uint8_t *codes;       /* UNIFORM_8: the group's 8 leaves (32 bytes each);
+                                 * repacked: the group's 4 lines of 64 bytes */
+    const float *scale, *bias;  /* UNIFORM_8: the S and B of the group's 8 leaves */
+    __m512i top[2], bottom[2];  /* WHOLE: the group's rows 0..3 and 4..7 ([row][pair][cell]
+                                 * words), pairs 0..3 and 4..7 */
+    __m512 scale16, table;      /* WHOLE: the leaf's S; its 16 weights (Class B) */
+    const float (*bis)[16];     /* UNIFORM_8 and WHOLE, Class A: per vector, B * is of unit
+                                 * p's two cells at 2 p */
+    const mv_prep_a *prep;      /* repacked, Class A: w->prep.a, through opaque_pointer() */
+    const float *pairs;         /* PAIRS: unit p's S and B at 2 p and 2 p + 1, likewise */
+    const struct rp_group *grp; /* TABLE: the group's S and B tables in registers, */
+    const float *sf, *bf;       /* and in memory */
+} unit_source;
+
+/* The FP4 cells (the words of each lane's two payload bytes, twice) of unit p of an
+ * in-register group. */
+MV_INLINE __m512i direct_cells(unit_form form, const unit_source *src, unsigned p)
 {
-    float bis[SGFP4_MATVEC_CHUNK][16] __attribute__((aligned(64)));
-    const __m512 s16 = _mm512_set1_ps(scale);
-    const __m512 table = leaf_table(SGFP4_MODE_FP4, scale, bias);
-    if (s->class_a)
-        for (unsigned v = 0; v < nv; v++)
-            _mm512_store_ps(bis[v], _mm512_mul_ps(_mm512_set1_ps(bias), _mm512_load_ps(w->prep.a[v].isf)));
-    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
-    for (unsigned g = s->g0; g < s->g1; g++) {
-        const uint8_t *lines = payload + 256 * g;
-        const __m512i z0 = _mm512_loadu_si512(lines), z1 = _mm512_loadu_si512(lines + 64);
-        const __m512i z2 = _mm512_loadu_si512(lines + 128), z3 = _mm512_loadu_si512(lines + 192);
-        __m512i top[2], bottom[2];
-        for (unsigned k = 0; k < 2; k++) {
-            const __m512i pick = _mm512_load_si512(rows_words_f64[k]);
-            top[k] = _mm512_permutex2var_epi16(z0, pick, z1);
-            bottom[k] = _mm512_permutex2var_epi16(z2, pick, z3);
-        }
-        __m512 rows[SGFP4_MATVEC_CHUNK];
-#define CELLS_64(p)                                                                            \
-    _mm512_permutex2var_epi16(top[(p) / 4], _mm512_load_si512(unit_words_f64[(p) % 4]), bottom[(p) / 4])
-        if (s->class_a) {
-#define C_OF_A(p, c)                                                                           \
-    do {                                                                                       \
-        const __m512i u_ = fp4_u(CELLS_64(p));                                                 \
-        for (unsigned v = 0; v < nv; v++)                                                      \
-            (c)[v] = unit_c_a(&w->prep.a[v], u_, (p), s16, bis[v] + 2 * (p));                  \
-    } while (0)
-            GROUP_TREE(nv, rows, C_OF_A);
-#undef C_OF_A
-        } else {
-#define C_OF_B(p, c)                                                                           \
-    do {                                                                                       \
-        __m512 wc_[4];                                                                         \
-        fp4_columns(CELLS_64(p), table, wc_);                                                  \
-        for (unsigned v = 0; v < nv; v++)                                                      \
-            (c)[v] = unit_c_b(w, v, wc_, (p), padded);                                         \
-    } while (0)
-            GROUP_TREE(nv, rows, C_OF_B);
-#undef C_OF_B
-        }
-#undef CELLS_64
-        for (unsigned v = 0; v < nv; v++)
-            emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1,
-                       s->class_a ? w->prep.a[v].d : 1.0f, s->class_a);
-    }
+    if (form == UNITS_UNIFORM8_A || form == UNITS_UNIFORM8_B)
+        return _mm512_permutexvar_epi16(
+            _mm512_load_si512(unit_words_f8),
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(src->codes + 32 * p))));
+    return _mm512_permutex2var_epi16(src->top[p / 4], _mm512_load_si512(unit_words_f64[p % 4]),
+                                     src->bottom[p / 4]);
 }
+
+/* Unit p's cells of every vector, Class A, in-register paths. */
+MV_INLINE void direct_unit_a(unit_form form, const unit_source *src, unsigned p, unsigned nv,
+                             __m512 *c)
+{
+    const __m512i u = fp4_u(direct_cells(form, src, p));
+    const __m512 s = form == UNITS_UNIFORM8_A ? _mm512_set1_ps(src->scale[p]) : src->scale16;
+    for (unsigned v = 0; v < nv; v++)
+        c[v] = unit_c_a(&src->w->prep.a[v], u, p, s, src->bis[v] + 2 * p);
+}
+
+/* The same, Class B: the unit's 4 weight columns from its leaf's 16 weights. */
+MV_INLINE void direct_unit_b(unit_form form, const unit_source *src, unsigned p, unsigned nv,
+                             __m512 *c)
+{
+    __m512 wc[4];
+    const __m512 table = form == UNITS_UNIFORM8_B
+                             ? leaf_table(SGFP4_MODE_FP4, src->scale[p], src->bias[p])
+                             : src->table;
+    fp4_columns(direct_cells(form, src, p), table, wc);
+    for (unsigned v = 0; v < nv; v++)
+        c[v] = unit_c_b(src->w, v, wc, p, src->padded);
+}
+
+/* ---- repacked paths: units from the plan's repacked layout ------------------------------ */
 
 /* How far ahead of a repacked block its products prefetch, and how much (about one block at
  * 4.5 bits per weight), spread over its row groups: one burst of 40 prefetches per block
@@ -762,6 +705,10 @@ MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
 static const int8_t repack_tile_bytes[64] __attribute__((aligned(64))) = {
     TB(0), TB(0), TB(1), TB(1), TB(2), TB(2), TB(3), TB(3)};
 #undef TB
+
+/* The code of each stored nibble u = code + 8 of the repacked layout. */
+static const float repack_code_value[16] __attribute__((aligned(64))) = {
+    -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};
 
 /* With `prefetch`, an eighth of about the third block ahead of row group g: the layout lies
  * in visit order (prefetches never fault, past the layout's end included). */
@@ -809,9 +756,6 @@ MV_INLINE rp_group repacked_group(const uint8_t *meta, unsigned n)
     return r;
 }
 
-/* Whether a unit whose four tile indices are the bytes of `four` lies in one leaf. */
-#define RP_ONE_LEAF(four) ((four) == ((four)&0xFFu) * 0x01010101u)
-
 /* A group's S and B tables as floats in memory, for the broadcasts of one-leaf units. */
 MV_INLINE void rp_store_tables(const rp_group *grp, float *sf, float *bf)
 {
@@ -822,170 +766,283 @@ MV_INLINE void rp_store_tables(const rp_group *grp, float *sf, float *bf)
 }
 
 /* Unit p of a group with a unit of several leaves (its tables in grp, sf and bf): the S and
- * B of its lanes, broadcasts of the table entry where its four tiles lie in one leaf (loads,
- * no shuffles; returns true), else each lane's tile entry by two-register permutes. Both
- * give every lane the same S and B, so the bits are the same. */
+ * B of its lanes, broadcasts of the table entry where its four tiles lie in one leaf (its
+ * four tile indices, the bytes of `four`, are equal: loads, no shuffles; returns true), else
+ * each lane's tile entry by two-register permutes. Both give every lane the same S and B,
+ * so the bits are the same. */
 MV_INLINE bool rp_unit_sb(const rp_group *grp, unsigned p, const float *sf, const float *bf,
-                          __m512i tiles_of_lanes, __m512 *sl, __m512 *bl)
+                          __m512 *sl, __m512 *bl)
 {
     uint32_t four;
     memcpy(&four, grp->meta + 4 * p, 4);
-    if (RP_ONE_LEAF(four)) {
+    if (four == (four & 0xFFu) * 0x01010101u) {
         *sl = _mm512_set1_ps(sf[four & 0xFFu]);
         *bl = _mm512_set1_ps(bf[four & 0xFFu]);
         return true;
     }
-    const __m512i lane = _mm512_shuffle_epi8(_mm512_set1_epi32((int)four), tiles_of_lanes);
+    const __m512i lane =
+        _mm512_shuffle_epi8(_mm512_set1_epi32((int)four), _mm512_load_si512(repack_tile_bytes));
     *sl = _mm512_permutex2var_ps(grp->s_lo, lane, grp->s_hi);
     *bl = _mm512_permutex2var_ps(grp->b_lo, lane, grp->b_hi);
     return false;
 }
 
-/* A group of one-leaf units (count 0, whose S and B pairs were converted to sb): unit p's S
- * and B, broadcast from memory (the callers reach sb through an empty asm so that the
- * compiler does not take them from the stored register with a shuffle each). */
-#define RP_PAIR_SB(sb, p, sl, bl)                                                              \
-    ((sl) = _mm512_set1_ps((sb)[2 * (p)]), (bl) = _mm512_set1_ps((sb)[2 * (p) + 1]))
-
-/* A row group's cells tree-summed into rows by the form of its meta: the pairs' form (count
- * 0; c_pairs reads the converted pairs through sbp_, behind an empty asm as RP_PAIR_SB says)
- * or the tables' form (c_table reads grp, sf and bf). Expects sb, sf and bf in scope. */
-#define RP_GROUP_TREE(nv, rows, meta, count, c_pairs, c_table)                                 \
-    do {                                                                                       \
-        if ((count) == 0) {                                                                    \
-            rp_store_pairs(meta, sb);                                                          \
-            const float *sbp_ = sb;                                                            \
-            __asm__("" : "+r"(sbp_));                                                          \
-            GROUP_TREE(nv, rows, c_pairs);                                                     \
-        } else {                                                                               \
-            const rp_group grp = repacked_group(meta, count);                                  \
-            rp_store_tables(&grp, sf, bf);                                                     \
-            GROUP_TREE(nv, rows, c_table);                                                     \
-        }                                                                                      \
-    } while (0)
-
-/* A block of the plan's repacked layout (matvec/repack.h), Class A: per unit its codes from
- * one nibble half of a 64-byte line, and the S and B of its lanes:
- * - a group whose units each lie in one leaf (count 0; 87% of the groups of the encoder's
- *   output at 4.5 bits per weight): one conversion of its 8 (S, B) pairs, then per unit two
- *   broadcasts from memory;
- * - else: the group's S and B tables (up to 32 entries, two registers each) and per unit
- *   rp_unit_sb. */
-MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
-                          const uint8_t *blk, float (*t)[SGFP4_MB])
+/* Unit p's S and B of each lane, by the form of its group's meta: broadcasts from the pairs
+ * (read through opaque_pointer(), so that the compiler does not take them from the stored
+ * register with a shuffle each), or rp_unit_sb(). Returns whether the unit lies in one leaf
+ * (always, in the pairs' form). */
+MV_INLINE bool repacked_unit_sb(bool pairs, const unit_source *src, unsigned p, __m512 *sl,
+                                __m512 *bl)
 {
-    const __m512i tiles_of_lanes = _mm512_load_si512(repack_tile_bytes);
+    if (!pairs)
+        return rp_unit_sb(src->grp, p, src->sf, src->bf, sl, bl);
+    *sl = _mm512_set1_ps(src->pairs[2 * p]);
+    *bl = _mm512_set1_ps(src->pairs[2 * p + 1]);
+    return true;
+}
+
+/* Unit p's cells of every vector, Class A: its codes u = code + 8 from one nibble half of a
+ * 64-byte line (units 0..3 the low nibbles of lines 0..3, units 4..7 the high ones), then as
+ * unit_c_a with each lane's S and B. */
+MV_INLINE void repacked_unit_a(bool pairs, const unit_source *src, unsigned p, unsigned nv,
+                               __m512 *c)
+{
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    const __m512i z = _mm512_load_si512(src->codes + 64 * (p % 4));
+    const __m512i u = p < 4 ? _mm512_and_si512(z, low)
+                            : _mm512_and_si512(_mm512_srli_epi16(z, 4), low);
+    __m512 sl, bl;
+    repacked_unit_sb(pairs, src, p, &sl, &bl);
+    MV_UNROLL for (unsigned v = 0; v < nv; v++) {
+        const mv_prep_a *a = &src->prep[v];
+        const __m512i acc = dot_u8_s8(bcast64i(a->m8is + 2 * p), u, bcast64i(a->q + 8 * p));
+        c[v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), sl,
+                               _mm512_mul_ps(bl, bcast64f(a->isf + 2 * p)));
+    }
+}
+
+/* The same, Class B: the weights fl32(S q + B) of column m of every lane, from the lane's
+ * nibble (the line shifted by 8 m, 8 m + 4 for the high nibble: vpermps reads the low 4 bits
+ * of its index), by vpermps of the leaf's 16 weights where the unit lies in one leaf (one
+ * fma per unit; exact product: D1), else each lane's code value and one fma; then per
+ * vector the four products and three adds of unit_c_xb. */
+MV_INLINE void repacked_unit_b(bool pairs, const unit_source *src, unsigned p, unsigned nv,
+                               __m512 *c)
+{
+    const __m512 values = _mm512_load_ps(repack_code_value);
+    const __m512i z = _mm512_load_si512(src->codes + 64 * (p % 4));
+    const __m512i n = p < 4 ? z : _mm512_srli_epi32(z, 4);
+    __m512 sl, bl, wc[4];
+    if (repacked_unit_sb(pairs, src, p, &sl, &bl)) {
+        const __m512 leaf = _mm512_fmadd_ps(sl, values, bl); /* read at u */
+        wc[0] = _mm512_permutexvar_ps(n, leaf);
+        wc[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(n, 8), leaf);
+        wc[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(n, 16), leaf);
+        wc[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(n, 24), leaf);
+    } else {
+        for (unsigned m = 0; m < 4; m++)
+            wc[m] = _mm512_fmadd_ps(
+                sl, _mm512_permutexvar_ps(_mm512_srli_epi32(n, (int)(8 * m)), values), bl);
+    }
+    MV_UNROLL for (unsigned v = 0; v < nv; v++)
+        c[v] = unit_c_xb(src->w, v, wc, p, src->padded);
+}
+
+/* ---- the row group tree ------------------------------------------------------------------ */
+
+/* Unit p's cells of every vector (c[v]), as `form` computes them. */
+MV_INLINE void unit_cells(unit_form form, const unit_source *src, unsigned p, unsigned nv,
+                          __m512 *c)
+{
+    switch (form) {
+    case UNITS_UNIFORM8_A:
+    case UNITS_WHOLE_A: direct_unit_a(form, src, p, nv, c); break;
+    case UNITS_UNIFORM8_B:
+    case UNITS_WHOLE_B: direct_unit_b(form, src, p, nv, c); break;
+    case UNITS_PAIRS_A: repacked_unit_a(true, src, p, nv, c); break;
+    case UNITS_TABLE_A: repacked_unit_a(false, src, p, nv, c); break;
+    case UNITS_PAIRS_B: repacked_unit_b(true, src, p, nv, c); break;
+    case UNITS_TABLE_B: repacked_unit_b(false, src, p, nv, c); break;
+    }
+}
+
+/* out[v] = a[v] + b[v] for the chunk's vectors. */
+MV_INLINE void add_cells(__m512 *out, const __m512 *a, const __m512 *b, unsigned nv)
+{
+    for (unsigned v = 0; v < nv; v++)
+        out[v] = _mm512_add_ps(a[v], b[v]);
+}
+
+/* The 8 units of a row group tree-summed per vector into rows[v], as D8 pairs their cells
+ * (cell k + 8 is pair p + 4, k + 4 is p + 2, k + 2 is p + 1):
+ * ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)), c_p the cells of pair p. Each row's
+ * two remaining cells are emit_group()'s. Units are computed in the order they are summed,
+ * so that at most four sets of cells are live. */
+MV_INLINE void group_tree(unit_form form, const unit_source *src, unsigned nv,
+                          __m512 rows[SGFP4_MATVEC_CHUNK])
+{
+    __m512 l[SGFP4_MATVEC_CHUNK], r[SGFP4_MATVEC_CHUNK], c[SGFP4_MATVEC_CHUNK];
+    __m512 h[SGFP4_MATVEC_CHUNK];
+    unit_cells(form, src, 0, nv, l);
+    unit_cells(form, src, 4, nv, c);
+    add_cells(l, l, c, nv);
+    unit_cells(form, src, 2, nv, r);
+    unit_cells(form, src, 6, nv, c);
+    add_cells(r, r, c, nv);
+    add_cells(h, l, r, nv);
+    unit_cells(form, src, 1, nv, l);
+    unit_cells(form, src, 5, nv, c);
+    add_cells(l, l, c, nv);
+    unit_cells(form, src, 3, nv, r);
+    unit_cells(form, src, 7, nv, c);
+    add_cells(r, r, c, nv);
+    add_cells(l, l, r, nv);
+    add_cells(rows, h, l, nv);
+}
+
+/* ---- direct paths: whole FP4 blocks, summed in registers -------------------------------- */
+
+/* A UNIFORM_8 record whose 64 leaves are all FP4: leaf i = 8 g + p at payload + 32 i. */
+MV_INLINE void uniform8_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
+                            const uint8_t *rec, float (*t)[SGFP4_MB], bool padded)
+{
+    const uint8_t *headers = rec + 4, *payload = rec + 272; /* align16(4 + 64 * 4) */
+    float scale[64] __attribute__((aligned(64))), bias[64] __attribute__((aligned(64)));
+    for (unsigned k = 0; k < 4; k++) {
+        const __m512i h = _mm512_loadu_si512(headers + 64 * k);
+        _mm512_store_ps(scale + 16 * k, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16))));
+        _mm512_store_ps(bias + 16 * k, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(
+                                           _mm512_and_si512(h, _mm512_set1_epi32(0xFFF0)))));
+    }
+    float bis[SGFP4_MATVEC_CHUNK][16] __attribute__((aligned(64)));
+    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    unit_source src = {.w = w, .padded = padded, .bis = bis};
+    for (unsigned g = s->g0; g < s->g1; g++) {
+        src.codes = payload + 256 * g;
+        src.scale = scale + 8 * g;
+        src.bias = bias + 8 * g;
+        __m512 rows[SGFP4_MATVEC_CHUNK];
+        if (s->class_a) {
+            /* B of leaf 8 g + p for both cells of pair p, times is */
+            const __m512 b16 = _mm512_permutexvar_ps(
+                _mm512_add_epi32(_mm512_set1_epi32((int)(8 * (g & 1u))),
+                                 _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7)),
+                _mm512_load_ps(bias + 16 * (g / 2)));
+            for (unsigned v = 0; v < nv; v++)
+                _mm512_store_ps(bis[v], _mm512_mul_ps(b16, _mm512_load_ps(w->prep.a[v].isf)));
+            group_tree(UNITS_UNIFORM8_A, &src, nv, rows);
+        } else {
+            group_tree(UNITS_UNIFORM8_B, &src, nv, rows);
+        }
+        for (unsigned v = 0; v < nv; v++)
+            emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1,
+                       s->class_a ? w->prep.a[v].d : 1.0f, s->class_a);
+    }
+}
+
+/* A block that is one 64x64 FP4 leaf (v1, or a v2 UNIFORM_64 record): rows of 32 bytes. */
+MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
+                         const uint8_t *payload, float scale, float bias, float (*t)[SGFP4_MB],
+                         bool padded)
+{
+    float bis[SGFP4_MATVEC_CHUNK][16] __attribute__((aligned(64)));
+    unit_source src = {.w = w, .padded = padded, .bis = bis};
+    src.scale16 = _mm512_set1_ps(scale);
+    src.table = leaf_table(SGFP4_MODE_FP4, scale, bias);
+    if (s->class_a)
+        for (unsigned v = 0; v < nv; v++)
+            _mm512_store_ps(bis[v], _mm512_mul_ps(_mm512_set1_ps(bias), _mm512_load_ps(w->prep.a[v].isf)));
+    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    for (unsigned g = s->g0; g < s->g1; g++) {
+        const uint8_t *lines = payload + 256 * g;
+        const __m512i z0 = _mm512_loadu_si512(lines), z1 = _mm512_loadu_si512(lines + 64);
+        const __m512i z2 = _mm512_loadu_si512(lines + 128), z3 = _mm512_loadu_si512(lines + 192);
+        for (unsigned k = 0; k < 2; k++) {
+            const __m512i pick = _mm512_load_si512(rows_words_f64[k]);
+            src.top[k] = _mm512_permutex2var_epi16(z0, pick, z1);
+            src.bottom[k] = _mm512_permutex2var_epi16(z2, pick, z3);
+        }
+        __m512 rows[SGFP4_MATVEC_CHUNK];
+        if (s->class_a)
+            group_tree(UNITS_WHOLE_A, &src, nv, rows);
+        else
+            group_tree(UNITS_WHOLE_B, &src, nv, rows);
+        for (unsigned v = 0; v < nv; v++)
+            emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1,
+                       s->class_a ? w->prep.a[v].d : 1.0f, s->class_a);
+    }
+}
+
+/* ---- repacked paths: blocks of the plan's repacked layout -------------------------------- */
+
+/* Where a repacked block's groups put their meta as floats (rp_store_pairs, rp_store_tables). */
+typedef struct rp_scratch {
     float sf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
     float bf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
     float sb[16] __attribute__((aligned(64)));
+} rp_scratch;
+
+/* A repacked row group's cells tree-summed into rows, by the form of its meta: the pairs'
+ * form (count 0: one conversion of its 8 (S, B) pairs, then per unit two broadcasts from
+ * memory) or the tables' (its S and B tables, up to 32 entries in two registers each, and
+ * per unit rp_unit_sb()). */
+MV_INLINE void repacked_group_tree(bool class_a, unit_source *src, const uint8_t *meta,
+                                   unsigned count, rp_scratch *scratch, unsigned nv,
+                                   __m512 rows[SGFP4_MATVEC_CHUNK])
+{
+    if (count == 0) {
+        rp_store_pairs(meta, scratch->sb);
+        src->pairs = opaque_pointer(scratch->sb);
+        group_tree(class_a ? UNITS_PAIRS_A : UNITS_PAIRS_B, src, nv, rows);
+        return;
+    }
+    const rp_group grp = repacked_group(meta, count);
+    rp_store_tables(&grp, scratch->sf, scratch->bf);
+    src->grp = &grp;
+    src->sf = scratch->sf;
+    src->bf = scratch->bf;
+    group_tree(class_a ? UNITS_TABLE_A : UNITS_TABLE_B, src, nv, rows);
+}
+
+/* A block of the plan's repacked layout (matvec/repack.h), Class A: per unit its codes from
+ * one nibble half of a 64-byte line and the S and B of its lanes (repacked_unit_a). Most
+ * groups of the encoder's output are in the pairs' form. */
+MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
+                          const uint8_t *blk, float (*t)[SGFP4_MB])
+{
+    rp_scratch scratch;
     __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
-    const __m512i low = _mm512_set1_epi8(0x0F);
     for (unsigned g = s->g0; g < s->g1; g++) {
-        const uint8_t *codes = blk + 256 * g;
         repacked_prefetch(blk, g, s->n0 == 0);
         unsigned count;
         const uint8_t *meta = repacked_meta(blk, g, &count);
-        /* the activations' pairs are broadcast from memory in each unit: an empty asm hides
-         * that they are the same in every group, so that the compiler does not keep them
-         * in registers and broadcast from there (a shuffle each; measured 4-6% slower at
-         * batch 1) */
-        const mv_prep_a *prep_ = w->prep.a;
-        __asm__("" : "+r"(prep_));
+        /* the activations' pairs are broadcast from memory in each unit: opaque_pointer()
+         * hides that they are the same in every group */
+        unit_source src = {.w = w, .codes = blk + 256 * g, .prep = opaque_pointer(w->prep.a)};
         __m512 rows[SGFP4_MATVEC_CHUNK];
-/* unit p's cells for every vector, its lanes' S and B set by the statement sb_of */
-#define C_OF_RA(p, c, sb_of)                                                                   \
-    do {                                                                                       \
-        const __m512i z_ = _mm512_load_si512(codes + 64 * ((p) % 4));                          \
-        const __m512i u_ = (p) < 4 ? _mm512_and_si512(z_, low)                                 \
-                                   : _mm512_and_si512(_mm512_srli_epi16(z_, 4), low);          \
-        __m512 sl_, bl_;                                                                       \
-        sb_of;                                                                                 \
-        MV_UNROLL for (unsigned v = 0; v < nv; v++) {                                          \
-            const mv_prep_a *a_ = &prep_[v];                                                   \
-            const __m512i acc_ =                                                               \
-                dot_u8_s8(bcast64i(a_->m8is + 2 * (p)), u_, bcast64i(a_->q + 8 * (p)));        \
-            (c)[v] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc_), sl_,                            \
-                                     _mm512_mul_ps(bl_, bcast64f(a_->isf + 2 * (p))));         \
-        }                                                                                      \
-    } while (0)
-#define C_OF_PAIRS(p, c) C_OF_RA(p, c, RP_PAIR_SB(sbp_, p, sl_, bl_))
-#define C_OF_TABLE(p, c) C_OF_RA(p, c, rp_unit_sb(&grp, p, sf, bf, tiles_of_lanes, &sl_, &bl_))
-#undef MV_TREE_UNROLL
-#define MV_TREE_UNROLL MV_UNROLL
-        RP_GROUP_TREE(nv, rows, meta, count, C_OF_PAIRS, C_OF_TABLE);
-#undef MV_TREE_UNROLL
-#define MV_TREE_UNROLL
-#undef C_OF_TABLE
-#undef C_OF_PAIRS
-#undef C_OF_RA
+        repacked_group_tree(true, &src, meta, count, &scratch, nv, rows);
         for (unsigned v = 0; v < nv; v++)
             emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, w->prep.a[v].d, true);
     }
 }
 
-/* The code of each stored nibble u = code + 8 of the repacked layout. */
-static const float repack_code_value[16] __attribute__((aligned(64))) = {
-    -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};
-
 /* A block of the plan's repacked layout, Class B: the lanes stay cells (lane 2 i + j: row i,
  * cell j of the unit), and the four columns of a cell are four registers, so that D8's cell
- * sum is three vertical adds and the cells come out as Class A's do. Per unit (shared by
- * the chunk's vectors), the weights fl32(S q + B) of column m of every lane, from the
- * lane's nibble (the line shifted by 8 m, 8 m + 4 for the high nibble: vpermps reads the
- * low 4 bits of its index):
- * - a unit whose four tiles lie in one leaf (98% of the units of the encoder's output at
- *   4.5 bits per weight): vpermps of the leaf's 16 weights (one fma per unit; exact
- *   product: D1), its S and B as in repacked_a (a group of one-leaf units: from its pairs);
- * - else: each lane's S and B (rp_unit_sb), its code value by vpermps and one fma.
- * Per vector: four products with the column's x (broadcast once per block by prep_b), three
- * adds (unit_c_xb, which also forces padding products to +0). */
+ * sum is three vertical adds and the cells come out as Class A's do (repacked_unit_b; nearly
+ * every unit of the encoder's output lies in one leaf). The activations are broadcast once
+ * per block by prep_b. */
 MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
                           const uint8_t *blk, float (*t)[SGFP4_MB], bool padded)
 {
-    const __m512i tiles_of_lanes = _mm512_load_si512(repack_tile_bytes);
-    const __m512 values = _mm512_load_ps(repack_code_value);
-    float sf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
-    float bf[SGFP4_RP_MAX_TABLE] __attribute__((aligned(64)));
-    float sb[16] __attribute__((aligned(64)));
+    rp_scratch scratch;
     __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
     for (unsigned g = s->g0; g < s->g1; g++) {
-        const uint8_t *codes = blk + 256 * g;
         repacked_prefetch(blk, g, s->n0 == 0);
         unsigned count;
         const uint8_t *meta = repacked_meta(blk, g, &count);
+        unit_source src = {.w = w, .padded = padded, .codes = blk + 256 * g};
         __m512 rows[SGFP4_MATVEC_CHUNK];
-/* unit p's cells for every vector; sb_of sets its lanes' S and B and yields whether its
- * tiles lie in one leaf */
-#define C_OF_RB(p, c, sb_of)                                                                   \
-    do {                                                                                       \
-        const __m512i z_ = _mm512_load_si512(codes + 64 * ((p) % 4));                          \
-        const __m512i n_ = (p) < 4 ? z_ : _mm512_srli_epi32(z_, 4);                            \
-        __m512 sl_, bl_, wc_[4];                                                               \
-        if (sb_of) {                                                                           \
-            const __m512 leaf_ = _mm512_fmadd_ps(sl_, values, bl_); /* read at u */           \
-            wc_[0] = _mm512_permutexvar_ps(n_, leaf_);                                         \
-            wc_[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 8), leaf_);                   \
-            wc_[2] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 16), leaf_);                  \
-            wc_[3] = _mm512_permutexvar_ps(_mm512_srli_epi32(n_, 24), leaf_);                  \
-        } else {                                                                               \
-            for (unsigned m_ = 0; m_ < 4; m_++)                                                \
-                wc_[m_] = _mm512_fmadd_ps(                                                     \
-                    sl_, _mm512_permutexvar_ps(_mm512_srli_epi32(n_, (int)(8 * m_)), values),  \
-                    bl_);                                                                      \
-        }                                                                                      \
-        MV_UNROLL for (unsigned v = 0; v < nv; v++)                                            \
-            (c)[v] = unit_c_xb(w, v, wc_, (p), padded);                                        \
-    } while (0)
-#define C_OF_PAIRS(p, c) C_OF_RB(p, c, (RP_PAIR_SB(sbp_, p, sl_, bl_), true))
-#define C_OF_TABLE(p, c) C_OF_RB(p, c, rp_unit_sb(&grp, p, sf, bf, tiles_of_lanes, &sl_, &bl_))
-#undef MV_TREE_UNROLL
-#define MV_TREE_UNROLL MV_UNROLL
-        RP_GROUP_TREE(nv, rows, meta, count, C_OF_PAIRS, C_OF_TABLE);
-#undef MV_TREE_UNROLL
-#define MV_TREE_UNROLL
-#undef C_OF_TABLE
-#undef C_OF_PAIRS
-#undef C_OF_RB
+        repacked_group_tree(false, &src, meta, count, &scratch, nv, rows);
         for (unsigned v = 0; v < nv; v++)
             emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, 1.0f, false);
     }
