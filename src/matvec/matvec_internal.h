@@ -169,7 +169,7 @@ extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_scalar;
 /* Portable C on the shared strip loop (matvec/matvec_generic.c): every machine. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_generic;
 #ifdef SGFP4_HAVE_X86_KERNELS
-/* AVX-512 F/BW/DQ/VL with and without VNNI (matvec/avx512_body.h), AVX2 + FMA + F16C
+/* AVX-512 F/BW/DQ/VL with and without VNNI (matvec/avx512_*.h), AVX2 + FMA + F16C
  * (matvec/matvec_avx2.c): matvec_dispatch.c runs them only where the CPU has them. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512vnni;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512;

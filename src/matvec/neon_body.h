@@ -4,7 +4,7 @@
  * defines MV_DOT, MV_ATTR (the function attributes: a target or nothing), MV_SET_NAME and
  * MV_SET. No include guard: one instance per file.
  *
- * The plan of the x86 sets (matvec/avx512_body.h) in 4-lane registers: units of 8 rows x 2
+ * The plan of the x86 sets (matvec/avx512_units.h) in 4-lane registers: units of 8 rows x 2
  * cells (four registers of 2 rows x 2 cells) in an 8x8 leaf's row-major layout (plain loads
  * for 8x8 leaves, de-interleaving loads (LD2/LD4) or lane loads for larger ones), the
  * [cell pair][row][2] tile, the cell tree as vertical adds and the pairs by FADDP.
