@@ -201,39 +201,45 @@ static void split_size_indices(const uint8_t *map, uint8_t *si)
     }
 }
 
+/* The mode bit of leaf i (1: T158) from its header. */
+static inline unsigned leaf_mode(const uint8_t *headers, unsigned i)
+{
+    return sgfp4_load_u32le(headers + 4 * (size_t)i) & 1u;
+}
+
 /* The T158 leaves of a MIXED record per size index (COUNT fields): the split map at `map`
  * (accepted by walk_split_map()) walked again, each leaf's mode bit read from its header. */
 static uint64_t mixed_t158_counts(const uint8_t *map, const uint8_t *headers)
 {
-#define MODE_(i) (sgfp4_load_u32le(headers + 4 * (size_t)(i)) & 1u)
     unsigned k = 1, i = 0;
     uint64_t t158 = 0;
     if (!(map[0] & 1u))
-        return COUNT(0, MODE_(0));
+        return COUNT(0, leaf_mode(headers, 0));
     for (unsigned c32 = 0; c32 < 4; c32++) {
         if (!(map_window(map, k++) & 1u)) {
-            t158 += COUNT(1, MODE_(i++));
+            t158 += COUNT(1, leaf_mode(headers, i++));
             continue;
         }
         for (unsigned c16 = 0; c16 < 4; c16++) {
             const unsigned p = (unsigned)map_window(map, k) & 31u;
             k += 1 + 4 * (p & 1u);
             if (!(p & 1u)) {
-                t158 += COUNT(2, MODE_(i++));
+                t158 += COUNT(2, leaf_mode(headers, i++));
                 continue;
             }
             for (unsigned c8 = 0; c8 < 4; c8++) {
                 if (!(p >> (1 + c8) & 1u)) {
-                    t158 += COUNT(3, MODE_(i++));
+                    t158 += COUNT(3, leaf_mode(headers, i++));
                     continue;
                 }
-                t158 += COUNT(4, MODE_(i) + MODE_(i + 1) + MODE_(i + 2) + MODE_(i + 3));
+                const unsigned modes = leaf_mode(headers, i) + leaf_mode(headers, i + 1) +
+                                       leaf_mode(headers, i + 2) + leaf_mode(headers, i + 3);
+                t158 += COUNT(4, modes);
                 i += 4;
             }
         }
     }
     return t158;
-#undef MODE_
 }
 
 /* A record with T158 leaves: *t158_counts its T158 leaves per size index (COUNT fields) and

@@ -73,6 +73,19 @@ static inline void emit_node16(uint32_t *restrict out, const uint32_t *restrict 
         out[k] = leaves[k] + origin;
 }
 
+/* The unread bits of a split map, lowest first, in a two-word shift register (85 bits at
+ * most). */
+typedef struct map_bits {
+    uint64_t lo, hi;
+} map_bits;
+
+/* Drops the lowest `count` (1..63) bits. */
+static inline void map_consume(map_bits *m, unsigned count)
+{
+    m->lo = m->lo >> count | m->hi << (64 - count);
+    m->hi >>= count;
+}
+
 /* Fills desc with the MIXED leaves of a split map in pre-order DFS (D5); returns the count.
  * Walked down to the 16x16 nodes only: a 16x16 node's whole subtree is 5 map bits (its own
  * split bit, then its four 8x8 children's) or 1 (a leaf), and the table holds its leaves,
@@ -80,34 +93,31 @@ static inline void emit_node16(uint32_t *restrict out, const uint32_t *restrict 
  * split bits of an encoder's MIXED records). */
 static unsigned walk_split_map(const uint8_t *map, uint32_t *desc)
 {
-    /* the unread map bits, lowest first, in a two-word shift register (85 bits at most) */
-    uint64_t lo = sgfp4_load_u32le(map) | (uint64_t)sgfp4_load_u32le(map + 4) << 32;
-    uint64_t hi = sgfp4_load_u32le(map + 8);
-#define CONSUME(count) (lo = lo >> (count) | hi << (64 - (count)), hi >>= (count))
-    if (!(lo & 1u)) {
+    map_bits m = {sgfp4_load_u32le(map) | (uint64_t)sgfp4_load_u32le(map + 4) << 32,
+                  sgfp4_load_u32le(map + 8)};
+    if (!(m.lo & 1u)) {
         desc[0] = sgfp4_leaf_descriptor(4, 0, 0);
         return 1;
     }
-    CONSUME(1);
+    map_consume(&m, 1);
     unsigned n = 0;
     for (unsigned q1 = 0; q1 < 4; q1++) {
         const unsigned y1 = (q1 >> 1) * 32, x1 = (q1 & 1u) * 32;
-        const bool split = lo & 1u;
-        CONSUME(1);
+        const bool split = m.lo & 1u;
+        map_consume(&m, 1);
         if (!split) {
             desc[n++] = sgfp4_leaf_descriptor(3, y1, x1);
             continue;
         }
         for (unsigned q2 = 0; q2 < 4; q2++) {
-            const unsigned p = (unsigned)lo & 31u; /* this 16x16 node's pattern */
+            const unsigned p = (unsigned)m.lo & 31u; /* this 16x16 node's pattern */
             const uint32_t origin =
                 (uint32_t)((y1 + (q2 >> 1) * 16) * SGFP4_MB + x1 + (q2 & 1u) * 16);
             emit_node16(desc + n, tables.node16[p], origin);
             n += tables.node16_count[p];
-            CONSUME(1 + 4 * (p & 1u)); /* as tables.node16_bits[p], without the load */
+            map_consume(&m, 1 + 4 * (p & 1u)); /* as tables.node16_bits[p], without the load */
         }
     }
-#undef CONSUME
     return n;
 }
 
