@@ -18,7 +18,7 @@
  * codes' 4 bytes and starts 4 bytes before them, still inside the container (leaf headers
  * or another payload precede every payload).
  *
- * Leaves: sgfp4_neon_block_leaves() (decode/leaves_neon.c).
+ * Leaves: sgfp4_neon_block_leaves() (listing/leaves_neon.c).
  *
  * Tiles and the block loop: tile_driver.h, shared with the x86 sets (two L1 tiles, the
  * previous tile's rows written out a few after each leaf, leaves kind by kind through
