@@ -14,15 +14,21 @@ const char *sgfp4_status_str(sgfp4_status status)
     return "unknown status";
 }
 
-/* The identifier without "SGFP4_" and without "ERR_": "OK", "V2_LAYOUT", ... */
-const char *sgfp4_status_name(sgfp4_status status)
+/* The identifier without "SGFP4_": "OK", "ERR_V2_LAYOUT", ... */
+static const char *status_identifier(sgfp4_status status)
 {
-    const char *name = "UNKNOWN";
     switch (status) {
-#define SGFP4_STATUS_NAME_(id, value, text) case SGFP4_##id: name = #id; break;
+#define SGFP4_STATUS_NAME_(id, value, text) case SGFP4_##id: return #id;
         SGFP4_STATUS_LIST(SGFP4_STATUS_NAME_)
 #undef SGFP4_STATUS_NAME_
     }
+    return "UNKNOWN";
+}
+
+/* The identifier without "SGFP4_" and without "ERR_": "OK", "V2_LAYOUT", ... */
+const char *sgfp4_status_name(sgfp4_status status)
+{
+    const char *name = status_identifier(status);
     return strncmp(name, "ERR_", 4) == 0 ? name + 4 : name;
 }
 

@@ -227,35 +227,33 @@ static bool read_modes(const uint8_t *h, unsigned n, uint8_t modes[SGFP4_MAX_LEA
  * (accepted by walk_split_map()) walked again, each leaf's mode from modes[]. */
 static uint64_t mixed_t158_counts(const uint8_t *map, const uint8_t *modes)
 {
-#define MODE_(i) modes[i]
     unsigned k = 1, i = 0;
     uint64_t t158 = 0;
     if (!(map[0] & 1u))
-        return COUNT(0, MODE_(0));
+        return COUNT(0, modes[0]);
     for (unsigned c32 = 0; c32 < 4; c32++) {
         if (!(map_window(map, k++) & 1u)) {
-            t158 += COUNT(1, MODE_(i++));
+            t158 += COUNT(1, modes[i++]);
             continue;
         }
         for (unsigned c16 = 0; c16 < 4; c16++) {
             const unsigned p = (unsigned)map_window(map, k) & 31u;
             k += 1 + 4 * (p & 1u);
             if (!(p & 1u)) {
-                t158 += COUNT(2, MODE_(i++));
+                t158 += COUNT(2, modes[i++]);
                 continue;
             }
             for (unsigned c8 = 0; c8 < 4; c8++) {
                 if (!(p >> (1 + c8) & 1u)) {
-                    t158 += COUNT(3, MODE_(i++));
+                    t158 += COUNT(3, modes[i++]);
                     continue;
                 }
-                t158 += COUNT(4, MODE_(i) + MODE_(i + 1) + MODE_(i + 2) + MODE_(i + 3));
+                t158 += COUNT(4, modes[i] + modes[i + 1] + modes[i + 2] + modes[i + 3]);
                 i += 4;
             }
         }
     }
     return t158;
-#undef MODE_
 }
 
 /* A record with T158 leaves (leaf i's mode in modes[i], n = r->leaves): *t158_counts its

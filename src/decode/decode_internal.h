@@ -19,7 +19,7 @@ typedef struct sgfp4_output {
  * For callers that must refuse bad options before they start writing. */
 sgfp4_status sgfp4_decode_options_check(const sgfp4_decode_options *options);
 
-/* Reference decoder (decode/scalar.c): the oracle every other path is tested against.
+/* Reference decoder (decode/decode_scalar.c): the oracle every other path is tested against.
  * Decodes tensor rows [row_begin, row_end) to output rows 0.. */
 void sgfp4_scalar_decode_rows(const sgfp4_tensor *t, uint64_t row_begin, uint64_t row_end,
                               const sgfp4_output *out);

@@ -105,13 +105,19 @@ TILE_INLINE void leaf_64_rows(const sgfp4_leaf_list *list, float *tile, pending_
     }
 }
 
-/* Leaves of kind k (size class k / 2, mode k % 2), whole; `done` counts the block's weights. */
-#define DECODE_KIND(k)                                                                         \
-    for (unsigned g = 0; g < list.kind_count[k]; g++) {                                        \
-        tile_leaf_whole(&list, list.by_kind[k][g], tile, 4u << ((k) / 2), (k) % 2);            \
-        done += 16u << ((k) / 2 * 2);                                                          \
-        flush_share(prev, j, done, TILE_FLOATS);                                               \
+/* The leaves of kind k (size class k / 2, mode k % 2; a constant at every call, so that each
+ * kind's loop is specialised), whole; `done` counts the block's weights decoded before them.
+ * Returns the count after them. */
+TILE_INLINE unsigned decode_kind(const sgfp4_leaf_list *list, unsigned k, float *tile,
+                                 pending_tile *prev, tile_job *j, unsigned done)
+{
+    for (unsigned g = 0; g < list->kind_count[k]; g++) {
+        tile_leaf_whole(list, list->by_kind[k][g], tile, 4u << (k / 2), k % 2);
+        done += 16u << (k / 2 * 2);
+        flush_share(prev, j, done, TILE_FLOATS);
     }
+    return done;
+}
 
 /* Decodes block b of t into `tile`: whole (rows selects all 64 block rows) or only the
  * vectors holding selected rows; writes the pending tile out along the way. */
@@ -128,15 +134,14 @@ TILE_FN void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows, floa
                 leaf_64_rows(&list, tile, prev, j, SGFP4_MODE_T158);
             return;
         }
-        unsigned done = 0;
-        DECODE_KIND(0)
-        DECODE_KIND(1)
-        DECODE_KIND(2)
-        DECODE_KIND(3)
-        DECODE_KIND(4)
-        DECODE_KIND(5)
-        DECODE_KIND(6)
-        DECODE_KIND(7)
+        unsigned done = decode_kind(&list, 0, tile, prev, j, 0);
+        done = decode_kind(&list, 1, tile, prev, j, done);
+        done = decode_kind(&list, 2, tile, prev, j, done);
+        done = decode_kind(&list, 3, tile, prev, j, done);
+        done = decode_kind(&list, 4, tile, prev, j, done);
+        done = decode_kind(&list, 5, tile, prev, j, done);
+        done = decode_kind(&list, 6, tile, prev, j, done);
+        (void)decode_kind(&list, 7, tile, prev, j, done);
         return;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -144,7 +149,6 @@ TILE_FN void decode_block(const sgfp4_tensor *t, uint64_t b, uint64_t rows, floa
         flush_share(prev, j, i + 1, n);
     }
 }
-#undef DECODE_KIND
 
 TILE_FN void tile_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t rows,
                               uint8_t *const dst[SGFP4_MB], sgfp4_dtype dtype, bool streaming,

@@ -1,6 +1,6 @@
 /* The contract between the public matvec entry points (matvec/matvec.c) and the matvec
  * kernels: the plan, the activations as the kernels read them, and the kernel table that
- * every kernel set fills (the scalar oracle, matvec/scalar.c, is one of them). Arguments are
+ * every kernel set fills (the scalar oracle, matvec/matvec_scalar.c, is one of them). Arguments are
  * checked before any kernel runs; kernels never fail and allocate nothing.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_MATVEC_INTERNAL_H
@@ -9,6 +9,7 @@
 #include <float.h>
 #include <stdbool.h>
 
+#include "common/cpu.h"
 #include "container/tensor.h"
 
 /* D8 asks for every operation in binary32, rounded once: no wider evaluation (x87). */
@@ -18,7 +19,7 @@
 
 #define SGFP4_MATVEC_CELLS 16u /* 4-column cells in a macroblock row */
 
-/* The leaves of one v2 block as the plan's table lists them (matvec/plan.c): entries
+/* The leaves of one v2 block as the plan's table lists them (matvec/matvec_plan.c): entries
  * [first, first + the counts' sum) of the table, grouped by kind (2 * size class + mode,
  * kind 0 = 4x4 FP4 first), each kind in storage order. Empty for the records the kernels
  * read without it (UNIFORM_8 records of FP4 leaves only, UNIFORM_64 FP4 records). */
@@ -156,19 +157,19 @@ typedef struct sgfp4_matvec_kernels {
     bool reads_repack;
 } sgfp4_matvec_kernels;
 
-/* The scalar reference (matvec/scalar.c, quantize.c): the oracle of every other kernel set. */
+/* The scalar reference (matvec/matvec_scalar.c, matvec_quantize.c): the oracle of every
+ * other kernel set. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_scalar;
-/* Portable C on the shared strip loop (matvec/kernels_generic.c): every machine. */
+/* Portable C on the shared strip loop (matvec/matvec_generic.c): every machine. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_generic;
-#if defined(__x86_64__) && defined(__GNUC__)
-/* AVX-512 F/BW/DQ/VL with and without VNNI (matvec/avx512_body.h), AVX2 + FMA + F16C
- * (matvec/kernels_avx2.c): dispatch.c runs them only where the CPU has them. */
+#ifdef SGFP4_HAVE_X86_KERNELS
+/* AVX-512 F/BW/DQ/VL with and without VNNI (matvec/avx512_*.h), AVX2 + FMA + F16C
+ * (matvec/matvec_avx2.c): matvec_dispatch.c runs them only where the CPU has them. */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512vnni;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx512;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_avx2;
 #endif
-#if defined(__aarch64__) && defined(__ARM_NEON) && defined(__GNUC__) &&                        \
-    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#ifdef SGFP4_HAVE_NEON_KERNELS
 /* NEON with and without DotProd (matvec/neon_body.h). */
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neondot;
 extern const sgfp4_matvec_kernels sgfp4_matvec_kernels_neon;
@@ -186,7 +187,7 @@ static inline int sgfp4_matvec_block_exponent(uint32_t m)
     return (m & 0x7FFFFFu) <= 0x7E0000u ? p - 6 : p - 5;
 }
 
-/* The reference quantizer of one vector (matvec/quantize.c). */
+/* The reference quantizer of one vector (matvec/matvec_quantize.c). */
 void sgfp4_matvec_quantize_scalar(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q,
                                   uint8_t *d);
 
@@ -214,7 +215,7 @@ void sgfp4_matvec_run(const sgfp4_matvec_plan *plan, const sgfp4_matvec_kernels 
                       bool class_a, const sgfp4_matvec_x *x, const sgfp4_matvec_y *y,
                       uint64_t row_begin, uint64_t row_end, sgfp4_matvec_threads threads);
 
-/* Kernel sets (matvec/dispatch.c). The fastest this CPU runs. */
+/* Kernel sets (matvec/matvec_dispatch.c). The fastest this CPU runs. */
 const sgfp4_matvec_kernels *sgfp4_matvec_kernels_best(void);
 /* Every kernel set this build and CPU run, the scalar reference first, into out[0..cap);
  * returns the count (tests run every one against the reference). */

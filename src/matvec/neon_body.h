@@ -1,10 +1,10 @@
-/* The AArch64 Advanced SIMD (NEON) matvec kernels, compiled twice: kernels_neon_dot.c
+/* The AArch64 Advanced SIMD (NEON) matvec kernels, compiled twice: matvec_neon_dot.c
  * (MV_DOT 1: the dot products by SDOT, Armv8.2 DotProd, detected at run time) and
- * kernels_neon.c (MV_DOT 0: SMULL + pairwise adds, every AArch64 CPU). The includer
+ * matvec_neon.c (MV_DOT 0: SMULL + pairwise adds, every AArch64 CPU). The includer
  * defines MV_DOT, MV_ATTR (the function attributes: a target or nothing), MV_SET_NAME and
  * MV_SET. No include guard: one instance per file.
  *
- * The plan of the x86 sets (matvec/avx512_body.h) in 4-lane registers: units of 8 rows x 2
+ * The plan of the x86 sets (matvec/avx512_units.h) in 4-lane registers: units of 8 rows x 2
  * cells (four registers of 2 rows x 2 cells) in an 8x8 leaf's row-major layout (plain loads
  * for 8x8 leaves, de-interleaving loads (LD2/LD4) or lane loads for larger ones), the
  * [cell pair][row][2] tile, the cell tree as vertical adds and the pairs by FADDP.
@@ -18,7 +18,7 @@
  * SPDX-License-Identifier: MIT */
 #include <arm_neon.h>
 
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 #include "matvec/strip.h"
 
 #define MV_FN static MV_ATTR
@@ -424,7 +424,7 @@ MV_FN void mv_rows_float(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1
     mv_strip(plan, r0, r1, x, y, false);
 }
 
-/* The Class A quantizer: the reference's bytes (matvec/quantize.c): integer maximum of the
+/* The Class A quantizer: the reference's bytes (matvec/matvec_quantize.c): integer maximum of the
  * magnitude bits, the reference's e, q = x * 2^-e converted with FCVTNS (nearest even, by
  * its encoding). The scaling by a power of two is exact where the product can round to a
  * nonzero q (below 2^-126, |x * 2^-e| < 2^-80 rounds to 0 under any FPCR mode). */

@@ -126,21 +126,40 @@ static size_t repack_block(const sgfp4_tensor *t, uint64_t b, uint8_t *out)
     return bytes;
 }
 
-/* Calls visit(b) for every block in the strip loop's order. */
-#define FOR_EACH_BLOCK_IN_VISIT_ORDER(t, b, body)                                              \
-    do {                                                                                       \
-        unsigned levels_ = 0;                                                                  \
-        while ((UINT64_C(1) << levels_) < (t)->tiles_x && levels_ < 63)                        \
-            levels_++;                                                                         \
-        for (uint64_t by_ = 0; by_ < (t)->blocks / (t)->tiles_x; by_++)                        \
-            for (uint64_t k_ = 0; k_ < UINT64_C(1) << levels_; k_++) {                         \
-                const uint64_t bx_ = sgfp4_bit_reverse(k_, levels_);                           \
-                if (bx_ >= (t)->tiles_x)                                                       \
-                    continue;                                                                  \
-                const uint64_t b = by_ * (t)->tiles_x + bx_;                                   \
-                body;                                                                          \
-            }                                                                                  \
-    } while (0)
+/* The blocks in the strip loop's order (strip_driver.h): strip by strip, each strip's blocks
+ * in bit-reversed order of their column, the indices past the row skipped. */
+typedef struct visit_order {
+    const sgfp4_tensor *t;
+    unsigned levels; /* log2 of the padded block count of a row */
+    uint64_t by, k;  /* the next strip, and the next index of its bit-reversed walk */
+} visit_order;
+
+static visit_order visit_start(const sgfp4_tensor *t)
+{
+    visit_order v = {t, 0, 0, 0};
+    while ((UINT64_C(1) << v.levels) < t->tiles_x && v.levels < 63)
+        v.levels++;
+    return v;
+}
+
+/* Sets *b to the next block in visit order; false after the last. */
+static bool visit_next(visit_order *v, uint64_t *b)
+{
+    const uint64_t strips = v->t->blocks / v->t->tiles_x;
+    while (v->by < strips) {
+        if (v->k == UINT64_C(1) << v->levels) {
+            v->by++;
+            v->k = 0;
+            continue;
+        }
+        const uint64_t bx = sgfp4_bit_reverse(v->k++, v->levels);
+        if (bx < v->t->tiles_x) {
+            *b = v->by * v->t->tiles_x + bx;
+            return true;
+        }
+    }
+    return false;
+}
 
 sgfp4_status sgfp4_matvec_repack_build(sgfp4_matvec_plan *plan)
 {
@@ -151,7 +170,11 @@ sgfp4_status sgfp4_matvec_repack_build(sgfp4_matvec_plan *plan)
     if (!offset)
         return SGFP4_ERR_NOMEM;
     uint64_t total = 0;
-    FOR_EACH_BLOCK_IN_VISIT_ORDER(t, b, (offset[b] = total, total += repack_block(t, b, NULL)));
+    visit_order order = visit_start(t);
+    for (uint64_t b; visit_next(&order, &b);) {
+        offset[b] = total;
+        total += repack_block(t, b, NULL);
+    }
     if (total > SIZE_MAX - 64) {
         sgfp4_free_with(&t->allocator, offset);
         return SGFP4_ERR_NOMEM;
@@ -162,7 +185,9 @@ sgfp4_status sgfp4_matvec_repack_build(sgfp4_matvec_plan *plan)
         return SGFP4_ERR_NOMEM;
     }
     uint8_t *base = raw + (64 - (uintptr_t)raw % 64) % 64;
-    FOR_EACH_BLOCK_IN_VISIT_ORDER(t, b, (void)repack_block(t, b, base + offset[b]));
+    order = visit_start(t);
+    for (uint64_t b; visit_next(&order, &b);)
+        (void)repack_block(t, b, base + offset[b]);
     plan->repack_alloc = raw;
     plan->repack = base;
     plan->repack_offset = offset;

@@ -8,7 +8,7 @@
  * after the k-th visit, one merge (entry below + top) for every trailing 1 bit of k. Every
  * step of D8's tree but the last adds indices of equal parity, so the tree of v is
  * fl32(tree(even indices) + tree(odd indices)), which is what the counter computes (the
- * scalar oracle evaluates the same recursion, scalar.c). The stack holds at most
+ * scalar oracle evaluates the same recursion, matvec_scalar.c). The stack holds at most
  * log2(P) + 1 entries of 64 rows per vector.
  *
  * Vectors go through in chunks of SGFP4_MATVEC_CHUNK: each chunk is one pass over the

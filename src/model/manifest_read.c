@@ -8,7 +8,9 @@
 #include "model/json_scan.h"
 #include "model/model_internal.h"
 
-#define MANIFEST_FAIL(name, ...) \
+/* Fails with SGFP4_ERR_MODEL_MANIFEST at file byte `offset`; the message starts with the
+ * entry's name, the first argument after the format. */
+#define MANIFEST_FAIL(diag, offset, ...)                                                       \
     sgfp4_fail(diag, SGFP4_ERR_MODEL_MANIFEST, offset, -1, -1, "manifest entry '%s': " __VA_ARGS__)
 
 static bool is_sha256_hex(const char *s)
@@ -34,11 +36,11 @@ static sgfp4_status parse_entry(sgfp4_model *m, const char *name, json_t *obj, s
     int64_t offset = 8;
     const sgfp4_model_tensor *t = sgfp4_model_tensor_find(m, name);
     if (!t)
-        return MANIFEST_FAIL(name, "no tensor of that name in the file", name);
+        return MANIFEST_FAIL(diag, offset, "no tensor of that name in the file", name);
     model_entry *e = (model_entry *)t; /* pub is the first member of model_entry */
     offset = (int64_t)t->offset;
     if (!json_is_object(obj))
-        return MANIFEST_FAIL(name, "not a JSON object", name);
+        return MANIFEST_FAIL(diag, offset, "not a JSON object", name);
     const char *key;
     json_t *value;
     static const char *const known[] = {"profile", "shape", "original_shape", "dtype",
@@ -48,52 +50,55 @@ static sgfp4_status parse_entry(sgfp4_model *m, const char *name, json_t *obj, s
         for (const char *const *k = known; *k && !ok; k++)
             ok = strcmp(*k, key) == 0;
         if (!ok)
-            return MANIFEST_FAIL(name, "unknown key '%s'", name, key);
+            return MANIFEST_FAIL(diag, offset, "unknown key '%s'", name, key);
     }
     if (t->dtype != SGFP4_ST_U8 || t->rank != 1)
-        return MANIFEST_FAIL(name, "the tensor is not stored as U8 [nbytes]", name);
+        return MANIFEST_FAIL(diag, offset, "the tensor is not stored as U8 [nbytes]", name);
     sgfp4_model_quant *q = &e->quant;
     const char *profile = json_string_value(json_object_get(obj, "profile"));
     if (!profile || (strcmp(profile, "v1") != 0 && strcmp(profile, "v2") != 0))
-        return MANIFEST_FAIL(name, "profile is not \"v1\" or \"v2\"", name);
+        return MANIFEST_FAIL(diag, offset, "profile is not \"v1\" or \"v2\"", name);
     q->profile = profile[1] == '1' ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
     const json_t *shape = json_object_get(obj, "shape");
     if (!json_is_array(shape) || json_array_size(shape) != 2 ||
         !positive_int(json_array_get(shape, 0), &q->rows) ||
         !positive_int(json_array_get(shape, 1), &q->cols))
-        return MANIFEST_FAIL(name, "shape is not [O, I] of positive integers", name);
+        return MANIFEST_FAIL(diag, offset, "shape is not [O, I] of positive integers", name);
     const json_t *orig = json_object_get(obj, "original_shape");
     if (!json_is_array(orig) || json_array_size(orig) > SGFP4_MODEL_MAX_RANK)
-        return MANIFEST_FAIL(name, "original_shape is not an array of rank <= %d", name,
+        return MANIFEST_FAIL(diag, offset, "original_shape is not an array of rank <= %d", name,
                              SGFP4_MODEL_MAX_RANK);
     q->original_rank = json_array_size(orig);
     uint64_t product = 1;
     for (size_t d = 0; d < q->original_rank; d++) {
         if (!positive_int(json_array_get(orig, d), &e->original_shape[d]) ||
             (product && e->original_shape[d] > UINT64_MAX / product))
-            return MANIFEST_FAIL(name, "original_shape[%zu] is not a positive integer (or the "
-                                 "product overflows)", name, d);
+            return MANIFEST_FAIL(diag, offset,
+                                 "original_shape[%zu] is not a positive integer (or the product "
+                                 "overflows)", name, d);
         product *= e->original_shape[d];
     }
     q->original_shape = e->original_shape;
     /* D6: [prod(leading dims), last dim]; a rank-0 or rank-1 tensor is [1, n]. */
     const uint64_t last = q->original_rank ? e->original_shape[q->original_rank - 1] : 1;
     if (q->rows > UINT64_MAX / q->cols || q->rows * q->cols != product || q->cols != last)
-        return MANIFEST_FAIL(name, "shape [%llu, %llu] is not [prod(leading dims), last dim] of "
+        return MANIFEST_FAIL(diag, offset,
+                             "shape [%llu, %llu] is not [prod(leading dims), last dim] of "
                              "original_shape", name, (unsigned long long)q->rows,
                              (unsigned long long)q->cols);
     const char *dtype = json_string_value(json_object_get(obj, "dtype"));
     if (!dtype || sgfp4_st_dtype_parse(dtype, &q->source_dtype) ||
         !sgfp4_st_dtype_is_quantizable(q->source_dtype))
-        return MANIFEST_FAIL(name, "dtype is not \"BF16\", \"F16\", \"F32\", \"F8_E4M3\" or "
-                             "\"F8_E5M2\"", name);
+        return MANIFEST_FAIL(diag, offset,
+                             "dtype is not \"BF16\", \"F16\", \"F32\", \"F8_E4M3\" or \"F8_E5M2\"",
+                             name);
     const char *sha = json_string_value(json_object_get(obj, "sha256"));
     if (!sha || !is_sha256_hex(sha))
-        return MANIFEST_FAIL(name, "sha256 is not 64 lowercase hex digits", name);
+        return MANIFEST_FAIL(diag, offset, "sha256 is not 64 lowercase hex digits", name);
     memcpy(q->sha256, sha, 65);
     const json_t *enc = json_object_get(obj, "encoder");
     if (!json_is_object(enc))
-        return MANIFEST_FAIL(name, "encoder is not a JSON object", name);
+        return MANIFEST_FAIL(diag, offset, "encoder is not a JSON object", name);
     e->encoder_json = json_dumps(enc, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (!e->encoder_json)
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "container/diag.h"
+#include "common/diag.h"
 #include "sgfp4_model.h"
 
 /* One tensor plus the storage its pointers refer to. */

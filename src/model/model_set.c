@@ -18,7 +18,7 @@
 
 #include "model/model_internal.h"
 
-#define INDEX_FAIL(...) sgfp4_fail(diag, SGFP4_ERR_MODEL_INDEX, -1, -1, -1, __VA_ARGS__)
+#define INDEX_FAIL(diag, ...) sgfp4_fail(diag, SGFP4_ERR_MODEL_INDEX, -1, -1, -1, __VA_ARGS__)
 
 const char *sgfp4_model_bad_file_name(const char *name)
 {
@@ -89,21 +89,22 @@ static sgfp4_status parse_index(set_build *b, const char *text, size_t size,
                           b->path, err.line, err.column, err.text);
     }
     if (!json_is_object(b->root))
-        return INDEX_FAIL("index '%.120s': not a JSON object", b->path);
+        return INDEX_FAIL(diag, "index '%.120s': not a JSON object", b->path);
     b->weight_map = json_object_get(b->root, "weight_map");
     if (!json_is_object(b->weight_map))
-        return INDEX_FAIL("index '%.120s': no \"weight_map\" object (tensor name -> shard file)",
+        return INDEX_FAIL(diag,
+                          "index '%.120s': no \"weight_map\" object (tensor name -> shard file)",
                           b->path);
     if (json_object_size(b->weight_map) == 0)
-        return INDEX_FAIL("index '%.120s': \"weight_map\" is empty", b->path);
+        return INDEX_FAIL(diag, "index '%.120s': \"weight_map\" is empty", b->path);
     const json_t *meta = json_object_get(b->root, "metadata");
     if (meta && !json_is_object(meta))
-        return INDEX_FAIL("index '%.120s': \"metadata\" is not a JSON object", b->path);
+        return INDEX_FAIL(diag, "index '%.120s': \"metadata\" is not a JSON object", b->path);
     const json_t *total = meta ? json_object_get(meta, "total_size") : NULL;
     *has_total = total != NULL;
     if (total) {
         if (!json_is_integer(total) || json_integer_value(total) < 0)
-            return INDEX_FAIL("index '%.120s': metadata.total_size is not a non-negative "
+            return INDEX_FAIL(diag, "index '%.120s': metadata.total_size is not a non-negative "
                               "integer", b->path);
         *total_size = (uint64_t)json_integer_value(total);
     }
@@ -127,8 +128,8 @@ static sgfp4_status collect_shards(set_build *b)
         const char *why = file ? sgfp4_model_bad_file_name(file) : "is not a string";
         if (why) {
             free(names);
-            return INDEX_FAIL("index '%.120s': weight_map['%.64s']: the shard name %s", b->path,
-                              tensor, why);
+            return INDEX_FAIL(diag, "index '%.120s': weight_map['%.64s']: the shard name %s",
+                              b->path, tensor, why);
         }
         names[k++] = file;
     }
@@ -294,7 +295,8 @@ static sgfp4_status open_shards(set_build *b, const sgfp4_model_open_options *op
         if ((s = charge_shard(&budget, shard, set->shard_names[k], diag)) != SGFP4_OK)
             return s;
         if (k > 0 && shard->quantized != set->shards[0]->quantized)
-            return INDEX_FAIL("shard '%.80s' has %s sgfp4 manifest and shard '%.80s' has %s: a "
+            return INDEX_FAIL(diag,
+                              "shard '%.80s' has %s sgfp4 manifest and shard '%.80s' has %s: a "
                               "set is quantized in every shard or in none", set->shard_names[0],
                               shard->quantized ? "no" : "an", set->shard_names[k],
                               shard->quantized ? "one" : "none");
@@ -343,10 +345,11 @@ static sgfp4_status check_tensors(set_build *b, const sgfp4_model_open_options *
         const sgfp4_model_tensor *t = set->refs[k];
         const char *file = json_string_value(json_object_get(b->weight_map, t->name));
         if (!file)
-            return INDEX_FAIL("shard '%.64s' holds tensor '%.64s', which the weight_map does not "
+            return INDEX_FAIL(diag,
+                              "shard '%.64s' holds tensor '%.64s', which the weight_map does not "
                               "list", set->shard_names[t->shard], t->name);
         if (strcmp(file, set->shard_names[t->shard]) != 0)
-            return INDEX_FAIL("tensor '%.64s' is in shard '%.64s' but the weight_map says "
+            return INDEX_FAIL(diag, "tensor '%.64s' is in shard '%.64s' but the weight_map says "
                               "'%.64s'", t->name, set->shard_names[t->shard], file);
     }
     /* ... and every weight_map entry is such a tensor (the names are distinct). */
@@ -355,13 +358,15 @@ static sgfp4_status check_tensors(set_build *b, const sgfp4_model_open_options *
         json_t *value;
         json_object_foreach(b->weight_map, tensor, value) {
             if (!sgfp4_model_tensor_find(set, tensor))
-                return INDEX_FAIL("the weight_map lists tensor '%.64s' in shard '%.64s', which "
+                return INDEX_FAIL(diag,
+                                  "the weight_map lists tensor '%.64s' in shard '%.64s', which "
                                   "has no tensor of that name", tensor, json_string_value(value));
         }
         return sgfp4_fail(diag, SGFP4_ERR_INTERNAL, -1, -1, -1, "weight_map count mismatch");
     }
     if (has_total && total_size != data_bytes && !(options && options->ignore_index_total_size))
-        return INDEX_FAIL("index '%.120s': metadata.total_size is %llu but the shards hold %llu "
+        return INDEX_FAIL(diag,
+                          "index '%.120s': metadata.total_size is %llu but the shards hold %llu "
                           "data bytes", b->path, (unsigned long long)total_size,
                           (unsigned long long)data_bytes);
     return SGFP4_OK;

@@ -71,7 +71,8 @@ void sgfp4_model_policy_free(sgfp4_model_policy *p)
     free(p);
 }
 
-#define POLICY_FAIL(...) sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "policy: " __VA_ARGS__)
+#define POLICY_FAIL(diag, ...)                                                                \
+    sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "policy: " __VA_ARGS__)
 
 /* Reads the encoder fields of `obj` (a rule or "defaults") into *o, flags into *set.
  * `where` names the object in messages. Other keys are left to the caller. */
@@ -82,7 +83,7 @@ static sgfp4_status parse_options(json_t *obj, const char *where, sgfp4_encode_o
     if ((v = json_object_get(obj, "profile"))) {
         const char *s = json_string_value(v);
         if (!s || (strcmp(s, "v1") != 0 && strcmp(s, "v2") != 0))
-            return POLICY_FAIL("%s: profile must be \"v1\" or \"v2\"", where);
+            return POLICY_FAIL(diag, "%s: profile must be \"v1\" or \"v2\"", where);
         o->profile = s[1] == '1' ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
         *set |= SET_PROFILE;
     }
@@ -91,26 +92,26 @@ static sgfp4_status parse_options(json_t *obj, const char *where, sgfp4_encode_o
      * bits of a float32, the range of the CLI's --bpw too (the encoder itself takes 64). */
     if ((v = json_object_get(obj, "bpw"))) {
         if (!json_is_number(v) || !(json_number_value(v) > 0 && json_number_value(v) <= 32))
-            return POLICY_FAIL("%s: bpw must be a number in (0, 32]", where);
+            return POLICY_FAIL(diag, "%s: bpw must be a number in (0, 32]", where);
         o->target_bpw = json_number_value(v);
         *set |= SET_BPW;
     }
     if ((v = json_object_get(obj, "policy"))) {
         const char *s = json_string_value(v);
         if (!s || (strcmp(s, "rate") != 0 && strcmp(s, "threshold") != 0))
-            return POLICY_FAIL("%s: policy must be \"rate\" or \"threshold\"", where);
+            return POLICY_FAIL(diag, "%s: policy must be \"rate\" or \"threshold\"", where);
         o->policy = s[0] == 'r' ? SGFP4_POLICY_RATE : SGFP4_POLICY_THRESHOLD;
         *set |= SET_POLICY;
     }
     if ((v = json_object_get(obj, "threshold"))) {
         if (!json_is_number(v) || !(json_number_value(v) > 0 && json_number_value(v) <= 1e12))
-            return POLICY_FAIL("%s: threshold must be a number in (0, 1e12]", where);
+            return POLICY_FAIL(diag, "%s: threshold must be a number in (0, 1e12]", where);
         o->threshold = json_number_value(v);
         *set |= SET_THRESHOLD;
     }
     if ((v = json_object_get(obj, "delta"))) {
         if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= 1e6))
-            return POLICY_FAIL("%s: delta must be a number in [0, 1e6]", where);
+            return POLICY_FAIL(diag, "%s: delta must be a number in [0, 1e6]", where);
         o->delta = json_number_value(v);
         *set |= SET_DELTA;
     }
@@ -118,14 +119,14 @@ static sgfp4_status parse_options(json_t *obj, const char *where, sgfp4_encode_o
         const char *s = json_string_value(v);
         if (!s || (strcmp(s, "best") != 0 && strcmp(s, "fast") != 0 &&
                    strcmp(s, "reference") != 0))
-            return POLICY_FAIL("%s: fit must be \"best\", \"fast\" or \"reference\"", where);
+            return POLICY_FAIL(diag, "%s: fit must be \"best\", \"fast\" or \"reference\"", where);
         o->fit = s[0] == 'b' ? SGFP4_FIT_BEST : s[0] == 'f' ? SGFP4_FIT_FAST : SGFP4_FIT_REFERENCE;
         *set |= SET_FIT;
     }
     if ((v = json_object_get(obj, "metric"))) {
         const char *s = json_string_value(v);
         if (!s || (strcmp(s, "sse") != 0 && strcmp(s, "row") != 0))
-            return POLICY_FAIL("%s: metric must be \"sse\" or \"row\"", where);
+            return POLICY_FAIL(diag, "%s: metric must be \"sse\" or \"row\"", where);
         o->metric = s[0] == 's' ? SGFP4_METRIC_SSE : SGFP4_METRIC_ROW_RELATIVE;
         *set |= SET_METRIC;
     }
@@ -142,7 +143,7 @@ static sgfp4_status check_keys(json_t *obj, const char *where, const char *const
         for (const char *const *k = known; *k && !ok; k++)
             ok = strcmp(*k, key) == 0;
         if (!ok)
-            return POLICY_FAIL("%s: unknown key '%s'", where, key);
+            return POLICY_FAIL(diag, "%s: unknown key '%s'", where, key);
     }
     return SGFP4_OK;
 }
@@ -159,21 +160,21 @@ static sgfp4_status parse_rule(json_t *obj, size_t index, policy_rule *r, sgfp4_
     char where[32];
     snprintf(where, sizeof where, "rules[%zu]", index);
     if (!json_is_object(obj))
-        return POLICY_FAIL("%s is not an object", where);
+        return POLICY_FAIL(diag, "%s is not an object", where);
     sgfp4_status s = check_keys(obj, where, rule_keys, diag);
     if (s != SGFP4_OK)
         return s;
     json_t *match = json_object_get(obj, "match");
     const size_t n = json_is_array(match) ? json_array_size(match) : json_is_string(match) ? 1 : 0;
     if (n == 0)
-        return POLICY_FAIL("%s: match must be a glob or a non-empty array of globs", where);
+        return POLICY_FAIL(diag, "%s: match must be a glob or a non-empty array of globs", where);
     r->globs = calloc(n, sizeof *r->globs);
     if (!r->globs)
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
     for (size_t g = 0; g < n; g++) {
         const char *glob = json_string_value(json_is_array(match) ? json_array_get(match, g) : match);
         if (!glob)
-            return POLICY_FAIL("%s: match[%zu] is not a string", where, g);
+            return POLICY_FAIL(diag, "%s: match[%zu] is not a string", where, g);
         if (!(r->globs[r->glob_count++] = strdup(glob)))
             return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
     }
@@ -182,7 +183,7 @@ static sgfp4_status parse_rule(json_t *obj, size_t index, policy_rule *r, sgfp4_
     if (action) {
         const char *a = json_string_value(action);
         if (!a || (strcmp(a, "skip") != 0 && strcmp(a, "quantize") != 0))
-            return POLICY_FAIL("%s: action must be \"skip\" or \"quantize\"", where);
+            return POLICY_FAIL(diag, "%s: action must be \"skip\" or \"quantize\"", where);
         r->action = a[0] == 's' ? ACTION_SKIP : ACTION_QUANTIZE;
     }
     return parse_options(obj, where, &r->values, &r->set, diag);
@@ -191,18 +192,18 @@ static sgfp4_status parse_rule(json_t *obj, size_t index, policy_rule *r, sgfp4_
 static sgfp4_status parse_policy(sgfp4_model_policy *p, json_t *root, sgfp4_diag *diag)
 {
     if (!json_is_object(root))
-        return POLICY_FAIL("the document is not a JSON object");
+        return POLICY_FAIL(diag, "the document is not a JSON object");
     sgfp4_status s = check_keys(root, "top level", top_keys, diag);
     if (s != SGFP4_OK)
         return s;
     const json_t *version = json_object_get(root, "version");
     if (version && (!json_is_integer(version) || json_integer_value(version) != 1))
-        return POLICY_FAIL("version must be 1");
+        return POLICY_FAIL(diag, "version must be 1");
     json_t *defaults = json_object_get(root, "defaults");
     if (defaults) {
         unsigned set = 0;
         if (!json_is_object(defaults))
-            return POLICY_FAIL("defaults is not an object");
+            return POLICY_FAIL(diag, "defaults is not an object");
         if ((s = check_keys(defaults, "defaults", option_keys, diag)) != SGFP4_OK ||
             (s = parse_options(defaults, "defaults", &p->defaults, &set, diag)) != SGFP4_OK)
             return s;
@@ -211,19 +212,19 @@ static sgfp4_status parse_policy(sgfp4_model_policy *p, json_t *root, sgfp4_diag
     if (emb) {
         const char *e = json_string_value(emb);
         if (!e || (strcmp(e, "skip") != 0 && strcmp(e, "quantize") != 0))
-            return POLICY_FAIL("embeddings must be \"skip\" or \"quantize\"");
+            return POLICY_FAIL(diag, "embeddings must be \"skip\" or \"quantize\"");
         p->embeddings = e[0] == 'q';
     }
     const json_t *min = json_object_get(root, "min_elements");
     if (min) {
         if (!json_is_integer(min) || json_integer_value(min) < 1)
-            return POLICY_FAIL("min_elements must be a positive integer");
+            return POLICY_FAIL(diag, "min_elements must be a positive integer");
         p->min_elements = (uint64_t)json_integer_value(min);
     }
     json_t *rules = json_object_get(root, "rules");
     if (rules) {
         if (!json_is_array(rules))
-            return POLICY_FAIL("rules is not an array");
+            return POLICY_FAIL(diag, "rules is not an array");
         const size_t n = json_array_size(rules);
         p->rules = calloc(n ? n : 1, sizeof *p->rules);
         if (!p->rules)

@@ -58,66 +58,68 @@ static sgfp4_status entry_fail(sgfp4_diag *diag, sgfp4_status status, int64_t at
     return sgfp4_fail(diag, status, at, -1, -1, "tensor '%.64s' (header byte %lld): %s", name,
                       (long long)at, what);
 }
-#define ENTRY_FAIL(status, ...) entry_fail(diag, status, at, name, __VA_ARGS__)
 
 /* Fills entry e from the JSON object of tensor `name`, whose key is at file byte `at`. */
 static sgfp4_status parse_entry(const char *name, json_t *obj, model_entry *e, int64_t at,
                                 sgfp4_diag *diag)
 {
     if (!json_is_object(obj))
-        return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON, "entry is not a JSON object");
+        return entry_fail(diag, SGFP4_ERR_MODEL_JSON, at, name, "entry is not a JSON object");
     const char *key;
     json_t *value;
     json_object_foreach(obj, key, value) {
         if (strcmp(key, "dtype") != 0 && strcmp(key, "shape") != 0 &&
             strcmp(key, "data_offsets") != 0)
-            return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON,
+            return entry_fail(diag, SGFP4_ERR_MODEL_JSON, at, name,
                               "unknown key '%.32s' (only dtype, shape, data_offsets)", key);
     }
     const json_t *dtype = json_object_get(obj, "dtype");
     const json_t *shape = json_object_get(obj, "shape");
     const json_t *offs = json_object_get(obj, "data_offsets");
     if (!dtype || !shape || !offs)
-        return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON, "missing '%s'",
+        return entry_fail(diag, SGFP4_ERR_MODEL_JSON, at, name, "missing '%s'",
                           !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
     if (!json_is_string(dtype) || sgfp4_st_dtype_parse(json_string_value(dtype), &e->pub.dtype))
-        return ENTRY_FAIL(SGFP4_ERR_MODEL_DTYPE, "unknown dtype %s%s%s",
+        return entry_fail(diag, SGFP4_ERR_MODEL_DTYPE, at, name, "unknown dtype %s%s%s",
                           json_is_string(dtype) ? "'" : "(not a string)",
                           json_is_string(dtype) ? json_string_value(dtype) : "",
                           json_is_string(dtype) ? "'" : "");
     if (!json_is_array(shape))
-        return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON, "shape is not an array");
+        return entry_fail(diag, SGFP4_ERR_MODEL_JSON, at, name, "shape is not an array");
     const size_t rank = json_array_size(shape);
     if (rank > SGFP4_MODEL_MAX_RANK)
-        return ENTRY_FAIL(SGFP4_ERR_LIMIT, "rank %zu exceeds this reader's limit of %d", rank,
-                          SGFP4_MODEL_MAX_RANK);
+        return entry_fail(diag, SGFP4_ERR_LIMIT, at, name,
+                          "rank %zu exceeds this reader's limit of %d", rank, SGFP4_MODEL_MAX_RANK);
     uint64_t elements = 1;
     bool overflow = false;
     for (size_t d = 0; d < rank; d++) {
         if (!json_uint(json_array_get(shape, d), &e->shape[d]))
-            return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON, "shape[%zu] is not a non-negative integer", d);
+            return entry_fail(diag, SGFP4_ERR_MODEL_JSON, at, name,
+                              "shape[%zu] is not a non-negative integer", d);
         overflow = overflow || mul_overflows(elements, e->shape[d], &elements);
     }
     if (!json_is_array(offs) || json_array_size(offs) != 2 ||
         !json_uint(json_array_get(offs, 0), &e->begin) ||
         !json_uint(json_array_get(offs, 1), &e->end))
-        return ENTRY_FAIL(SGFP4_ERR_MODEL_JSON,
+        return entry_fail(diag, SGFP4_ERR_MODEL_JSON, at, name,
                           "data_offsets is not [begin, end] of non-negative integers");
     uint64_t nbytes = 0;
     if (overflow || sgfp4_st_dtype_bytes(e->pub.dtype, elements, &nbytes) != 0) {
         /* Sub-byte dtypes (F4, F6) must fill whole bytes, as the format requires. */
         if (!overflow && sgfp4_st_dtype_bits(e->pub.dtype) % 8 && elements < UINT64_MAX / 8)
-            return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS,
+            return entry_fail(diag, SGFP4_ERR_MODEL_OFFSETS, at, name,
                               "%llu elements of %s are %llu bits, not a whole number of bytes",
                               (unsigned long long)elements, sgfp4_st_dtype_name(e->pub.dtype),
                               (unsigned long long)(elements * sgfp4_st_dtype_bits(e->pub.dtype)));
-        return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS, "shape claims more than 2^64 bytes");
+        return entry_fail(diag, SGFP4_ERR_MODEL_OFFSETS, at, name,
+                          "shape claims more than 2^64 bytes");
     }
     if (e->end < e->begin)
-        return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS, "data_offsets end %llu is before begin %llu",
-                          (unsigned long long)e->end, (unsigned long long)e->begin);
+        return entry_fail(diag, SGFP4_ERR_MODEL_OFFSETS, at, name,
+                          "data_offsets end %llu is before begin %llu", (unsigned long long)e->end,
+                          (unsigned long long)e->begin);
     if (e->end - e->begin != nbytes)
-        return ENTRY_FAIL(SGFP4_ERR_MODEL_OFFSETS,
+        return entry_fail(diag, SGFP4_ERR_MODEL_OFFSETS, at, name,
                           "data_offsets span %llu bytes but shape x dtype is %llu",
                           (unsigned long long)(e->end - e->begin),
                           (unsigned long long)nbytes);

@@ -8,7 +8,7 @@
 
 #include "vulkan/vk_internal.h"
 #include "common/options.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 /* The push constants of the shader (Params), in order. */
 typedef struct matvec_params {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "vulkan/vk_internal.h"
-#include "container/diag.h"
+#include "common/diag.h"
 
 typedef struct quantize_params {
     uint32_t cols, tiles_x, x_base, x_stride, q_base, q_stride;

@@ -55,7 +55,8 @@ else()
   # (they do not run under qemu-user).
   file(GLOB cross_core_sources CONFIGURE_DEPENDS
        ${PROJECT_SOURCE_DIR}/src/format/*.c ${PROJECT_SOURCE_DIR}/src/container/*.c
-       ${PROJECT_SOURCE_DIR}/src/decode/*.c ${PROJECT_SOURCE_DIR}/src/common/*.c)
+       ${PROJECT_SOURCE_DIR}/src/listing/*.c ${PROJECT_SOURCE_DIR}/src/decode/*.c
+       ${PROJECT_SOURCE_DIR}/src/common/*.c)
   file(GLOB cross_headers CONFIGURE_DEPENDS
        ${PROJECT_SOURCE_DIR}/include/*.h ${PROJECT_SOURCE_DIR}/src/*/*.h
        ${PROJECT_SOURCE_DIR}/tests/support/*.h ${PROJECT_SOURCE_DIR}/tests/cross/*.h)

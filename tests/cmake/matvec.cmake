@@ -92,7 +92,8 @@ if(NOT SGFP4_SANITIZE)
     # compiled with the project's flags as for the decode check.
     file(GLOB matvec_cross_core CONFIGURE_DEPENDS
          ${PROJECT_SOURCE_DIR}/src/format/*.c ${PROJECT_SOURCE_DIR}/src/container/*.c
-         ${PROJECT_SOURCE_DIR}/src/decode/*.c ${PROJECT_SOURCE_DIR}/src/common/*.c
+         ${PROJECT_SOURCE_DIR}/src/listing/*.c ${PROJECT_SOURCE_DIR}/src/decode/*.c
+         ${PROJECT_SOURCE_DIR}/src/common/*.c
          ${PROJECT_SOURCE_DIR}/src/matvec/*.c ${PROJECT_SOURCE_DIR}/src/encode/*.c)
     file(GLOB matvec_cross_headers CONFIGURE_DEPENDS
          ${PROJECT_SOURCE_DIR}/include/*.h ${PROJECT_SOURCE_DIR}/src/*/*.h

@@ -1,6 +1,7 @@
 # The source tree's layers (docs/api.md, "Source layers"): every #include goes to the file's
-# own layer or one below, tools/ uses the public API only, and no header includes itself
-# through others.
+# own layer or one below (never to a sibling), tools/ uses the public API only, no header
+# includes itself through others and no file name is used twice in src/. And no macro of
+# src/ uses a variable of the place it is expanded that it is not given (macro_locals.py).
 # SPDX-License-Identifier: MIT
 find_program(SGFP4_PYTHON3 python3)
 if(SGFP4_PYTHON3)
@@ -9,5 +10,11 @@ if(SGFP4_PYTHON3)
                    ${PROJECT_SOURCE_DIR})
   add_test(NAME source.include_layers_self_test
            COMMAND ${SGFP4_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/scripts/include_layers.py
+                   --self-test)
+  add_test(NAME source.macro_locals
+           COMMAND ${SGFP4_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/scripts/macro_locals.py
+                   ${PROJECT_SOURCE_DIR})
+  add_test(NAME source.macro_locals_self_test
+           COMMAND ${SGFP4_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/scripts/macro_locals.py
                    --self-test)
 endif()

@@ -104,7 +104,7 @@ static void test_leaf_listing(void **state)
         sgfp4_tensor *t = open_or_fail(data, size, p.profile, p.rows, p.cols);
         for (uint64_t b = 0; b < t->blocks; b++) {
             const unsigned n = sgfp4_block_leaf_refs(t, b, want);
-            assert_int_equal(sgfp4_decode_block_leaves(t, b, got), n);
+            assert_int_equal(sgfp4_list_block_refs(t, b, got), n);
             for (unsigned k = 0; k < n; k++) {
                 assert_int_equal(want[k].y, got[k].y);
                 assert_int_equal(want[k].x, got[k].x);
@@ -155,7 +155,7 @@ static void check_listing(list_fn list_leaves, halves_fn halves_to_floats, unsig
 static void test_avx2_leaf_listing(void **state)
 {
     (void)state;
-    if (!sgfp4_cpu_has_avx2_fma_f16c())
+    if (!sgfp4_cpu_runs(SGFP4_CPU_AVX2))
         skip();
     check_listing(sgfp4_avx2_block_leaves, sgfp4_avx2_halves_to_floats, 700);
 }
@@ -163,11 +163,41 @@ static void test_avx2_leaf_listing(void **state)
 static void test_avx512_leaf_listing(void **state)
 {
     (void)state;
-    if (!sgfp4_cpu_has_avx512())
+    if (!sgfp4_cpu_runs(SGFP4_CPU_AVX512))
         skip();
     check_listing(sgfp4_avx512_block_leaves, sgfp4_avx512_halves_to_floats, 900);
 }
 #endif
+
+/* The one CPU probe: the baseline and this CPU's own level run, every level below it on
+ * its architecture runs, no level of another architecture does; the decode dispatch picks
+ * the set of the highest level it has kernels for. */
+static void test_cpu_level(void **state)
+{
+    (void)state;
+    const sgfp4_cpu_level here = sgfp4_cpu_level_here();
+    assert_true(sgfp4_cpu_runs(SGFP4_CPU_BASELINE));
+    assert_true(sgfp4_cpu_runs(here));
+    const char *expected = "generic";
+    if (here >= SGFP4_CPU_AVX2 && here <= SGFP4_CPU_AVX512_VNNI) {
+        assert_true(sgfp4_cpu_runs(SGFP4_CPU_AVX2));
+        assert_int_equal(sgfp4_cpu_runs(SGFP4_CPU_AVX512), here >= SGFP4_CPU_AVX512);
+        assert_false(sgfp4_cpu_runs(SGFP4_CPU_NEON));
+        expected = here >= SGFP4_CPU_AVX512 ? "avx512" : "avx2";
+    } else if (here == SGFP4_CPU_NEON || here == SGFP4_CPU_NEON_DOT) {
+        assert_true(sgfp4_cpu_runs(SGFP4_CPU_NEON));
+        assert_false(sgfp4_cpu_runs(SGFP4_CPU_AVX2));
+        expected = "neon";
+    } else {
+        assert_int_equal(here, SGFP4_CPU_BASELINE);
+        assert_false(sgfp4_cpu_runs(SGFP4_CPU_AVX2));
+        assert_false(sgfp4_cpu_runs(SGFP4_CPU_NEON));
+    }
+#if !defined(SGFP4_HAVE_X86_KERNELS) && !defined(SGFP4_HAVE_NEON_KERNELS)
+    expected = "generic"; /* a build without SIMD kernels */
+#endif
+    assert_string_equal(sgfp4_decode_kernels_best()->name, expected);
+}
 
 /* One tensor larger than a few macroblocks each way, at the rates the benchmark uses. */
 static void test_rate_shaped_containers(void **state)
@@ -425,6 +455,7 @@ static void test_golden(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpu_level),
         cmocka_unit_test(test_leaf_listing),
 #ifdef SGFP4_HAVE_X86_KERNELS
         cmocka_unit_test(test_avx2_leaf_listing),

@@ -1,5 +1,5 @@
 /* An independent statement of DECISIONS D8 for the tests, deliberately unlike the library's
- * oracle (src/matvec/scalar.c):
+ * oracle (src/matvec/matvec_scalar.c):
  *   - the tensor is "expanded": every weight position of the column-padded grid carries its
  *     code and its leaf's S and Bias (no leaves, no payloads, no listing); the expansion
  *     comes from a container's intended content (tests/support/generator.c) or, for

@@ -1,5 +1,5 @@
 /* The matvec paths against the scalar oracle, for tests: every kernel set the machine runs
- * (matvec/dispatch.c lists them; a new set is checked as soon as it is listed), thread
+ * (matvec/matvec_dispatch.c lists them; a new set is checked as soon as it is listed), thread
  * counts, row ranges cut into pieces that are computed by separate calls, result strides
  * wider than the rows (the gaps checked untouched), both classes, every batch size; and each
  * set's quantizer against the reference quantizer. Plain C and libc only, so that a

@@ -5,19 +5,22 @@ Usage: include_layers.py REPO
        include_layers.py --self-test   (the check finds each kind of violation in a made-up tree)
 
 Every folder of src/ has a place in LAYERS, bottom to top (the layer table of the project's
-architecture, with common/ as the floor under all of them and verify/ between encode/ and
-model/). A file may include headers of its own folder and of the folders below it, never of
-one above; tools/ (the CLI, its file formats and benchmarks) includes no src/ header at all:
-it uses the public API. And no header includes itself through others (an include circle).
-A folder missing from LAYERS is an error too, so a new one gets its place when it is added.
+architecture, with common/ as the floor under all of them, listing/ under the two kernel
+layers decode/ and matvec/, and verify/ between encode/ and model/). A file may include
+headers of its own folder and of the folders below it, never of one above, nor of a sibling
+(folders that share a place: decode/ and matvec/); tools/ (the CLI, its file formats and
+benchmarks) includes no src/ header at all: it uses the public API. No header includes
+itself through others (an include circle), and no file name is used twice in src/ (a name
+says which file it is, whatever the folder). A folder missing from LAYERS is an error too,
+so a new one gets its place when it is added.
 Prints every violation and exits 1, or prints a summary and exits 0.
 """
 import os
 import re
 import sys
 
-LAYERS = ["common", "format", "container", "decode", "matvec", "encode", "verify", "model",
-          "vulkan"]
+LAYERS = ["common", "format", "container", "listing", ("decode", "matvec"), "encode", "verify",
+          "model", "vulkan"]
 SAME_AS = {"vulkan_stub": "vulkan"}  # the Vulkan backend's "unavailable" build of its calls
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
@@ -33,7 +36,14 @@ def includes(path):
 
 def rank(folder):
     folder = SAME_AS.get(folder, folder)
-    return LAYERS.index(folder) if folder in LAYERS else None
+    for i, layer in enumerate(LAYERS):
+        if folder == layer or (isinstance(layer, tuple) and folder in layer):
+            return i
+    return None
+
+
+def layer_name(layer):
+    return "/".join(layer) if isinstance(layer, tuple) else layer
 
 
 def check(repo):
@@ -58,10 +68,24 @@ def check(repo):
                 if rank(top) is None:
                     continue  # reported above
                 if rank(top) > rank(folder):
-                    below = [f for f in LAYERS if rank(f) <= rank(folder)]
+                    below = [layer_name(f) for f in LAYERS[:rank(folder)]] + [folder]
                     errors.append(f"src/{here}:{number}: includes {target}, a layer above "
                                   f"{folder}/ (it may include {', '.join(below)})")
+                elif rank(top) == rank(folder) and SAME_AS.get(top, top) != SAME_AS.get(
+                        folder, folder):
+                    errors.append(f"src/{here}:{number}: includes {target}, of {top}/, a "
+                                  f"sibling of {folder}/ (siblings include nothing of each "
+                                  f"other: what both need goes a layer below)")
                 edges.setdefault(here, set()).add(target)
+    seen = {}  # file name -> its first path
+    for root, dirs, names in os.walk(src):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.relpath(os.path.join(root, name), repo)
+            if name.endswith((".c", ".h")) and name in seen:
+                errors.append(f"{path}: the file name of {seen[name]} again (file names are "
+                              f"unique in src/)")
+            seen.setdefault(name, path)
     tools = os.path.join(repo, "tools")
     for root, _, names in os.walk(tools):
         for name in sorted(names):
@@ -104,6 +128,8 @@ def self_test():
         "src/gadgets/g.c": "",                                     # not in the table
         "tools/t.c": '#include "decode/kernels.h"\n',             # tools past the API
         "src/decode/kernels.h": "",
+        "src/matvec/plan.c": '#include "decode/kernels.h"\n',   # a sibling
+        "src/container/plan.c": "",                               # a name used twice
     }
     with tempfile.TemporaryDirectory() as repo:
         for path, text in tree.items():
@@ -112,7 +138,9 @@ def self_test():
                 f.write(text)
         _, errors = check(repo)
     wanted = ["src/common/up.c:1: includes container/view.h", "include circle:",
-              "src/gadgets/: not in the layer table", "tools/t.c:1: includes src/decode"]
+              "src/gadgets/: not in the layer table", "tools/t.c:1: includes src/decode",
+              "src/matvec/plan.c:1: includes decode/kernels.h, of decode/, a sibling",
+              "src/matvec/plan.c: the file name of src/container/plan.c again"]
     missing = [w for w in wanted if not any(e.startswith(w) for e in errors)]
     for w in missing:
         print(f"self-test: no error starting with {w!r} in {errors}")
@@ -130,7 +158,8 @@ def main():
     if errors:
         return 1
     print(f"{files} files: every include goes to its own layer or one below "
-          f"({' < '.join(LAYERS)}); tools use the public API only; no include circles")
+          f"({' < '.join(layer_name(f) for f in LAYERS)}); tools use the public API only; "
+          f"no include circles; no file name used twice in src/")
     return 0
 
 

@@ -26,10 +26,9 @@
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
-#define AVX512_TARGET "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2"
-#define AVX512 __attribute__((target(AVX512_TARGET)))
+#define AVX512 __attribute__((target(SGFP4_TARGET_AVX512)))
 /* Inlined into each caller, so that sizes passed as constants specialise it. */
-#define AVX512_INLINE static inline __attribute__((target(AVX512_TARGET), always_inline))
+#define AVX512_INLINE static inline __attribute__((target(SGFP4_TARGET_AVX512), always_inline))
 /* for tile_driver.h */
 #define TILE_INLINE AVX512_INLINE
 #define TILE_FN static AVX512

@@ -4,7 +4,7 @@
  * once per strip and walks each leaf's cells: the cell formulas are D8's, one binary32
  * operation at a time (the build has -ffp-contract=off).
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 
 #include "matvec/strip.h"
 
@@ -37,7 +37,7 @@ static float tree16(const float v[SGFP4_MATVEC_CELLS])
 static void mv_block(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGFP4_MB], mv_work *w)
 {
     const sgfp4_tensor *tensor = s->t;
-    const unsigned n = sgfp4_decode_block_leaves(tensor, s->by * tensor->tiles_x + bx, w->leaves);
+    const unsigned n = sgfp4_list_block_refs(tensor, s->by * tensor->tiles_x + bx, w->leaves);
     const unsigned lo = 8 * s->g0, hi = 8 * s->g1;
     /* What each vector contributes to this block: Class A q, the cell sums is and d;
      * Class B the activations read as D8 reads them (+0 below 2^-60) and the real columns. */

@@ -18,9 +18,7 @@
  * codes' 4 bytes and starts 4 bytes before them, still inside the container (leaf headers
  * or another payload precede every payload).
  *
- * Leaves. sgfp4_neon_block_leaves() lists a block's leaves into sgfp4_leaf_list, the v2
- * headers' scales and biases converted 4 at a time (integer re-biasing, or an exact
- * conversion and scaling for subnormal halves, so no FPCR mode can touch them).
+ * Leaves: sgfp4_neon_block_leaves() (listing/leaves_neon.c).
  *
  * Tiles and the block loop: tile_driver.h, shared with the x86 sets (two L1 tiles, the
  * previous tile's rows written out a few after each leaf, leaves kind by kind through
@@ -68,21 +66,6 @@ static const int8_t code_shift[2][16] __attribute__((aligned(16))) = {
     {0, -2, -4, -6, 0, -2, -4, -6, 0, -2, -4, -6, 0, -2, -4, -6}};
 
 /* ---- numbers ---------------------------------------------------------------------- */
-
-/* Exact f32 of 4 finite halves (low 16 bits of each lane), as sgfp4_half_to_float_finite()
- * computes them: normal halves by integer re-biasing, the others as magnitude * 2^-24 (an
- * exact conversion and an exact product whose result is 0 or a normal binary32, so no
- * flush-to-zero mode touches it); the sign is OR-ed in last (-0 stays -0). */
-NEON_INLINE float32x4_t half_to_float_x4(uint32x4_t half)
-{
-    const uint32x4_t sign = vshlq_n_u32(vandq_u32(half, vdupq_n_u32(0x8000u)), 16);
-    const uint32x4_t magnitude = vandq_u32(half, vdupq_n_u32(0x7FFFu));
-    const uint32x4_t normal = vaddq_u32(vshlq_n_u32(magnitude, 13), vdupq_n_u32(112u << 23));
-    const uint32x4_t small =
-        vreinterpretq_u32_f32(vmulq_f32(vcvtq_f32_u32(magnitude), vdupq_n_f32(0x1p-24f)));
-    const uint32x4_t is_normal = vcgtq_u32(magnitude, vdupq_n_u32(0x3FFu));
-    return vreinterpretq_f32_u32(vorrq_u32(vbslq_u32(is_normal, normal, small), sign));
-}
 
 /* binary16 bits of 4 finite floats, round to nearest even, whatever FPCR says. */
 NEON_INLINE uint16x4_t f16_x4(float32x4_t v)
@@ -278,36 +261,6 @@ static void tile_leaf_selected(const sgfp4_leaf_list *list, unsigned i, uint64_t
 }
 
 /* ---- listing a block's leaves ----------------------------------------------------- */
-
-void sgfp4_neon_halves_to_floats(const uint16_t *halves, size_t count, float *out)
-{
-    size_t i = 0;
-    for (; i + 4 <= count; i += 4)
-        vst1q_f32(out + i, half_to_float_x4(vmovl_u16(vld1_u16(halves + i))));
-    for (; i < count; i++)
-        out[i] = sgfp4_half_to_float_finite(halves[i]);
-}
-
-unsigned sgfp4_neon_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
-{
-    const uint8_t *headers;
-    const unsigned n = sgfp4_list_begin(t, b, list, &headers);
-    if (!headers)
-        return n; /* v1: listed */
-    for (unsigned i = 0; i < n; i += 4) {
-        uint8_t last[16] = {0};
-        const uint8_t *from = headers + 4 * i;
-        if (n - i < 4) { /* the last headers only: no read past them */
-            memcpy(last, from, 4 * (size_t)(n - i));
-            from = last;
-        }
-        const uint32x4_t h = vreinterpretq_u32_u8(vld1q_u8(from)); /* little-endian words */
-        vst1q_f32(list->scale + i, half_to_float_x4(vshrq_n_u32(h, 16)));
-        vst1q_f32(list->bias + i, half_to_float_x4(vandq_u32(h, vdupq_n_u32(0xFFF0u))));
-    }
-    sgfp4_list_group(list, n);
-    return n;
-}
 
 TILE_FN unsigned tile_list_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *list)
 {

@@ -3,65 +3,38 @@
  * each one the CPU runs against it (sgfp4_matvec_kernel_sets).
  * SPDX-License-Identifier: MIT */
 #include <stdatomic.h>
+#include <string.h>
 
-#include "decode/kernels.h"
+#include "common/cpu.h"
 #include "matvec/matvec_internal.h"
+#include "sgfp4_experimental.h"
 
+/* Every kernel set, fastest first, with the CPU level it needs. */
+static const struct {
+    const sgfp4_matvec_kernels *kernels;
+    sgfp4_cpu_level level;
+} all_kernels[] = {
 #ifdef SGFP4_HAVE_X86_KERNELS
-#include <cpuid.h>
-
-/* AVX-512 VNNI (CPUID leaf 7, ECX bit 11) on top of what the AVX-512 decode set needs. */
-static bool cpu_has_avx512_vnni(void)
-{
-    unsigned a, b, c, d;
-    return sgfp4_cpu_has_avx512() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 11) & 1u);
-}
-#endif
-
-#ifdef SGFP4_HAVE_NEON_KERNELS
-#include <sys/auxv.h>
-
-/* The DotProd extension (SDOT), as the kernel reports it (HWCAP_ASIMDDP, bit 20). */
-static bool cpu_has_dotprod(void)
-{
-    return (getauxval(AT_HWCAP) >> 20) & 1u;
-}
-#endif
-
-/* Every kernel set, fastest first. */
-static const sgfp4_matvec_kernels *const all_kernels[] = {
-#ifdef SGFP4_HAVE_X86_KERNELS
-    &sgfp4_matvec_kernels_avx512vnni,
-    &sgfp4_matvec_kernels_avx512,
-    &sgfp4_matvec_kernels_avx2,
+    {&sgfp4_matvec_kernels_avx512vnni, SGFP4_CPU_AVX512_VNNI},
+    {&sgfp4_matvec_kernels_avx512, SGFP4_CPU_AVX512},
+    {&sgfp4_matvec_kernels_avx2, SGFP4_CPU_AVX2},
 #endif
 #ifdef SGFP4_HAVE_NEON_KERNELS
-    &sgfp4_matvec_kernels_neondot,
-    &sgfp4_matvec_kernels_neon,
+    {&sgfp4_matvec_kernels_neondot, SGFP4_CPU_NEON_DOT},
+    {&sgfp4_matvec_kernels_neon, SGFP4_CPU_NEON},
 #endif
-    &sgfp4_matvec_kernels_generic,
-    &sgfp4_matvec_kernels_scalar,
+    {&sgfp4_matvec_kernels_generic, SGFP4_CPU_BASELINE},
+    {&sgfp4_matvec_kernels_scalar, SGFP4_CPU_BASELINE},
 };
 
 #define KERNEL_SETS (sizeof all_kernels / sizeof all_kernels[0])
 
 static bool runs_here(const sgfp4_matvec_kernels *k)
 {
-#ifdef SGFP4_HAVE_X86_KERNELS
-    if (k == &sgfp4_matvec_kernels_avx512vnni)
-        return cpu_has_avx512_vnni();
-    if (k == &sgfp4_matvec_kernels_avx512)
-        return sgfp4_cpu_has_avx512();
-    if (k == &sgfp4_matvec_kernels_avx2)
-        return sgfp4_cpu_has_avx2_fma_f16c();
-#endif
-#ifdef SGFP4_HAVE_NEON_KERNELS
-    if (k == &sgfp4_matvec_kernels_neondot)
-        return cpu_has_dotprod();
-    if (k == &sgfp4_matvec_kernels_neon)
-        return true; /* Advanced SIMD is part of the base AArch64 ISA */
-#endif
-    return k == &sgfp4_matvec_kernels_generic || k == &sgfp4_matvec_kernels_scalar;
+    for (size_t i = 0; i < KERNEL_SETS; i++)
+        if (all_kernels[i].kernels == k)
+            return sgfp4_cpu_runs(all_kernels[i].level);
+    return false;
 }
 
 const sgfp4_matvec_kernels *sgfp4_matvec_kernels_best(void)
@@ -72,8 +45,8 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_best(void)
     if (k)
         return k;
     for (size_t i = 0; i < KERNEL_SETS && !k; i++)
-        if (runs_here(all_kernels[i]))
-            k = all_kernels[i];
+        if (sgfp4_cpu_runs(all_kernels[i].level))
+            k = all_kernels[i].kernels;
     atomic_store_explicit(&chosen, k, memory_order_release);
     return k;
 }
@@ -82,8 +55,8 @@ unsigned sgfp4_matvec_kernel_sets(const sgfp4_matvec_kernels **out, unsigned cap
 {
     unsigned n = 0;
     for (size_t i = KERNEL_SETS; i-- > 0;) /* the reference, listed last above, first here */
-        if (n < cap && runs_here(all_kernels[i]))
-            out[n++] = all_kernels[i];
+        if (n < cap && sgfp4_cpu_runs(all_kernels[i].level))
+            out[n++] = all_kernels[i].kernels;
     return n;
 }
 
@@ -138,8 +111,9 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int 
 const sgfp4_matvec_kernels *sgfp4_matvec_kernels_named(const char *name)
 {
     for (size_t i = 0; i < KERNEL_SETS; i++)
-        if (strcmp(all_kernels[i]->name, name) == 0 && runs_here(all_kernels[i]))
-            return all_kernels[i];
+        if (strcmp(all_kernels[i].kernels->name, name) == 0 &&
+            sgfp4_cpu_runs(all_kernels[i].level))
+            return all_kernels[i].kernels;
     return NULL;
 }
 

@@ -28,9 +28,9 @@
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
+#define AVX2 __attribute__((target(SGFP4_TARGET_AVX2)))
 /* Inlined into each caller, so that sizes and modes passed as constants specialise it. */
-#define AVX2_INLINE static inline __attribute__((target("avx2,fma,f16c"), always_inline))
+#define AVX2_INLINE static inline __attribute__((target(SGFP4_TARGET_AVX2), always_inline))
 /* for tile_driver.h */
 #define TILE_INLINE AVX2_INLINE
 #define TILE_FN static AVX2

@@ -3,19 +3,19 @@
  * bits per weight a record holds ~50 leaves, and a per-leaf, per-split-bit listing costs as
  * much as decoding the weights (docs/decode.md has the numbers).
  *
- * - Positions: sgfp4_decode_record_positions() (the split map walked by 16x16 nodes through
+ * - Positions: sgfp4_list_record_positions() (the split map walked by 16x16 nodes through
  *   a table, leaf_parse.c), as descriptors (class << 16 | y * 64 + x).
  * - Scales and biases: 16 headers at a time, with the exact integer fp16 conversion.
  * - Payloads: each leaf's padded payload size from its class and mode, then an exclusive
  *   prefix sum over storage order.
  * - Grouping: per kind (size class and mode), vpcompressd of the leaf indices.
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
-#define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2")))
+#define AVX512 __attribute__((target(SGFP4_TARGET_AVX512)))
 
 /* Exact f32 of 16 finite halves (low 16 bits of each lane), as sgfp4_half_to_float_finite():
  * normal halves by integer re-biasing, the others as magnitude * 2^-24 (an exact conversion

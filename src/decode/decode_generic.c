@@ -60,7 +60,7 @@ static void generic_decode_rows(const sgfp4_tensor *t, uint64_t by, uint64_t row
     sgfp4_leaf_ref leaves[SGFP4_MAX_LEAVES];
     const size_t elem = sgfp4_dtype_size(dtype);
     for (uint64_t bx = 0; bx < t->tiles_x; bx++) {
-        const unsigned count = sgfp4_decode_block_leaves(t, by * t->tiles_x + bx, leaves);
+        const unsigned count = sgfp4_list_block_refs(t, by * t->tiles_x + bx, leaves);
         for (unsigned i = 0; i < count; i++) {
             const unsigned ly = leaves[i].y, size = leaves[i].size;
             for (unsigned y = ly; y < ly + size; y++)

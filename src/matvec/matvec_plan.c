@@ -3,7 +3,7 @@
  * product. Built once, through the tensor's allocator; sgfp4_matvec_plan_bytes() reports
  * it. docs/matvec.md ("The plan") has its layout and what it costs and saves.
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 #include "matvec/matvec_internal.h"
 #include "matvec/repack.h"
 
@@ -20,7 +20,7 @@ static uint64_t fill_table(const sgfp4_tensor *t, sgfp4_matvec_block_leaves *blo
         if (sgfp4_matvec_record_is_direct(t, b))
             continue;
         const uint8_t *rec = sgfp4_record_start(t, b);
-        const unsigned n = sgfp4_decode_block_leaves(t, b, leaves);
+        const unsigned n = sgfp4_list_block_refs(t, b, leaves);
         for (unsigned kind = 0; kind < SGFP4_LEAF_KINDS; kind++) {
             for (unsigned i = 0; i < n; i++) {
                 const sgfp4_leaf_ref *l = &leaves[i];

@@ -1,5 +1,5 @@
 /* The AVX2 + FMA + F16C matvec kernel set ("avx2"), for x86-64 CPUs without AVX-512. The
- * same plan as the AVX-512 sets (matvec/avx512_body.h), in 8-lane registers:
+ * same plan as the AVX-512 sets (matvec/avx512_units.h), in 8-lane registers:
  *
  * - Units of 8 rows x 2 cells (two registers of 4 rows), gathered into the 32 bytes (FP4)
  *   or 16 bytes (T158) of an 8x8 leaf's row-major layout: a plain load for 8x8 leaves, one
@@ -15,13 +15,13 @@
  * - The tile [cell pair][row][2], the cell tree as vertical adds, and the two cells of each
  *   row by vhaddps (adds adjacent lanes: the pair, in a specified order).
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 #include "matvec/strip.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
-#define MV_TARGET "avx2,fma,f16c,bmi,bmi2"
+#define MV_TARGET SGFP4_TARGET_AVX2
 #define MV_FN static __attribute__((target(MV_TARGET)))
 #define MV_INLINE static inline __attribute__((target(MV_TARGET), always_inline))
 
@@ -435,7 +435,7 @@ MV_FN void avx2_rows_float(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t 
 }
 
 /* The Class A quantizer: the reference's bytes, as the AVX-512 one computes them
- * (avx512_body.h): integer maximum of the magnitude bits, the reference's e, q = x * 2^-e
+ * (avx512_block.h): integer maximum of the magnitude bits, the reference's e, q = x * 2^-e
  * rounded to nearest even by the conversion (the products run in the default
  * floating-point environment; the scaling is exact where the result can round to nonzero). */
 MV_FN void avx2_quantize(const void *in, sgfp4_dtype dtype, uint64_t cols, int8_t *q, uint8_t *d)

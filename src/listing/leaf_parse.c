@@ -1,4 +1,4 @@
-/* Listing a block's leaves for the fast decoder: the same result as sgfp4_block_leaf_refs()
+/* Listing a block's leaves for the fast kernels: the same result as sgfp4_block_leaf_refs()
  * (tests compare the two), computed with less work per leaf, because at a few bits per
  * weight the leaf headers are a large part of the decode time: uniform positions from
  * constant tables, the split map walked by 16x16 nodes through a table, fp16 -> f32 without
@@ -6,7 +6,7 @@
  * SPDX-License-Identifier: MIT */
 #include <pthread.h>
 
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 
 /* Exact fp16 -> f32 for finite values (validation rejects Inf and NaN). A subnormal is its
  * 10-bit significand times 2^-24: the integer converts exactly and the product is a normal
@@ -73,6 +73,19 @@ static inline void emit_node16(uint32_t *restrict out, const uint32_t *restrict 
         out[k] = leaves[k] + origin;
 }
 
+/* The unread bits of a split map, lowest first, in a two-word shift register (85 bits at
+ * most). */
+typedef struct map_bits {
+    uint64_t lo, hi;
+} map_bits;
+
+/* Drops the lowest `count` (1..63) bits. */
+static inline void map_consume(map_bits *m, unsigned count)
+{
+    m->lo = m->lo >> count | m->hi << (64 - count);
+    m->hi >>= count;
+}
+
 /* Fills desc with the MIXED leaves of a split map in pre-order DFS (D5); returns the count.
  * Walked down to the 16x16 nodes only: a 16x16 node's whole subtree is 5 map bits (its own
  * split bit, then its four 8x8 children's) or 1 (a leaf), and the table holds its leaves,
@@ -80,39 +93,35 @@ static inline void emit_node16(uint32_t *restrict out, const uint32_t *restrict 
  * split bits of an encoder's MIXED records). */
 static unsigned walk_split_map(const uint32_t map[3], uint32_t *desc)
 {
-    /* the unread map bits, lowest first, in a two-word shift register (85 bits at most) */
-    uint64_t lo = map[0] | (uint64_t)map[1] << 32;
-    uint64_t hi = map[2];
-#define CONSUME(count) (lo = lo >> (count) | hi << (64 - (count)), hi >>= (count))
-    if (!(lo & 1u)) {
+    map_bits m = {map[0] | (uint64_t)map[1] << 32, map[2]};
+    if (!(m.lo & 1u)) {
         desc[0] = sgfp4_leaf_descriptor(4, 0, 0);
         return 1;
     }
-    CONSUME(1);
+    map_consume(&m, 1);
     unsigned n = 0;
     for (unsigned q1 = 0; q1 < 4; q1++) {
         const unsigned y1 = (q1 >> 1) * 32, x1 = (q1 & 1u) * 32;
-        const bool split = lo & 1u;
-        CONSUME(1);
+        const bool split = m.lo & 1u;
+        map_consume(&m, 1);
         if (!split) {
             desc[n++] = sgfp4_leaf_descriptor(3, y1, x1);
             continue;
         }
         for (unsigned q2 = 0; q2 < 4; q2++) {
-            const unsigned p = (unsigned)lo & 31u; /* this 16x16 node's pattern */
+            const unsigned p = (unsigned)m.lo & 31u; /* this 16x16 node's pattern */
             const uint32_t origin =
                 (uint32_t)((y1 + (q2 >> 1) * 16) * SGFP4_MB + x1 + (q2 & 1u) * 16);
             emit_node16(desc + n, tables.node16[p], origin);
             n += tables.node16_count[p];
-            CONSUME(1 + 4 * (p & 1u)); /* as tables.node16_bits[p], without the load */
+            map_consume(&m, 1 + 4 * (p & 1u)); /* as tables.node16_bits[p], without the load */
         }
     }
-#undef CONSUME
     return n;
 }
 
-unsigned sgfp4_decode_record_positions(const sgfp4_tensor *t, uint64_t b, uint32_t *buffer,
-                                       const uint32_t **desc, const uint8_t **headers)
+unsigned sgfp4_list_record_positions(const sgfp4_tensor *t, uint64_t b, uint32_t *buffer,
+                                     const uint32_t **desc, const uint8_t **headers)
 {
     pthread_once(&tables_once, tables_build);
     const uint8_t *rec = sgfp4_record_start(t, b);
@@ -127,7 +136,7 @@ unsigned sgfp4_decode_record_positions(const sgfp4_tensor *t, uint64_t b, uint32
     return 1u << (2 * (6 - shift));
 }
 
-unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
+unsigned sgfp4_list_block_refs(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_ref *out)
 {
     if (t->profile == SGFP4_PROFILE_V1) {
         const uint32_t header = sgfp4_load_u32le(t->data + 4 * b);
@@ -142,7 +151,7 @@ unsigned sgfp4_decode_block_leaves(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf
     const uint8_t *headers;
     uint32_t buffer[SGFP4_MAX_LEAVES + 16];
     const uint32_t *desc;
-    const unsigned n = sgfp4_decode_record_positions(t, b, buffer, &desc, &headers);
+    const unsigned n = sgfp4_list_record_positions(t, b, buffer, &desc, &headers);
     const uint8_t *payload = rec + sgfp4_align16((uint64_t)(headers - rec) + 4u * n);
     for (unsigned i = 0; i < n; i++) {
         const uint32_t h = sgfp4_load_u32le(headers + 4 * i);
@@ -209,7 +218,7 @@ unsigned sgfp4_list_begin(const sgfp4_tensor *t, uint64_t b, sgfp4_leaf_list *li
     }
     const uint8_t *rec = sgfp4_record_start(t, b);
     const unsigned n =
-        sgfp4_decode_record_positions(t, b, list->desc_buffer, &list->desc, headers);
+        sgfp4_list_record_positions(t, b, list->desc_buffer, &list->desc, headers);
     list->payload = rec + sgfp4_align16((uint64_t)(*headers - rec) + 4u * n);
     list->modes = sgfp4_record_modes(t, b);
     return n;

@@ -3,33 +3,22 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "common/cpu.h"
 #include "decode/kernels.h"
 
-/* Every kernel set, fastest first, with whether this CPU runs it. */
-static bool runs_here(const sgfp4_decode_kernels *k)
-{
+/* Every kernel set, fastest first, with the CPU level it needs. */
+static const struct {
+    const sgfp4_decode_kernels *kernels;
+    sgfp4_cpu_level level;
+} all_kernels[] = {
 #ifdef SGFP4_HAVE_NEON_KERNELS
-    if (k == &sgfp4_kernels_neon)
-        return true; /* Advanced SIMD is part of the base AArch64 ISA */
+    {&sgfp4_kernels_neon, SGFP4_CPU_NEON},
 #endif
 #ifdef SGFP4_HAVE_X86_KERNELS
-    if (k == &sgfp4_kernels_avx512)
-        return sgfp4_cpu_has_avx512();
-    if (k == &sgfp4_kernels_avx2)
-        return sgfp4_cpu_has_avx2_fma_f16c();
+    {&sgfp4_kernels_avx512, SGFP4_CPU_AVX512},
+    {&sgfp4_kernels_avx2, SGFP4_CPU_AVX2},
 #endif
-    return k == &sgfp4_kernels_generic;
-}
-
-static const sgfp4_decode_kernels *const all_kernels[] = {
-#ifdef SGFP4_HAVE_NEON_KERNELS
-    &sgfp4_kernels_neon,
-#endif
-#ifdef SGFP4_HAVE_X86_KERNELS
-    &sgfp4_kernels_avx512,
-    &sgfp4_kernels_avx2,
-#endif
-    &sgfp4_kernels_generic,
+    {&sgfp4_kernels_generic, SGFP4_CPU_BASELINE},
 };
 
 #define KERNEL_SETS (sizeof all_kernels / sizeof all_kernels[0])
@@ -42,8 +31,8 @@ const sgfp4_decode_kernels *sgfp4_decode_kernels_best(void)
     if (k)
         return k;
     for (size_t i = 0; i < KERNEL_SETS && !k; i++)
-        if (runs_here(all_kernels[i]))
-            k = all_kernels[i];
+        if (sgfp4_cpu_runs(all_kernels[i].level))
+            k = all_kernels[i].kernels;
     atomic_store_explicit(&chosen, k, memory_order_release);
     return k;
 }
@@ -51,8 +40,9 @@ const sgfp4_decode_kernels *sgfp4_decode_kernels_best(void)
 const sgfp4_decode_kernels *sgfp4_decode_kernels_named(const char *name)
 {
     for (size_t i = 0; i < KERNEL_SETS; i++)
-        if (strcmp(all_kernels[i]->name, name) == 0 && runs_here(all_kernels[i]))
-            return all_kernels[i];
+        if (strcmp(all_kernels[i].kernels->name, name) == 0 &&
+            sgfp4_cpu_runs(all_kernels[i].level))
+            return all_kernels[i].kernels;
     return NULL;
 }
 

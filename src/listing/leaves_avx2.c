@@ -1,15 +1,15 @@
 /* Listing a block's leaves for the AVX2 kernels (AVX2 CPUs only): the leaves of
  * sgfp4_block_leaf_refs() as arrays (sgfp4_leaf_list), grouped by kind. Positions come
- * from sgfp4_decode_record_positions() (the split map walked by 16x16 nodes, leaf_parse.c);
+ * from sgfp4_list_record_positions() (the split map walked by 16x16 nodes, listing/leaf_parse.c);
  * scales and biases are converted 8 headers at a time by the exact integer route; then
  * sgfp4_list_group() records each leaf's mode, payload offset and kind group.
  * SPDX-License-Identifier: MIT */
-#include "decode/kernels.h"
+#include "listing/leaf_list.h"
 
 #ifdef SGFP4_HAVE_X86_KERNELS
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2,fma,f16c")))
+#define AVX2 __attribute__((target(SGFP4_TARGET_AVX2)))
 
 /* Exact f32 of 8 finite halves (low 16 bits of each lane), as sgfp4_half_to_float_finite():
  * normal halves by integer re-biasing, the others as magnitude * 2^-24 (an exact conversion
