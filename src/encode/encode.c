@@ -9,6 +9,7 @@
 #include "common/fp_env.h"
 #include "common/options.h"
 #include "container/tensor.h"
+#include "encode/calibrate.h"
 #include "encode/encode_internal.h"
 #include "encode/rate_control.h"
 #include "encode/simd.h"
@@ -101,6 +102,15 @@ static void v1_block(void *ctx, uint64_t b, unsigned worker)
     sgfp4_block_plan *plan = &j->plans[worker];
     sgfp4_plan_v1(block, rows, cols, &j->o, block + 4096, plan);
     sgfp4_write_v1_block(plan, block, b, j->blocks, block + 4096, j->out);
+}
+
+/* The plan of v1 block b alone (the calibrated sweep writes it later). */
+static void v1_plan(void *ctx, uint64_t b, unsigned worker)
+{
+    const job *j = ctx;
+    unsigned rows, cols;
+    float *block = load_block(j, b, worker, &rows, &cols);
+    sgfp4_plan_v1(block, rows, cols, &j->o, block + 4096, &j->plans[b]);
 }
 
 static void threshold_block(void *ctx, uint64_t b, unsigned worker)
@@ -218,7 +228,8 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         return SGFP4_ERR_LIMIT;
     if (!inputs_finite(src, rows, cols, src_stride) ||
         !sgfp4_importance_ok(o.column_importance, cols) ||
-        !sgfp4_importance_ok(o.row_importance, rows))
+        !sgfp4_importance_ok(o.row_importance, rows) ||
+        (o.hessian && o.hessian->dim != cols))
         return SGFP4_ERR_ARGUMENT;
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);
@@ -228,6 +239,7 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
              NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;
+    float *sweep_scratch = NULL;
     const sgfp4_allocator *alloc = &o.allocator; /* working memory */
     /* The workers, for the whole call (a team that cannot be made leaves the calling thread
      * to do everything: the same bytes). */
@@ -236,14 +248,17 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
                            : NULL;
     j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
                                             sizeof(float));
-    const size_t plan_count = o.profile == SGFP4_PROFILE_V1 ? threads : (size_t)blocks;
+    /* v1 writes each block as it plans it, unless the sweep needs every plan first. */
+    const size_t plan_count =
+        o.profile == SGFP4_PROFILE_V1 && !o.hessian ? threads : (size_t)blocks;
     j.plans = sgfp4_alloc_with(alloc, plan_count * sizeof *j.plans);
     if (o.profile == SGFP4_PROFILE_V2)
         j.offsets = sgfp4_alloc_with(alloc, (size_t)blocks * sizeof *j.offsets);
     if (!j.scratch || !j.plans || (o.profile == SGFP4_PROFILE_V2 && !j.offsets))
         goto done;
-    if (o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_RATE &&
-        sgfp4_metric_is_weighted(&o)) {
+    if ((o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_RATE &&
+         sgfp4_metric_is_weighted(&o)) ||
+        o.hessian) {
         /* row weights, then column weights, each padded to the 64-grid */
         const size_t tiles_y = (size_t)(blocks / j.tiles_x);
         float *weights = sgfp4_alloc_with(alloc, (tiles_y + (size_t)j.tiles_x) * 64 *
@@ -258,6 +273,8 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     uint64_t total;
     if (o.profile == SGFP4_PROFILE_V1) {
         total = blocks * SGFP4_V1_BLOCK_BYTES;
+        if (o.hessian)
+            sgfp4_team_run(team, blocks, v1_plan, &j);
     } else {
         if (o.policy == SGFP4_POLICY_RATE) {
             j.params = sgfp4_alloc_with(alloc, (size_t)blocks * SGFP4_NODES * 2 *
@@ -298,10 +315,20 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         goto done;
     }
     j.out = dst;
-    if (o.profile == SGFP4_PROFILE_V1) {
+    if (o.profile == SGFP4_PROFILE_V2)
+        sgfp4_write_v2_table(blocks, j.offsets, dst);
+    if (o.hessian) {
+        sweep_scratch = sgfp4_alloc_with(alloc, (size_t)threads * sgfp4_sweep_scratch(cols) *
+                                                    sizeof(float));
+        if (!sweep_scratch)
+            goto done;
+        sgfp4_sweep sweep = {src, rows, cols, j.tiles_x, blocks, src_stride, o.hessian,
+                             j.row_weight, j.col_weight, o.fit, o.profile, j.plans,
+                             j.offsets, dst, sweep_scratch, sgfp4_gemm_kernels_best()};
+        sgfp4_team_run(team, blocks / j.tiles_x, sgfp4_sweep_band, &sweep);
+    } else if (o.profile == SGFP4_PROFILE_V1) {
         sgfp4_team_run(team, blocks, v1_block, &j);
     } else {
-        sgfp4_write_v2_table(blocks, j.offsets, dst);
         sgfp4_team_run(team, blocks, write_block, &j);
     }
     /* Self-check: what we wrote must pass the strict validation. */
@@ -331,6 +358,7 @@ done:
     sgfp4_free_with(alloc, j.params);
     sgfp4_free_with(alloc, j.offsets);
     sgfp4_free_with(alloc, (void *)j.row_weight);
+    sgfp4_free_with(alloc, sweep_scratch);
     return status;
 }
 

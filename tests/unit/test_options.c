@@ -82,6 +82,14 @@ static void init_sets_struct_size_and_defaults(void **state)
     assert_int_equal(mv.threads, 0);
     assert_null(mv.pool);
 
+    sgfp4_hessian_options ho;
+    memset(&ho, 0x5A, sizeof ho);
+    assert_int_equal(sgfp4_hessian_options_init(&ho), SGFP4_OK);
+    assert_int_equal(ho.struct_size, sizeof ho);
+    assert_true(ho.damping == 0.01);
+    assert_int_equal(ho.threads, 0);
+    assert_null(ho.allocator.alloc);
+
     /* init functions refuse NULL */
     assert_int_equal(sgfp4_open_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_decode_options_init(NULL), SGFP4_ERR_ARGUMENT);
@@ -90,6 +98,7 @@ static void init_sets_struct_size_and_defaults(void **state)
     assert_int_equal(sgfp4_model_write_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_vk_context_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_matvec_options_init(NULL), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_hessian_options_init(NULL), SGFP4_ERR_ARGUMENT);
 }
 
 /* ---- callers built against older headers ------------------------------------------------
@@ -105,6 +114,13 @@ typedef struct encode_options_before_metric {
     unsigned threads;
     sgfp4_allocator allocator;
 } encode_options_before_metric;
+
+typedef struct encode_options_before_hessian {
+    encode_options_before_metric before;
+    sgfp4_error_metric metric;
+    const float *column_importance;
+    const float *row_importance;
+} encode_options_before_hessian;
 
 typedef struct matvec_options_before_pool {
     size_t struct_size;
@@ -185,13 +201,15 @@ INIT_SIZED(sgfp4_model_open_options)
 INIT_SIZED(sgfp4_model_write_options)
 INIT_SIZED(sgfp4_vk_context_options)
 INIT_SIZED(sgfp4_matvec_options)
+INIT_SIZED(sgfp4_hessian_options)
 
 #define KIND(type, ...) {#type, init_##type, sizeof(type), __VA_ARGS__, SGFP4_LAYOUT_COUNT(type)}
 
 static const options_kind kinds[] = {
     KIND(sgfp4_open_options, {0}),
     KIND(sgfp4_decode_options, {0}),
-    KIND(sgfp4_encode_options, {sizeof(encode_options_before_metric)}),
+    KIND(sgfp4_encode_options, {sizeof(encode_options_before_metric),
+                                sizeof(encode_options_before_hessian)}),
     KIND(sgfp4_model_open_options, {sizeof(model_open_options_first),
                                     sizeof(model_open_options_before_max_tensors)}),
     KIND(sgfp4_model_write_options, {sizeof(model_write_options_first),
@@ -199,6 +217,7 @@ static const options_kind kinds[] = {
                                      sizeof(model_write_options_before_importance)}),
     KIND(sgfp4_vk_context_options, {0}),
     KIND(sgfp4_matvec_options, {sizeof(matvec_options_before_pool)}),
+    KIND(sgfp4_hessian_options, {0}),
 };
 
 static void init_writes_only_the_callers_bytes(void **state)
@@ -376,6 +395,14 @@ static void unknown_struct_size_is_refused(void **state)
     e.struct_size = 0;
     assert_int_equal(sgfp4_encode(weights, 8, 8, 0, encoded, sizeof encoded, &written, &e),
                      SGFP4_ERR_ARGUMENT);
+
+    sgfp4_hessian_options ho;
+    sgfp4_hessian_options_init(&ho);
+    ho.struct_size = sizeof ho + 8;
+    const float one = 1.0f;
+    sgfp4_hessian *hessian = NULL;
+    assert_int_equal(sgfp4_hessian_create(&one, 1, 0, &ho, &hessian, NULL), SGFP4_ERR_ARGUMENT);
+    assert_null(hessian);
 
     sgfp4_model_open_options mo;
     sgfp4_model_open_options_init(&mo);
