@@ -146,7 +146,12 @@ class EncodeOptions(ctypes.Structure):
                 ("target_bpw", c_double), ("delta", c_double), ("threshold", c_double),
                 ("fit", c_int), ("threads", c_uint), ("allocator", Allocator),
                 ("metric", c_int), ("column_importance", POINTER(ctypes.c_float)),
-                ("row_importance", POINTER(ctypes.c_float))]
+                ("row_importance", POINTER(ctypes.c_float)), ("hessian", c_void_p)]
+
+
+class HessianOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("damping", c_double), ("threads", c_uint),
+                ("allocator", Allocator)]
 
 
 # ---- structs (include/sgfp4_model.h) -----------------------------------------------------
@@ -265,6 +270,11 @@ _PROTOTYPES = [
     ("sgfp4_encode_alloc", c_int, c_void_p, c_u64, c_u64, c_size_t, P(c_void_p), P(c_size_t),
      P(EncodeOptions)),
     ("sgfp4_free", None, c_void_p),
+    ("sgfp4_hessian_options_init_sized", c_int, P(HessianOptions), c_size_t),
+    ("sgfp4_hessian_create", c_int, c_void_p, c_u64, c_size_t, P(HessianOptions), P(c_void_p),
+     P(Diag)),
+    ("sgfp4_hessian_dim", c_u64, c_void_p),
+    ("sgfp4_hessian_free", None, c_void_p),
     # models: reading
     ("sgfp4_st_dtype_name", c_char_p, c_int),
     ("sgfp4_st_dtype_size", c_size_t, c_int),
