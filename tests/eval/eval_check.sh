@@ -7,7 +7,9 @@
 # - a quantized model written by `sgfp4 encode` and read back through the model API scores
 #   exactly what the same encoding done in process scores (same bytes, D7);
 # - the numbers do not depend on the thread count;
-# - an importance file can be written and used, and its KL prediction is 0 for float32.
+# - an importance file can be written and used, and its KL prediction is 0 for float32; it
+#   holds every matrix's vectors and input Hessian as docs/encoder.md defines them
+#   (importance_check.py), over the calibration's token count.
 # usage: eval_check.sh SGFP4_EVAL SGFP4_CLI WEIGHTS_DIR WORK_DIR
 set -euo pipefail
 eval_bin=$1 cli=$2 weights=$3 work=$4
@@ -50,6 +52,21 @@ for col in 'mean KL' 'top-1 agree' 'rel-L2 (set)' 'bits/weight'; do
 done
 
 "$eval_bin" --imatrix-out "$work/imp.safetensors" --calib-sequences 2 --calib-length 32 "$model"
+python3 "$here/importance_check.py" "$work/imp.safetensors" "$model" 64
+# Calibration streams (seed 1001, k < 2) must not be evaluation streams: sequence k of seed s
+# starts from s + G (k + 1), G = 0x9E3779B97F4A7C15, so seed 1001 + G's stream 0 is 1001's
+# stream 1, and seed 1001 - G's stream 1 is 1001's stream 0.
+tiny=(--length 4 --greedy-steps 2 --prompt 2 --continuation 1 --candidate f32
+      --predict "$work/imp.safetensors" "$model")
+for refused in "1001 1" "11400714819323199486 1" "7046029254386354132 2"; do
+    set -- $refused
+    if "$eval_bin" --seed "$1" --sequences "$2" "${tiny[@]}" > /dev/null 2> "$work/err.log" ||
+        ! grep -q "shares random streams" "$work/err.log"; then
+        fail "an importance file from the evaluation's own streams was accepted (seed $1, $2)"
+    fi
+done
+"$eval_bin" --seed 7046029254386354132 --sequences 1 "${tiny[@]}" > /dev/null ||
+    fail "an importance file from other streams was refused"
 "$eval_bin" "${common[@]}" --predict "$work/imp.safetensors" --candidate f32 \
     --candidate "sgfp4:importance=$work/imp.safetensors" "$model" > "$work/imp.tsv"
 cat "$work/imp.tsv"

@@ -246,7 +246,6 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
     sgfp4_model *m = NULL;
     sgfp4_model_policy *policy = NULL;
     eval_weights importance = {NULL, 0};
-    char *unused = NULL;
     sgfp4_diag diag;
     if (sgfp4_model_open(set->source_path, &m, NULL, &diag) != SGFP4_OK) {
         fprintf(stderr, "sgfp4-eval: %s: %s\n", set->source_path, diag.message);
@@ -254,8 +253,7 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
     }
     int rc = open_policy(set->selection, &policy);
     if (rc == 0 && c->importance[0])
-        rc = eval_weights_load(c->importance, &importance, &unused);
-    free(unused);
+        rc = eval_importance_load(c->importance, set->seed, set->sequences, &importance);
     for (size_t i = 0; rc == 0 && i < sgfp4_model_tensor_count(m); i++) {
         const sgfp4_model_tensor *mt = sgfp4_model_tensor_at(m, i);
         eval_tensor *t = eval_weights_find(&out->weights, mt->name);

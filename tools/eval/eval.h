@@ -30,6 +30,11 @@ typedef struct eval_weights {
 /* Reads every float tensor of a safetensors model; quantized tensors of a D6 model are
  * decoded through the library (strictly opened, hash-checked). Returns 0 or prints why not. */
 int eval_weights_load(const char *path, eval_weights *out, char **config_json);
+/* Reads an importance file (docs/encoder.md) for a benchmark that evaluates on `sequences`
+ * sequences sampled with `seed`: refused, saying why, when the file records calibration text
+ * that sgfp4-eval sampled from any of the same random streams (the text would be calibrated
+ * on and evaluated). */
+int eval_importance_load(const char *path, uint64_t seed, int sequences, eval_weights *out);
 /* A deep copy (so a candidate can replace tensors). */
 int eval_weights_copy(const eval_weights *src, eval_weights *dst);
 void eval_weights_free(eval_weights *w);
@@ -51,13 +56,26 @@ typedef struct llama_model {
     const float **w[SLOT_COUNT]; /* [slot][layer] */
 } llama_model;
 
-/* The Fisher factors of every matrix, summed over the calibration tokens (fisher.c). */
+/* The input vectors of a layer's matrices: wq, wk and wv read the same one, so do w1 and w3. */
+enum { INPUT_ATTENTION, INPUT_WO, INPUT_FFN, INPUT_W2, INPUT_COUNT };
+/* Which input a matrix reads, and the matrix whose name its shared statistics are kept under
+ * (the first of the matrices that read it). */
+int llama_slot_input(int slot);
+int llama_input_owner(int input);
+/* The length of an input vector. */
+int llama_input_size(const llama_config *c, int input);
+
+/* The Fisher factors of every matrix, and the second moments of every input, summed over
+ * the calibration tokens (fisher.c). */
 typedef struct llama_act_stats {
     double *sum[SLOT_COUNT];  /* inputs: sum of x_j^2, [layer * in_dim + j] */
     double *out[SLOT_COUNT];  /* outputs: sum of (dL/dy_i)^2, [layer * out_dim + i] */
     double *classifier;       /* [dim]: the classifier's inputs */
     double *classifier_out;   /* [vocab]: dL/dlogit squared */
     double *lookup_out;       /* [vocab]: the embedding row read, its gradient's mean square */
+    /* Sums of x x^T, upper triangle (j >= i) of [layer][n][n] per input; NULL: not kept. */
+    double *hessian[INPUT_COUNT];
+    double *classifier_hessian; /* [dim][dim], upper triangle; NULL: not kept */
     uint64_t tokens;
 } llama_act_stats;
 
@@ -109,6 +127,9 @@ typedef struct eval_rng {
 } eval_rng;
 
 void eval_rng_seed(eval_rng *r, uint64_t seed, uint64_t stream);
+/* Whether a stream k_a < count_a of seed_a starts in the same state as a stream
+ * k_b < count_b of seed_b (the same draws, so the same sampled text). */
+int eval_streams_overlap(uint64_t seed_a, uint64_t count_a, uint64_t seed_b, uint64_t count_b);
 double eval_rng_uniform(eval_rng *r); /* [0, 1) */
 /* Draws a token from softmax(logits) (temperature 1). */
 int eval_sample(const float *logits, int vocab, eval_rng *r);
@@ -216,6 +237,8 @@ typedef struct eval_set {
     const char *source_path; /* the float32 model */
     const char *selection;
     const eval_weights *fisher; /* an importance file to predict the KL by, or NULL */
+    uint64_t seed;              /* the evaluation text's sampling: importance files must */
+    int sequences;              /* not come from the same random streams */
 } eval_set;
 
 int eval_candidate_build(const eval_candidate *c, const eval_set *set,

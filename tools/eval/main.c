@@ -62,7 +62,7 @@ static void usage(FILE *f)
             "                       (1-based; default: the first q4_0 candidate)\n"
             "  --tokenizer FILE     llama2.c tokenizer (tok512.bin): prints the greedy texts\n"
             "  --check-text FILE    exit 1 unless the float32 greedy text equals FILE's contents\n"
-            "  --imatrix-out FILE   write the importance file (mean squared activations) and exit\n"
+            "  --imatrix-out FILE   write the importance file (Fisher factors, input Hessians) and exit\n"
             "  --calib-sequences N  calibration sequences (32)  --calib-length T (256)\n"
             "  --calib-seed S       calibration sampling seed (1001)\n"
             "  --heads N --kv-heads N   when the model has no config metadata\n"
@@ -251,11 +251,9 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
     memset(scores, 0, sizeof scores);
     memset(stats, 0, sizeof stats);
     eval_weights fisher = {NULL, 0};
-    char *unused = NULL;
-    if (a->fisher && eval_weights_load(a->fisher, &fisher, &unused) != 0)
+    if (a->fisher && eval_importance_load(a->fisher, a->seed, a->sequences, &fisher) != 0)
         return -1;
-    free(unused);
-    const eval_set set = {a->model, a->set, a->fisher ? &fisher : NULL};
+    const eval_set set = {a->model, a->set, a->fisher ? &fisher : NULL, a->seed, a->sequences};
     int rc = 0;
     for (int k = 0; k < n && rc == 0; k++) {
         const int i = order[k];

@@ -1,6 +1,7 @@
 /* Loading a model's tensors as float32 through the library's model API: plain tensors are
  * converted (F32 / F16 / BF16), quantized tensors of a D6 model are hash-checked, strictly
  * opened and decoded. SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,54 @@ int eval_weights_load(const char *path, eval_weights *w, char **config_json)
     sgfp4_model_close(m);
     if (rc != 0)
         eval_weights_free(w);
+    return rc;
+}
+
+/* The decimal metadata value `key` of m in *out; 0, or -1 when absent or not a number. */
+static int metadata_number(const sgfp4_model *m, const char *key, uint64_t *out)
+{
+    const char *v = sgfp4_model_metadata_get(m, key);
+    char *end;
+    if (!v || !*v || *v == '-')
+        return -1;
+    errno = 0;
+    *out = strtoull(v, &end, 10);
+    return *end || errno ? -1 : 0;
+}
+
+int eval_importance_load(const char *path, uint64_t seed, int sequences, eval_weights *out)
+{
+    memset(out, 0, sizeof *out);
+    sgfp4_model *m = NULL;
+    sgfp4_diag diag;
+    if (sgfp4_model_open(path, &m, NULL, &diag) != SGFP4_OK) {
+        fprintf(stderr, "sgfp4-eval: %s: %s\n", path, diag.message);
+        return -1;
+    }
+    const char *source = sgfp4_model_metadata_get(m, "calibration.source");
+    uint64_t calib_seed = 0, calib_sequences = 0;
+    int rc = 0;
+    if (source && strcmp(source, "sgfp4-eval") == 0) {
+        if (metadata_number(m, "calibration.seed", &calib_seed) != 0 ||
+            metadata_number(m, "calibration.sequences", &calib_sequences) != 0) {
+            fprintf(stderr, "sgfp4-eval: %s: calibration.seed or .sequences is not a number\n",
+                    path);
+            rc = -1;
+        } else if (eval_streams_overlap(calib_seed, calib_sequences, seed,
+                                        (uint64_t)sequences)) {
+            fprintf(stderr,
+                    "sgfp4-eval: %s was calibrated on text sampled with seed %llu, which "
+                    "shares random streams with the evaluation's (seed %llu): choose another "
+                    "--seed or --calib-seed\n",
+                    path, (unsigned long long)calib_seed, (unsigned long long)seed);
+            rc = -1;
+        }
+    }
+    sgfp4_model_close(m);
+    char *unused = NULL;
+    if (rc == 0)
+        rc = eval_weights_load(path, out, &unused);
+    free(unused);
     return rc;
 }
 
