@@ -25,6 +25,8 @@ typedef struct eval_tensor {
 typedef struct eval_weights {
     eval_tensor *tensors;
     size_t count;
+    char **meta_keys, **meta_values; /* the file's __metadata__ (not copied by a copy) */
+    size_t meta_count;
 } eval_weights;
 
 /* Reads every float tensor of a safetensors model; quantized tensors of a D6 model are
@@ -39,6 +41,11 @@ int eval_importance_load(const char *path, uint64_t seed, int sequences, eval_we
 int eval_weights_copy(const eval_weights *src, eval_weights *dst);
 void eval_weights_free(eval_weights *w);
 eval_tensor *eval_weights_find(const eval_weights *w, const char *name);
+/* The value of metadata key `key`, or NULL. */
+const char *eval_weights_metadata(const eval_weights *w, const char *key);
+/* The input Hessian of matrix `name` in an importance file: the tensor NAME:hessian, or the
+ * tensor that the metadata alias NAME:hessian names; NULL if neither. */
+const eval_tensor *eval_hessian_find(const eval_weights *importance, const char *name);
 
 /* ---- the llama2.c forward pass (llama.c) ---- */
 
@@ -140,11 +147,50 @@ void eval_log_softmax(const float *logits, int vocab, double *out);
 /* ---- baselines (baselines.c): labeled reimplementations, applied in place ---- */
 
 /* Q4_0-style: groups of 32 consecutive weights of a row, scale = the signed absolute
- * maximum / -8 stored as fp16, codes 0..15 around 8. Returns the bits used. */
-double baseline_q4_0(float *w, uint64_t rows, uint64_t cols);
-/* MLX-style affine: groups of `group` weights of a row, `bits`-bit unsigned codes, fp16
- * scale and bias; the edge of larger magnitude is exactly representable. Returns bits. */
-double baseline_affine(float *w, uint64_t rows, uint64_t cols, int bits, int group);
+ * maximum / -8 stored as fp16, codes 0..15 around 8. MLX-style affine: groups of `group`
+ * weights of a row, `bits`-bit unsigned codes, fp16 scale and bias; the edge of larger
+ * magnitude is exactly representable. */
+typedef enum baseline_kind { BASELINE_Q4_0, BASELINE_AFFINE } baseline_kind;
+
+typedef struct baseline {
+    baseline_kind kind;
+    int bits, group; /* affine */
+} baseline;
+
+/* One group's parameters: as fitted, and as stored. */
+typedef struct baseline_params {
+    float scale, inverse, bias, stored_scale, stored_bias;
+} baseline_params;
+
+/* Weights per group along a row. */
+int baseline_group(const baseline *b);
+/* The parameters of the group x[0..n) (n <= the group size). */
+void baseline_fit(const baseline *b, const float *x, uint64_t n, baseline_params *p);
+/* The decoded value that x quantizes to with a group's parameters (codes clipped). */
+float baseline_value(const baseline *b, const baseline_params *p, float x);
+/* The bits a rows x cols matrix takes: whole groups, a row's last one padded. */
+double baseline_bits(const baseline *b, uint64_t rows, uint64_t cols);
+/* Round to nearest, group by group, in place. Returns the bits used. */
+double baseline_quantize(const baseline *b, float *w, uint64_t rows, uint64_t cols);
+
+/* ---- GPTQ (gptq.c): the baselines with error feedback ---- */
+
+/* What GPTQ needs of an input's Hessian H = E[x x^T] (n x n): the upper Cholesky factor U of
+ * (H + damp * mean(diag H) * I)^-1, and the inputs that are never active (H_jj = 0). */
+typedef struct gptq_factor {
+    uint64_t n;
+    double *u;           /* n x n, row-major, upper triangle */
+    unsigned char *dead; /* n */
+} gptq_factor;
+
+/* Factors h (n x n floats, symmetric). 0, or -1 with a message naming `name`. */
+int gptq_factor_create(const float *h, uint64_t n, double damp, const char *name,
+                       gptq_factor *f);
+void gptq_factor_free(gptq_factor *f);
+/* Quantizes w (rows x cols, cols == f->n) in place with b's groups, column by column with
+ * GPTQ's error feedback along each row. Returns the bits used. */
+double gptq_quantize(const baseline *b, const gptq_factor *f, float *w, uint64_t rows,
+                     uint64_t cols);
 
 /* ---- the benchmark (reference.c, score.c, candidate.c, imatrix.c) ---- */
 
@@ -213,11 +259,15 @@ typedef struct eval_candidate {
     double threshold;
     char importance[512];    /* an importance (imatrix) file, or "" */
     int importance_use;      /* 1: its column vectors, 2: its row vectors, 3: both */
+    int equal;               /* 1: every tensor at the bits of baseline `like` */
+    baseline like;
     int bits, group;         /* affine */
+    char gptq[512];          /* q4_0, affine: GPTQ with this importance file's Hessians, or "" */
     char path[512];          /* file */
 } eval_candidate;
 
-/* Parses "sgfp4:bpw=4.5,metric=row", "q4_0", "affine:bits=3,group=64", "f32", "file:PATH". */
+/* Parses "sgfp4:bpw=4.5,metric=row", "sgfp4:equal=affine3", "q4_0", "q4_0:gptq=FILE",
+ * "affine:bits=3,group=64", "f32", "file:PATH". */
 int eval_candidate_parse(const char *spec, eval_candidate *c);
 
 /* What building a candidate did to the set it quantized. */

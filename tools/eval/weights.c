@@ -77,6 +77,21 @@ int eval_weights_load(const char *path, eval_weights *w, char **config_json)
             rc = t->quant ? load_quantized(m, t, e) : load_plain(t, e);
         w->count++;
     }
+    const size_t meta = sgfp4_model_metadata_count(m);
+    w->meta_keys = calloc(meta ? meta : 1, sizeof *w->meta_keys);
+    w->meta_values = calloc(meta ? meta : 1, sizeof *w->meta_values);
+    if (!w->meta_keys || !w->meta_values)
+        rc = -1;
+    for (size_t i = 0; i < meta && rc == 0; i++) {
+        const char *key, *value;
+        if (sgfp4_model_metadata_at(m, i, &key, &value) != 0)
+            continue;
+        w->meta_keys[w->meta_count] = strdup(key);
+        w->meta_values[w->meta_count] = strdup(value);
+        if (!w->meta_keys[w->meta_count] || !w->meta_values[w->meta_count])
+            rc = -1;
+        w->meta_count++;
+    }
     const char *config = sgfp4_model_metadata_get(m, "config");
     *config_json = config ? strdup(config) : NULL;
     sgfp4_model_close(m);
@@ -135,7 +150,7 @@ int eval_importance_load(const char *path, uint64_t seed, int sequences, eval_we
 
 int eval_weights_copy(const eval_weights *src, eval_weights *dst)
 {
-    dst->count = 0;
+    memset(dst, 0, sizeof *dst);
     dst->tensors = calloc(src->count ? src->count : 1, sizeof *dst->tensors);
     if (!dst->tensors)
         return -1;
@@ -161,6 +176,12 @@ void eval_weights_free(eval_weights *w)
         free(w->tensors[i].name);
         free(w->tensors[i].data);
     }
+    for (size_t i = 0; i < w->meta_count; i++) {
+        free(w->meta_keys[i]);
+        free(w->meta_values[i]);
+    }
+    free(w->meta_keys);
+    free(w->meta_values);
     free(w->tensors);
     memset(w, 0, sizeof *w);
 }
@@ -171,4 +192,22 @@ eval_tensor *eval_weights_find(const eval_weights *w, const char *name)
         if (strcmp(w->tensors[i].name, name) == 0)
             return &w->tensors[i];
     return NULL;
+}
+
+const char *eval_weights_metadata(const eval_weights *w, const char *key)
+{
+    for (size_t i = 0; i < w->meta_count; i++)
+        if (strcmp(w->meta_keys[i], key) == 0)
+            return w->meta_values[i];
+    return NULL;
+}
+
+const eval_tensor *eval_hessian_find(const eval_weights *importance, const char *name)
+{
+    char key[1024];
+    if (snprintf(key, sizeof key, "%s:hessian", name) >= (int)sizeof key)
+        return NULL;
+    const eval_tensor *t = eval_weights_find(importance, key);
+    const char *alias = t ? NULL : eval_weights_metadata(importance, key);
+    return t ? t : alias ? eval_weights_find(importance, alias) : NULL;
 }
