@@ -424,6 +424,9 @@ typedef struct sgfp4_model_summary {
     size_t above_target, below_target;
     size_t files;                  /**< output files written (1, or a set's shards + index) */
     double seconds;                /**< wall-clock time of the whole job */
+    /** Encode: quantized tensors encoded with their input's Hessian from the importance
+     *  file (the calibrated encode, docs/encoder.md "Calibrated encoding"). */
+    size_t calibrated;
 } sgfp4_model_summary;
 
 /** Progress of a streaming model job, reported after each tensor (and at the start). */
@@ -449,6 +452,8 @@ typedef struct sgfp4_model_tensor_report {
     int target_miss;
     const char *reason;     /**< encode: why the policy quantized or passed it through */
     double seconds;         /**< time spent on it */
+    /** Encode: 1 if it was encoded with its input's Hessian (the calibrated encode). */
+    int calibrated;
 } sgfp4_model_tensor_report;
 
 /** Options of the model writers; NULL means the defaults. */
@@ -472,11 +477,14 @@ typedef struct sgfp4_model_write_options {
      *  per byte of their containers. v2 records may overlap (DECISIONS D2), so a small file
      *  can describe a huge model. */
     uint64_t max_output_elements;
-    /** Encode only: an importance file (docs/encoder.md, "Error metrics"), opened with
-     *  sgfp4_model_open(); NULL = none. For a quantized tensor NAME its float vector NAME
-     *  (one value per column) is the column importance and NAME:rows (one per row of the 2-D
-     *  view) the row importance; either may be absent, a present one of another length is an
-     *  error. */
+    /** Encode only: an importance file (docs/encoder.md, "The importance file"), opened
+     *  with sgfp4_model_open(); NULL = none. For a quantized tensor NAME its float vector
+     *  NAME (one value per column) is the column importance, NAME:rows (one per row of the
+     *  2-D view) the row importance, and NAME:hessian ([cols, cols], or the tensor its
+     *  metadata entry NAME:hessian names) the input Hessian of the calibrated encode
+     *  (prepared on the encoder's threads; the last two prepared are kept, so matrices that
+     *  share an input factor it once). Each may be absent; a present one of another shape
+     *  is an error. */
     const sgfp4_model *importance;
 } sgfp4_model_write_options;
 

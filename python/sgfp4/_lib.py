@@ -209,14 +209,15 @@ class ModelSummary(ctypes.Structure):
                 ("bytes_out", c_u64), ("file_bytes_out", c_u64), ("quantized_weights", c_u64),
                 ("quantized_bytes", c_u64), ("bits_per_weight", c_double),
                 ("above_target", c_size_t), ("below_target", c_size_t), ("files", c_size_t),
-                ("seconds", c_double)]
+                ("seconds", c_double), ("calibrated", c_size_t)]
 
 
 class ModelTensorReport(ctypes.Structure):
     _fields_ = [("tensor", POINTER(ModelTensor)), ("index", c_size_t), ("count", c_size_t),
                 ("quantized", c_int), ("bytes_in", c_u64), ("bytes_out", c_u64),
                 ("bits_per_weight", c_double), ("target_bpw", c_double),
-                ("target_miss", c_int), ("reason", c_char_p), ("seconds", c_double)]
+                ("target_miss", c_int), ("reason", c_char_p), ("seconds", c_double),
+                ("calibrated", c_int)]
 
 
 REPORT_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ModelTensorReport))

@@ -87,6 +87,7 @@ class TensorReport:
     target_miss: int                # 1 above the target, -1 more than 1% below, else 0
     reason: Optional[str]           # encode: the policy's reason
     seconds: float
+    calibrated: bool = False        # encode: with its input's Hessian (importance file)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class Summary:
     below_target: int
     files: int
     seconds: float
+    calibrated: int = 0             # encode: tensors encoded with their input's Hessian
 
 
 class ModelTensor:
@@ -447,7 +449,8 @@ def _report_callback(report, sink):
         try:
             report(TensorReport(text(c.tensor.contents.name), c.index, c.count,
                                 bool(c.quantized), c.bytes_in, c.bytes_out, c.bits_per_weight,
-                                c.target_bpw, c.target_miss, text(c.reason), c.seconds))
+                                c.target_bpw, c.target_miss, text(c.reason), c.seconds,
+                                bool(c.calibrated)))
         except BaseException as e:  # noqa: B902 - stops the job at its next write
             sink.error = e
     return _lib.REPORT_FN(call)
@@ -526,9 +529,11 @@ def encode_model(source, destination, policy=None, *, progress=None, report=None
     and is raised again. report: called with a TensorReport after each tensor (what was
     done to it: quantized or not and why, bits per weight against the target). temp_dir: the
     encoder's spool folder (default $TMPDIR, else /tmp). importance: None, or an importance
-    file (a path or an open Model: F32 vectors NAME, one per input column of tensor NAME, and
-    NAME:rows, one per output row; docs/encoder.md, "Error metrics"); a vector of another
-    length is an ArgumentError naming the tensor. Returns the job's Summary.
+    file (a path or an open Model: F32 vectors NAME, one per input column of tensor NAME,
+    NAME:rows, one per output row, and NAME:hessian, the input Hessian that calibrates the
+    tensor's encode; docs/encoder.md, "The importance file"); one of another shape is an
+    ArgumentError naming the tensor. Returns the job's Summary (calibrated: how many tensors
+    had a Hessian).
     """
     pol = _as_policy(policy, options, embeddings)
     summary = _lib.ModelSummary()

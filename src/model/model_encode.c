@@ -24,12 +24,14 @@ typedef struct planned {
     sgfp4_model_decision decision;
     uint64_t spool_offset, bytes;   /* the container in the spool (quantized tensors) */
     unsigned importance;            /* importance vectors used: 1 columns, 2 rows */
+    int calibrated;                 /* encoded with the input's Hessian */
     char sha256[65];
 } planned;
 
 typedef struct encode_job {
     const sgfp4_model *src;
     const sgfp4_model *importance; /* NULL: none */
+    hessian_cache hessians;        /* the importance file's, prepared */
     planned *plan;
     int spool;
     uint64_t spool_end;
@@ -107,6 +109,15 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
         }
         d->options.column_importance = columns;
         d->options.row_importance = rows;
+        const sgfp4_hessian *hessian = NULL;
+        si = sgfp4_importance_hessian(job->importance, t, d->cols, d->options.threads,
+                                      &job->hessians, &hessian, diag);
+        if (si != SGFP4_OK) {
+            free(columns);
+            free(rows);
+            return si;
+        }
+        d->options.hessian = hessian;
     }
     const float *src = NULL;
     float *owned = NULL;
@@ -138,10 +149,12 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     free(owned);
     /* The manifest records that importance was used; the vectors themselves go. */
     p->importance = (columns ? 1u : 0u) | (rows ? 2u : 0u);
+    p->calibrated = d->options.hessian != NULL;
     free(columns);
     free(rows);
     d->options.column_importance = NULL;
     d->options.row_importance = NULL;
+    d->options.hessian = NULL; /* the cache owns it */
     if (s != SGFP4_OK)
         return s;
     /* Self-check: the container we are about to publish must pass strict validation. */
@@ -173,7 +186,7 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     return SGFP4_OK;
 }
 
-static json_t *encoder_json(const sgfp4_encode_options *o, unsigned importance)
+static json_t *encoder_json(const sgfp4_encode_options *o, unsigned importance, int calibrated)
 {
     json_t *e = json_object();
     json_object_set_new(e, "library", json_string(sgfp4_version_string()));
@@ -196,6 +209,8 @@ static json_t *encoder_json(const sgfp4_encode_options *o, unsigned importance)
                                             : importance == 1 ? "columns"
                                                               : "rows"));
     }
+    if (calibrated)
+        json_object_set_new(e, "calibration", json_string("hessian"));
     return e;
 }
 
@@ -227,7 +242,8 @@ static char *manifest_text(const sgfp4_model *src, const planned *plan)
         json_object_set_new(e, "original_shape", shape_array(t->shape, t->rank));
         json_object_set_new(e, "dtype", json_string(sgfp4_st_dtype_name(t->dtype)));
         json_object_set_new(e, "sha256", json_string(plan[k].sha256));
-        json_object_set_new(e, "encoder", encoder_json(&d->options, plan[k].importance));
+        json_object_set_new(e, "encoder",
+                            encoder_json(&d->options, plan[k].importance, plan[k].calibrated));
         json_object_set_new(tensors, t->name, e);
     }
     char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -338,6 +354,7 @@ static void describe(const sgfp4_model_tensor *t, const planned *p, sgfp4_model_
 {
     const sgfp4_model_decision *d = &p->decision;
     r->quantized = d->quantize;
+    r->calibrated = p->calibrated;
     r->reason = d->reason;
     r->bytes_out = d->quantize ? p->bytes : t->nbytes;
     if (!d->quantize || t->elements == 0)
@@ -358,7 +375,8 @@ sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_p
                                      const sgfp4_model_write_options *options,
                                      model_report *report, sgfp4_diag *diag)
 {
-    encode_job job = {src, options->importance, NULL, -1, 0, NULL, diag};
+    encode_job job = {src, options->importance, {{NULL, NULL}, {NULL, NULL}, 0}, NULL, -1, 0, NULL,
+                      diag};
     job.plan = calloc(src->count ? src->count : 1, sizeof *job.plan);
     job.chunk = malloc(COPY_CHUNK);
     if (!job.plan || !job.chunk) {
@@ -388,6 +406,7 @@ sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_p
         s = assemble(&job, &counted);
     if (job.spool >= 0)
         close(job.spool);
+    sgfp4_hessian_cache_free(&job.hessians);
     free(job.plan);
     free(job.chunk);
     return s;

@@ -162,6 +162,24 @@ uint64_t sgfp4_model_data_bytes(const sgfp4_model *model);
  * infinity. */
 sgfp4_status sgfp4_model_tensor_to_f32_check(const sgfp4_model_tensor *tensor, sgfp4_diag *diag);
 
+/* model_hessian.c: the input Hessians of an importance file (docs/encoder.md, "The
+ * importance file"), prepared as a whole-model encode reaches each matrix. The last two
+ * prepared ones are kept, so matrices that share an input (an alias, or the same tensor)
+ * factor it once even when another matrix comes between them. */
+typedef struct hessian_cache {
+    const sgfp4_model_tensor *source[2]; /* the importance tensor each slot was made from */
+    sgfp4_hessian *prepared[2];
+    unsigned newer;                      /* the slot used last */
+} hessian_cache;
+/* The Hessian for matrix t (its 2-D view has `cols` columns): the importance file's tensor
+ * NAME:hessian, or the one its metadata entry NAME:hessian names; *out = NULL when it has
+ * neither. A present one of another shape, an alias to nothing, or a matrix that is no
+ * Hessian (sgfp4_hessian_create's checks) is an error naming it. Prepared on `threads`. */
+sgfp4_status sgfp4_importance_hessian(const sgfp4_model *importance, const sgfp4_model_tensor *t,
+                                      uint64_t cols, unsigned threads, hessian_cache *cache,
+                                      const sgfp4_hessian **out, sgfp4_diag *diag);
+void sgfp4_hessian_cache_free(hessian_cache *cache);
+
 /* model_io.c: sha256 of bytes as 64 lowercase hex digits + NUL. */
 void sgfp4_sha256_hex(const void *data, size_t size, char hex[65]);
 

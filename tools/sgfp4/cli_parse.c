@@ -35,9 +35,9 @@ static const option_spec specs[] = {
     {KEY_METRIC, "metric", "sse|row", "v2 rate policy: what rate control and the fits minimize: "
                                       "sse (squared error, the default) or row (each output "
                                       "row's error relative to its norm)"},
-    {KEY_IMPORTANCE, "importance", "FILE", "whole models: importance vectors (a safetensors "
-                                           "file: NAME per column, NAME:rows per row; "
-                                           "docs/encoder.md)"},
+    {KEY_IMPORTANCE, "importance", "FILE", "whole models: importance vectors and input "
+                                           "Hessians (a safetensors file: NAME per column, "
+                                           "NAME:rows per row, NAME:hessian; docs/encoder.md)"},
     {KEY_EMBEDDINGS, "embeddings", "quantize|skip", "whole models: embeddings and lm_head "
                                                     "(default quantize)"},
     {KEY_STRICT, "strict", NULL, "also fail on reserved T158 symbols (0b11, decoded as 0)"},

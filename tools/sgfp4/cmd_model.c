@@ -172,8 +172,11 @@ static void print_summary(const cli_args *a, bool encode, const sgfp4_model_summ
     char in[32], out[32];
     megabytes(in, sizeof in, s->bytes_in);
     megabytes(out, sizeof out, s->bytes_out);
-    fprintf(stderr, "%s: %zu tensors (%zu %s), %s -> %s", a->command, s->tensors, s->quantized,
-            encode ? "quantized" : "decoded from containers", in, out);
+    fprintf(stderr, "%s: %zu tensors (%zu %s", a->command, s->tensors, s->quantized,
+            encode ? "quantized" : "decoded from containers");
+    if (encode && s->calibrated)
+        fprintf(stderr, ", %zu calibrated with their input's Hessian", s->calibrated);
+    fprintf(stderr, "), %s -> %s", in, out);
     if (encode && s->quantized)
         fprintf(stderr, ", %.2f bits/weight", s->bits_per_weight);
     if (s->files > 1)
