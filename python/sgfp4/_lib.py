@@ -209,7 +209,7 @@ class ModelSummary(ctypes.Structure):
                 ("bytes_out", c_u64), ("file_bytes_out", c_u64), ("quantized_weights", c_u64),
                 ("quantized_bytes", c_u64), ("bits_per_weight", c_double),
                 ("above_target", c_size_t), ("below_target", c_size_t), ("files", c_size_t),
-                ("seconds", c_double), ("calibrated", c_size_t)]
+                ("seconds", c_double), ("calibrated", c_size_t), ("rated", c_size_t)]
 
 
 class ModelTensorReport(ctypes.Structure):
@@ -217,7 +217,7 @@ class ModelTensorReport(ctypes.Structure):
                 ("quantized", c_int), ("bytes_in", c_u64), ("bytes_out", c_u64),
                 ("bits_per_weight", c_double), ("target_bpw", c_double),
                 ("target_miss", c_int), ("reason", c_char_p), ("seconds", c_double),
-                ("calibrated", c_int)]
+                ("calibrated", c_int), ("rated", c_int)]
 
 
 REPORT_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ModelTensorReport))
@@ -318,6 +318,7 @@ _PROTOTYPES = [
     ("sgfp4_model_policy_parse", c_int, c_char_p, c_size_t, P(c_void_p), P(Diag)),
     ("sgfp4_model_policy_defaults", P(EncodeOptions), c_void_p),
     ("sgfp4_model_policy_set_embeddings", None, c_void_p, c_int),
+    ("sgfp4_model_policy_set_rates", c_int, c_void_p, c_int),
     ("sgfp4_model_policy_free", None, c_void_p),
     ("sgfp4_model_policy_decide", None, c_void_p, P(ModelTensor), P(ModelDecision)),
     ("sgfp4_model_write_options_init_sized", c_int, P(ModelWriteOptions), c_size_t),

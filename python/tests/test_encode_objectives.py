@@ -4,7 +4,8 @@ metric="row" give the CLI's bytes, importance vectors move the error where they 
 all-equal ones change nothing), wrong lengths are refused before the library reads them, and
 whole models take an importance file exactly as `sgfp4 encode --importance` does; a Hessian
 calibrates an encode (smaller output error, same size, same bytes on any thread count) and a
-bad one is refused; an importance file's Hessians calibrate whole models as the CLI does."""
+bad one is refused; an importance file's Hessians calibrate whole models as the CLI does, and
+rates by sensitivity give the bits to the tensor whose errors cost more, as the CLI does."""
 
 import json
 import struct
@@ -253,3 +254,33 @@ def test_model_hessians_like_the_cli(stories, cli, tmp_path):
     a, meta = _tensor_bytes(ours)
     assert meta[wq]["encoder"]["calibration"] == "hessian"
     assert sum("calibration" in v["encoder"] for v in meta.values()) == 1
+
+
+def test_model_rates_by_sensitivity_like_the_cli(stories, cli, tmp_path):
+    rng = np.random.default_rng(15)
+    w1, w2 = "layers.0.feed_forward.w1.weight", "layers.0.feed_forward.w2.weight"
+    imp = tmp_path / "fisher.safetensors"
+    # w1's errors are predicted to cost 30 times w2's: it gets the bits
+    _importance_file(imp, {w1: np.ones(64), w1 + ":rows": rng.uniform(20, 40, 172),
+                           w2: np.ones(172), w2 + ":rows": rng.uniform(0.5, 1.5, 64)})
+    reports = []
+    ours = tmp_path / "ours.sgfp4.safetensors"
+    summary = sgfp4.encode_model(stories, ours, importance=imp, rates="sensitivity",
+                                 report=reports.append)
+    assert summary.rated == 2
+    bpw = {r.name: r.bits_per_weight for r in reports if r.rated}
+    assert bpw[w1] > 4.5 > bpw[w2]
+    cli_out = tmp_path / "cli.sgfp4.safetensors"
+    r = cli("encode", stories, "-o", cli_out, "--threads", "1", "--importance", imp,
+            "--rates", "sensitivity")
+    assert "2 at rates by sensitivity" in r.stderr.decode()
+    assert ours.read_bytes() == cli_out.read_bytes()
+    again = tmp_path / "again.sgfp4.safetensors"
+    sgfp4.encode_model(stories, again, sgfp4.Policy(rates="sensitivity"), importance=imp)
+    assert again.read_bytes() == ours.read_bytes()
+    uniform = tmp_path / "uniform.sgfp4.safetensors"
+    assert sgfp4.encode_model(stories, uniform, importance=imp).rated == 0
+    with pytest.raises(sgfp4.ArgumentError, match="need an importance file"):
+        sgfp4.encode_model(stories, tmp_path / "no.sgfp4.safetensors", rates="sensitivity")
+    with pytest.raises(sgfp4.ArgumentError, match="rates"):
+        sgfp4.Policy(rates="auto")

@@ -362,6 +362,72 @@ done:
     return status;
 }
 
+/* The analysis of sgfp4_encode_rate_curve() (v2, rate policy), then the curve. */
+static sgfp4_status curve_in_scope(const float *src, uint64_t rows, uint64_t cols,
+                                   size_t src_stride, const sgfp4_encode_options *options,
+                                   double *lambda, uint64_t *bytes, double *error)
+{
+    sgfp4_encode_options o;
+    uint64_t blocks;
+    if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK || !src ||
+        !options_ok(&o) || o.profile == SGFP4_PROFILE_V1 || o.policy != SGFP4_POLICY_RATE)
+        return SGFP4_ERR_ARGUMENT;
+    if (!shape_ok(rows, cols, &blocks))
+        return SGFP4_ERR_SHAPE;
+    if (src_stride == 0)
+        src_stride = (size_t)cols;
+    if (src_stride < cols || !inputs_finite(src, rows, cols, src_stride) ||
+        !sgfp4_importance_ok(o.column_importance, cols) ||
+        !sgfp4_importance_ok(o.row_importance, rows) || (o.hessian && o.hessian->dim != cols))
+        return SGFP4_ERR_ARGUMENT;
+    const unsigned threads = sgfp4_threads_resolve(o.threads);
+    const sgfp4_allocator *alloc = &o.allocator;
+    job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o, 0,
+             NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    sgfp4_team *team = threads > 1 && blocks > 1
+                           ? sgfp4_team_create(blocks < threads ? (unsigned)blocks : threads, alloc)
+                           : NULL;
+    sgfp4_status status = SGFP4_ERR_NOMEM;
+    const size_t tiles_y = (size_t)(blocks / j.tiles_x);
+    float *weights = NULL;
+    j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
+                                            sizeof(float));
+    j.params = sgfp4_alloc_with(alloc, (size_t)blocks * SGFP4_NODES * 2 * sizeof *j.params);
+    if (!j.scratch || !j.params)
+        goto done;
+    if (sgfp4_metric_is_weighted(&o)) {
+        weights = sgfp4_alloc_with(alloc, (tiles_y + (size_t)j.tiles_x) * 64 * sizeof *weights);
+        if (!weights)
+            goto done;
+        j.row_weight = weights;
+        j.col_weight = weights + tiles_y * 64;
+        sgfp4_error_weights(src, rows, cols, src_stride, &o, weights, weights + tiles_y * 64);
+    }
+    sgfp4_team_run(team, blocks, analyze_block, &j);
+    if (sgfp4_rate_curve(j.params, blocks, team, alloc, lambda, bytes, error))
+        status = SGFP4_OK;
+done:
+    sgfp4_team_free(team);
+    sgfp4_free_with(alloc, j.scratch);
+    sgfp4_free_with(alloc, j.params);
+    sgfp4_free_with(alloc, weights);
+    return status;
+}
+
+sgfp4_status sgfp4_encode_rate_curve(const float *src, uint64_t rows, uint64_t cols,
+                                     size_t src_stride, const sgfp4_encode_options *options,
+                                     double *lambda, uint64_t *bytes, double *error)
+{
+    if (!lambda || !bytes || !error)
+        return SGFP4_ERR_ARGUMENT;
+    sgfp4_fp_scope scope;
+    sgfp4_fp_scope_enter(&scope);
+    const sgfp4_status s =
+        curve_in_scope(src, rows, cols, src_stride, options, lambda, bytes, error);
+    sgfp4_fp_scope_leave(&scope);
+    return s;
+}
+
 /* encode_in_scope() in the default floating-point environment (common/fp_env.h): the
  * caller's rounding or flush-to-zero modes must not change the bytes (D7). */
 static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,

@@ -25,12 +25,14 @@ typedef struct planned {
     uint64_t spool_offset, bytes;   /* the container in the spool (quantized tensors) */
     unsigned importance;            /* importance vectors used: 1 columns, 2 rows */
     int calibrated;                 /* encoded with the input's Hessian */
+    int rated;                      /* its target chosen by sensitivity */
     char sha256[65];
 } planned;
 
 typedef struct encode_job {
     const sgfp4_model *src;
     const sgfp4_model *importance; /* NULL: none */
+    const model_rates *rates;      /* targets chosen by sensitivity */
     hessian_cache hessians;        /* the importance file's, prepared */
     planned *plan;
     int spool;
@@ -62,11 +64,9 @@ static bool pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t at)
     return true;
 }
 
-/* The importance vector `key` of n values for tensor t, converted to float32 into *out
- * (malloc), or *out = NULL when the importance file has no such vector. */
-static sgfp4_status importance_vector(const sgfp4_model *importance, const sgfp4_model_tensor *t,
-                                      const char *suffix, uint64_t n, float **out,
-                                      sgfp4_diag *diag)
+sgfp4_status sgfp4_importance_vector(const sgfp4_model *importance, const sgfp4_model_tensor *t,
+                                     const char *suffix, uint64_t n, float **out,
+                                     sgfp4_diag *diag)
 {
     *out = NULL;
     char key[1024];
@@ -90,6 +90,26 @@ static sgfp4_status importance_vector(const sgfp4_model *importance, const sgfp4
     return s;
 }
 
+sgfp4_status sgfp4_model_tensor_floats(const sgfp4_model_tensor *t, const float **values,
+                                       float **owned, sgfp4_diag *diag)
+{
+    *values = NULL;
+    *owned = NULL;
+    /* A little-endian F32 tensor at a 4-aligned address is read straight from the map,
+     * after the same finiteness check the conversion does. */
+    if (t->dtype == SGFP4_ST_F32 && host_is_little_endian() &&
+        ((uintptr_t)t->data % sizeof(float)) == 0) {
+        *values = (const float *)(const void *)t->data;
+        return sgfp4_model_tensor_to_f32_check(t, diag);
+    }
+    if (t->elements > SIZE_MAX / sizeof(float) ||
+        !(*owned = malloc((size_t)t->elements * sizeof(float))))
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, (int64_t)t->offset, -1, -1,
+                          "tensor '%s': out of memory for its float32 copy", t->name);
+    *values = *owned;
+    return sgfp4_model_tensor_to_f32(t, 1, *owned, (size_t)t->elements * sizeof(float), diag);
+}
+
 /* Pass 1 for one tensor: convert, encode, validate, hash, spool. */
 static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, planned *p)
 {
@@ -100,9 +120,10 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
                           "tensor '%s': too large for this address space", t->name);
     float *columns = NULL, *rows = NULL;
     if (job->importance) {
-        sgfp4_status si = importance_vector(job->importance, t, "", d->cols, &columns, diag);
+        sgfp4_status si =
+            sgfp4_importance_vector(job->importance, t, "", d->cols, &columns, diag);
         if (si == SGFP4_OK)
-            si = importance_vector(job->importance, t, ":rows", d->rows, &rows, diag);
+            si = sgfp4_importance_vector(job->importance, t, ":rows", d->rows, &rows, diag);
         if (si != SGFP4_OK) {
             free(columns);
             return si;
@@ -119,24 +140,13 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
         }
         d->options.hessian = hessian;
     }
+    const double rate = sgfp4_model_rate_of(job->rates, t);
+    if (rate > 0)
+        d->options.target_bpw = rate;
+    p->rated = rate > 0;
     const float *src = NULL;
     float *owned = NULL;
-    /* A little-endian F32 tensor at a 4-aligned address is encoded straight from the map,
-     * after the same finiteness check the conversion does. */
-    const bool direct = t->dtype == SGFP4_ST_F32 && host_is_little_endian() &&
-                        ((uintptr_t)t->data % sizeof(float)) == 0;
-    sgfp4_status s;
-    if (!direct) {
-        owned = malloc((size_t)t->elements * sizeof(float));
-        if (!owned)
-            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, (int64_t)t->offset, -1, -1,
-                              "tensor '%s': out of memory for its float32 copy", t->name);
-        s = sgfp4_model_tensor_to_f32(t, 1, owned, (size_t)t->elements * sizeof(float), diag);
-        src = owned;
-    } else {
-        src = (const float *)(const void *)t->data;
-        s = sgfp4_model_tensor_to_f32_check(t, diag);
-    }
+    sgfp4_status s = sgfp4_model_tensor_floats(t, &src, &owned, diag);
     void *container = NULL;
     size_t size = 0;
     if (s == SGFP4_OK) {
@@ -355,6 +365,7 @@ static void describe(const sgfp4_model_tensor *t, const planned *p, sgfp4_model_
     const sgfp4_model_decision *d = &p->decision;
     r->quantized = d->quantize;
     r->calibrated = p->calibrated;
+    r->rated = p->rated;
     r->reason = d->reason;
     r->bytes_out = d->quantize ? p->bytes : t->nbytes;
     if (!d->quantize || t->elements == 0)
@@ -371,12 +382,12 @@ static void describe(const sgfp4_model_tensor *t, const planned *p, sgfp4_model_
 }
 
 sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_policy *policy,
-                                     const sgfp4_sink *sink,
+                                     const model_rates *rates, const sgfp4_sink *sink,
                                      const sgfp4_model_write_options *options,
                                      model_report *report, sgfp4_diag *diag)
 {
-    encode_job job = {src, options->importance, {{NULL, NULL}, {NULL, NULL}, 0}, NULL, -1, 0, NULL,
-                      diag};
+    encode_job job = {src,  options->importance, rates, {{NULL, NULL}, {NULL, NULL}, 0},
+                      NULL, -1,  0,  NULL, diag};
     job.plan = calloc(src->count ? src->count : 1, sizeof *job.plan);
     job.chunk = malloc(COPY_CHUNK);
     if (!job.plan || !job.chunk) {
@@ -436,10 +447,15 @@ sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy
         s = sgfp4_model_check_one_file(src, diag);
     if (s != SGFP4_OK)
         return s;
+    model_rates rates;
+    s = sgfp4_model_plan_rates(src, policy, options.importance, &rates, diag);
+    if (s != SGFP4_OK)
+        return s;
     model_report report;
     sgfp4_report_begin(&report, &options, src->count, sgfp4_model_data_bytes(src));
-    s = sgfp4_model_encode_part(src, policy, sink, &options, &report, diag);
+    s = sgfp4_model_encode_part(src, policy, &rates, sink, &options, &report, diag);
     if (s == SGFP4_OK)
         sgfp4_report_end(&report, 1);
+    sgfp4_model_rates_free(&rates);
     return s;
 }

@@ -3,7 +3,8 @@
 # other bytes than best and both verify; --metric row changes the bytes and is refused where
 # it does not apply; --importance FILE changes exactly the tensors it names (and a vector of
 # the wrong length is an error naming the tensor, no output), and its input Hessians calibrate
-# exactly the tensors they belong to (an alias too), which the summary counts; the low-rate
+# exactly the tensors they belong to (an alias too), which the summary counts; --rates is
+# checked, needs --importance for sensitivity and changes nothing without both vectors; the low-rate
 # warning of the policy appears once per quantized tensor and in the closing summary below
 # 4.125 bits per weight, and not at 4.5; the manifest records what was used.
 # usage: test_encode_options.sh SGFP4 SCRATCH_DIR
@@ -197,6 +198,25 @@ fi
 run encode m.safetensors -o none.sgfp4.safetensors --importance missing.safetensors
 expect_rc 1 "--importance FILE that is not there"
 expect_err "missing.safetensors" "missing importance file"
+
+# ---- whole models: --rates ----
+run encode m.safetensors -o r.sgfp4.safetensors --rates fast
+expect_rc 2 "--rates fast"
+expect_err "wants uniform or sensitivity" "--rates fast"
+run encode m.safetensors --tensor "$up" -o x.sgfp4 --rates sensitivity
+expect_rc 2 "--rates for one tensor"
+expect_err "--rates does not apply to a single tensor" "--rates for one tensor"
+run encode m.safetensors -o r.sgfp4.safetensors --rates sensitivity
+expect_rc 1 "--rates sensitivity without --importance"
+expect_err "rates by sensitivity need an importance file" "--rates sensitivity alone"
+[ -e r.sgfp4.safetensors ] && fail "--rates sensitivity without --importance wrote" || ok
+# no tensor of imp.safetensors has both vectors: nothing is rated, the bytes stay
+run encode m.safetensors -o r.sgfp4.safetensors --rates sensitivity --importance imp.safetensors
+expect_rc 0 "--rates sensitivity with importance"
+if grep -q "rates by sensitivity" "$err"; then fail "rated without both vectors: $(cat "$err")"; else ok; fi
+cmp -s imp.sgfp4.safetensors r.sgfp4.safetensors && ok || fail "--rates sensitivity changed untouched tensors"
+run encode m.safetensors -o u.sgfp4.safetensors --rates uniform --importance imp.safetensors
+cmp -s imp.sgfp4.safetensors u.sgfp4.safetensors && ok || fail "--rates uniform is not the default"
 
 # ---- whole models: --fit, --metric reach every tensor and the manifest ----
 run encode m.safetensors -o fast.sgfp4.safetensors --fit fast --metric row
