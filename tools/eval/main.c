@@ -199,20 +199,47 @@ static double quantile(const double *v, size_t n, double p)
 
 static void print_header(const args *a, int versus_set)
 {
-    const char *cols[] = {"candidate", "bits/weight", "mean KL", "top-1 agree", "PPL (f32 text)",
-                          "greedy match", "prompted match", "attn row err p50", "p99", "max",
-                          "rows > 0.15", "rel-L2 (set)", "KL below versus", "predicted KL"};
-    const int n = versus_set ? 13 : 12;
+    const char *cols[] = {"candidate", "bits/weight", "mean KL", "KL s.e.", "top-1 agree",
+                          "PPL (f32 text)", "greedy match", "prompted match", "attn row err p50",
+                          "p99", "max", "rows > 0.15", "rel-L2 (set)", "KL below versus",
+                          "KL / versus", "s.e.", "predicted KL"};
+    const int n = versus_set ? 16 : 13;
     for (int i = 0; i < n; i++)
         printf(a->tsv ? (i ? "\t%s" : "%s") : "| %s ", cols[i]);
     if (a->fisher)
-        printf(a->tsv ? "\t%s" : "| %s ", cols[13]);
+        printf(a->tsv ? "\t%s" : "| %s ", cols[16]);
     printf(a->tsv ? "\n" : "|\n");
     if (!a->tsv) {
         for (int i = 0; i < n + (a->fisher != NULL); i++)
             printf(i < 1 ? "|---" : "|---:");
         printf("|\n");
     }
+}
+
+/* The standard error of the mean of v[0..n). */
+static double standard_error(const double *v, int n)
+{
+    double sum = 0, squares = 0;
+    for (int k = 0; k < n; k++)
+        sum += v[k];
+    const double mean = sum / n;
+    for (int k = 0; k < n; k++)
+        squares += (v[k] - mean) * (v[k] - mean);
+    return n > 1 ? sqrt(squares / ((double)n * (n - 1))) : 0;
+}
+
+/* The ratio of the mean KLs a / b over the same sequences and its standard error (the delta
+ * method on the paired differences a_k - ratio * b_k). */
+static double kl_ratio(const double *a, const double *b, int n, double *se)
+{
+    double sa = 0, sb = 0, squares = 0;
+    for (int k = 0; k < n; k++)
+        sa += a[k], sb += b[k];
+    const double ratio = sb > 0 ? sa / sb : 0;
+    for (int k = 0; k < n; k++)
+        squares += (a[k] - ratio * b[k]) * (a[k] - ratio * b[k]);
+    *se = n > 1 && sb > 0 ? sqrt(squares / ((double)n * (n - 1))) / (sb / n) : 0;
+    return ratio;
 }
 
 static void cell(const args *a, int first, const char *fmt, double v)
@@ -328,6 +355,7 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
             printf(a->tsv ? "%s" : "| %s ", cands[i].label);
             cell(a, 0, "%.4f", q->weights_in_set ? q->bits / (double)q->weights_in_set : 0);
             cell(a, 0, "%.4f", s->mean_kl);
+            cell(a, 0, "%.4f", standard_error(s->sequence_kl, ref->sequences));
             cell(a, 0, "%.4f", s->top1);
             cell(a, 0, "%.3f", s->perplexity);
             cell(a, 0, "%.0f", s->greedy_match);
@@ -344,6 +372,9 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
                 char buf[32];
                 snprintf(buf, sizeof buf, "%d/%d", below, ref->sequences);
                 printf(a->tsv ? "\t%s" : "| %s ", buf);
+                double se;
+                cell(a, 0, "%.3f", kl_ratio(s->sequence_kl, versus_kl, ref->sequences, &se));
+                cell(a, 0, "%.3f", se);
             }
             if (a->fisher)
                 cell(a, 0, "%.4f", q->predicted_kl);
