@@ -454,6 +454,61 @@ typedef struct sgfp4_encode_report {
 } sgfp4_encode_report;
 
 /**
+ * An input's Hessian prepared for calibrated encoding (docs/encoder.md, "Calibrated
+ * encoding"): H = E[x x^T] over the activations x that a matrix's columns multiply (any
+ * positive multiple of it gives the same result), factored once for every matrix that reads
+ * the same input (wq, wk and wv of a layer share one). Immutable once made: any number of
+ * encodes on any threads may use it at once.
+ */
+typedef struct sgfp4_hessian sgfp4_hessian;
+
+/** Options of sgfp4_hessian_create(). */
+typedef struct sgfp4_hessian_options {
+    size_t struct_size;      /**< set by sgfp4_hessian_options_init() */
+    /** Damping: lambda = damping * mean(diag H) is added to the diagonal before the
+     *  factorization (GPTQ's percdamp); in (0, 1000], default 0.01. */
+    double damping;
+    /** Threads in all, the caller's included: 0 (the default) or 1 = the calling thread
+     *  only; at most SGFP4_MAX_THREADS. The result does not depend on it. */
+    unsigned threads;
+    /** Working memory and the object's own (optional; zeroed = malloc). */
+    sgfp4_allocator allocator;
+} sgfp4_hessian_options;
+
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_hessian_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_hessian_options_init_sized(sgfp4_hessian_options *options,
+                                                        size_t size);
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+static inline sgfp4_status sgfp4_hessian_options_init(sgfp4_hessian_options *options)
+{
+    return sgfp4_hessian_options_init_sized(options, sizeof *options);
+}
+
+/**
+ * Checks and factors a dim x dim Hessian (row-major float32, rows `stride` elements apart;
+ * 0 means dim) and sets *out. Only the symmetric part is used: (H + H^T) / 2. Memory: about
+ * 2 dim^2 bytes kept by the object, 4 dim^2 more while it is made; time about dim^3 / 3
+ * multiply-adds (in float64). The result is a pure function of the values and the damping.
+ * Errors (diag names the element): SGFP4_ERR_ARGUMENT for NULL h or out, dim 0, a stride
+ * below dim, bad options, a NaN or infinite value, a negative or all-zero diagonal, an
+ * element pair H[i][j], H[j][i] that differs by more than 10^-3 sqrt(H[i][i] H[j][j]) (not
+ * symmetric), or a matrix that is not positive definite even after the damping (H is then
+ * not positive semidefinite); SGFP4_ERR_LIMIT for a dim above 2^24; SGFP4_ERR_NOMEM.
+ */
+SGFP4_API sgfp4_status sgfp4_hessian_create(const float *h, uint64_t dim, size_t stride,
+                                            const sgfp4_hessian_options *options,
+                                            sgfp4_hessian **out, sgfp4_diag *diag);
+
+/** The Hessian's dimension (the number of columns of the matrices it calibrates); 0 for
+ *  NULL. */
+SGFP4_API uint64_t sgfp4_hessian_dim(const sgfp4_hessian *hessian);
+
+/** Releases a Hessian made by sgfp4_hessian_create(). Accepts NULL. */
+SGFP4_API void sgfp4_hessian_free(sgfp4_hessian *hessian);
+
+/**
  * Encoder options. Start from sgfp4_encode_options_init(), then change fields.
  * docs/encoder.md describes every algorithm named here.
  */
@@ -499,6 +554,14 @@ typedef struct sgfp4_encode_options {
      *  that lets a user interrupt a long encode (Ctrl-C) or report that it is alive. */
     int (*cancel)(void *user);
     void *cancel_user;
+    /** The Hessian of the matrix's input (sgfp4_hessian_create; its dimension must be
+     *  `cols`), or NULL (the default). With it the encode is calibrated: after the leaves
+     *  and modes are chosen, the columns are swept in order, each leaf's scale and bias
+     *  fitted and its codes chosen on weights that carry the feedback of the error of the
+     *  columns before them, so that ||X (W - W_hat)^T|| shrinks rather than ||W - W_hat||
+     *  (docs/encoder.md, "Calibrated encoding"). Its diagonal is the column importance
+     *  unless column_importance is set. Only read during the call. */
+    const sgfp4_hessian *hessian;
 } sgfp4_encode_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past

@@ -395,6 +395,25 @@ SGFP4_API sgfp4_encode_options *sgfp4_model_policy_defaults(sgfp4_model_policy *
 /** Whether tensors that look like embeddings (names matching *embed*, *wte*, *wpe*,
  *  lm_head*, output.weight) are quantized by default (1) or passed through (0). */
 SGFP4_API void sgfp4_model_policy_set_embeddings(sgfp4_model_policy *policy, int quantize);
+
+/** How a whole-model encode spreads its bits over the tensors (docs/model.md, "Rates by
+ *  sensitivity"). */
+typedef enum sgfp4_model_rates {
+    /** Every tensor at the bits per weight its options ask for (the default). */
+    SGFP4_RATES_UNIFORM = 0,
+    /** The tensors quantized at the policy's default rate (v2, rate policy, no rule setting
+     *  their bpw) that the importance file has both factors for (NAME, NAME:rows) share
+     *  their total bytes so that the KL divergence the errors are predicted to cause (the
+     *  Fisher factors times each tensor's rate-distortion curve) is smallest: each gets its
+     *  own target, their total stays within what their own targets allow. An encode with
+     *  it needs an importance file (sgfp4_model_write_options.importance). */
+    SGFP4_RATES_SENSITIVITY = 1
+} sgfp4_model_rates;
+
+/** Sets how an encode with this policy spreads its bits (default SGFP4_RATES_UNIFORM; a
+ *  policy file's "rates"). SGFP4_ERR_ARGUMENT for a NULL policy or an unknown value. */
+SGFP4_API sgfp4_status sgfp4_model_policy_set_rates(sgfp4_model_policy *policy,
+                                                    sgfp4_model_rates rates);
 SGFP4_API void sgfp4_model_policy_free(sgfp4_model_policy *policy);
 
 /** What the policy decided for one tensor. */
@@ -433,6 +452,12 @@ typedef struct sgfp4_model_summary {
     size_t above_target, below_target;
     size_t files;                  /**< output files written (1, or a set's shards + index) */
     double seconds;                /**< wall-clock time of the whole job */
+    /** Encode: quantized tensors encoded with their input's Hessian from the importance
+     *  file (the calibrated encode, docs/encoder.md "Calibrated encoding"). */
+    size_t calibrated;
+    /** Encode: quantized tensors whose rate was chosen by sensitivity
+     *  (SGFP4_RATES_SENSITIVITY). */
+    size_t rated;
 } sgfp4_model_summary;
 
 /** Progress of a streaming model job, reported after each tensor (and at the start). */
@@ -465,6 +490,10 @@ typedef struct sgfp4_model_tensor_report {
      *  vectors weighted this tensor, 1 the columns' (NAME), 2 the rows' (NAME:rows), 3 both,
      *  0 none (the file has no vector for it); else 0. */
     int importance;
+    /** Encode: 1 if it was encoded with its input's Hessian (the calibrated encode). */
+    int calibrated;
+    /** Encode: 1 if its rate (target_bpw) was chosen by sensitivity. */
+    int rated;
 } sgfp4_model_tensor_report;
 
 /** Options of the model writers; NULL means the defaults. */
@@ -488,11 +517,14 @@ typedef struct sgfp4_model_write_options {
      *  per byte of their containers. v2 records may overlap (DECISIONS D2), so a small file
      *  can describe a huge model. */
     uint64_t max_output_elements;
-    /** Encode only: an importance file (docs/encoder.md, "Error metrics"), opened with
-     *  sgfp4_model_open(); NULL = none. For a quantized tensor NAME its float vector NAME
-     *  (one value per column) is the column importance and NAME:rows (one per row of the 2-D
-     *  view) the row importance; either may be absent, a present one of another length is an
-     *  error. */
+    /** Encode only: an importance file (docs/encoder.md, "The importance file"), opened
+     *  with sgfp4_model_open(); NULL = none. For a quantized tensor NAME its float vector
+     *  NAME (one value per column) is the column importance, NAME:rows (one per row of the
+     *  2-D view) the row importance, and NAME:hessian ([cols, cols], or the tensor its
+     *  metadata entry NAME:hessian names) the input Hessian of the calibrated encode
+     *  (prepared on the encoder's threads; the last two prepared are kept, so matrices that
+     *  share an input factor it once). Each may be absent; a present one of another shape
+     *  is an error. */
     const sgfp4_model *importance;
     /** Cancellation of the job: NULL (the default), or called with cancel_user on the
      *  calling thread before each tensor, about every 10 ms while one is encoded or decoded

@@ -14,7 +14,7 @@ from . import _lib
 from ._lib import LibraryNotFound
 from ._types import Backend, DType, Fit, Metric, Policy as SplitPolicy, Profile, Store
 from ._version import __version__
-from .encode import ClippedWeightsWarning, EncodeOptions, encode, encode_bound
+from .encode import ClippedWeightsWarning, EncodeOptions, Hessian, encode, encode_bound
 from .errors import *  # noqa: F401,F403 - the exception classes
 from .errors import Error, status_name, status_str
 from .model import (Decision, ImportanceWarning, Model, ModelTensor, Policy, Progress,

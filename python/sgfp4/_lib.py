@@ -156,7 +156,12 @@ class EncodeOptions(ctypes.Structure):
                 ("metric", c_int), ("column_importance", POINTER(ctypes.c_float)),
                 ("row_importance", POINTER(ctypes.c_float)),
                 ("report", POINTER(EncodeReport)), ("cancel", CANCEL_FN),
-                ("cancel_user", c_void_p)]
+                ("cancel_user", c_void_p), ("hessian", c_void_p)]
+
+
+class HessianOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size_t), ("damping", c_double), ("threads", c_uint),
+                ("allocator", Allocator)]
 
 
 # ---- structs (include/sgfp4_model.h) -----------------------------------------------------
@@ -214,7 +219,7 @@ class ModelSummary(ctypes.Structure):
                 ("bytes_out", c_u64), ("file_bytes_out", c_u64), ("quantized_weights", c_u64),
                 ("quantized_bytes", c_u64), ("bits_per_weight", c_double),
                 ("above_target", c_size_t), ("below_target", c_size_t), ("files", c_size_t),
-                ("seconds", c_double)]
+                ("seconds", c_double), ("calibrated", c_size_t), ("rated", c_size_t)]
 
 
 class ModelTensorReport(ctypes.Structure):
@@ -222,7 +227,8 @@ class ModelTensorReport(ctypes.Structure):
                 ("quantized", c_int), ("bytes_in", c_u64), ("bytes_out", c_u64),
                 ("bits_per_weight", c_double), ("target_bpw", c_double),
                 ("target_miss", c_int), ("reason", c_char_p), ("seconds", c_double),
-                ("clipped", c_u64), ("importance", c_int)]
+                ("clipped", c_u64), ("importance", c_int), ("calibrated", c_int),
+                ("rated", c_int)]
 
 
 REPORT_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ModelTensorReport))
@@ -285,6 +291,11 @@ _PROTOTYPES = [
     ("sgfp4_encode_alloc", c_int, c_void_p, c_u64, c_u64, c_size_t, P(c_void_p), P(c_size_t),
      P(EncodeOptions)),
     ("sgfp4_free", None, c_void_p),
+    ("sgfp4_hessian_options_init_sized", c_int, P(HessianOptions), c_size_t),
+    ("sgfp4_hessian_create", c_int, c_void_p, c_u64, c_size_t, P(HessianOptions), P(c_void_p),
+     P(Diag)),
+    ("sgfp4_hessian_dim", c_u64, c_void_p),
+    ("sgfp4_hessian_free", None, c_void_p),
     # models: reading
     ("sgfp4_st_dtype_name", c_char_p, c_int),
     ("sgfp4_st_dtype_size", c_size_t, c_int),
@@ -327,6 +338,7 @@ _PROTOTYPES = [
     ("sgfp4_model_policy_parse", c_int, c_char_p, c_size_t, P(c_void_p), P(Diag)),
     ("sgfp4_model_policy_defaults", P(EncodeOptions), c_void_p),
     ("sgfp4_model_policy_set_embeddings", None, c_void_p, c_int),
+    ("sgfp4_model_policy_set_rates", c_int, c_void_p, c_int),
     ("sgfp4_model_policy_free", None, c_void_p),
     ("sgfp4_model_policy_decide", None, c_void_p, P(ModelTensor), P(ModelDecision)),
     ("sgfp4_model_write_options_init_sized", c_int, P(ModelWriteOptions), c_size_t),

@@ -14,6 +14,62 @@ from ._types import Fit, Metric, Policy, Profile, argument_error, thread_count, 
 from .errors import check
 
 
+class Hessian:
+    """An input's Hessian prepared for calibrated encoding (sgfp4_hessian_create,
+    docs/encoder.md "Calibrated encoding"): `Hessian(h)` from a square float array
+    h = E[x x^T] over the activations x that a matrix's columns multiply (any positive
+    multiple gives the same result; only (h + h.T) / 2 is used). Factored once; pass it as
+    `hessian=` to every encode() of a matrix that reads that input. damping: added to the
+    diagonal as damping * mean(diag h), in (0, 1000], default 0.01. threads: as encode()'s
+    (the result does not depend on it). ArgumentError for a matrix that is not square,
+    finite, symmetric (to 1e-3 of sqrt(h_ii h_jj)) and positive semidefinite.
+    close() (or leaving a `with` block, or garbage collection) releases it."""
+
+    def __init__(self, h, *, damping=None, threads=0):
+        a = np.asarray(h)
+        if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0 or \
+                a.dtype.kind not in "fiu":
+            raise argument_error(f"Hessian: expected a square non-empty matrix of numbers, "
+                                 f"got shape {a.shape} of {a.dtype}")
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or \
+                threads < 0:
+            raise argument_error(f"threads: {threads!r} is not a count >= 0")
+        o = _lib.init_struct(_lib.HessianOptions, "sgfp4_hessian_options_init")
+        if damping is not None:
+            o.damping = float(damping)
+        o.threads = min(int(threads), 2**32 - 1)
+        ptr = ctypes.c_void_p()
+        diag = _lib.Diag()
+        status = lib.sgfp4_hessian_create(a.ctypes.data, a.shape[0], a.shape[0],
+                                          ctypes.byref(o), ctypes.byref(ptr), ctypes.byref(diag))
+        check(status, f"prepare a {a.shape[0]}x{a.shape[0]} Hessian", diag)
+        from .tensor import _Handle
+        self._h = _Handle(ptr.value, lib.sgfp4_hessian_free)
+
+    @property
+    def dim(self):
+        """The columns of the matrices it calibrates."""
+        return lib.sgfp4_hessian_dim(self._ptr())
+
+    def close(self):
+        self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _ptr(self):
+        if self._h is None:
+            raise argument_error("the Hessian is closed")
+        return self._h.ptr
+
+    def __repr__(self):
+        return "Hessian(closed)" if self._h is None else f"Hessian(dim={self.dim})"
+
+
 @dataclass(frozen=True)
 class EncodeOptions:
     """sgfp4_encode_options, field for field (docs/encoder.md). The defaults are the
@@ -30,6 +86,9 @@ class EncodeOptions:
     column / output row of the matrix encode() gets (finite, >= 0, not all 0), the error
     weights of docs/encoder.md, "Error metrics"; kept as float32 tuples. They belong to one
     matrix: whole models take an importance file instead (encode_model(importance=...)).
+    hessian: None (default) or a Hessian (or a square array, prepared for the call) of the
+    matrix's input, whose dimension is its column count: the calibrated encode
+    (docs/encoder.md, "Calibrated encoding"); it too belongs to one matrix.
     """
     profile: Profile = None
     policy: Policy = None
@@ -41,6 +100,7 @@ class EncodeOptions:
     metric: Metric = None
     column_importance: tuple = field(default=None, repr=False)
     row_importance: tuple = field(default=None, repr=False)
+    hessian: Hessian = field(default=None, repr=False)
 
     def __post_init__(self):
         d = _DEFAULTS
@@ -59,6 +119,8 @@ class EncodeOptions:
                 if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "fiu":
                     raise argument_error(f"{name}: expected a non-empty 1-D array of numbers")
                 set_(self, name, tuple(float(x) for x in a.astype(np.float32)))
+        if self.hessian is not None and not isinstance(self.hessian, Hessian):
+            set_(self, "hessian", Hessian(self.hessian))
         for name in ("target_bpw", "delta", "threshold"):
             v = getattr(self, name)
             set_(self, name, float(getattr(d, name) if v is None else v))
@@ -82,6 +144,12 @@ class EncodeOptions:
             a = np.array(v, dtype=np.float32)
             keep.append(a)
             setattr(o, name, a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+        if self.hessian is not None:
+            if cols is None or self.hessian.dim != cols:
+                raise argument_error(f"hessian: dimension {self.hessian.dim} for {cols} "
+                                     "columns")
+            o.hessian = self.hessian._ptr()
+            keep.append(self.hessian._h)  # the factor lives while the struct does
         o._importance = keep
         return o
 
@@ -89,9 +157,10 @@ class EncodeOptions:
         """Writes these fields into an initialised C struct (keeps its allocator). The
         importance vectors are the one field it does not copy (to_c sets them for one
         matrix); options that have them are refused here."""
-        if self.column_importance is not None or self.row_importance is not None:
-            raise argument_error("column_importance and row_importance belong to one matrix "
-                                 "(encode()); a whole model takes an importance file "
+        if self.column_importance is not None or self.row_importance is not None or \
+                self.hessian is not None:
+            raise argument_error("column_importance, row_importance and hessian belong to one "
+                                 "matrix (encode()); a whole model takes an importance file "
                                  "(encode_model(importance=...))")
         self._write_fields(o)
 
@@ -134,8 +203,9 @@ def encode(array, options=None, **overrides):
 
     options: an EncodeOptions (default: the library's defaults); keyword arguments
     (profile, policy, target_bpw, delta, threshold, fit, threads, metric,
-    column_importance, row_importance) override its fields; importance vectors must have
-    one value per column / row of the array.
+    column_importance, row_importance, hessian) override its fields; importance vectors
+    must have one value per column / row of the array, a Hessian the column count as its
+    dimension.
     float16 input is widened exactly to float32 first. A float32 array whose rows are
     contiguous (any row stride, e.g. a column slice) is read in place. NaN or infinite
     values raise ArgumentError naming the first one's row and column, an option out of

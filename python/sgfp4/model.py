@@ -91,6 +91,8 @@ class TensorReport:
     clipped: int = 0                # encode, quantized: weights beyond +-65504, encoded as it
     importance: int = 0             # encode with an importance file: its vectors used for
                                     # this tensor, 1 columns, 2 rows, 3 both, 0 none
+    calibrated: bool = False        # encode: with its input's Hessian (importance file)
+    rated: bool = False             # encode: its target chosen by sensitivity
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,8 @@ class Summary:
     below_target: int
     files: int
     seconds: float
+    calibrated: int = 0             # encode: tensors encoded with their input's Hessian
+    rated: int = 0                  # encode: tensors whose target was chosen by sensitivity
 
 
 class ModelTensor:
@@ -381,6 +385,9 @@ class Decision:
     warning: str = ""   # why the options may hurt the model (a v2 rate below 4.125), or ""
 
 
+_RATES = {"uniform": 0, "sensitivity": 1}  # sgfp4_model_rates
+
+
 class Policy:
     """Which tensors of a model to quantize, and how (docs/model.md, "Policy").
 
@@ -388,10 +395,12 @@ class Policy:
     or a path to a JSON file (os.PathLike, or a str that does not start with "{"). Unknown
     keys are errors. Keyword arguments override the document's "defaults" (as the CLI's
     --bpw, --profile... do): any EncodeOptions field (profile, policy, target_bpw, delta,
-    threshold, fit, threads); embeddings=False passes embeddings through.
+    threshold, fit, threads); embeddings=False passes embeddings through; rates="sensitivity"
+    spreads the bits by sensitivity (docs/model.md, "Rates by sensitivity"; the encode then
+    needs an importance file), rates="uniform" keeps each tensor at its own target.
     """
 
-    def __init__(self, document=None, *, embeddings=None, **defaults):
+    def __init__(self, document=None, *, embeddings=None, rates=None, **defaults):
         unknown = set(defaults) - set(OPTION_NAMES)
         if unknown:
             raise argument_error(f"Policy: unknown option(s) {', '.join(sorted(unknown))}")
@@ -413,6 +422,11 @@ class Policy:
             check(lib.sgfp4_model_policy_parse(raw, len(raw), ctypes.byref(ptr),
                                                ctypes.byref(diag)), diag=diag)
         self._h = _Handle(ptr.value, lib.sgfp4_model_policy_free)
+        if rates is not None:
+            if rates not in _RATES:
+                raise argument_error(f"Policy: rates must be 'uniform' or 'sensitivity', not "
+                                     f"{rates!r}")
+            check(lib.sgfp4_model_policy_set_rates(self._h.ptr, _RATES[rates]), "set the rates")
         if embeddings is not None:
             lib.sgfp4_model_policy_set_embeddings(self._h.ptr, 1 if embeddings else 0)
         if defaults:
@@ -436,12 +450,12 @@ class Policy:
                         text(d.reason), text(d.warning))
 
 
-def _as_policy(policy, overrides, embeddings):
+def _as_policy(policy, overrides, embeddings, rates=None):
     if isinstance(policy, Policy):
-        if overrides or embeddings is not None:
+        if overrides or embeddings is not None or rates is not None:
             raise argument_error("pass encoder options to Policy(), not with a Policy object")
         return policy
-    return Policy(policy, embeddings=embeddings, **overrides)
+    return Policy(policy, embeddings=embeddings, rates=rates, **overrides)
 
 
 # ---- whole-model jobs --------------------------------------------------------------------
@@ -459,7 +473,7 @@ def _report_callback(report, out):
             report(TensorReport(text(c.tensor.contents.name), c.index, c.count,
                                 bool(c.quantized), c.bytes_in, c.bytes_out, c.bits_per_weight,
                                 c.target_bpw, c.target_miss, text(c.reason), c.seconds,
-                                c.clipped, c.importance))
+                                c.clipped, c.importance, bool(c.calibrated), bool(c.rated)))
         except BaseException as e:  # noqa: B902 - stops the job at its next write
             out.fail(e)
     return _lib.REPORT_FN(call)
@@ -511,7 +525,7 @@ class ImportanceWarning(UserWarning):
 
 def encode_model(source, destination, policy=None, *, force=False, progress=None, report=None,
                  embeddings=None, temp_dir=None, zstd_level=3, zstd_threads=0,
-                 importance=None, **options):
+                 importance=None, rates=None, **options):
     """Quantizes a safetensors model into a quantized model (sgfp4_model_encode).
 
     source: a path or a Model (plain, not already quantized). destination: the output path,
@@ -529,18 +543,22 @@ def encode_model(source, destination, policy=None, *, force=False, progress=None
     a TensorReport after each tensor (what was done to it: quantized or not and why, bits
     per weight against the target). temp_dir: the encoder's spool folder (default $TMPDIR,
     else /tmp). importance: None, or an importance file (a path or an open Model: F32
-    vectors NAME, one per input column of tensor NAME, and NAME:rows, one per output row;
-    docs/encoder.md, "Error metrics"); a vector of another length is an ArgumentError
-    naming the tensor, and an ImportanceWarning says how many of the quantized tensors the
-    file had vectors for when it was not all of them. Weights beyond the fp16 range are
-    encoded as +-65504, with a ClippedWeightsWarning per tensor (its name and count).
-    Returns the job's Summary.
+    vectors NAME, one per input column of tensor NAME, NAME:rows, one per output row, and
+    NAME:hessian, the input Hessian that calibrates the tensor's encode; docs/encoder.md,
+    "The importance file"); one of another shape is an ArgumentError naming the tensor, and
+    an ImportanceWarning says how many of the quantized tensors the file had vectors for
+    when it was not all of them. rates: None (the policy's), "uniform" or "sensitivity"
+    (the tensors at the default rate share their bits by the importance file's prediction
+    of what their errors cost; docs/model.md, "Rates by sensitivity"). Weights beyond the
+    fp16 range are encoded as +-65504, with a ClippedWeightsWarning per tensor (its name
+    and count). Returns the job's Summary (calibrated: how many tensors had a Hessian;
+    rated: how many got their target by sensitivity).
     """
     inputs = Inputs()
     if isinstance(policy, os.PathLike) or (isinstance(policy, str) and
                                            not policy.lstrip().startswith("{")):
         inputs.add_path(policy)
-    pol = _as_policy(policy, options, embeddings)
+    pol = _as_policy(policy, options, embeddings, rates)
     summary = _lib.ModelSummary()
     weights, own_weights = None, False
 

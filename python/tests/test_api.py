@@ -101,6 +101,7 @@ STRUCTS = [
     (_lib.TensorInfo, "sgfp4_tensor_info"), (_lib.Leaf, "sgfp4_leaf"),
     (_lib.DecodeOptions, "sgfp4_decode_options"), (_lib.EncodeOptions, "sgfp4_encode_options"),
     (_lib.EncodeReport, "sgfp4_encode_report"),
+    (_lib.HessianOptions, "sgfp4_hessian_options"),
     (_lib.ModelQuant, "sgfp4_model_quant"), (_lib.ModelTensor, "sgfp4_model_tensor"),
     (_lib.ModelOpenOptions, "sgfp4_model_open_options"), (_lib.Sink, "sgfp4_sink"),
     (_lib.StEntry, "sgfp4_st_entry"), (_lib.ModelDecision, "sgfp4_model_decision"),

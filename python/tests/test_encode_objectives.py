@@ -2,7 +2,10 @@
 """The encoder's objectives from Python (docs/python.md, "Encoding"): fit="fast" and
 metric="row" give the CLI's bytes, importance vectors move the error where they say (and
 all-equal ones change nothing), wrong lengths are refused before the library reads them, and
-whole models take an importance file exactly as `sgfp4 encode --importance` does."""
+whole models take an importance file exactly as `sgfp4 encode --importance` does; a Hessian
+calibrates an encode (smaller output error, same size, same bytes on any thread count) and a
+bad one is refused; an importance file's Hessians calibrate whole models as the CLI does, and
+rates by sensitivity give the bits to the tensor whose errors cost more, as the CLI does."""
 
 import json
 import struct
@@ -167,3 +170,117 @@ def test_decisions_carry_the_low_rate_warning(stories):
         d = sgfp4.Policy(target_bpw=3.5).decide(t)
         assert d.quantize and "below 4.125" in d.warning and "ternary" in d.warning
         assert sgfp4.Policy(target_bpw=3.5, profile="v1").decide(t).warning == ""
+
+
+def _hessian(cols, seed, tokens=None):
+    """E[x x^T] of correlated activations (a few shared factors, per-column scales)."""
+    rng = np.random.default_rng(seed)
+    tokens = tokens or 4 * cols
+    x = rng.standard_normal((tokens, cols // 4)) @ rng.standard_normal((cols // 4, cols))
+    x = (x + 0.3 * rng.standard_normal((tokens, cols))) * rng.uniform(0.5, 2, cols)
+    return (x.T @ x / tokens).astype(np.float32)
+
+
+def test_hessian_calibrates_the_encode():
+    w = _matrix(96, 128, 3)
+    h = _hessian(128, 4)
+    out_err = lambda blob: float(np.einsum("ij,jk,ik->", w - _decode(blob, w.shape), h,
+                                           w - _decode(blob, w.shape)))
+    plain = sgfp4.encode(w, column_importance=np.diag(h))
+    with sgfp4.Hessian(h, threads=2) as prepared:
+        assert prepared.dim == 128 and repr(prepared) == "Hessian(dim=128)"
+        calibrated = sgfp4.encode(w, hessian=prepared)
+        assert sgfp4.encode(w, hessian=prepared, threads=3) == calibrated
+        assert sgfp4.encode(w, hessian=h) == calibrated       # an array is prepared per call
+        assert len(calibrated) == len(plain)
+        assert out_err(calibrated) < 0.9 * out_err(plain)
+        with pytest.raises(sgfp4.ArgumentError, match="dimension 128 for 96 columns"):
+            sgfp4.encode(w[:, :96], hessian=prepared)
+        opts = sgfp4.EncodeOptions(hessian=prepared)
+        with pytest.raises(sgfp4.ArgumentError, match="belong to one matrix"):
+            opts.copy_into(sgfp4._lib.init_struct(sgfp4._lib.EncodeOptions,
+                                                  "sgfp4_encode_options_init"))
+    assert repr(prepared) == "Hessian(closed)"
+    with pytest.raises(sgfp4.ArgumentError, match="closed"):
+        sgfp4.encode(w, hessian=prepared)
+
+
+def test_bad_hessians_are_refused():
+    h = _hessian(64, 5)
+    for bad, message in ((np.ones((3, 4)), "square"), (np.zeros((0, 0)), "square"),
+                         (np.array([["a"]]), "square")):
+        with pytest.raises(sgfp4.ArgumentError, match=message):
+            sgfp4.Hessian(bad)
+    skewed = h.copy()
+    skewed[2, 9] += 1
+    with pytest.raises(sgfp4.ArgumentError, match=r"not symmetric: \[2\]\[9\]"):
+        sgfp4.Hessian(skewed)
+    nan = h.copy()
+    nan[5, 5] = np.nan
+    with pytest.raises(sgfp4.ArgumentError, match=r"\[5\]\[5\]"):
+        sgfp4.Hessian(nan)
+    indefinite = np.eye(8, dtype=np.float32)
+    indefinite[0, 1] = indefinite[1, 0] = -2
+    with pytest.raises(sgfp4.ArgumentError, match="not positive semidefinite"):
+        sgfp4.Hessian(indefinite)
+    for damping in (0, -1, 2000):
+        with pytest.raises(sgfp4.ArgumentError, match="options"):
+            sgfp4.Hessian(h, damping=damping)
+    with pytest.raises(sgfp4.ArgumentError, match="threads"):
+        sgfp4.Hessian(h, threads=-1)
+
+
+def test_model_hessians_like_the_cli(stories, cli, tmp_path):
+    wq, wk = "layers.0.attention.wq.weight", "layers.0.attention.wk.weight"
+    imp = tmp_path / "hess.safetensors"
+    h = _hessian(64, 6)
+    blob = h.tobytes()
+    header = {wq + ":hessian": {"dtype": "F32", "shape": [64, 64],
+                                "data_offsets": [0, len(blob)]},
+              "__metadata__": {wk + ":hessian": wq + ":hessian", "tokens": "256"}}
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    imp.write_bytes(struct.pack("<Q", len(text)) + text + blob)
+    reports = []
+    ours = tmp_path / "ours.sgfp4.safetensors"
+    summary = sgfp4.encode_model(stories, ours, importance=imp, report=reports.append)
+    # wk (32x64) is mostly padding and passes through: only wq is calibrated
+    assert summary.calibrated == 1
+    assert [r.name for r in reports if r.calibrated] == [wq]
+    cli_out = tmp_path / "cli.sgfp4.safetensors"
+    r = cli("encode", stories, "-o", cli_out, "--threads", "1", "--importance", imp)
+    assert "1 calibrated with their input's Hessian" in r.stderr.decode()
+    assert ours.read_bytes() == cli_out.read_bytes()
+    a, meta = _tensor_bytes(ours)
+    assert meta[wq]["encoder"]["calibration"] == "hessian"
+    assert sum("calibration" in v["encoder"] for v in meta.values()) == 1
+
+
+def test_model_rates_by_sensitivity_like_the_cli(stories, cli, tmp_path):
+    rng = np.random.default_rng(15)
+    w1, w2 = "layers.0.feed_forward.w1.weight", "layers.0.feed_forward.w2.weight"
+    imp = tmp_path / "fisher.safetensors"
+    # w1's errors are predicted to cost 30 times w2's: it gets the bits
+    _importance_file(imp, {w1: np.ones(64), w1 + ":rows": rng.uniform(20, 40, 172),
+                           w2: np.ones(172), w2 + ":rows": rng.uniform(0.5, 1.5, 64)})
+    reports = []
+    ours = tmp_path / "ours.sgfp4.safetensors"
+    summary = sgfp4.encode_model(stories, ours, importance=imp, rates="sensitivity",
+                                 report=reports.append)
+    assert summary.rated == 2
+    bpw = {r.name: r.bits_per_weight for r in reports if r.rated}
+    assert bpw[w1] > 4.5 > bpw[w2]
+    cli_out = tmp_path / "cli.sgfp4.safetensors"
+    r = cli("encode", stories, "-o", cli_out, "--threads", "1", "--importance", imp,
+            "--rates", "sensitivity")
+    assert "2 at rates by sensitivity" in r.stderr.decode()
+    assert ours.read_bytes() == cli_out.read_bytes()
+    again = tmp_path / "again.sgfp4.safetensors"
+    sgfp4.encode_model(stories, again, sgfp4.Policy(rates="sensitivity"), importance=imp)
+    assert again.read_bytes() == ours.read_bytes()
+    uniform = tmp_path / "uniform.sgfp4.safetensors"
+    assert sgfp4.encode_model(stories, uniform, importance=imp).rated == 0
+    with pytest.raises(sgfp4.ArgumentError, match="need an importance file"):
+        sgfp4.encode_model(stories, tmp_path / "no.sgfp4.safetensors", rates="sensitivity")
+    with pytest.raises(sgfp4.ArgumentError, match="rates"):
+        sgfp4.Policy(rates="auto")

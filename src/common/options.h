@@ -40,6 +40,7 @@ sgfp4_status sgfp4_options_init(void *options, size_t caller_size, const void *d
 #define SGFP4_LAYOUTS_sgfp4_encode_options                                                     \
     offsetof(sgfp4_encode_options, metric), offsetof(sgfp4_encode_options, report),            \
         sizeof(sgfp4_encode_options)
+#define SGFP4_LAYOUTS_sgfp4_hessian_options sizeof(sgfp4_hessian_options)
 #define SGFP4_LAYOUTS_sgfp4_model_open_options                                                 \
     offsetof(sgfp4_model_open_options, ignore_index_total_size),                               \
         offsetof(sgfp4_model_open_options, max_tensors),                                       \

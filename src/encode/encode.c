@@ -11,6 +11,7 @@
 #include "common/fp_env.h"
 #include "common/options.h"
 #include "container/tensor.h"
+#include "encode/calibrate.h"
 #include "encode/encode_internal.h"
 #include "encode/rate_control.h"
 #include "encode/simd.h"
@@ -103,6 +104,15 @@ static void v1_block(void *ctx, uint64_t b, unsigned worker)
     sgfp4_block_plan *plan = &j->plans[worker];
     sgfp4_plan_v1(block, rows, cols, &j->o, block + 4096, plan);
     sgfp4_write_v1_block(plan, block, b, j->blocks, block + 4096, j->out);
+}
+
+/* The plan of v1 block b alone (the calibrated sweep writes it later). */
+static void v1_plan(void *ctx, uint64_t b, unsigned worker)
+{
+    const job *j = ctx;
+    unsigned rows, cols;
+    float *block = load_block(j, b, worker, &rows, &cols);
+    sgfp4_plan_v1(block, rows, cols, &j->o, block + 4096, &j->plans[b]);
 }
 
 static void threshold_block(void *ctx, uint64_t b, unsigned worker)
@@ -296,6 +306,10 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
                           (unsigned long long)(sgfp4_importance_ok(o.column_importance, cols)
                                                    ? rows
                                                    : cols));
+    if (o.hessian && o.hessian->dim != cols)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "hessian: dimension %llu for %llu columns",
+                          (unsigned long long)o.hessian->dim, (unsigned long long)cols);
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);
     const int threshold = o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_THRESHOLD;
@@ -304,6 +318,7 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
              NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;
+    float *sweep_scratch = NULL;
     const sgfp4_allocator *alloc = &o.allocator; /* working memory */
     /* The workers, for the whole call (those that cannot be started leave the calling thread
      * to do more: the same bytes), and the cancel hook, asked once now. */
@@ -317,14 +332,17 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     }
     j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
                                             sizeof(float));
-    const size_t plan_count = o.profile == SGFP4_PROFILE_V1 ? threads : (size_t)blocks;
+    /* v1 writes each block as it plans it, unless the sweep needs every plan first. */
+    const size_t plan_count =
+        o.profile == SGFP4_PROFILE_V1 && !o.hessian ? threads : (size_t)blocks;
     j.plans = sgfp4_alloc_with(alloc, plan_count * sizeof *j.plans);
     if (o.profile == SGFP4_PROFILE_V2)
         j.offsets = sgfp4_alloc_with(alloc, (size_t)blocks * sizeof *j.offsets);
     if (!j.scratch || !j.plans || (o.profile == SGFP4_PROFILE_V2 && !j.offsets))
         goto done;
-    if (o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_RATE &&
-        sgfp4_metric_is_weighted(&o)) {
+    if ((o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_RATE &&
+         sgfp4_metric_is_weighted(&o)) ||
+        o.hessian) {
         /* row weights, then column weights, each padded to the 64-grid */
         const size_t tiles_y = (size_t)(blocks / j.tiles_x);
         float *weights = sgfp4_alloc_with(alloc, (tiles_y + (size_t)j.tiles_x) * 64 *
@@ -339,6 +357,8 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     uint64_t total;
     if (o.profile == SGFP4_PROFILE_V1) {
         total = blocks * SGFP4_V1_BLOCK_BYTES;
+        if (o.hessian)
+            sgfp4_team_run(team, blocks, v1_plan, &j);
     } else {
         if (o.policy == SGFP4_POLICY_RATE) {
             j.params = sgfp4_alloc_with(alloc, (size_t)blocks * SGFP4_NODES * 2 *
@@ -394,8 +414,21 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     j.out = dst;
     if (o.profile == SGFP4_PROFILE_V2)
         sgfp4_write_v2_table(blocks, j.offsets, dst);
-    if (!sgfp4_team_run(team, blocks, o.profile == SGFP4_PROFILE_V1 ? v1_block : write_block,
-                        &j)) {
+    bool ran;
+    if (o.hessian) {
+        sweep_scratch = sgfp4_alloc_with(alloc, (size_t)threads * sgfp4_sweep_scratch(cols) *
+                                                    sizeof(float));
+        if (!sweep_scratch)
+            goto done;
+        sgfp4_sweep sweep = {src, rows, cols, j.tiles_x, blocks, src_stride, o.hessian,
+                             j.row_weight, j.col_weight, o.fit, o.profile, j.plans,
+                             j.offsets, dst, sweep_scratch, sgfp4_gemm_kernels_best()};
+        ran = sgfp4_team_run(team, blocks / j.tiles_x, sgfp4_sweep_band, &sweep);
+    } else {
+        ran = sgfp4_team_run(team, blocks, o.profile == SGFP4_PROFILE_V1 ? v1_block : write_block,
+                             &j);
+    }
+    if (!ran) {
         status = SGFP4_ERR_CANCELLED;
         goto done;
     }
@@ -429,7 +462,80 @@ done:
     sgfp4_free_with(alloc, j.params);
     sgfp4_free_with(alloc, j.offsets);
     sgfp4_free_with(alloc, (void *)j.row_weight);
+    sgfp4_free_with(alloc, sweep_scratch);
     return status;
+}
+
+/* The analysis of sgfp4_encode_rate_curve() (v2, rate policy), then the curve. */
+static sgfp4_status curve_in_scope(const float *src, uint64_t rows, uint64_t cols,
+                                   size_t src_stride, const sgfp4_encode_options *options,
+                                   double *lambda, uint64_t *bytes, double *error)
+{
+    sgfp4_encode_options o;
+    uint64_t blocks;
+    if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK || !src ||
+        !options_ok(&o) || o.profile == SGFP4_PROFILE_V1 || o.policy != SGFP4_POLICY_RATE)
+        return SGFP4_ERR_ARGUMENT;
+    if (!shape_ok(rows, cols, &blocks))
+        return SGFP4_ERR_SHAPE;
+    if (src_stride == 0)
+        src_stride = (size_t)cols;
+    uint64_t clipped;
+    float max_abs;
+    if (src_stride < cols || !inputs_scan(src, rows, cols, src_stride, &clipped, &max_abs) ||
+        !sgfp4_importance_ok(o.column_importance, cols) ||
+        !sgfp4_importance_ok(o.row_importance, rows) || (o.hessian && o.hessian->dim != cols))
+        return SGFP4_ERR_ARGUMENT;
+    const unsigned threads = sgfp4_threads_resolve(o.threads);
+    const sgfp4_allocator *alloc = &o.allocator;
+    job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o, 0,
+             NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    sgfp4_team *team = sgfp4_team_create(blocks < threads ? (unsigned)blocks : threads, alloc,
+                                         o.cancel, o.cancel_user);
+    sgfp4_status status = SGFP4_ERR_NOMEM;
+    const size_t tiles_y = (size_t)(blocks / j.tiles_x);
+    float *weights = NULL;
+    if (!team)
+        goto done;
+    j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
+                                            sizeof(float));
+    j.params = sgfp4_alloc_with(alloc, (size_t)blocks * SGFP4_NODES * 2 * sizeof *j.params);
+    if (!j.scratch || !j.params)
+        goto done;
+    if (sgfp4_metric_is_weighted(&o)) {
+        weights = sgfp4_alloc_with(alloc, (tiles_y + (size_t)j.tiles_x) * 64 * sizeof *weights);
+        if (!weights)
+            goto done;
+        j.row_weight = weights;
+        j.col_weight = weights + tiles_y * 64;
+        sgfp4_error_weights(src, rows, cols, src_stride, &o, weights, weights + tiles_y * 64);
+    }
+    if (!sgfp4_team_run(team, blocks, analyze_block, &j))
+        status = SGFP4_ERR_CANCELLED;
+    else if (sgfp4_rate_curve(j.params, blocks, team, alloc, lambda, bytes, error))
+        status = SGFP4_OK;
+    else if (sgfp4_team_cancelled(team))
+        status = SGFP4_ERR_CANCELLED;
+done:
+    sgfp4_team_free(team);
+    sgfp4_free_with(alloc, j.scratch);
+    sgfp4_free_with(alloc, j.params);
+    sgfp4_free_with(alloc, weights);
+    return status;
+}
+
+sgfp4_status sgfp4_encode_rate_curve(const float *src, uint64_t rows, uint64_t cols,
+                                     size_t src_stride, const sgfp4_encode_options *options,
+                                     double *lambda, uint64_t *bytes, double *error)
+{
+    if (!lambda || !bytes || !error)
+        return SGFP4_ERR_ARGUMENT;
+    sgfp4_fp_scope scope;
+    sgfp4_fp_scope_enter(&scope);
+    const sgfp4_status s =
+        curve_in_scope(src, rows, cols, src_stride, options, lambda, bytes, error);
+    sgfp4_fp_scope_leave(&scope);
+    return s;
 }
 
 /* encode_in_scope() in the default floating-point environment (common/fp_env.h): the

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "encode/simd.h"
 #include "sgfp4.h"
 
 #define SGFP4_HALF_MAX 65504.0f
@@ -98,6 +99,15 @@ uint16_t sgfp4_bias_to_half(float bias, sgfp4_profile profile, int other);
  * (.., 1) give them, with their float values. */
 void sgfp4_bias_candidates(float bias, uint16_t *nearest, uint16_t *other, float *nearest_value,
                            float *other_value);
+/* The nearest code of one weight w for bias B and inv = 1 / S (0 when S is 0), clipped to
+ * [lo, hi]: the one rounding every quantizing loop shares, so that they agree exactly. */
+static inline float sgfp4_code_of(float w, float bias, float inv, float lo, float hi)
+{
+    float x = (w - bias) * inv;
+    x = x < lo ? lo : x;
+    x = x > hi ? hi : x;
+    return (x + SGFP4_ROUND_MAGIC) - SGFP4_ROUND_MAGIC;
+}
 /* Codes (as floats) of n weights for S and B: nearest grid point,
  * clipped to the mode's code range; all zero when S is zero. */
 void sgfp4_quantize(const float *w, unsigned n, unsigned mode, float scale, float bias,

@@ -4,11 +4,12 @@
 #include <math.h>
 
 #include "encode/encode_internal.h"
+#include "encode/hessian.h"
 
 int sgfp4_metric_is_weighted(const sgfp4_encode_options *o)
 {
     return o->metric != SGFP4_METRIC_SSE || o->column_importance != NULL ||
-           o->row_importance != NULL;
+           o->row_importance != NULL || o->hessian != NULL;
 }
 
 int sgfp4_importance_ok(const float *importance, uint64_t count)
@@ -44,8 +45,12 @@ void sgfp4_error_weights(const float *src, uint64_t rows, uint64_t cols, size_t 
     const uint64_t padded_rows = (rows + 63) / 64 * 64, padded_cols = (cols + 63) / 64 * 64;
     for (uint64_t r = 0; r < padded_rows; r++)
         row_weight[r] = r < rows ? 1.0f : 0.0f;
+    /* A Hessian's diagonal is E[x_c^2], the column importance it implies. */
+    const float *columns = o->column_importance ? o->column_importance
+                           : o->hessian         ? o->hessian->diagonal
+                                                : NULL;
     for (uint64_t c = 0; c < padded_cols; c++)
-        col_weight[c] = c < cols ? (o->column_importance ? o->column_importance[c] : 1.0f) : 0.0f;
+        col_weight[c] = c < cols ? (columns ? columns[c] : 1.0f) : 0.0f;
     if (o->metric == SGFP4_METRIC_ROW_RELATIVE) {
         double smallest = 0;
         for (uint64_t r = 0; r < rows; r++) {

@@ -54,15 +54,6 @@ void sgfp4_bias_candidates(float bias, uint16_t *nearest, uint16_t *other, float
     *other_value = !away_ok ? toward_value : pick_away ? toward_value : away_value;
 }
 
-/* The nearest code of one weight: shared by every loop below so they agree exactly. */
-static inline float code_of(float w, float bias, float inv, float lo, float hi)
-{
-    float x = (w - bias) * inv;
-    x = x < lo ? lo : x;
-    x = x > hi ? hi : x;
-    return (x + SGFP4_ROUND_MAGIC) - SGFP4_ROUND_MAGIC;
-}
-
 SGFP4_VECTOR_CLONES
 void sgfp4_quantize(const float *restrict w, unsigned n, unsigned mode, float scale,
                     float bias, float *restrict codes)
@@ -73,9 +64,9 @@ void sgfp4_quantize(const float *restrict w, unsigned n, unsigned mode, float sc
     for (size_t i = 0; i < body; i += 8)
         SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++)
-            codes[i + j] = code_of(w[i + j], bias, inv, lo, hi);
+            codes[i + j] = sgfp4_code_of(w[i + j], bias, inv, lo, hi);
     for (size_t i = body; i < n; i++)
-        codes[i] = code_of(w[i], bias, inv, lo, hi);
+        codes[i] = sgfp4_code_of(w[i], bias, inv, lo, hi);
 }
 
 SGFP4_VECTOR_CLONES
@@ -87,7 +78,7 @@ static double sse_weighted(const float *restrict w, const float *restrict h, uns
     const size_t body = n & ~(size_t)7;
     float acc[8] = {0};
     for (size_t i = 0; i < n; i++) {
-        const float q = code_of(w[i], bias, inv, lo, hi);
+        const float q = sgfp4_code_of(w[i], bias, inv, lo, hi);
         const float product = scale * q;
         const float e = w[i] - (product + bias);
         acc[i < body ? i % 8 : i - body] += h[i] * e * e;
@@ -109,13 +100,13 @@ static double sse_plain(const float *restrict w, unsigned n, unsigned mode, floa
     for (size_t i = 0; i < body; i += 8)
         SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++) {
-            const float q = code_of(w[i + j], bias, inv, lo, hi);
+            const float q = sgfp4_code_of(w[i + j], bias, inv, lo, hi);
             const float product = scale * q;
             const float e = w[i + j] - (product + bias);
             acc[j] += e * e;
         }
     for (size_t i = body; i < n; i++) { /* tail: lane i - body */
-        const float q = code_of(w[i], bias, inv, lo, hi);
+        const float q = sgfp4_code_of(w[i], bias, inv, lo, hi);
         const float product = scale * q;
         const float e = w[i] - (product + bias);
         acc[i - body] += e * e;
@@ -142,7 +133,7 @@ static double bias_weighted(const float *restrict w, const float *restrict h, un
     float acc[8] = {0}, hs[8] = {0};
     for (size_t i = 0; i < n; i++) {
         const unsigned j = (unsigned)(i < body ? i % 8 : i - body);
-        acc[j] += h[i] * (w[i] - scale * code_of(w[i], bias, inv, lo, hi));
+        acc[j] += h[i] * (w[i] - scale * sgfp4_code_of(w[i], bias, inv, lo, hi));
         hs[j] += h[i];
     }
     double sum = 0, weight = 0;
@@ -164,9 +155,9 @@ static double bias_plain(const float *restrict w, unsigned n, unsigned mode, flo
     for (size_t i = 0; i < body; i += 8)
         SGFP4_LANE_LOOP
         for (unsigned j = 0; j < 8; j++)
-            acc[j] += w[i + j] - scale * code_of(w[i + j], bias, inv, lo, hi);
+            acc[j] += w[i + j] - scale * sgfp4_code_of(w[i + j], bias, inv, lo, hi);
     for (size_t i = body; i < n; i++) /* tail: lane i - body */
-        acc[i - body] += w[i] - scale * code_of(w[i], bias, inv, lo, hi);
+        acc[i - body] += w[i] - scale * sgfp4_code_of(w[i], bias, inv, lo, hi);
     double sum = 0;
     for (unsigned j = 0; j < 8; j++)
         sum += acc[j];

@@ -23,12 +23,16 @@ typedef struct rate_ctx {
     int build_plans; /* 0 while bisecting: only the sizes are needed */
     sgfp4_block_plan *plans;
     uint64_t *chunk_bytes;
+    double *chunk_error; /* sgfp4_rate_curve: each chunk's error, else NULL */
     const sgfp4_allocator *alloc;
     uint8_t *trees;  /* prune_trees(): SGFP4_NODES choices per block */
     sgfp4_team *team;
     unsigned threads; /* of the team, for each pass */
     bool cancelled;
 } rate_ctx;
+
+static double tree_sse(const uint8_t *choice, const sgfp4_leaf_params *p, unsigned level,
+                       unsigned r, unsigned c);
 
 static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
 {
@@ -37,13 +41,18 @@ static void prune_chunk(void *ctx, uint64_t item, unsigned worker)
     uint8_t choice[SGFP4_NODES];
     uint64_t bytes = 0;
     const uint64_t end = (item + 1) * CHUNK < r->blocks ? (item + 1) * CHUNK : r->blocks;
+    double error = 0;
     for (uint64_t b = item * CHUNK; b < end; b++) {
         const sgfp4_leaf_params *p = r->params + b * SGFP4_NODES * 2;
         bytes += sgfp4_prune_rate(p, r->lambda, choice);
         if (r->build_plans)
             sgfp4_plan_from_choices(choice, p, &r->plans[b]);
+        if (r->chunk_error)
+            error += tree_sse(choice, p, 0, 0, 0);
     }
     r->chunk_bytes[item] = bytes;
+    if (r->chunk_error)
+        r->chunk_error[item] = error;
 }
 
 static void prune_tree_chunk(void *ctx, uint64_t item, unsigned worker)
@@ -193,6 +202,47 @@ static sgfp4_status fill_budget(rate_ctx *r, double lambda_coarse, double lambda
     return r->cancelled ? SGFP4_ERR_CANCELLED : SGFP4_OK;
 }
 
+/* lambda0: the mean squared error per byte of whole-block FP4 leaves, a natural unit. */
+static double start_lambda(const sgfp4_leaf_params *params, uint64_t blocks)
+{
+    double root_sse = 0;
+    for (uint64_t b = 0; b < blocks; b++)
+        root_sse += params[b * SGFP4_NODES * 2].sse;
+    const double lambda0 = root_sse / ((double)blocks * sgfp4_leaf_cost(64, SGFP4_MODE_FP4));
+    return lambda0 > 0 ? lambda0 : 1.0;
+}
+
+int sgfp4_rate_curve(const sgfp4_leaf_params *params, uint64_t blocks, sgfp4_team *team,
+                     const sgfp4_allocator *alloc, double *lambda, uint64_t *bytes,
+                     double *error)
+{
+    const uint64_t items = (blocks + CHUNK - 1) / CHUNK;
+    rate_ctx r = {params, blocks, 0, 0, NULL, sgfp4_alloc_with(alloc, items * sizeof(uint64_t)),
+                  sgfp4_alloc_with(alloc, items * sizeof(double)), alloc, NULL, team,
+                  sgfp4_team_threads(team), false};
+    if (!r.chunk_bytes || !r.chunk_error) {
+        sgfp4_free_with(alloc, r.chunk_bytes);
+        sgfp4_free_with(alloc, r.chunk_error);
+        return 0;
+    }
+    const double lambda0 = start_lambda(params, blocks);
+    for (unsigned k = 0; k < SGFP4_CURVE_POINTS; k++) {
+        /* 2^(k/2): whole powers by ldexp, the half steps times sqrt(2) (correctly rounded) */
+        const int e = (int)k - SGFP4_CURVE_FINEST;
+        lambda[k] = ldexp(lambda0, e >= 0 ? e / 2 : -((1 - e) / 2)) * (e % 2 ? sqrt(2.0) : 1.0);
+        bytes[k] = evaluate(&r, lambda[k], items);
+        if (r.cancelled)
+            break;
+        double sum = 0;
+        for (uint64_t i = 0; i < items; i++)
+            sum += r.chunk_error[i];
+        error[k] = sum;
+    }
+    sgfp4_free_with(alloc, r.chunk_bytes);
+    sgfp4_free_with(alloc, r.chunk_error);
+    return !r.cancelled;
+}
+
 sgfp4_status sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks,
                                 uint64_t weights, double target_bpw, sgfp4_team *team,
                                 const sgfp4_allocator *alloc, sgfp4_block_plan *plans)
@@ -206,16 +256,10 @@ sgfp4_status sgfp4_rate_control(const sgfp4_leaf_params *params, uint64_t blocks
     if (worth < threads)
         threads = worth > 1 ? (unsigned)worth : 1;
     rate_ctx r = {params, blocks, 0, 0, plans, sgfp4_alloc_with(alloc, items * sizeof(uint64_t)),
-                  alloc, NULL, team, threads, false};
+                  NULL, alloc, NULL, team, threads, false};
     if (!r.chunk_bytes)
         return SGFP4_ERR_NOMEM;
-    /* lambda0: the mean squared error per byte of whole-block FP4 leaves, a natural unit. */
-    double root_sse = 0;
-    for (uint64_t b = 0; b < blocks; b++)
-        root_sse += params[b * SGFP4_NODES * 2].sse;
-    double lambda0 = root_sse / ((double)blocks * sgfp4_leaf_cost(64, SGFP4_MODE_FP4));
-    if (!(lambda0 > 0))
-        lambda0 = 1.0;
+    const double lambda0 = start_lambda(params, blocks);
     const double target = target_bpw * (double)weights / 8.0;
     /* The bracket: from lambda0, steps of 2^BRACKET_STEP toward the target until it is
      * crossed, within lambda0 * [2^-LOG2_RANGE, 2^LOG2_RANGE] (ldexp is exact). */

@@ -25,6 +25,8 @@ typedef struct planned {
     uint64_t spool_offset, bytes;   /* the container in the spool (quantized tensors) */
     unsigned importance;            /* importance vectors used: 1 columns, 2 rows */
     uint64_t clipped;               /* weights beyond the fp16 range (sgfp4_encode_report) */
+    int calibrated;                 /* encoded with the input's Hessian */
+    int rated;                      /* its target chosen by sensitivity */
     char sha256[65];
 } planned;
 
@@ -33,6 +35,8 @@ typedef struct encode_job {
     const sgfp4_model *importance; /* NULL: none */
     const sgfp4_model_write_options *options;
     const model_report *report;
+    const model_rates *rates;      /* targets chosen by sensitivity */
+    hessian_cache hessians;        /* the importance file's, prepared */
     planned *plan;
     int spool;
     uint64_t spool_end;
@@ -63,11 +67,9 @@ static bool pwrite_all(int fd, const uint8_t *p, size_t n, uint64_t at)
     return true;
 }
 
-/* The importance vector `key` of n values for tensor t, converted to float32 into *out
- * (malloc), or *out = NULL when the importance file has no such vector. */
-static sgfp4_status importance_vector(const sgfp4_model *importance, const sgfp4_model_tensor *t,
-                                      const char *suffix, uint64_t n, float **out,
-                                      sgfp4_diag *diag)
+sgfp4_status sgfp4_importance_vector(const sgfp4_model *importance, const sgfp4_model_tensor *t,
+                                     const char *suffix, uint64_t n, float **out,
+                                     sgfp4_diag *diag)
 {
     *out = NULL;
     char key[1024];
@@ -91,6 +93,26 @@ static sgfp4_status importance_vector(const sgfp4_model *importance, const sgfp4
     return s;
 }
 
+sgfp4_status sgfp4_model_tensor_floats(const sgfp4_model_tensor *t, const float **values,
+                                       float **owned, sgfp4_diag *diag)
+{
+    *values = NULL;
+    *owned = NULL;
+    /* A little-endian F32 tensor at a 4-aligned address is read straight from the map,
+     * after the same finiteness check the conversion does. */
+    if (t->dtype == SGFP4_ST_F32 && host_is_little_endian() &&
+        ((uintptr_t)t->data % sizeof(float)) == 0) {
+        *values = (const float *)(const void *)t->data;
+        return sgfp4_model_tensor_to_f32_check(t, diag);
+    }
+    if (t->elements > SIZE_MAX / sizeof(float) ||
+        !(*owned = malloc((size_t)t->elements * sizeof(float))))
+        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, (int64_t)t->offset, -1, -1,
+                          "tensor '%s': out of memory for its float32 copy", t->name);
+    *values = *owned;
+    return sgfp4_model_tensor_to_f32(t, 1, *owned, (size_t)t->elements * sizeof(float), diag);
+}
+
 /* Pass 1 for one tensor: convert, encode, validate, hash, spool. */
 static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, planned *p)
 {
@@ -101,34 +123,33 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
                           "tensor '%s': too large for this address space", t->name);
     float *columns = NULL, *rows = NULL;
     if (job->importance) {
-        sgfp4_status si = importance_vector(job->importance, t, "", d->cols, &columns, diag);
+        sgfp4_status si =
+            sgfp4_importance_vector(job->importance, t, "", d->cols, &columns, diag);
         if (si == SGFP4_OK)
-            si = importance_vector(job->importance, t, ":rows", d->rows, &rows, diag);
+            si = sgfp4_importance_vector(job->importance, t, ":rows", d->rows, &rows, diag);
         if (si != SGFP4_OK) {
             free(columns);
             return si;
         }
         d->options.column_importance = columns;
         d->options.row_importance = rows;
+        const sgfp4_hessian *hessian = NULL;
+        si = sgfp4_importance_hessian(job->importance, t, d->cols, d->options.threads,
+                                      &job->hessians, &hessian, diag);
+        if (si != SGFP4_OK) {
+            free(columns);
+            free(rows);
+            return si;
+        }
+        d->options.hessian = hessian;
     }
+    const double rate = sgfp4_model_rate_of(job->rates, t);
+    if (rate > 0)
+        d->options.target_bpw = rate;
+    p->rated = rate > 0;
     const float *src = NULL;
     float *owned = NULL;
-    /* A little-endian F32 tensor at a 4-aligned address is encoded straight from the map,
-     * after the same finiteness check the conversion does. */
-    const bool direct = t->dtype == SGFP4_ST_F32 && host_is_little_endian() &&
-                        ((uintptr_t)t->data % sizeof(float)) == 0;
-    sgfp4_status s;
-    if (!direct) {
-        owned = malloc((size_t)t->elements * sizeof(float));
-        if (!owned)
-            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, (int64_t)t->offset, -1, -1,
-                              "tensor '%s': out of memory for its float32 copy", t->name);
-        s = sgfp4_model_tensor_to_f32(t, 1, owned, (size_t)t->elements * sizeof(float), diag);
-        src = owned;
-    } else {
-        src = (const float *)(const void *)t->data;
-        s = sgfp4_model_tensor_to_f32_check(t, diag);
-    }
+    sgfp4_status s = sgfp4_model_tensor_floats(t, &src, &owned, diag);
     void *container = NULL;
     size_t size = 0;
     if (s == SGFP4_OK) {
@@ -152,10 +173,12 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     free(owned);
     /* The manifest records that importance was used; the vectors themselves go. */
     p->importance = (columns ? 1u : 0u) | (rows ? 2u : 0u);
+    p->calibrated = d->options.hessian != NULL;
     free(columns);
     free(rows);
     d->options.column_importance = NULL;
     d->options.row_importance = NULL;
+    d->options.hessian = NULL; /* the cache owns it */
     if (s != SGFP4_OK)
         return s;
     /* Self-check: the container we are about to publish must pass strict validation. */
@@ -187,7 +210,7 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     return SGFP4_OK;
 }
 
-static json_t *encoder_json(const sgfp4_encode_options *o, unsigned importance)
+static json_t *encoder_json(const sgfp4_encode_options *o, unsigned importance, int calibrated)
 {
     json_t *e = json_object();
     json_object_set_new(e, "library", json_string(sgfp4_version_string()));
@@ -210,6 +233,8 @@ static json_t *encoder_json(const sgfp4_encode_options *o, unsigned importance)
                                             : importance == 1 ? "columns"
                                                               : "rows"));
     }
+    if (calibrated)
+        json_object_set_new(e, "calibration", json_string("hessian"));
     return e;
 }
 
@@ -241,7 +266,8 @@ static char *manifest_text(const sgfp4_model *src, const planned *plan)
         json_object_set_new(e, "original_shape", shape_array(t->shape, t->rank));
         json_object_set_new(e, "dtype", json_string(sgfp4_st_dtype_name(t->dtype)));
         json_object_set_new(e, "sha256", json_string(plan[k].sha256));
-        json_object_set_new(e, "encoder", encoder_json(&d->options, plan[k].importance));
+        json_object_set_new(e, "encoder",
+                            encoder_json(&d->options, plan[k].importance, plan[k].calibrated));
         json_object_set_new(tensors, t->name, e);
     }
     char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -358,6 +384,8 @@ static void describe(const sgfp4_model_tensor *t, const planned *p, sgfp4_model_
 {
     const sgfp4_model_decision *d = &p->decision;
     r->quantized = d->quantize;
+    r->calibrated = p->calibrated;
+    r->rated = p->rated;
     r->reason = d->reason;
     r->clipped = p->clipped;
     r->importance = (int)p->importance;
@@ -376,11 +404,12 @@ static void describe(const sgfp4_model_tensor *t, const planned *p, sgfp4_model_
 }
 
 sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_policy *policy,
-                                     const sgfp4_sink *sink,
+                                     const model_rates *rates, const sgfp4_sink *sink,
                                      const sgfp4_model_write_options *options,
                                      model_report *report, sgfp4_diag *diag)
 {
-    encode_job job = {src, options->importance, options, report, NULL, -1, 0, NULL, diag};
+    encode_job job = {src,     options->importance, options, report, rates,
+                      {{NULL, NULL}, {NULL, NULL}, 0}, NULL, -1, 0, NULL, diag};
     job.plan = calloc(src->count ? src->count : 1, sizeof *job.plan);
     job.chunk = malloc(COPY_CHUNK);
     if (!job.plan || !job.chunk) {
@@ -412,6 +441,7 @@ sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_p
         s = assemble(&job, &counted);
     if (job.spool >= 0)
         close(job.spool);
+    sgfp4_hessian_cache_free(&job.hessians);
     free(job.plan);
     free(job.chunk);
     return s;
@@ -441,10 +471,15 @@ sgfp4_status sgfp4_model_encode(const sgfp4_model *src, const sgfp4_model_policy
         s = sgfp4_model_check_one_file(src, diag);
     if (s != SGFP4_OK)
         return s;
+    model_rates rates;
+    s = sgfp4_model_plan_rates(src, policy, options.importance, &rates, diag);
+    if (s != SGFP4_OK)
+        return s;
     model_report report;
     sgfp4_report_begin(&report, &options, src->count, sgfp4_model_data_bytes(src));
-    s = sgfp4_model_encode_part(src, policy, sink, &options, &report, diag);
+    s = sgfp4_model_encode_part(src, policy, &rates, sink, &options, &report, diag);
     if (s == SGFP4_OK)
         sgfp4_report_end(&report, 1);
+    sgfp4_model_rates_free(&rates);
     return s;
 }

@@ -160,8 +160,9 @@ double sgfp4_now_seconds(void);
 /* One output file of a model job (the whole job for sgfp4_model_encode / _decode, one shard
  * of a set writer), reporting through `report`. The callers check the arguments; `options`
  * is the resolved struct (sgfp4_model_write_options_read), never NULL. */
+typedef struct model_rates model_rates;
 sgfp4_status sgfp4_model_encode_part(const sgfp4_model *source, const sgfp4_model_policy *policy,
-                                     const sgfp4_sink *sink,
+                                     const model_rates *rates, const sgfp4_sink *sink,
                                      const sgfp4_model_write_options *options,
                                      model_report *report, sgfp4_diag *diag);
 sgfp4_status sgfp4_model_decode_part(const sgfp4_model *quantized, const sgfp4_sink *sink,
@@ -180,6 +181,56 @@ uint64_t sgfp4_model_data_bytes(const sgfp4_model *model);
 /* Fails (SGFP4_ERR_ARGUMENT, naming element and byte offset) if a F32 tensor holds a NaN or
  * infinity. */
 sgfp4_status sgfp4_model_tensor_to_f32_check(const sgfp4_model_tensor *tensor, sgfp4_diag *diag);
+
+/* model_hessian.c: the input Hessians of an importance file (docs/encoder.md, "The
+ * importance file"), prepared as a whole-model encode reaches each matrix. The last two
+ * prepared ones are kept, so matrices that share an input (an alias, or the same tensor)
+ * factor it once even when another matrix comes between them. */
+typedef struct hessian_cache {
+    const sgfp4_model_tensor *source[2]; /* the importance tensor each slot was made from */
+    sgfp4_hessian *prepared[2];
+    unsigned newer;                      /* the slot used last */
+} hessian_cache;
+/* The Hessian for matrix t (its 2-D view has `cols` columns): the importance file's tensor
+ * NAME:hessian, or the one its metadata entry NAME:hessian names; *out = NULL when it has
+ * neither. A present one of another shape, an alias to nothing, or a matrix that is no
+ * Hessian (sgfp4_hessian_create's checks) is an error naming it. Prepared on `threads`. */
+sgfp4_status sgfp4_importance_hessian(const sgfp4_model *importance, const sgfp4_model_tensor *t,
+                                      uint64_t cols, unsigned threads, hessian_cache *cache,
+                                      const sgfp4_hessian **out, sgfp4_diag *diag);
+void sgfp4_hessian_cache_free(hessian_cache *cache);
+
+/* policy.c: the policy's rates; whether no rule sets tensor t's bpw (its rate is the
+ * defaults'). */
+sgfp4_model_rates sgfp4_model_policy_rates(const sgfp4_model_policy *policy);
+bool sgfp4_model_policy_rate_is_default(const sgfp4_model_policy *policy,
+                                        const sgfp4_model_tensor *t);
+
+/* model_rates.c: rates by sensitivity (docs/model.md, "Rates by sensitivity"): the target
+ * bits per weight chosen for each tensor that takes part, found by tensor. */
+struct model_rates {
+    size_t count;
+    const sgfp4_model_tensor **tensor; /* sorted by address */
+    double *bpw;
+};
+/* Plans the rates of the source's tensors under the policy with the importance file (NULL:
+ * none). Nothing planned (count 0) for uniform rates, or auto without an importance file. */
+sgfp4_status sgfp4_model_plan_rates(const sgfp4_model *source, const sgfp4_model_policy *policy,
+                                    const sgfp4_model *importance, model_rates *out,
+                                    sgfp4_diag *diag);
+/* The planned target of t, or 0 when it has none. */
+double sgfp4_model_rate_of(const model_rates *rates, const sgfp4_model_tensor *t);
+void sgfp4_model_rates_free(model_rates *rates);
+
+/* model_encode.c: the importance vector `suffix` ("" columns, ":rows" rows) of n values for
+ * tensor t, as float32 into *out (malloc), or *out = NULL when the file has none. */
+sgfp4_status sgfp4_importance_vector(const sgfp4_model *importance, const sgfp4_model_tensor *t,
+                                     const char *suffix, uint64_t n, float **out,
+                                     sgfp4_diag *diag);
+/* model_encode.c: tensor t's values as float32, straight from the mapping when they are
+ * little-endian F32 (*owned NULL) or converted into *owned (free it); checked finite. */
+sgfp4_status sgfp4_model_tensor_floats(const sgfp4_model_tensor *t, const float **values,
+                                       float **owned, sgfp4_diag *diag);
 
 /* model_io.c: sha256 of bytes as 64 lowercase hex digits + NUL. */
 void sgfp4_sha256_hex(const void *data, size_t size, char hex[65]);

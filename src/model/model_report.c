@@ -77,6 +77,8 @@ void sgfp4_report_tensor(model_report *r, const sgfp4_model_tensor *t,
             s->quantized_bytes += p->bytes_out;
             s->quantized_weights += t->elements;
         }
+        s->calibrated += p->calibrated != 0;
+        s->rated += p->rated != 0;
         s->above_target += p->target_miss > 0;
         s->below_target += p->target_miss < 0;
     }

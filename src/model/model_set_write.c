@@ -14,11 +14,18 @@ typedef sgfp4_status (*part_job)(const sgfp4_model *part, const void *context,
                                  const sgfp4_sink *sink, const sgfp4_model_write_options *options,
                                  model_report *report, sgfp4_diag *diag);
 
-static sgfp4_status encode_job(const sgfp4_model *part, const void *policy,
+/* What every shard of an encode shares: the policy and the rates planned over the set. */
+typedef struct encode_plan {
+    const sgfp4_model_policy *policy;
+    const model_rates *rates;
+} encode_plan;
+
+static sgfp4_status encode_job(const sgfp4_model *part, const void *context,
                                const sgfp4_sink *sink, const sgfp4_model_write_options *options,
                                model_report *report, sgfp4_diag *diag)
 {
-    return sgfp4_model_encode_part(part, policy, sink, options, report, diag);
+    const encode_plan *plan = context;
+    return sgfp4_model_encode_part(part, plan->policy, plan->rates, sink, options, report, diag);
 }
 
 static sgfp4_status decode_job(const sgfp4_model *part, const void *unused,
@@ -180,7 +187,14 @@ sgfp4_status sgfp4_model_encode_set(const sgfp4_model *source, const sgfp4_model
                        "the input is already a quantized model (it has an sgfp4 manifest)");
     if (s != SGFP4_OK)
         return s;
-    return write_set(source, encode_job, policy, shard_names, index_name, sinks, &options, diag);
+    model_rates rates;
+    s = sgfp4_model_plan_rates(source, policy, options.importance, &rates, diag);
+    if (s != SGFP4_OK)
+        return s;
+    const encode_plan plan = {policy, &rates};
+    s = write_set(source, encode_job, &plan, shard_names, index_name, sinks, &options, diag);
+    sgfp4_model_rates_free(&rates);
+    return s;
 }
 
 sgfp4_status sgfp4_model_decode_set(const sgfp4_model *quantized, const char *const *shard_names,

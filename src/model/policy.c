@@ -25,6 +25,7 @@ typedef struct policy_rule {
 
 struct sgfp4_model_policy {
     sgfp4_encode_options defaults;
+    sgfp4_model_rates rates;
     int embeddings;
     uint64_t min_elements;
     policy_rule *rules;
@@ -57,6 +58,16 @@ void sgfp4_model_policy_set_embeddings(sgfp4_model_policy *p, int quantize)
     if (p)
         p->embeddings = quantize != 0;
 }
+
+sgfp4_status sgfp4_model_policy_set_rates(sgfp4_model_policy *p, sgfp4_model_rates rates)
+{
+    if (!p || (rates != SGFP4_RATES_UNIFORM && rates != SGFP4_RATES_SENSITIVITY))
+        return SGFP4_ERR_ARGUMENT;
+    p->rates = rates;
+    return SGFP4_OK;
+}
+
+sgfp4_model_rates sgfp4_model_policy_rates(const sgfp4_model_policy *p) { return p->rates; }
 
 void sgfp4_model_policy_free(sgfp4_model_policy *p)
 {
@@ -153,7 +164,7 @@ static const char *const option_keys[] = {"profile", "bpw", "policy", "threshold
 static const char *const rule_keys[] = {"match", "action", "profile", "bpw", "policy",
                                         "threshold", "delta", "fit", "metric", NULL};
 static const char *const top_keys[] = {"version", "defaults", "embeddings", "min_elements",
-                                       "rules", NULL};
+                                       "rates", "rules", NULL};
 
 static sgfp4_status parse_rule(json_t *obj, size_t index, policy_rule *r, sgfp4_diag *diag)
 {
@@ -214,6 +225,13 @@ static sgfp4_status parse_policy(sgfp4_model_policy *p, json_t *root, sgfp4_diag
         if (!e || (strcmp(e, "skip") != 0 && strcmp(e, "quantize") != 0))
             return POLICY_FAIL(diag, "embeddings must be \"skip\" or \"quantize\"");
         p->embeddings = e[0] == 'q';
+    }
+    const json_t *rates = json_object_get(root, "rates");
+    if (rates) {
+        const char *r = json_string_value(rates);
+        if (!r || (strcmp(r, "uniform") != 0 && strcmp(r, "sensitivity") != 0))
+            return POLICY_FAIL("rates must be \"uniform\" or \"sensitivity\"");
+        p->rates = r[0] == 'u' ? SGFP4_RATES_UNIFORM : SGFP4_RATES_SENSITIVITY;
     }
     const json_t *min = json_object_get(root, "min_elements");
     if (min) {
@@ -325,6 +343,27 @@ static bool shape_matches(const sgfp4_model_tensor *t)
     return product == t->elements;
 }
 
+/* The first rule whose glob matches the tensor's name, or NULL. */
+static const policy_rule *first_rule(const sgfp4_model_policy *p, const char *name,
+                                     size_t *index)
+{
+    for (size_t r = 0; r < p->rule_count; r++)
+        for (size_t g = 0; g < p->rules[r].glob_count; g++)
+            if (fnmatch(p->rules[r].globs[g], name, 0) == 0) {
+                *index = r;
+                return &p->rules[r];
+            }
+    return NULL;
+}
+
+bool sgfp4_model_policy_rate_is_default(const sgfp4_model_policy *p,
+                                        const sgfp4_model_tensor *t)
+{
+    size_t index;
+    const policy_rule *rule = first_rule(p, t->name, &index);
+    return !rule || !(rule->set & SET_BPW);
+}
+
 void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_tensor *t,
                                sgfp4_model_decision *d)
 {
@@ -338,14 +377,8 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
     d->options = p->defaults;
     if (d->options.profile == SGFP4_PROFILE_AUTO)
         d->options.profile = SGFP4_PROFILE_V2;
-    const policy_rule *rule = NULL;
     size_t index = 0;
-    for (size_t r = 0; r < p->rule_count && !rule; r++)
-        for (size_t g = 0; g < p->rules[r].glob_count && !rule; g++)
-            if (fnmatch(p->rules[r].globs[g], t->name, 0) == 0) {
-                rule = &p->rules[r];
-                index = r;
-            }
+    const policy_rule *rule = first_rule(p, t->name, &index);
     if (!sgfp4_st_dtype_is_quantizable(t->dtype)) {
         snprintf(d->reason, sizeof d->reason, "dtype %s cannot be quantized",
                  sgfp4_st_dtype_name(t->dtype));

@@ -3,10 +3,13 @@
 # other bytes than best and both verify; --metric row changes the bytes and is refused where
 # it does not apply; --importance FILE changes exactly the tensors it names (and a vector of
 # the wrong length is an error naming the tensor, no output), and the tool says for how many
-# of the quantized tensors the file had vectors, warning when not all; the low-rate warning
-# of the policy appears in one line with the count (-v: once per quantized tensor) and in the
-# closing summary below 4.125 bits per weight, and not at 4.5; -v says what was done to each
-# tensor of a whole-model encode and decode; the manifest records what was used.
+# of the quantized tensors the file had vectors, warning when not all; its input Hessians
+# calibrate exactly the tensors they belong to (an alias too), which the summary counts;
+# --rates is checked, needs --importance for sensitivity and changes nothing without both
+# vectors; the low-rate warning of the policy appears in one line with the count (-v: once
+# per quantized tensor) and in the closing summary below 4.125 bits per weight, and not at
+# 4.5; -v says what was done to each tensor of a whole-model encode and decode; the manifest
+# records what was used.
 # usage: test_encode_options.sh SGFP4 SCRATCH_DIR
 # SPDX-License-Identifier: MIT
 set -u
@@ -164,9 +167,70 @@ run encode m.safetensors -o bad.sgfp4.safetensors --importance bad.safetensors
 expect_rc 1 "--importance of a wrong length"
 expect_err "importance '$o': 127 values for 128 columns of tensor '$o'" "wrong length"
 [ ! -e bad.sgfp4.safetensors ] && ok || fail "a failed encode left its output"
+# input Hessians: q's stored, k's an alias of it; the summary counts the calibrated tensors
+k=model.layers.0.self_attn.k_proj.weight
+python3 - "$q" "$k" <<'EOF'
+import json, struct, sys
+q, k = sys.argv[1:]
+n = 128
+values = [0.5 ** abs(i - j) for i in range(n) for j in range(n)]  # an AR(1) covariance
+blob = struct.pack("<%df" % len(values), *values)
+header = {q + ":hessian": {"dtype": "F32", "shape": [n, n], "data_offsets": [0, len(blob)]},
+          "__metadata__": {k + ":hessian": q + ":hessian", "tokens": "1000"}}
+text = json.dumps(header).encode()
+text += b" " * (-len(text) % 8)
+open("hess.safetensors", "wb").write(struct.pack("<Q", len(text)) + text + blob)
+EOF
+run encode m.safetensors -o hess.sgfp4.safetensors --importance hess.safetensors
+expect_rc 0 "model encode --importance with Hessians"
+expect_err "quantized, 2 calibrated with their input's Hessian\)" "summary of the calibrated"
+run verify hess.sgfp4.safetensors
+expect_rc 0 "verify the calibrated model"
+python3 - "$q" "$k" <<'EOF' >cal.txt 2>&1
+import json, struct, sys
+named = set(sys.argv[1:])
+def read(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    header = json.loads(b[8:8 + n])
+    meta = json.loads(header.pop("__metadata__")["sgfp4"])["tensors"]
+    return {k: b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]
+            for k, v in header.items()}, meta
+plain, _ = read("plain.sgfp4.safetensors")
+cal, meta = read("hess.sgfp4.safetensors")
+for name in sorted(plain):
+    if (plain[name] != cal[name]) != (name in named):
+        print("tensor %s: changed=%s" % (name, plain[name] != cal[name]))
+for name, m in meta.items():
+    if (m["encoder"].get("calibration") == "hessian") != (name in named):
+        print("manifest %s: %r" % (name, m["encoder"]))
+print("compared %d tensors" % len(plain))
+EOF
+if grep -q "^compared 12 tensors" cal.txt && [ "$(wc -l <cal.txt)" -eq 1 ]; then ok; else
+    fail "--importance with Hessians: $(cat cal.txt)"
+fi
 run encode m.safetensors -o none.sgfp4.safetensors --importance missing.safetensors
 expect_rc 1 "--importance FILE that is not there"
 expect_err "missing.safetensors" "missing importance file"
+
+# ---- whole models: --rates ----
+run encode m.safetensors -o r.sgfp4.safetensors --rates fast
+expect_rc 2 "--rates fast"
+expect_err "wants uniform or sensitivity" "--rates fast"
+run encode m.safetensors --tensor "$up" -o x.sgfp4 --rates sensitivity
+expect_rc 2 "--rates for one tensor"
+expect_err "--rates does not apply to a single tensor" "--rates for one tensor"
+run encode m.safetensors -o r.sgfp4.safetensors --rates sensitivity
+expect_rc 1 "--rates sensitivity without --importance"
+expect_err "rates by sensitivity need an importance file" "--rates sensitivity alone"
+[ -e r.sgfp4.safetensors ] && fail "--rates sensitivity without --importance wrote" || ok
+# no tensor of imp.safetensors has both vectors: nothing is rated, the bytes stay
+run encode m.safetensors -o r.sgfp4.safetensors --rates sensitivity --importance imp.safetensors
+expect_rc 0 "--rates sensitivity with importance"
+if grep -q "rates by sensitivity" "$err"; then fail "rated without both vectors: $(cat "$err")"; else ok; fi
+cmp -s imp.sgfp4.safetensors r.sgfp4.safetensors && ok || fail "--rates sensitivity changed untouched tensors"
+run encode m.safetensors -o u.sgfp4.safetensors --rates uniform --importance imp.safetensors
+cmp -s imp.sgfp4.safetensors u.sgfp4.safetensors && ok || fail "--rates uniform is not the default"
 
 # ---- whole models: --fit, --metric reach every tensor and the manifest ----
 run encode m.safetensors -o fast.sgfp4.safetensors --fit fast --metric row

@@ -1,6 +1,6 @@
 # The model-level quality benchmark (docs/eval.md): sgfp4-eval, a llama2.c-architecture
-# forward pass on the library, its quick checks on stories260K, and the build-and-run
-# commands of docs/eval.md.
+# forward pass on the library, its quick checks on stories260K and stories3M, and the
+# build-and-run commands of docs/eval.md.
 # SPDX-License-Identifier: MIT
 file(GLOB SGFP4_EVAL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tools/eval/*.c)
 add_executable(sgfp4-eval ${SGFP4_EVAL_SOURCES})
@@ -16,6 +16,10 @@ add_test(NAME eval.stories260K
                  $<TARGET_FILE:sgfp4> ${SGFP4_SHARED_DIR}/weights
                  ${CMAKE_CURRENT_BINARY_DIR}/eval-work)
 set_tests_properties(eval.stories260K PROPERTIES SKIP_RETURN_CODE 77 LABELS eval)
+add_test(NAME eval.stories3M
+         COMMAND ${PROJECT_SOURCE_DIR}/tests/eval/eval_stories3M.sh $<TARGET_FILE:sgfp4-eval>
+                 ${SGFP4_SHARED_DIR}/weights ${CMAKE_CURRENT_BINARY_DIR}/eval-3M)
+set_tests_properties(eval.stories3M PROPERTIES SKIP_RETURN_CODE 77 LABELS eval)
 # docs/eval.md's build-and-run block as written (sanitizer builds: a shorter table).
 if(SGFP4_SANITIZE)
   set(_eval_doc_quick quick)

@@ -108,9 +108,9 @@ assert not bad, bad
 assert ca == cb, (ca, cb)
 print("converted: %d tensors equal" % len(a))
 EOF
-grep -q "^| f32 | 32.0000 | 0.0000 | 1.0000 |" table.md || { cat table.md; fail "no exact float32 row"; }
-grep -q "^| Q4_0-style (reimpl.) | 4.5134 |" table.md || { cat table.md; fail "no Q4_0-style row"; }
-grep -q "^| sgfp4:bpw=4.5 |" table.md || { cat table.md; fail "no SGFP4 row"; }
+grep -q "^| f32 | 32.0000 | 0.0000 | 0.0000 | 1.0000 |" table.md || { cat table.md; fail "no exact float32 row"; }
+grep -q "^| Q4_0-style (reimpl.) | 4.6206 |" table.md || { cat table.md; fail "no Q4_0-style row"; }
+grep -q "^| SGFP4 (Q4_0's bits) | 4.6" table.md || { cat table.md; fail "no SGFP4 row"; }
 head -c 300 "$source_dir/tests/eval/stories260K_greedy200.txt" >want.txt
 grep -qF "$(head -n 1 want.txt)" stderr.txt || { head -5 stderr.txt; fail "the greedy text is not llama2.c's"; }
 

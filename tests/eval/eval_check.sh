@@ -7,9 +7,16 @@
 # - a quantized model written by `sgfp4 encode` and read back through the model API scores
 #   exactly what the same encoding done in process scores (same bytes, D7);
 # - the numbers do not depend on the thread count;
-# - an importance file can be written and used, and its KL prediction is 0 for float32; one
-#   with a vector of the wrong length fails the run, one without vectors for the quantized
-#   tensors is said so.
+# - an importance file can be written and used, and its KL prediction is 0 for float32; it
+#   holds every matrix's vectors and input Hessian as docs/encoder.md defines them
+#   (importance_check.py), over the calibration's token count; one drawn from the
+#   evaluation's own random streams is refused;
+# - GPTQ with identity Hessians is round to nearest bit for bit; with the model's Hessians
+#   it beats round to nearest at the same bits for every baseline of the standard table,
+#   which counts whole groups (4.62 bits a weight for Q4_0 on this model's default set) and
+#   gives SGFP4 the same bits.
+# - an importance file with a vector of the wrong length fails the run, one without vectors
+#   for the quantized tensors is said so.
 # usage: eval_check.sh SGFP4_EVAL SGFP4_CLI WEIGHTS_DIR WORK_DIR
 set -euo pipefail
 eval_bin=$1 cli=$2 weights=$3 work=$4
@@ -52,6 +59,21 @@ for col in 'mean KL' 'top-1 agree' 'rel-L2 (set)' 'bits/weight'; do
 done
 
 "$eval_bin" --imatrix-out "$work/imp.safetensors" --calib-sequences 2 --calib-length 32 "$model"
+python3 "$here/importance_check.py" "$work/imp.safetensors" "$model" 64
+# Calibration streams (seed 1001, k < 2) must not be evaluation streams: sequence k of seed s
+# starts from s + G (k + 1), G = 0x9E3779B97F4A7C15, so seed 1001 + G's stream 0 is 1001's
+# stream 1, and seed 1001 - G's stream 1 is 1001's stream 0.
+tiny=(--length 4 --greedy-steps 2 --prompt 2 --continuation 1 --candidate f32
+      --predict "$work/imp.safetensors" "$model")
+for refused in "1001 1" "11400714819323199486 1" "7046029254386354132 2"; do
+    set -- $refused
+    if "$eval_bin" --seed "$1" --sequences "$2" "${tiny[@]}" > /dev/null 2> "$work/err.log" ||
+        ! grep -q "shares random streams" "$work/err.log"; then
+        fail "an importance file from the evaluation's own streams was accepted (seed $1, $2)"
+    fi
+done
+"$eval_bin" --seed 7046029254386354132 --sequences 1 "${tiny[@]}" > /dev/null ||
+    fail "an importance file from other streams was refused"
 "$eval_bin" "${common[@]}" --predict "$work/imp.safetensors" --candidate f32 \
     --candidate "sgfp4:importance=$work/imp.safetensors" "$model" > "$work/imp.tsv"
 cat "$work/imp.tsv"
@@ -83,4 +105,46 @@ grep -q "importance 'layers.0.attention.wq.weight': 63 values for 64 columns" "$
     > /dev/null 2> "$work/other.log" || { cat "$work/other.log"; fail "the run failed"; }
 grep -q "warning: .*has the vectors it uses .* for 0 of the [0-9]* quantized tensors" "$work/other.log" ||
     { cat "$work/other.log"; fail "an importance file that matches no tensor is not said so"; }
+
+# GPTQ. With identity Hessians (wk, wv and w3 by alias) no error is fed forward: every
+# baseline with GPTQ is its round-to-nearest self, bit for bit.
+id=$work/identity.safetensors
+python3 "$here/identity_hessians.py" "$model" "$id"
+"$eval_bin" "${common[@]}" --set all --candidate q4_0 --candidate "q4_0:gptq=$id,label=q4_0 id" \
+    --candidate affine:bits=3 --candidate "affine:bits=3,gptq=$id,label=affine3 id" \
+    "$model" > "$work/identity.tsv"
+cat "$work/identity.tsv"
+for pair in "q4_0|q4_0 id" "affine:bits=3|affine3 id"; do
+    for col in 'mean KL' 'top-1 agree' 'rel-L2 (set)' 'bits/weight'; do
+        [ "$(field "$work/identity.tsv" "${pair%|*}" "$col")" = \
+          "$(field "$work/identity.tsv" "${pair#*|}" "$col")" ] ||
+            fail "GPTQ with identity Hessians differs from round to nearest ($pair, $col)"
+    done
+done
+
+# The standard table with calibration data (8 x 128 tokens): GPTQ beats round to nearest at
+# the same bits, the padded groups of the 172-wide rows counted (4.62 bits a weight).
+"$eval_bin" --imatrix-out "$work/calib.safetensors" --calib-sequences 8 --calib-length 128 "$model"
+"$eval_bin" "${common[@]}" --calibration "$work/calib.safetensors" "$model" > "$work/std.tsv" 2> /dev/null
+cat "$work/std.tsv"
+std=$work/std.tsv
+[ "$(field "$std" 'Q4_0-style (reimpl.)' 'bits/weight')" = "4.6206" ] || fail "Q4_0-style bits"
+for base in "Q4_0-style|" "affine 4-bit g64|MLX-style " "affine 3-bit g64|MLX-style " \
+    "affine 2-bit g64|MLX-style "; do
+    name=${base%|*} tag=${base#*|}
+    rtn=$(field "$std" "$name (${tag}reimpl.)" 'mean KL')
+    gptq=$(field "$std" "$name + GPTQ (${tag}reimpl.)" 'mean KL')
+    echo "$name: round to nearest $rtn, GPTQ $gptq"
+    awk -v r="$rtn" -v g="$gptq" 'BEGIN { exit !(g > 0 && g < r) }' ||
+        fail "$name: GPTQ ($gptq) does not beat round to nearest ($rtn)"
+done
+for row in "SGFP4 (Q4_0's bits)|SGFP4 + importance (Q4_0's bits)|4.62" \
+    "SGFP4 (affine 3-bit's bits)|SGFP4 + importance (affine 3-bit's bits)|3.59"; do
+    IFS='|' read -r plain imp want <<<"$row"
+    for r in "$plain" "$imp"; do
+        b=$(field "$std" "$r" 'bits/weight')
+        awk -v b="$b" -v w="$want" 'BEGIN { exit !(b > w - 0.02 && b <= w + 0.001) }' ||
+            fail "$r: $b bits a weight, want about $want"
+    done
+done
 echo "eval checks passed"

@@ -90,6 +90,14 @@ static void init_sets_struct_size_and_defaults(void **state)
     assert_int_equal(mv.threads, 0);
     assert_null(mv.pool);
 
+    sgfp4_hessian_options ho;
+    memset(&ho, 0x5A, sizeof ho);
+    assert_int_equal(sgfp4_hessian_options_init(&ho), SGFP4_OK);
+    assert_int_equal(ho.struct_size, sizeof ho);
+    assert_true(ho.damping == 0.01);
+    assert_int_equal(ho.threads, 0);
+    assert_null(ho.allocator.alloc);
+
     /* init functions refuse NULL */
     assert_int_equal(sgfp4_open_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_decode_options_init(NULL), SGFP4_ERR_ARGUMENT);
@@ -99,6 +107,7 @@ static void init_sets_struct_size_and_defaults(void **state)
     assert_int_equal(sgfp4_output_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_vk_context_options_init(NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_matvec_options_init(NULL), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_hessian_options_init(NULL), SGFP4_ERR_ARGUMENT);
 }
 
 /* ---- callers built against older headers ------------------------------------------------
@@ -226,6 +235,7 @@ INIT_SIZED(sgfp4_model_write_options)
 INIT_SIZED(sgfp4_output_options)
 INIT_SIZED(sgfp4_vk_context_options)
 INIT_SIZED(sgfp4_matvec_options)
+INIT_SIZED(sgfp4_hessian_options)
 
 #define KIND(type, ...) {#type, init_##type, sizeof(type), __VA_ARGS__, SGFP4_LAYOUT_COUNT(type)}
 
@@ -244,6 +254,7 @@ static const options_kind kinds[] = {
     KIND(sgfp4_output_options, {0}),
     KIND(sgfp4_vk_context_options, {0}),
     KIND(sgfp4_matvec_options, {sizeof(matvec_options_before_pool)}),
+    KIND(sgfp4_hessian_options, {0}),
 };
 
 static void init_writes_only_the_callers_bytes(void **state)
@@ -421,6 +432,14 @@ static void unknown_struct_size_is_refused(void **state)
     e.struct_size = 0;
     assert_int_equal(sgfp4_encode(weights, 8, 8, 0, encoded, sizeof encoded, &written, &e),
                      SGFP4_ERR_ARGUMENT);
+
+    sgfp4_hessian_options ho;
+    sgfp4_hessian_options_init(&ho);
+    ho.struct_size = sizeof ho + 8;
+    const float one = 1.0f;
+    sgfp4_hessian *hessian = NULL;
+    assert_int_equal(sgfp4_hessian_create(&one, 1, 0, &ho, &hessian, NULL), SGFP4_ERR_ARGUMENT);
+    assert_null(hessian);
 
     sgfp4_model_open_options mo;
     sgfp4_model_open_options_init(&mo);

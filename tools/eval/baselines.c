@@ -7,8 +7,10 @@
  *    (max - min) / (2^bits - 1), signed toward the edge of larger magnitude, adjusted so that
  *    edge is exactly a code; bias = that edge; codes rint((w - bias) / scale) clipped to
  *    0..2^bits-1; scale and bias stored as fp16. bits + 32/group bits a weight.
- * A row whose length is not a multiple of the group ends in a shorter group (counted as a
- * whole group's side information). Both quantize in place and return the bits they use.
+ * A row whose length is not a multiple of the group ends in a shorter group, fitted to its
+ * real weights and stored as a whole group (the formats store whole groups: a Q4_0 block is
+ * 18 bytes), so its bits count whole groups. Codes are clipped to the grid, which only the
+ * error feedback of GPTQ (gptq.c) can leave.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 
@@ -16,7 +18,7 @@
 
 static float to_half_and_back(float v) { return sgfp4_half_to_float(sgfp4_float_to_half(v)); }
 
-static void q4_0_group(float *x, uint64_t n)
+static void fit_q4_0(const float *x, uint64_t n, baseline_params *p)
 {
     float amax = 0.0f, max = 0.0f;
     for (uint64_t j = 0; j < n; j++)
@@ -25,26 +27,13 @@ static void q4_0_group(float *x, uint64_t n)
             max = x[j];
         }
     const float d = max / -8.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    const float stored = to_half_and_back(d);
-    for (uint64_t j = 0; j < n; j++) {
-        const int code = (int)(int8_t)(x[j] * id + 8.5f);
-        x[j] = (float)((code < 15 ? code : 15) - 8) * stored;
-    }
+    p->inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    p->stored_scale = to_half_and_back(d);
+    p->scale = d;
+    p->bias = p->stored_bias = 0.0f;
 }
 
-double baseline_q4_0(float *w, uint64_t rows, uint64_t cols)
-{
-    const uint64_t groups = (cols + 31) / 32;
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t g = 0; g < groups; g++) {
-            const uint64_t at = g * 32, n = cols - at < 32 ? cols - at : 32;
-            q4_0_group(w + r * cols + at, n);
-        }
-    return (double)rows * ((double)cols * 4.0 + (double)groups * 16.0);
-}
-
-static void affine_group(float *x, uint64_t n, int bits)
+static void fit_affine(const float *x, uint64_t n, int bits, baseline_params *p)
 {
     const float bins = (float)((1 << bits) - 1);
     float lo = x[0], hi = x[0];
@@ -63,21 +52,60 @@ static void affine_group(float *x, uint64_t n, int bits)
         scale = edge / q0;
         bias = edge;
     }
-    const float stored_scale = to_half_and_back(scale), stored_bias = to_half_and_back(bias);
-    for (uint64_t j = 0; j < n; j++) {
-        float q = rintf((x[j] - bias) / scale);
-        q = q < 0.0f ? 0.0f : q > bins ? bins : q;
-        x[j] = q * stored_scale + stored_bias;
-    }
+    p->scale = scale;
+    p->inverse = 0.0f;
+    p->bias = bias;
+    p->stored_scale = to_half_and_back(scale);
+    p->stored_bias = to_half_and_back(bias);
 }
 
-double baseline_affine(float *w, uint64_t rows, uint64_t cols, int bits, int group)
+void baseline_fit(const baseline *b, const float *x, uint64_t n, baseline_params *p)
 {
-    const uint64_t g = (uint64_t)group, groups = (cols + g - 1) / g;
+    if (b->kind == BASELINE_Q4_0)
+        fit_q4_0(x, n, p);
+    else
+        fit_affine(x, n, b->bits, p);
+}
+
+float baseline_value(const baseline *b, const baseline_params *p, float x)
+{
+    if (b->kind == BASELINE_Q4_0) {
+        float v = x * p->inverse + 8.5f; /* truncated below: llama.cpp's rounding */
+        v = v > 0.0f ? v : 0.0f;
+        const int code = v < 15.0f ? (int)v : 15;
+        return (float)(code - 8) * p->stored_scale;
+    }
+    const float bins = (float)((1 << b->bits) - 1);
+    float q = rintf((x - p->bias) / p->scale);
+    q = q > 0.0f ? q : 0.0f; /* also a NaN quotient: 0 */
+    q = q < bins ? q : bins;
+    return q * p->stored_scale + p->stored_bias;
+}
+
+int baseline_group(const baseline *b)
+{
+    return b->kind == BASELINE_Q4_0 ? 32 : b->group;
+}
+
+double baseline_bits(const baseline *b, uint64_t rows, uint64_t cols)
+{
+    const uint64_t g = (uint64_t)baseline_group(b), groups = (cols + g - 1) / g;
+    const double per_group = b->kind == BASELINE_Q4_0 ? 32.0 * 4.0 + 16.0
+                                                       : (double)g * b->bits + 32.0;
+    return (double)rows * (double)groups * per_group;
+}
+
+double baseline_quantize(const baseline *b, float *w, uint64_t rows, uint64_t cols)
+{
+    const uint64_t g = (uint64_t)baseline_group(b), groups = (cols + g - 1) / g;
     for (uint64_t r = 0; r < rows; r++)
         for (uint64_t k = 0; k < groups; k++) {
-            const uint64_t at = k * g, n = cols - at < g ? cols - at : g;
-            affine_group(w + r * cols + at, n, bits);
+            float *x = w + r * cols + k * g;
+            const uint64_t n = cols - k * g < g ? cols - k * g : g;
+            baseline_params p;
+            baseline_fit(b, x, n, &p);
+            for (uint64_t j = 0; j < n; j++)
+                x[j] = baseline_value(b, &p, x[j]);
         }
-    return (double)rows * ((double)cols * bits + (double)groups * 32.0);
+    return baseline_bits(b, rows, cols);
 }

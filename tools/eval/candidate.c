@@ -55,6 +55,17 @@ static int parse_value(eval_candidate *c, const char *key, const char *value)
             snprintf(c->importance, sizeof c->importance, "%s", value);
             return 0;
         }
+        if (strcmp(key, "equal") == 0) {
+            /* q4_0, or affineB: B-bit affine with groups of 64 */
+            c->equal = 1;
+            if (strcmp(value, "q4_0") == 0) {
+                c->like = (baseline){BASELINE_Q4_0, 4, 32};
+                return 0;
+            }
+            const long b = strncmp(value, "affine", 6) == 0 ? strtol(value + 6, &end, 10) : 0;
+            c->like = (baseline){BASELINE_AFFINE, (int)b, 64};
+            return b >= 1 && b <= 8 && !*end ? 0 : -1;
+        }
         if (strcmp(key, "use") == 0) {
             c->importance_use = strcmp(value, "columns") == 0 ? 1
                                 : strcmp(value, "rows") == 0  ? 2
@@ -62,6 +73,10 @@ static int parse_value(eval_candidate *c, const char *key, const char *value)
                                                               : -1;
             return c->importance_use < 0 ? -1 : 0;
         }
+    }
+    if ((c->kind == KIND_Q4_0 || c->kind == KIND_AFFINE) && strcmp(key, "gptq") == 0) {
+        snprintf(c->gptq, sizeof c->gptq, "%s", value);
+        return 0;
     }
     if (c->kind == KIND_AFFINE) {
         const long v = strtol(value, &end, 10);
@@ -262,24 +277,67 @@ static void apply_spec(const eval_candidate *c, sgfp4_encode_options *o)
     o->threads = 1;
 }
 
+/* GPTQ's factors of the last Hessians met, so that matrices that share an input (and sit
+ * together in a model) share one factorization. */
+#define FACTORS_KEPT 8
+typedef struct factor_cache {
+    const eval_tensor *hessian[FACTORS_KEPT];
+    gptq_factor factor[FACTORS_KEPT];
+    size_t next; /* the slot to replace next, round robin */
+} factor_cache;
+
+/* A baseline on tensor t, with GPTQ where `calibration` is given; the bits it used, or -1. */
+static double quantize_baseline(const baseline *b, eval_tensor *t,
+                                const eval_weights *calibration, const char *path,
+                                factor_cache *cache)
+{
+    if (!calibration)
+        return baseline_quantize(b, t->data, t->rows, t->cols);
+    const eval_tensor *h = eval_hessian_find(calibration, t->name);
+    if (!h || h->rows != t->cols || h->cols != t->cols) {
+        fprintf(stderr, "sgfp4-eval: %s has no %llu x %llu Hessian for %s\n", path,
+                (unsigned long long)t->cols, (unsigned long long)t->cols, t->name);
+        return -1;
+    }
+    size_t k = 0;
+    while (k < FACTORS_KEPT && cache->hessian[k] != h)
+        k++;
+    if (k == FACTORS_KEPT) {
+        k = cache->next;
+        cache->next = (k + 1) % FACTORS_KEPT;
+        gptq_factor_free(&cache->factor[k]);
+        cache->hessian[k] = NULL;
+        if (gptq_factor_create(h->data, h->rows, 0.01, h->name, &cache->factor[k]) != 0)
+            return -1;
+        cache->hessian[k] = h;
+    }
+    return gptq_quantize(b, &cache->factor[k], t->data, t->rows, t->cols);
+}
+
 /* Quantizes the set's tensors of out->weights in place. */
 static int build_in_process(const eval_candidate *c, const eval_set *set,
                             const eval_weights *reference, eval_quantized *out)
 {
     sgfp4_model *m = NULL;
     sgfp4_model_policy *policy = NULL;
-    eval_weights importance = {NULL, 0};
-    char *unused = NULL;
+    eval_weights importance = {0}, calibration = {0};
+    factor_cache *cache = calloc(1, sizeof *cache);
     size_t quantized = 0, weighted = 0; /* with an importance file: how many it weighted */
     sgfp4_diag diag;
+    if (!cache)
+        return -1;
     if (sgfp4_model_open(set->source_path, &m, NULL, &diag) != SGFP4_OK) {
         fprintf(stderr, "sgfp4-eval: %s: %s\n", set->source_path, diag.message);
+        free(cache);
         return -1;
     }
     int rc = open_policy(set->selection, &policy);
     if (rc == 0 && c->importance[0])
-        rc = eval_weights_load(c->importance, &importance, &unused);
-    free(unused);
+        rc = eval_importance_load(c->importance, set->seed, set->sequences, &importance);
+    if (rc == 0 && c->gptq[0])
+        rc = eval_importance_load(c->gptq, set->seed, set->sequences, &calibration);
+    const baseline b = {c->kind == KIND_Q4_0 ? BASELINE_Q4_0 : BASELINE_AFFINE, c->bits,
+                        c->group};
     for (size_t i = 0; rc == 0 && i < sgfp4_model_tensor_count(m); i++) {
         const sgfp4_model_tensor *mt = sgfp4_model_tensor_at(m, i);
         eval_tensor *t = eval_weights_find(&out->weights, mt->name);
@@ -297,6 +355,9 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
             continue;
         if (c->kind == KIND_SGFP4) {
             apply_spec(c, &d.options);
+            if (c->equal)
+                d.options.target_bpw =
+                    baseline_bits(&c->like, t->rows, t->cols) / (double)(t->rows * t->cols);
             const float *cols = NULL, *rows = NULL;
             if (c->importance[0] &&
                 (importance_of(&importance, c->importance, t, 0, &cols) != 0 ||
@@ -309,10 +370,11 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
             quantized++;
             weighted += d.options.column_importance || d.options.row_importance;
             rc = quantize_sgfp4(t, &d.options, &out->bits);
-        } else if (c->kind == KIND_Q4_0) {
-            out->bits += baseline_q4_0(t->data, t->rows, t->cols);
-        } else if (c->kind == KIND_AFFINE) {
-            out->bits += baseline_affine(t->data, t->rows, t->cols, c->bits, c->group);
+        } else if (c->kind == KIND_Q4_0 || c->kind == KIND_AFFINE) {
+            const double bits = quantize_baseline(&b, t, c->gptq[0] ? &calibration : NULL,
+                                                  c->gptq, cache);
+            rc = bits < 0 ? -1 : 0;
+            out->bits += bits;
         } else {
             out->bits += (double)(t->rows * t->cols) * 32.0;
         }
@@ -330,6 +392,10 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
         fprintf(stderr, "sgfp4-eval: %s: importance %s: vectors for all %zu quantized tensors\n",
                 c->label, c->importance, quantized);
     eval_weights_free(&importance);
+    eval_weights_free(&calibration);
+    for (size_t k = 0; k < FACTORS_KEPT; k++)
+        gptq_factor_free(&cache->factor[k]);
+    free(cache);
     sgfp4_model_policy_free(policy);
     sgfp4_model_close(m);
     return rc;

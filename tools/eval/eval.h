@@ -25,15 +25,27 @@ typedef struct eval_tensor {
 typedef struct eval_weights {
     eval_tensor *tensors;
     size_t count;
+    char **meta_keys, **meta_values; /* the file's __metadata__ (not copied by a copy) */
+    size_t meta_count;
 } eval_weights;
 
 /* Reads every float tensor of a safetensors model; quantized tensors of a D6 model are
  * decoded through the library (strictly opened, hash-checked). Returns 0 or prints why not. */
 int eval_weights_load(const char *path, eval_weights *out, char **config_json);
+/* Reads an importance file (docs/encoder.md) for a benchmark that evaluates on `sequences`
+ * sequences sampled with `seed`: refused, saying why, when the file records calibration text
+ * that sgfp4-eval sampled from any of the same random streams (the text would be calibrated
+ * on and evaluated). */
+int eval_importance_load(const char *path, uint64_t seed, int sequences, eval_weights *out);
 /* A deep copy (so a candidate can replace tensors). */
 int eval_weights_copy(const eval_weights *src, eval_weights *dst);
 void eval_weights_free(eval_weights *w);
 eval_tensor *eval_weights_find(const eval_weights *w, const char *name);
+/* The value of metadata key `key`, or NULL. */
+const char *eval_weights_metadata(const eval_weights *w, const char *key);
+/* The input Hessian of matrix `name` in an importance file: the tensor NAME:hessian, or the
+ * tensor that the metadata alias NAME:hessian names; NULL if neither. */
+const eval_tensor *eval_hessian_find(const eval_weights *importance, const char *name);
 
 /* ---- the llama2.c forward pass (llama.c) ---- */
 
@@ -51,13 +63,26 @@ typedef struct llama_model {
     const float **w[SLOT_COUNT]; /* [slot][layer] */
 } llama_model;
 
-/* The Fisher factors of every matrix, summed over the calibration tokens (fisher.c). */
+/* The input vectors of a layer's matrices: wq, wk and wv read the same one, so do w1 and w3. */
+enum { INPUT_ATTENTION, INPUT_WO, INPUT_FFN, INPUT_W2, INPUT_COUNT };
+/* Which input a matrix reads, and the matrix whose name its shared statistics are kept under
+ * (the first of the matrices that read it). */
+int llama_slot_input(int slot);
+int llama_input_owner(int input);
+/* The length of an input vector. */
+int llama_input_size(const llama_config *c, int input);
+
+/* The Fisher factors of every matrix, and the second moments of every input, summed over
+ * the calibration tokens (fisher.c). */
 typedef struct llama_act_stats {
     double *sum[SLOT_COUNT];  /* inputs: sum of x_j^2, [layer * in_dim + j] */
     double *out[SLOT_COUNT];  /* outputs: sum of (dL/dy_i)^2, [layer * out_dim + i] */
     double *classifier;       /* [dim]: the classifier's inputs */
     double *classifier_out;   /* [vocab]: dL/dlogit squared */
     double *lookup_out;       /* [vocab]: the embedding row read, its gradient's mean square */
+    /* Sums of x x^T, upper triangle (j >= i) of [layer][n][n] per input; NULL: not kept. */
+    double *hessian[INPUT_COUNT];
+    double *classifier_hessian; /* [dim][dim], upper triangle; NULL: not kept */
     uint64_t tokens;
 } llama_act_stats;
 
@@ -109,6 +134,9 @@ typedef struct eval_rng {
 } eval_rng;
 
 void eval_rng_seed(eval_rng *r, uint64_t seed, uint64_t stream);
+/* Whether a stream k_a < count_a of seed_a starts in the same state as a stream
+ * k_b < count_b of seed_b (the same draws, so the same sampled text). */
+int eval_streams_overlap(uint64_t seed_a, uint64_t count_a, uint64_t seed_b, uint64_t count_b);
 double eval_rng_uniform(eval_rng *r); /* [0, 1) */
 /* Draws a token from softmax(logits) (temperature 1). */
 int eval_sample(const float *logits, int vocab, eval_rng *r);
@@ -119,11 +147,50 @@ void eval_log_softmax(const float *logits, int vocab, double *out);
 /* ---- baselines (baselines.c): labeled reimplementations, applied in place ---- */
 
 /* Q4_0-style: groups of 32 consecutive weights of a row, scale = the signed absolute
- * maximum / -8 stored as fp16, codes 0..15 around 8. Returns the bits used. */
-double baseline_q4_0(float *w, uint64_t rows, uint64_t cols);
-/* MLX-style affine: groups of `group` weights of a row, `bits`-bit unsigned codes, fp16
- * scale and bias; the edge of larger magnitude is exactly representable. Returns bits. */
-double baseline_affine(float *w, uint64_t rows, uint64_t cols, int bits, int group);
+ * maximum / -8 stored as fp16, codes 0..15 around 8. MLX-style affine: groups of `group`
+ * weights of a row, `bits`-bit unsigned codes, fp16 scale and bias; the edge of larger
+ * magnitude is exactly representable. */
+typedef enum baseline_kind { BASELINE_Q4_0, BASELINE_AFFINE } baseline_kind;
+
+typedef struct baseline {
+    baseline_kind kind;
+    int bits, group; /* affine */
+} baseline;
+
+/* One group's parameters: as fitted, and as stored. */
+typedef struct baseline_params {
+    float scale, inverse, bias, stored_scale, stored_bias;
+} baseline_params;
+
+/* Weights per group along a row. */
+int baseline_group(const baseline *b);
+/* The parameters of the group x[0..n) (n <= the group size). */
+void baseline_fit(const baseline *b, const float *x, uint64_t n, baseline_params *p);
+/* The decoded value that x quantizes to with a group's parameters (codes clipped). */
+float baseline_value(const baseline *b, const baseline_params *p, float x);
+/* The bits a rows x cols matrix takes: whole groups, a row's last one padded. */
+double baseline_bits(const baseline *b, uint64_t rows, uint64_t cols);
+/* Round to nearest, group by group, in place. Returns the bits used. */
+double baseline_quantize(const baseline *b, float *w, uint64_t rows, uint64_t cols);
+
+/* ---- GPTQ (gptq.c): the baselines with error feedback ---- */
+
+/* What GPTQ needs of an input's Hessian H = E[x x^T] (n x n): the upper Cholesky factor U of
+ * (H + damp * mean(diag H) * I)^-1, and the inputs that are never active (H_jj = 0). */
+typedef struct gptq_factor {
+    uint64_t n;
+    double *u;           /* n x n, row-major, upper triangle */
+    unsigned char *dead; /* n */
+} gptq_factor;
+
+/* Factors h (n x n floats, symmetric). 0, or -1 with a message naming `name`. */
+int gptq_factor_create(const float *h, uint64_t n, double damp, const char *name,
+                       gptq_factor *f);
+void gptq_factor_free(gptq_factor *f);
+/* Quantizes w (rows x cols, cols == f->n) in place with b's groups, column by column with
+ * GPTQ's error feedback along each row. Returns the bits used. */
+double gptq_quantize(const baseline *b, const gptq_factor *f, float *w, uint64_t rows,
+                     uint64_t cols);
 
 /* ---- the benchmark (reference.c, score.c, candidate.c, imatrix.c) ---- */
 
@@ -201,11 +268,15 @@ typedef struct eval_candidate {
     double threshold;
     char importance[512];    /* an importance (imatrix) file, or "" */
     int importance_use;      /* 1: its column vectors, 2: its row vectors, 3: both */
+    int equal;               /* 1: every tensor at the bits of baseline `like` */
+    baseline like;
     int bits, group;         /* affine */
+    char gptq[512];          /* q4_0, affine: GPTQ with this importance file's Hessians, or "" */
     char path[512];          /* file */
 } eval_candidate;
 
-/* Parses "sgfp4:bpw=4.5,metric=row", "q4_0", "affine:bits=3,group=64", "f32", "file:PATH". */
+/* Parses "sgfp4:bpw=4.5,metric=row", "sgfp4:equal=affine3", "q4_0", "q4_0:gptq=FILE",
+ * "affine:bits=3,group=64", "f32", "file:PATH". */
 int eval_candidate_parse(const char *spec, eval_candidate *c);
 
 /* What building a candidate did to the set it quantized. */
@@ -226,6 +297,8 @@ typedef struct eval_set {
     const char *selection;
     const eval_weights *fisher; /* an importance file to predict the KL by, or NULL */
     const char *fisher_path;    /* its name, for messages */
+    uint64_t seed;              /* the evaluation text's sampling: importance files must */
+    int sequences;              /* not come from the same random streams */
 } eval_set;
 
 int eval_candidate_build(const eval_candidate *c, const eval_set *set,

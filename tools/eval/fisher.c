@@ -8,6 +8,8 @@
  * backward pass through each sampled sequence (written here for the llama2.c architecture).
  * A shared token embedding gets the classifier's factors plus, in its rows, the lookup's
  * gradients (each token's row is what the first layer reads).
+ * The same pass keeps the second moment E[x x^T] of every matrix's input (the Hessian of a
+ * layer's squared output error that GPTQ-style encoders use), once per distinct input.
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdlib.h>
@@ -313,6 +315,57 @@ static void layer_back(fisher_pass *f, int l, llama_act_stats *st)
     }
 }
 
+int llama_slot_input(int slot)
+{
+    switch (slot) {
+    case SLOT_WQ: case SLOT_WK: case SLOT_WV: return INPUT_ATTENTION;
+    case SLOT_WO: return INPUT_WO;
+    case SLOT_W1: case SLOT_W3: return INPUT_FFN;
+    default: return INPUT_W2;
+    }
+}
+
+int llama_input_owner(int input)
+{
+    static const int owner[INPUT_COUNT] = {SLOT_WQ, SLOT_WO, SLOT_W1, SLOT_W2};
+    return owner[input];
+}
+
+int llama_input_size(const llama_config *c, int input)
+{
+    return input == INPUT_W2 ? c->hidden : c->dim;
+}
+
+/* h[i][j] += sum over t of x_t[i] x_t[j] for j >= i, the T rows of x (n values each) in
+ * order; the diagonal gets the same sums, in the same order, as add_squares. */
+static void add_outer(double *h, const float *x, int T, int n)
+{
+    for (int t = 0; t < T; t++) {
+        const float *v = x + (size_t)t * (size_t)n;
+        for (int i = 0; i < n; i++) {
+            const double vi = v[i];
+            double *row = h + (size_t)i * (size_t)n;
+            for (int j = i; j < n; j++)
+                row[j] += vi * v[j];
+        }
+    }
+}
+
+/* The second moments of the sequence's matrix inputs, from the forward pass's cache. */
+static void add_hessians(const fisher_pass *f, llama_act_stats *st)
+{
+    const llama_config *c = &f->m->c;
+    for (int l = 0; l < c->layers; l++) {
+        const layer_cache *L = &f->layers[l];
+        const float *inputs[INPUT_COUNT] = {L->xa, L->xo, L->xb, L->hh};
+        for (int in = 0; in < INPUT_COUNT; in++) {
+            const size_t n = (size_t)llama_input_size(c, in);
+            add_outer(st->hessian[in] + (size_t)l * n * n, inputs[in], f->T, (int)n);
+        }
+    }
+    add_outer(st->classifier_hessian, f->xf, f->T, c->dim);
+}
+
 static void backward(fisher_pass *f, llama_act_stats *st)
 {
     const llama_model *m = f->m;
@@ -353,6 +406,8 @@ int eval_fisher_collect(const llama_model *m, uint64_t seed, int sequences, int 
         eval_rng rng;
         eval_rng_seed(&rng, seed, (uint64_t)k);
         forward(&f, &rng);
+        if (st->classifier_hessian)
+            add_hessians(&f, st);
         backward(&f, st);
     }
     pass_free(&f);

@@ -18,15 +18,26 @@
 
 #define MAX_CANDIDATES 64
 
-static const char *const standard_table[] = {
-    "f32",
-    "q4_0:label=Q4_0-style (reimpl.)",
-    "affine:bits=4,group=64,label=affine 4-bit g64 (MLX-style reimpl.)",
-    "sgfp4:bpw=4.5",
-    "affine:bits=3,group=64,label=affine 3-bit g64 (MLX-style reimpl.)",
-    "sgfp4:bpw=3.5",
-    "affine:bits=2,group=64,label=affine 2-bit g64 (MLX-style reimpl.)",
-    "sgfp4:bpw=2.5",
+/* The standard table: each baseline at its bits, then SGFP4 at the same bits on every tensor;
+ * with calibration data also the baselines with GPTQ and SGFP4 with the importance file. */
+static const struct {
+    const char *spec, *label, *calibrated; /* calibrated: a spec to append the file's path to */
+    const char *calibrated_label;
+} standard_table[] = {
+    {"f32", "f32", NULL, NULL},
+    {"q4_0", "Q4_0-style (reimpl.)", "q4_0:gptq=", "Q4_0-style + GPTQ (reimpl.)"},
+    {"affine:bits=4,group=64", "affine 4-bit g64 (MLX-style reimpl.)",
+     "affine:bits=4,group=64,gptq=", "affine 4-bit g64 + GPTQ (MLX-style reimpl.)"},
+    {"sgfp4:equal=q4_0", "SGFP4 (Q4_0's bits)", "sgfp4:equal=q4_0,importance=",
+     "SGFP4 + importance (Q4_0's bits)"},
+    {"affine:bits=3,group=64", "affine 3-bit g64 (MLX-style reimpl.)",
+     "affine:bits=3,group=64,gptq=", "affine 3-bit g64 + GPTQ (MLX-style reimpl.)"},
+    {"sgfp4:equal=affine3", "SGFP4 (affine 3-bit's bits)", "sgfp4:equal=affine3,importance=",
+     "SGFP4 + importance (affine 3-bit's bits)"},
+    {"affine:bits=2,group=64", "affine 2-bit g64 (MLX-style reimpl.)",
+     "affine:bits=2,group=64,gptq=", "affine 2-bit g64 + GPTQ (MLX-style reimpl.)"},
+    {"sgfp4:equal=affine2", "SGFP4 (affine 2-bit's bits)", "sgfp4:equal=affine2,importance=",
+     "SGFP4 + importance (affine 2-bit's bits)"},
 };
 
 typedef struct args {
@@ -35,7 +46,9 @@ typedef struct args {
     int calib_sequences, calib_length, versus, force;
     uint64_t seed, calib_seed;
     int heads, kv_heads;
+    const char *calibration;
     const char *specs[MAX_CANDIDATES];
+    char standard_specs[MAX_CANDIDATES][1200]; /* the standard table's, when it is used */
     int spec_count;
 } args;
 
@@ -51,6 +64,8 @@ static void usage(FILE *f)
             "                         fit=best|fast|reference,profile=v1|v2,policy=rate|threshold,\n"
             "                         threshold=T]; ',label=TEXT' names a row.\n"
             "                       Repeatable; none: the standard table.\n"
+            "  --calibration FILE   an importance file with input Hessians (--imatrix-out): the\n"
+            "                       standard table adds the baselines with GPTQ and SGFP4 with it\n"
             "  --set S              which tensors are quantized: default (the library's default\n"
             "                       policy), all (every matrix), or a policy file (default: default)\n"
             "  --sequences N        sampled sequences (64)      --length T    tokens each (256)\n"
@@ -60,9 +75,10 @@ static void usage(FILE *f)
             "  --continuation C     greedy tokens after each prompt (48)\n"
             "  --versus K           count sequences where each candidate's KL is below candidate K's\n"
             "                       (1-based; default: the first q4_0 candidate)\n"
-            "  --tokenizer FILE     llama2.c tokenizer (tok512.bin): prints the greedy texts\n"
+            "  --tokenizer FILE     llama2.c tokenizer (default: tokN.bin beside the model, N\n"
+            "                       the vocabulary size, if there): prints the greedy texts\n"
             "  --check-text FILE    exit 1 unless the float32 greedy text equals FILE's contents\n"
-            "  --imatrix-out FILE   write the importance file (mean squared activations) and exit\n"
+            "  --imatrix-out FILE   write the importance file (Fisher factors, input Hessians) and exit\n"
             "  -f, --force          replace an existing output file (never an input)\n"
             "  --calib-sequences N  calibration sequences (32)  --calib-length T (256)\n"
             "  --calib-seed S       calibration sampling seed (1001)\n"
@@ -105,6 +121,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"calib-length", 1, 0, 'L'},   {"calib-seed", 1, 0, 'Z'},  {"heads", 1, 0, 'H'},
         {"kv-heads", 1, 0, 'K'},       {"tsv", 0, 0, 'T'},         {"help", 0, 0, 'h'},
         {"predict", 1, 0, 'P'},        {"from-llama2c", 1, 0, 'F'},  {"force", 0, 0, 'f'},
+        {"calibration", 1, 0, 'B'},
         {0, 0, 0, 0}};
     int ch, bad = 0;
     while (!bad && (ch = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
@@ -136,6 +153,7 @@ static int parse_args(int argc, char **argv, args *a)
         case 'P': a->fisher = optarg; break;
         case 'F': a->from_llama2c = optarg; break;
         case 'f': a->force = 1; break;
+        case 'B': a->calibration = optarg; break;
         case 'h': usage(stdout); exit(0);
         default: bad = 1;
         }
@@ -148,8 +166,20 @@ static int parse_args(int argc, char **argv, args *a)
         a->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     a->model = argv[optind];
     if (a->spec_count == 0)
-        for (size_t i = 0; i < sizeof standard_table / sizeof standard_table[0]; i++)
-            a->specs[a->spec_count++] = standard_table[i];
+        for (size_t i = 0; i < sizeof standard_table / sizeof standard_table[0]; i++) {
+            snprintf(a->standard_specs[a->spec_count], sizeof a->standard_specs[0],
+                     "%s%slabel=%s", standard_table[i].spec,
+                     strchr(standard_table[i].spec, ':') ? "," : ":", standard_table[i].label);
+            a->specs[a->spec_count] = a->standard_specs[a->spec_count];
+            a->spec_count++;
+            if (a->calibration && standard_table[i].calibrated) {
+                snprintf(a->standard_specs[a->spec_count], sizeof a->standard_specs[0],
+                         "%s%s,label=%s", standard_table[i].calibrated, a->calibration,
+                         standard_table[i].calibrated_label);
+                a->specs[a->spec_count] = a->standard_specs[a->spec_count];
+                a->spec_count++;
+            }
+        }
     return 0;
 }
 
@@ -171,20 +201,47 @@ static double quantile(const double *v, size_t n, double p)
 
 static void print_header(const args *a, int versus_set)
 {
-    const char *cols[] = {"candidate", "bits/weight", "mean KL", "top-1 agree", "PPL (f32 text)",
-                          "greedy match", "prompted match", "attn row err p50", "p99", "max",
-                          "rows > 0.15", "rel-L2 (set)", "KL below versus", "predicted KL"};
-    const int n = versus_set ? 13 : 12;
+    const char *cols[] = {"candidate", "bits/weight", "mean KL", "KL s.e.", "top-1 agree",
+                          "PPL (f32 text)", "greedy match", "prompted match", "attn row err p50",
+                          "p99", "max", "rows > 0.15", "rel-L2 (set)", "KL below versus",
+                          "KL / versus", "s.e.", "predicted KL"};
+    const int n = versus_set ? 16 : 13;
     for (int i = 0; i < n; i++)
         printf(a->tsv ? (i ? "\t%s" : "%s") : "| %s ", cols[i]);
     if (a->fisher)
-        printf(a->tsv ? "\t%s" : "| %s ", cols[13]);
+        printf(a->tsv ? "\t%s" : "| %s ", cols[16]);
     printf(a->tsv ? "\n" : "|\n");
     if (!a->tsv) {
         for (int i = 0; i < n + (a->fisher != NULL); i++)
             printf(i < 1 ? "|---" : "|---:");
         printf("|\n");
     }
+}
+
+/* The standard error of the mean of v[0..n). */
+static double standard_error(const double *v, int n)
+{
+    double sum = 0, squares = 0;
+    for (int k = 0; k < n; k++)
+        sum += v[k];
+    const double mean = sum / n;
+    for (int k = 0; k < n; k++)
+        squares += (v[k] - mean) * (v[k] - mean);
+    return n > 1 ? sqrt(squares / ((double)n * (n - 1))) : 0;
+}
+
+/* The ratio of the mean KLs a / b over the same sequences and its standard error (the delta
+ * method on the paired differences a_k - ratio * b_k). */
+static double kl_ratio(const double *a, const double *b, int n, double *se)
+{
+    double sa = 0, sb = 0, squares = 0;
+    for (int k = 0; k < n; k++)
+        sa += a[k], sb += b[k];
+    const double ratio = sb > 0 ? sa / sb : 0;
+    for (int k = 0; k < n; k++)
+        squares += (a[k] - ratio * b[k]) * (a[k] - ratio * b[k]);
+    *se = n > 1 && sb > 0 ? sqrt(squares / ((double)n * (n - 1))) / (sb / n) : 0;
+    return ratio;
 }
 
 static void cell(const args *a, int first, const char *fmt, double v)
@@ -252,12 +309,11 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
     eval_quantized stats[MAX_CANDIDATES];
     memset(scores, 0, sizeof scores);
     memset(stats, 0, sizeof stats);
-    eval_weights fisher = {NULL, 0};
-    char *unused = NULL;
-    if (a->fisher && eval_weights_load(a->fisher, &fisher, &unused) != 0)
+    eval_weights fisher = {0};
+    if (a->fisher && eval_importance_load(a->fisher, a->seed, a->sequences, &fisher) != 0)
         return -1;
-    free(unused);
-    const eval_set set = {a->model, a->set, a->fisher ? &fisher : NULL, a->fisher};
+    const eval_set set = {a->model, a->set, a->fisher ? &fisher : NULL, a->fisher, a->seed,
+                          a->sequences};
     int rc = 0;
     for (int k = 0; k < n && rc == 0; k++) {
         const int i = order[k];
@@ -302,6 +358,7 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
             printf(a->tsv ? "%s" : "| %s ", cands[i].label);
             cell(a, 0, "%.4f", q->weights_in_set ? q->bits / (double)q->weights_in_set : 0);
             cell(a, 0, "%.4f", s->mean_kl);
+            cell(a, 0, "%.4f", standard_error(s->sequence_kl, ref->sequences));
             cell(a, 0, "%.4f", s->top1);
             cell(a, 0, "%.3f", s->perplexity);
             cell(a, 0, "%.0f", s->greedy_match);
@@ -318,6 +375,9 @@ static int run_candidates(const args *a, const eval_weights *reference, const ll
                 char buf[32];
                 snprintf(buf, sizeof buf, "%d/%d", below, ref->sequences);
                 printf(a->tsv ? "\t%s" : "| %s ", buf);
+                double se;
+                cell(a, 0, "%.3f", kl_ratio(s->sequence_kl, versus_kl, ref->sequences, &se));
+                cell(a, 0, "%.3f", se);
             }
             if (a->fisher)
                 cell(a, 0, "%.4f", q->predicted_kl);
@@ -348,6 +408,7 @@ static void note_inputs(const args *a)
     eval_note_input(a->tokenizer);
     eval_note_input(a->check_text);
     eval_note_input(a->fisher);
+    eval_note_input(a->calibration);
     if (strcmp(a->set, "default") != 0 && strcmp(a->set, "all") != 0)
         eval_note_input(a->set);
     for (int i = 0; i < a->spec_count; i++) {
@@ -356,12 +417,25 @@ static void note_inputs(const args *a)
             file = spec + 5;
         else if ((file = strstr(spec, "importance=")))
             file += strlen("importance=");
+        else if ((file = strstr(spec, "gptq=")))
+            file += strlen("gptq=");
         if (file) {
             char path[4096];
             snprintf(path, sizeof path, "%.*s", (int)strcspn(file, ","), file);
             eval_note_input(path);
         }
     }
+}
+
+/* llama2.c's tokenizer beside the model: tokN.bin for a vocabulary of N (tok512.bin,
+ * tok4096.bin). 1 and its path in `path`, or 0 if there is none. */
+static int find_tokenizer(const char *model, int vocab, char *path, size_t cap)
+{
+    const char *slash = strrchr(model, '/');
+    const int dir = slash ? (int)(slash - model + 1) : 0;
+    if (snprintf(path, cap, "%.*stok%d.bin", dir, model, vocab) >= (int)cap)
+        return 0;
+    return access(path, R_OK) == 0;
 }
 
 int main(int argc, char **argv)
@@ -398,6 +472,9 @@ int main(int argc, char **argv)
         rc = llama_bind(&c, &reference, &m);
     const eval_run run = {&m, a.threads};
     eval_tokenizer tok = {0, NULL};
+    char beside[4096];
+    if (rc == 0 && !a.tokenizer && find_tokenizer(a.model, c.vocab, beside, sizeof beside))
+        a.tokenizer = beside;
     if (rc == 0 && a.tokenizer)
         rc = eval_tokenizer_load(a.tokenizer, c.vocab, &tok);
     if (rc == 0 && a.imatrix_out) {

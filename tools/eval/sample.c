@@ -13,6 +13,19 @@ void eval_rng_seed(eval_rng *r, uint64_t seed, uint64_t stream)
     r->state = z ? z : 1;
 }
 
+/* Stream k of seed s starts from splitmix64(s + G (k + 1)), a bijection of its argument, so
+ * stream k1 of seed s1 and stream k2 of seed s2 start alike exactly when
+ * G (k1 - k2) = s2 - s1 (mod 2^64), i.e. k1 - k2 = (s2 - s1) / G, G being odd. */
+int eval_streams_overlap(uint64_t seed_a, uint64_t count_a, uint64_t seed_b, uint64_t count_b)
+{
+    const uint64_t g = 0x9E3779B97F4A7C15ull;
+    uint64_t inverse = g; /* Newton's iteration doubles the correct low bits: 3, 6, ..., 96 */
+    for (int i = 0; i < 5; i++)
+        inverse *= 2 - g * inverse;
+    const uint64_t d = (seed_b - seed_a) * inverse; /* k1 - k2, modulo 2^64 */
+    return count_a > 0 && count_b > 0 && (d < count_a || 0 - d < count_b);
+}
+
 double eval_rng_uniform(eval_rng *r)
 {
     r->state ^= r->state >> 12;

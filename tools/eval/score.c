@@ -55,7 +55,8 @@ static void score_one(void *arg, int seq, llama_state *s)
         double kl = 0;
         int best_p = 0, best_q = 0;
         for (int i = 0; i < vocab; i++) {
-            kl += exp((double)lp[i]) * ((double)lp[i] - lq[i]);
+            /* lq rounded as the reference's lp was: a model equal to the reference scores 0 */
+            kl += exp((double)lp[i]) * ((double)lp[i] - (double)(float)lq[i]);
             best_p = lp[i] > lp[best_p] ? i : best_p;
             best_q = lq[i] > lq[best_q] ? i : best_q;
         }

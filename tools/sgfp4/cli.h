@@ -53,7 +53,7 @@ enum cli_key {
     KEY_DEVICES, KEY_CODES, KEY_SEED, KEY_RUNS, KEY_GATHER_ROWS, KEY_OFFSET, KEY_SIZE,
     KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM,
     KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
-    KEY_IGNORE_TOTAL_SIZE, KEY_METRIC, KEY_IMPORTANCE,
+    KEY_IGNORE_TOTAL_SIZE, KEY_METRIC, KEY_IMPORTANCE, KEY_RATES,
     KEY_X, KEY_CLASS,
     /* the limits on model inputs (cli_limits.c) */
     KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
@@ -80,6 +80,7 @@ typedef struct cli_args {
     sgfp4_error_metric metric;      /* --metric sse|row */
     const char *importance;         /* --importance FILE (whole-model encodes) */
     bool quantize_embeddings;       /* --embeddings quantize|skip */
+    sgfp4_model_rates rates;        /* --rates uniform|sensitivity */
     int zstd_level;                 /* default 3 */
     bool random_codes;              /* bench --codes random */
     unsigned seed, runs, gather_rows, offset, size, repeat;

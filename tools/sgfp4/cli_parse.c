@@ -37,9 +37,12 @@ static const option_spec specs[] = {
     {KEY_METRIC, "metric", "sse|row", "v2 rate policy: what rate control and the fits minimize: "
                                       "sse (squared error, the default) or row (each output "
                                       "row's error relative to its norm)"},
-    {KEY_IMPORTANCE, "importance", "FILE", "whole models: importance vectors (a safetensors "
-                                           "file: NAME per column, NAME:rows per row; "
-                                           "encoder.md)"},
+    {KEY_IMPORTANCE, "importance", "FILE", "whole models: importance vectors and input "
+                                           "Hessians (a safetensors file: NAME per column, "
+                                           "NAME:rows per row, NAME:hessian; encoder.md)"},
+    {KEY_RATES, "rates", "uniform|sensitivity", "whole models: each tensor at its own target "
+                                               "(uniform, the default), or the bits spread "
+                                               "by sensitivity (needs --importance)"},
     {KEY_EMBEDDINGS, "embeddings", "quantize|skip", "whole models: embeddings and lm_head "
                                                     "(default quantize)"},
     {KEY_STRICT, "strict", NULL, "also fail on reserved T158 symbols (0b11, decoded as 0)"},
@@ -250,6 +253,11 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_FIT: return cli_parse_fit(v, &a->fit) ? NULL : "wants best, fast or reference";
     case KEY_METRIC: return cli_parse_metric(v, &a->metric) ? NULL : "wants sse or row";
     case KEY_IMPORTANCE: a->importance = v; return NULL;
+    case KEY_RATES:
+        a->rates = strcmp(v, "sensitivity") == 0 ? SGFP4_RATES_SENSITIVITY : SGFP4_RATES_UNIFORM;
+        return a->rates == SGFP4_RATES_SENSITIVITY || strcmp(v, "uniform") == 0
+                   ? NULL
+                   : "wants uniform or sensitivity";
     case KEY_EMBEDDINGS:
         a->quantize_embeddings = strcmp(v, "quantize") == 0;
         return a->quantize_embeddings || strcmp(v, "skip") == 0 ? NULL : "wants quantize or skip";

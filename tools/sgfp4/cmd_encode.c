@@ -26,6 +26,7 @@ static const cli_accept options[] = {
     {KEY_THREADS, "encoder threads (default, and 0: every online CPU); the bytes do not depend "
                   "on it"},
     {KEY_EMBEDDINGS, NULL},
+    {KEY_RATES, NULL},
     {KEY_ZSTD_LEVEL, "whole models: zstd level of a .zst output, 1..22 (default 3)"},
     {KEY_IGNORE_TOTAL_SIZE, NULL},
     {KEY_FORCE, NULL},
@@ -176,7 +177,8 @@ static int run(const cli_args *a)
 {
     if (!a->tensor && cli_is_model_input(a))
         return cmd_encode_model(a);
-    static const int model_only[] = {KEY_EMBEDDINGS, KEY_ZSTD_LEVEL, KEY_IMPORTANCE, 0};
+    static const int model_only[] = {KEY_EMBEDDINGS, KEY_ZSTD_LEVEL, KEY_IMPORTANCE, KEY_RATES,
+                                     0};
     /* the limits on model inputs: a raw or .npy tensor has no header, index or zstd frame */
     static const int model_input_only[] = {KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS,
                                            KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
@@ -274,7 +276,10 @@ const cli_command cli_encode = {
     "described by the sgfp4 manifest, the rest passes through (model.md); --bpw,\n"
     "--profile, --policy, --threshold, --delta, --fit and --metric set every quantized tensor's\n"
     "options, a policy file's rules override them; --importance FILE weights each tensor's\n"
-    "error by the vectors NAME (columns) and NAME:rows of a safetensors file. A --bpw below\n"
+    "error by the vectors NAME (columns) and NAME:rows of a safetensors file and, where it\n"
+    "holds NAME:hessian, calibrates the tensor's encode with that input Hessian (the\n"
+    "summary counts them); --rates sensitivity then lets the tensors at the default rate\n"
+    "share their bits by the predicted cost of their errors. A --bpw below\n"
     "4.125 is warned about (part of the weights become ternary). OUT ending in .zst is\n"
     "zstd-compressed; OUT ending in index.json writes a set, one shard per input shard\n"
     "(NAME.safetensors -> NAME.sgfp4.safetensors) and the index last. The output is verified\n"

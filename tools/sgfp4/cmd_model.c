@@ -48,6 +48,8 @@ static bool make_policy(const cli_args *a, sgfp4_model_policy **out)
     d->threads = a->threads;
     if (a->given[KEY_EMBEDDINGS])
         sgfp4_model_policy_set_embeddings(*out, a->quantize_embeddings);
+    if (a->given[KEY_RATES])
+        sgfp4_model_policy_set_rates(*out, a->rates);
     return true;
 }
 
@@ -225,8 +227,13 @@ static void print_summary(const cli_args *a, bool encode, const sgfp4_model_summ
     char in[32], out[32];
     megabytes(in, sizeof in, s->bytes_in);
     megabytes(out, sizeof out, s->bytes_out);
-    fprintf(stderr, "%s: %zu tensors (%zu %s), %s -> %s", a->command, s->tensors, s->quantized,
-            encode ? "quantized" : "decoded from containers", in, out);
+    fprintf(stderr, "%s: %zu tensors (%zu %s", a->command, s->tensors, s->quantized,
+            encode ? "quantized" : "decoded from containers");
+    if (encode && s->calibrated)
+        fprintf(stderr, ", %zu calibrated with their input's Hessian", s->calibrated);
+    if (encode && s->rated)
+        fprintf(stderr, ", %zu at rates by sensitivity", s->rated);
+    fprintf(stderr, "), %s -> %s", in, out);
     if (encode && s->quantized)
         fprintf(stderr, ", %.2f bits/weight", s->bits_per_weight);
     if (s->files > 1)
