@@ -473,8 +473,10 @@ static sgfp4_status curve_in_scope(const float *src, uint64_t rows, uint64_t col
 {
     sgfp4_encode_options o;
     uint64_t blocks;
+    char problem[160];
     if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK || !src ||
-        !options_ok(&o) || o.profile == SGFP4_PROFILE_V1 || o.policy != SGFP4_POLICY_RATE)
+        options_problem(&o, problem, sizeof problem) || o.profile == SGFP4_PROFILE_V1 ||
+        o.policy != SGFP4_POLICY_RATE)
         return SGFP4_ERR_ARGUMENT;
     if (!shape_ok(rows, cols, &blocks))
         return SGFP4_ERR_SHAPE;

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: MIT */
 #include "encode/gemm.h"
 
-#include "decode/kernels.h" /* the CPU feature checks */
+#include "common/cpu.h"
 
 #define GEMM_SET generic
 #define GEMM_NAME "generic"
@@ -48,9 +48,9 @@ unsigned sgfp4_gemm_kernels_all(const sgfp4_gemm_kernels *sets[SGFP4_GEMM_SETS])
 {
     unsigned n = 0;
 #ifdef SGFP4_HAVE_X86_KERNELS
-    if (sgfp4_cpu_has_avx512())
+    if (sgfp4_cpu_runs(SGFP4_CPU_AVX512))
         sets[n++] = &gemm_set_avx512;
-    if (sgfp4_cpu_has_avx2_fma_f16c())
+    if (sgfp4_cpu_runs(SGFP4_CPU_AVX2))
         sets[n++] = &gemm_set_avx2;
 #endif
     sets[n++] = &gemm_set_generic;

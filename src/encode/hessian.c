@@ -253,9 +253,9 @@ sgfp4_status sgfp4_hessian_create(const float *h, uint64_t dim, size_t stride,
     double *v = sgfp4_alloc_with(alloc, elements * sizeof(double));
     double *t = sgfp4_alloc_with(alloc, (size_t)dim * 64 * sizeof(double));
     const unsigned threads = sgfp4_threads_resolve(o.threads);
-    sgfp4_team *team = threads > 1 ? sgfp4_team_create(threads, alloc) : NULL;
+    sgfp4_team *team = sgfp4_team_create(threads, alloc, NULL, NULL);
     sgfp4_status s = SGFP4_OK;
-    if (!hs->diagonal || !hs->factor || !v || !t) {
+    if (!hs->diagonal || !hs->factor || !v || !t || !team) {
         s = sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
                        "hessian: out of memory for a %llu x %llu factorization",
                        (unsigned long long)dim, (unsigned long long)dim);

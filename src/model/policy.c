@@ -230,7 +230,7 @@ static sgfp4_status parse_policy(sgfp4_model_policy *p, json_t *root, sgfp4_diag
     if (rates) {
         const char *r = json_string_value(rates);
         if (!r || (strcmp(r, "uniform") != 0 && strcmp(r, "sensitivity") != 0))
-            return POLICY_FAIL("rates must be \"uniform\" or \"sensitivity\"");
+            return POLICY_FAIL(diag, "rates must be \"uniform\" or \"sensitivity\"");
         p->rates = r[0] == 'u' ? SGFP4_RATES_UNIFORM : SGFP4_RATES_SENSITIVITY;
     }
     const json_t *min = json_object_get(root, "min_elements");
