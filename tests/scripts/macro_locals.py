@@ -13,7 +13,10 @@ object-like) and lists the identifiers of its replacement text that are neither
   (followed by `(`: functions and function-like macros are file-scope names);
 - keywords, type names (`*_t`, `__m512`, ...), names in capitals (macros and constants),
   names that start with `_` (the compiler's and the intrinsics');
-- names declared at file scope in the macro's own file, in a header of src/ or include/.
+- names declared at file scope in the macro's own file, in a header of src/ or include/;
+- pieces of names: the arguments of a macro that pastes them (a parameter next to ##, or
+  passed on to such a macro), and an object-like macro of one identifier given to one.
+A macro that defines a whole function (parameters, locals) declares what it uses.
 What is left can only be a variable of the expansion site: each one is reported with the
 macro, its file and line, and the check exits 1; otherwise it prints a summary and exits 0.
 """
@@ -145,7 +148,40 @@ def is_type_word(value, types):
             or value in types)
 
 
-def free_names(params, text, types):
+def pasting_macros(defines):
+    """Names of the function-like macros that paste their arguments into other names: a
+    parameter next to ##, or passed on to such a macro (GLUE(a, b) -> GLUE2(a, b) a##b)."""
+    pasting = set()
+    while True:
+        grown = set(pasting)
+        for _, name, params, body in defines:
+            if params is None or name in grown:
+                continue
+            toks = [v for _, v in tokens(body)]
+            if any(v in params and "##" in (toks[i - 1] if i else "",
+                                            toks[i + 1] if i + 1 < len(toks) else "")
+                   for i, v in enumerate(toks)) or any(
+                       v in pasting and i + 1 < len(toks) and toks[i + 1] == "("
+                       for i, v in enumerate(toks)):
+                grown.add(name)
+        if grown == pasting:
+            return pasting
+        pasting = grown
+
+
+def pasted_names(defines, pasting):
+    """Every identifier given as an argument to a pasting macro: a piece of a name."""
+    names = set()
+    for _, _, _, body in defines:
+        toks = tokens(body)
+        for k, (_, value) in enumerate(toks):
+            if value in pasting and k + 1 < len(toks) and toks[k + 1][1] == "(":
+                end = skip_balanced(toks, k + 1)
+                names.update(v for kind, v in toks[k + 2:end - 1] if kind == "id")
+    return names
+
+
+def free_names(params, text, types, pasting=frozenset()):
     """Identifiers of a replacement text that it neither takes nor declares nor calls."""
     toks = tokens(text)
     given = set(params or ()) | {"__VA_ARGS__"}
@@ -156,21 +192,25 @@ def free_names(params, text, types):
         kind, value = toks[k]
         nxt = toks[k + 1][1] if k + 1 < len(toks) else ""
         prev = toks[k - 1][1] if k > 0 else ""
-        if value in ("__attribute__", "offsetof", "_Pragma") and nxt == "(":
+        if (value in ("__attribute__", "offsetof", "_Pragma") or value in pasting) and nxt == "(":
             k = skip_balanced(toks, k + 1)
             continue
         if value == "(":
             depth += 1
         elif value == ")":
             depth -= 1
+            if declaring is not None and depth < declaring:
+                declaring = None  # a parameter list ended
         elif value == ";" and declaring is not None and depth <= declaring:
             declaring = None
         if kind == "id":
             before = toks[k - 2][1] if k > 1 else ""
             is_decl = (is_type_word(prev, types) or
                        (prev in given and nxt in ("=", ";", ",", "[")) or
-                       (prev == "*" and (is_type_word(before, types) or before == "*")) or
-                       (prev == "," and declaring is not None and depth == declaring))
+                       (prev == "*" and (is_type_word(before, types) or before == "*"
+                                         or before in given)) or
+                       (prev in (",", "*") and declaring is not None and depth == declaring
+                        and (prev == "," or before == ",")))
             if is_decl and not is_type_word(value, types) and value not in KEYWORDS:
                 declared.add(value)
                 if declaring is None:
@@ -201,13 +241,18 @@ def check(repo):
     scope = {path: file_scope_names(text) for path, text in files.items()}
     shared = set().union(*(names for path, names in scope.items() if path.endswith(".h")))
     errors, count = [], 0
+    every = [d for text in files.values() for d in macros(text)]
+    pasting = pasting_macros(every)  # a set's body header pastes what its includer defines
+    pieces = pasted_names(every, pasting)
     for path, text in sorted(files.items()):
         if not path.startswith("src" + os.sep):
             continue
         visible = shared | scope[path]
         for number, name, params, body in macros(text):
             count += 1
-            for free in free_names(params, body, visible):
+            if params is None and name in pieces and len(tokens(body)) == 1:
+                continue  # a piece of names (#define SET avx2, pasted by GLUE(f_, SET))
+            for free in free_names(params, body, visible, pasting):
                 if free not in visible:
                     errors.append(f"{path}:{number}: macro {name} uses '{free}', which it is "
                                   f"not given (a local of where it is expanded?)")
@@ -225,7 +270,12 @@ def self_test():
             "#define CALLS(p) helper((p)->field) + api_call(sizeof(api_thing *))\n"
             "#define DECL(t) __m512 a_, b_[4]; const api_thing *c_ = (t); (void)a_, (void)b_, (void)c_\n"
             "#define CAPS(x) ((x) + SOME_CONSTANT + UINT64_C(1))\n"
-            "#define ATTR static __attribute__((target(\"avx2\"), always_inline))\n"),
+            "#define ATTR static __attribute__((target(\"avx2\"), always_inline))\n"
+            "#define GLUE2(a, b) a##b\n#define GLUE(a, b) GLUE2(a, b)\n#define SET avx2\n"
+            "#define NAME GLUE(fn_, SET)\n"
+            "#define DEFINE_FN(name, T) static T name(const T *a, int n) "
+            "{ T acc = 0, *p = 0, *q = 0; const T *x = a, *y = a; (void)p, (void)q, (void)y; "
+            "for (int i = 0; i < n; i++) acc += x[i]; return acc; }\n"),
         "src/a/bad.c": (
             "void f(int lo)\n{\n"
             "#define CONSUME(count) (lo = lo >> (count))\n"      # reads and writes lo
