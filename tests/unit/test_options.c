@@ -364,7 +364,10 @@ static void older_callers_missing_fields_take_defaults(void **state)
     assert_int_equal(sgfp4_encode(weights, 64, 64, 0, expected, sizeof expected, &n_expected,
                                   NULL),
                      SGFP4_OK);
+    /* The fields after metric hold their defaults, so that the call with the whole struct
+     * below fails on the metric alone (a garbage report or cancel pointer would be used). */
     sgfp4_encode_options e;
+    sgfp4_encode_options_init(&e);
     assert_int_equal(sgfp4_encode_options_init_sized(&e, sizeof(encode_options_before_metric)),
                      SGFP4_OK);
     e.metric = (sgfp4_error_metric)99; /* past the caller's struct: garbage on its stack */
