@@ -17,30 +17,10 @@
 
 #include "sgfp4.h"
 #include "sgfp4_model.h"
+#include "support/buffer_sink.h"
 
 #define ROWS 256u
 #define COLS 128u
-
-typedef struct buffer {
-    uint8_t *data;
-    size_t size, cap;
-} buffer;
-
-static sgfp4_status buffer_write(void *user, const void *data, size_t size)
-{
-    buffer *b = user;
-    if (b->size + size > b->cap) {
-        const size_t cap = (b->size + size) * 2;
-        uint8_t *grown = realloc(b->data, cap);
-        if (!grown)
-            return SGFP4_ERR_NOMEM;
-        b->data = grown;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->size, data, size);
-    b->size += size;
-    return SGFP4_OK;
-}
 
 /* A safetensors file of F32 tensors (names, element counts, rank 1 or 2 shapes). */
 static buffer write_file(size_t count, const char *const *names, const uint64_t (*shapes)[2],

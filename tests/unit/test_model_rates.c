@@ -19,27 +19,7 @@
 #include "model/model_internal.h"
 #include "sgfp4.h"
 #include "sgfp4_model.h"
-
-typedef struct buffer {
-    uint8_t *data;
-    size_t size, cap;
-} buffer;
-
-static sgfp4_status buffer_write(void *user, const void *data, size_t size)
-{
-    buffer *b = user;
-    if (b->size + size > b->cap) {
-        const size_t cap = (b->size + size) * 2;
-        uint8_t *grown = realloc(b->data, cap);
-        if (!grown)
-            return SGFP4_ERR_NOMEM;
-        b->data = grown;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->size, data, size);
-    b->size += size;
-    return SGFP4_OK;
-}
+#include "support/buffer_sink.h"
 
 typedef struct entry {
     const char *name;
