@@ -26,7 +26,8 @@
  * over the product's, alone and in the stream); in the JSON, a result of op "read" per tensor
  * and each product's read_bytes, read_us, ratio_to_read and stream_ratio_to_read. Class A
  * activations are quantized on the device once (the quantizer's bytes checked against the
- * CPU's); each product's output is checked bit for bit against the CPU's scalar oracle on its
+ * CPU's), and the quantizer is timed the same ways per shape and batch (a result of op
+ * "quantize": what a whole Class A operation adds to its product); each product's output is checked bit for bit against the CPU's scalar oracle on its
  * first and last 128 rows unless --no-check. With --json the table lines go to stderr as
  * progress.
  * --variant takes a comma-separated list of kernel variants (default, rows16, rows32,
@@ -412,6 +413,47 @@ static bool measure_read(burst_job *j, const bench_setup *b, sgfp4_vk_tensor *co
     return true;
 }
 
+/* The device quantizer of Class A, timed as the products are (copies of the op, each to its
+ * own q8 range, so the stream's ops overlap as the products' do): what a whole Class A
+ * operation adds to its product, for comparisons with peers whose op quantizes its own
+ * activations. One result of op "quantize" per cols and batch. */
+static bool measure_quantize(burst_job *j, const bench_setup *b, VkBuffer x, uint64_t cols,
+                             unsigned batch, unsigned copies, json_t *results)
+{
+    sgfp4_diag diag = {0};
+    const size_t q8_batch = sgfp4_matvec_q8_bytes(cols, batch);
+    sgfp4_vk_buffer *out = NULL;
+    bool ok = sgfp4_vk_buffer_create(j->ctx, q8_batch * copies, &out, &diag) == SGFP4_OK;
+    for (unsigned c = 0; c < copies; c++)
+        j->ops[c] = NULL;
+    for (unsigned c = 0; ok && c < copies; c++)
+        ok = sgfp4_vk_quantize_create(j->ctx, x, 0, SGFP4_DTYPE_F32, cols, batch, 0,
+                                      sgfp4_vk_buffer_handle(out), c * q8_batch, NULL,
+                                      &j->ops[c], &diag) == SGFP4_OK;
+    j->n_ops = copies;
+    bv_stats st;
+    other_times other = {0};
+    bv_settled settled = {0};
+    double copy_gbps = 0;
+    ok = ok && measure(j, b->repeat, &st, &copy_gbps, &settled, &other);
+    for (unsigned c = 0; c < copies; c++)
+        sgfp4_vk_op_free(j->ops[c]);
+    sgfp4_vk_buffer_free(j->ctx, out);
+    if (!ok)
+        return cli_error("bench", "matvec: quantize %llu x %u failed: %s",
+                         (unsigned long long)cols, batch, diag.message) == 0;
+    json_array_append_new(results,
+                          json_pack("{s:s,s:I,s:i,s:o,s:o}", "op", "quantize", "cols",
+                                    (json_int_t)cols, "batch", (int)batch, "time",
+                                    bv_stats_json(&st), "other_times", other_json(&other)));
+    fprintf(b->as_json ? stderr : stdout,
+            "      x%-5llu quantize batch %2u %8.2f us | stream %.2f us, no copy %.2f, stream "
+            "no copy %.2f\n",
+            (unsigned long long)cols, batch, st.median * 1e6, other.stream.median * 1e6,
+            other.alone.median * 1e6, other.stream_alone.median * 1e6);
+    return true;
+}
+
 /* Every class, batch and variant of one tensor; the dense times per batch in dense[]. */
 static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t rows,
                        uint64_t cols, const double *dense, const other_times *dense_other,
@@ -478,6 +520,9 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                     cli_error("bench", "matvec %s: the device quantizer's bytes differ", what);
                     ok = false;
                 }
+                if (ok && profile == b->profiles[0]) /* once per shape and batch */
+                    ok = measure_quantize(j, b, sgfp4_vk_buffer_handle(xb), cols, batch,
+                                          (unsigned)copies, results);
             }
             /* The oracle on the first and the last CHECK_ROWS rows (every column: the
              * first and last bands of workgroups; the CPU's scalar reference is slow). */
