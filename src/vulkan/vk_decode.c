@@ -2,17 +2,10 @@
  * macroblock), or into host memory (dispatch, copy back, scatter the rows).
  * SPDX-License-Identifier: MIT */
 #include <string.h>
-#include <time.h>
 
 #include "vulkan/vk_internal.h"
+#include "common/clock.h"
 #include "common/diag.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Whether a context's v2 decodes read a tensor's products' layout where the tensor has one:
  * unless SGFP4_VK_V2_TABLE, or SGFP4_VK_V2_WALK without SGFP4_VK_V2_LAYOUT, asks for the
@@ -199,7 +192,7 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     s = sgfp4_vk_buffer_init(ctx, packed, 0, &device, diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_buffer_init(ctx, packed, 1, &readback, diag);
-    const double t0 = now_seconds();
+    const double t0 = sgfp4_now();
     ctx->last_call = SGFP4_VK_LAST_NONE;
     sgfp4_vk_dispatch d;
     if (s == SGFP4_OK)
@@ -237,7 +230,7 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
                 memcpy(to + r * row_stride * elem, from + r * row_bytes, row_bytes);
         }
         ctx->last_call = SGFP4_VK_LAST_DECODE_TO_HOST;
-        ctx->last_submit_seconds = now_seconds() - t0;
+        ctx->last_submit_seconds = sgfp4_now() - t0;
     }
     sgfp4_vk_buffer_release(ctx, &device);
     sgfp4_vk_buffer_release(ctx, &readback);

@@ -39,4 +39,5 @@ endif()
 # Benchmark (not a test): opening a header of n tensors against jansson alone
 # (docs/benchmarks.md, "Safetensors headers").
 add_executable(header_open_bench ${PROJECT_SOURCE_DIR}/tests/bench/header_open_bench.c)
+target_include_directories(header_open_bench PRIVATE ${PROJECT_SOURCE_DIR}/tools/common)
 target_link_libraries(header_open_bench PRIVATE sgfp4_static)
