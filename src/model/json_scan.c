@@ -12,7 +12,7 @@
  * (the measurements, with the slot in the parent container: integer 48, real 48, empty
  * string 104, empty array 152, empty object 248, key 97 + its length, a long string 2.7 times
  * its length for the lexer's growing buffer and the copy) and rounded up with a margin. The
- * test over the same shapes (tests/unit/test_model_header_memory.c) checks that the bound
+ * test over the same shapes (tests/model/test_model_header_memory.c) checks that the bound
  * holds against the jansson the library is linked with. */
 enum {
     COST_OBJECT = 320,

@@ -1,7 +1,8 @@
 # Hardening tests: crash-safe CLI outputs under SIGKILL, hostile inputs through the CLI, and
-# resource limits
-# (tests/unit/test_limits.c is picked up as a unit test on its own).
+# resource limits (tests/hardening/test_limits.c).
 # SPDX-License-Identifier: MIT
+sgfp4_add_unit_test(test_limits ${CMAKE_CURRENT_LIST_DIR}/../hardening/test_limits.c)
+
 # Under the sanitizers (a Debug build) the commands are ~10x slower: fewer kills, a smaller
 # encode input, so the suite stays within a few minutes.
 if(SGFP4_SANITIZE)

@@ -3,6 +3,8 @@
 # The random containers come from the test-data generator that `sgfp4 bench --backend
 # vulkan` uses too (tests/support/generator.c).
 # SPDX-License-Identifier: MIT
+# The bf16 rounding of the decode's RTE pipeline, evaluated on the CPU (no device).
+sgfp4_add_unit_test(test_shader_bf16_split ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_shader_bf16_split.c)
 sgfp4_add_unit_test(test_vulkan_decode ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_vulkan_decode.c)
 target_include_directories(test_vulkan_decode PRIVATE ${JANSSON_INCLUDE_DIR})
 target_link_libraries(test_vulkan_decode PRIVATE sgfp4_testdata)

@@ -1,5 +1,5 @@
 /* The one generator of test data: random valid SGFP4 containers for the tests (the
- * differential corpus of tests/decodecorpus.c, the fast-path, cross-architecture and Vulkan
+ * differential corpus of tests/conformance/decodecorpus.c, the fast-path, cross-architecture and Vulkan
  * checks) and the benchmarks (`sgfp4 bench --codes random`, `sgfp4 bench --backend vulkan`),
  * and LLM-like weight matrices (support/llm_weights.c). It is an INDEPENDENT description,
  * writer and expected-value model of the format: nothing here includes or calls src/; the

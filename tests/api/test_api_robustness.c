@@ -2,7 +2,7 @@
  * against NULL pointers, zero sizes, too-small buffers, out-of-range rows, blocks and
  * indices, unknown enum values and absurd thread counts: each returns its status (or, for a
  * query, 0 / NULL / nothing) and never crashes, and a valid call afterwards still works.
- * The conventions themselves (options, threads, DST_TOO_SMALL) are tests/unit/test_options.c.
+ * The conventions themselves (options, threads, DST_TOO_SMALL) are tests/api/test_options.c.
  * SPDX-License-Identifier: MIT */
 #include <setjmp.h>
 #include <stdarg.h>
