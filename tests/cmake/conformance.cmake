@@ -7,10 +7,10 @@ target_include_directories(test_mnn PRIVATE ${JANSSON_INCLUDE_DIR})
 target_link_libraries(test_mnn PRIVATE ${JANSSON_LIBRARY} OpenSSL::Crypto)
 
 # The random differential corpus. It includes only the public headers: its container writer
-# (tests/support/generator.c, the one test-data generator) must stay independent of src/.
+# (tools/datagen/generator.c, the one test-data generator) must stay independent of src/.
 add_executable(decodecorpus ${CMAKE_CURRENT_SOURCE_DIR}/conformance/decodecorpus.c)
 target_include_directories(decodecorpus PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(decodecorpus PRIVATE sgfp4_testdata sgfp4_static)
+target_link_libraries(decodecorpus PRIVATE sgfp4_datagen sgfp4_static)
 # A few seconds in a normal build; fewer containers under the sanitizers. Run it long by
 # hand: build/tests/decodecorpus --seed $RANDOM --count 1000000
 if(SGFP4_SANITIZE)

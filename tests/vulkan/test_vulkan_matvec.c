@@ -33,8 +33,8 @@
 #include "sgfp4_model.h"
 #include "sgfp4_vulkan.h"
 #include "sgfp4_experimental.h"
-#include "support/generator.h"
-#include "support/reference_numbers.h"
+#include "datagen/generator.h"
+#include "datagen/reference_numbers.h"
 #include "tool_clock.h"
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>

@@ -27,7 +27,7 @@
 
 #include "bench_vulkan.h"
 #include "cli.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 #include "sgfp4_config.h"
 #include "tool_clock.h"
 

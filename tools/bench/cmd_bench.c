@@ -8,7 +8,7 @@
 
 #include "bench_cpu.h"
 #include "cli.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 #include "timing.h"
 #include "tool_clock.h"
 

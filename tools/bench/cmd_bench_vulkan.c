@@ -1,7 +1,7 @@
 /* sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check] [--integer]
  * GPU decode speed against a device-to-device copy of the same number of bytes, measured in
  * the same run, with synchronous calls; repetitions slower than 1.5x the case's best are
- * counted. The other operations (--op gemv, repeat, variants) are in bench_vulkan_*.c. Containers are random (tests/support/generator.c): v1, v2 uniform-64, v2
+ * counted. The other operations (--op gemv, repeat, variants) are in bench_vulkan_*.c. Containers are random (tools/datagen/generator.c): v1, v2 uniform-64, v2
  * MIXED-heavy (4x4/8x8 leaves) and v2 with every layout; v2 runs both kernels (CPU-built
  * leaf table, record walk in the shader). Each decode is also checked
  * bit for bit against the scalar decoder unless --no-check.
@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "sgfp4_config.h"
 #include "sgfp4_vulkan.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 #include "tool_clock.h"
 
 #if SGFP4_HAVE_VULKAN
