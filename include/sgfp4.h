@@ -422,8 +422,8 @@ typedef enum sgfp4_policy {
 typedef enum sgfp4_fit {
     SGFP4_FIT_BEST = 0,      /**< search + alternating least squares (default) */
     SGFP4_FIT_REFERENCE = 1, /**< the spec's reference fitting (§22.7) */
-    /** The faster preset: the best fitting's search from fewer starts and rounds (about
-     *  twice the speed, slightly larger errors; docs/encoder.md, "Speed") */
+    /** The faster preset: the best fitting's search from fewer starts and rounds (faster,
+     *  slightly larger errors; docs/encoder.md, "Leaf fitting") */
     SGFP4_FIT_FAST = 2
 } sgfp4_fit;
 

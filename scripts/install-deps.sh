@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git python3 go-md2man
       libssl-dev libjansson-dev libzstd-dev libpng-dev libcmocka-dev
       libvulkan-dev glslang-tools spirv-tools mesa-vulkan-drivers vulkan-tools
-      clang libclang-rt-14-dev
+      clang libclang-rt-14-dev clang-format
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
       python3-numpy python3-pytest python3-venv python3-setuptools python3-wheel)
 missing=()

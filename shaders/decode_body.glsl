@@ -38,9 +38,8 @@ layout(std430, set = 0, binding = 2) buffer DstWords { uint dst[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer DstVec4 { uvec4 dstv[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer DstVec2 { uvec2 dstv2[]; };
 // Binding 0 again as pairs of words, for the leaves' S and Bias of the products' layout: one
-// 8-byte load per leaf (its section starts at a multiple of 4 words). Measured on the H200
-// (8192x8192 f16 outputs of v2 tensors): 1.03-1.06x faster than two 4-byte loads; loading
-// the block descriptions as pairs too gained nothing.
+// 8-byte load per leaf (its section starts at a multiple of 4 words), faster than two 4-byte
+// loads; the block descriptions stay single words (docs/notes/2026-12-vulkan-kernels.md).
 layout(std430, set = 0, binding = 5) readonly buffer ContainerPairs { uvec2 srcp[]; };
 
 layout(push_constant) uniform Params {
@@ -559,8 +558,8 @@ Record load_table(uint b, uint lid)
 // v1: decodes macroblock (bx, by) with the given header and mode from its payload words
 // (decode_block_v1 loads them). Chunks of W consecutive weights: 8 for 16-bit outputs (an FP4
 // chunk is one payload word, a T158 chunk half of one; one 16-byte store), 4 for f32 (16-byte
-// stores of a subgroup then cover whole rows; two 16-byte stores per invocation 32 bytes
-// apart measured half as fast).
+// stores of a subgroup then cover whole rows, which two 16-byte stores per invocation 32
+// bytes apart do not).
 // Invocation i takes chunks c = i + 256k. One mode per block: a workgroup-uniform branch.
 void decode_block_v1_words(uint bx, uint by, uint lid, uint header, uint word[4], uint mode)
 {
@@ -931,11 +930,9 @@ void layout_one_leaf(uint bx, uint by, uint lid, LayoutChunks l)
 }
 
 // One block per workgroup: f32 outputs, and bf16 outputs of tensors less than 7/8 MIXED.
-// f32 measured slower on the H200 taking two blocks per workgroup (MIXED-heavy records 0.63
-// against 0.79-0.90 of copy), bf16 slower on uniform-64 records (0.74-0.75 against
-// 0.82-0.84) and on a mix of every layout (0.77 against 0.81), and bf16 4-7% slower with
-// this loop written on the pairs' helpers (layout_chunk_leaves and layout_chunk_store): the
-// driver's compilation reacts to such changes, so the loop stays as it was measured.
+// These run slower two blocks per workgroup, and bf16 slower with this loop written on the
+// pairs' helpers (layout_chunk_leaves and layout_chunk_store): the driver's compilation
+// reacts to such changes, so the loop keeps this form (docs/notes/2026-12-vulkan-kernels.md).
 void decode_block_layout(uint bx, uint by, uint b, uint lid)
 {
     const uint W = DTYPE == 0u ? 4u : 8u;
@@ -977,10 +974,8 @@ void decode_block_layout(uint bx, uint by, uint b, uint lid)
 // f16 outputs, and bf16 outputs of tensors at least 7/8 MIXED: two blocks per workgroup, (2 gx, by)
 // and (2 gx + 1, by). Both blocks' first loads, then both blocks' leaf loads, are issued
 // before any weight is computed, so that an invocation has twice the loads in flight per
-// wait: measured 1.05-1.25x faster than one block per workgroup on the H200 (MIXED-heavy
-// records, f16 0.66 -> 0.81 of copy, bf16 0.77 -> 0.81). Each block's kind is
-// the same for the whole workgroup, so the branches (and the barriers of v1's kernel) are
-// uniform.
+// wait (docs/notes/2026-12-vulkan-kernels.md). Each block's kind is the same for the whole
+// workgroup, so the branches (and the barriers of v1's kernel) are uniform.
 void decode_pair_layout(uint gx, uint by, uint lid)
 {
     LayoutChunks l0 = layout_chunks(2u * gx, by, lid), l1 = layout_chunks(2u * gx + 1u, by, lid);

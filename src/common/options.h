@@ -33,7 +33,7 @@ sgfp4_status sgfp4_options_init(void *options, size_t caller_size, const void *d
 /* The released layouts of each options struct (its sizeof in each state of the API that was
  * published, oldest first; an earlier layout's sizeof is the offset of the first field
  * appended after it). When a field is appended, append the new sizeof here; never remove an
- * entry. tests/unit/test_options.c initialises and reads each one. */
+ * entry. tests/api/test_options.c initialises and reads each one. */
 #define SGFP4_LAYOUTS_sgfp4_open_options                                                       \
     offsetof(sgfp4_open_options, copy), sizeof(sgfp4_open_options)
 #define SGFP4_LAYOUTS_sgfp4_decode_options sizeof(sgfp4_decode_options)

@@ -32,7 +32,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -44,6 +43,7 @@
 #endif
 
 #include "common/alloc.h"
+#include "common/clock.h"
 #include "common/pool.h"
 
 /* Item indices take the low ITEM_BITS bits of `claim`, the generation the rest (modulo
@@ -58,13 +58,6 @@
 #define SPIN_NS 50000
 #define SPIN_CHECK 32 /* pauses between two readings of the clock */
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* Whether *word equals `value` (reached) or differs from it (!reached). */
 static bool holds(const _Atomic uint64_t *word, bool reached, uint64_t value)
 {
@@ -75,14 +68,14 @@ static bool holds(const _Atomic uint64_t *word, bool reached, uint64_t value)
 /* Spins until holds(word, reached, value), or SPIN_NS pass; whether it holds. */
 static bool spin_until(const _Atomic uint64_t *word, bool reached, uint64_t value)
 {
-    const uint64_t start = now_ns();
+    const uint64_t start = sgfp4_now_ns();
     for (;;) {
         for (unsigned i = 0; i < SPIN_CHECK; i++) {
             if (holds(word, reached, value))
                 return true;
             CPU_RELAX();
         }
-        if (now_ns() - start > SPIN_NS)
+        if (sgfp4_now_ns() - start > SPIN_NS)
             return false;
     }
 }

@@ -28,28 +28,10 @@ sgfp4_status sgfp4_open_options_init_sized(sgfp4_open_options *options, size_t s
     return SGFP4_OPTIONS_INIT(sgfp4_open_options, options, size, &defaults);
 }
 
-sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile profile,
-                               uint64_t rows, uint64_t cols, sgfp4_tensor **out,
-                               const sgfp4_open_options *options, sgfp4_diag *diag)
+/* The shape and the container's size against the address space and the options' limits. */
+static sgfp4_status check_shape(uint64_t rows, uint64_t cols, size_t size,
+                                const sgfp4_open_options *o, sgfp4_diag *diag)
 {
-    sgfp4_diag_clear(diag);
-    if (!out)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "out must not be NULL");
-    *out = NULL;
-    if (!data && size)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "data is NULL");
-    if (profile != SGFP4_PROFILE_AUTO && profile != SGFP4_PROFILE_V1 &&
-        profile != SGFP4_PROFILE_V2)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown profile %d",
-                          (int)profile);
-
-    sgfp4_open_options opts;
-    if (SGFP4_OPTIONS_READ(sgfp4_open_options, options, &opts) != SGFP4_OK)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "options: struct_size %zu is not one this library knows "
-                          "(initialise them with sgfp4_open_options_init)",
-                          options->struct_size);
-    const sgfp4_open_options *o = &opts;
     const uint64_t max_elements =
         o->limits.max_elements ? o->limits.max_elements : DEFAULT_MAX_ELEMENTS;
     const uint64_t max_container =
@@ -76,6 +58,36 @@ sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile prof
         return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
                           "container of %llu bytes exceeds the limit of %llu",
                           (unsigned long long)size, (unsigned long long)max_container);
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_tensor_open(const void *data, size_t size, sgfp4_profile profile,
+                               uint64_t rows, uint64_t cols, sgfp4_tensor **out,
+                               const sgfp4_open_options *options, sgfp4_diag *diag)
+{
+    sgfp4_diag_clear(diag);
+    if (!out)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "out must not be NULL");
+    *out = NULL;
+    if (!data && size)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "data is NULL");
+    if (profile != SGFP4_PROFILE_AUTO && profile != SGFP4_PROFILE_V1 &&
+        profile != SGFP4_PROFILE_V2)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "unknown profile %d",
+                          (int)profile);
+
+    sgfp4_open_options opts;
+    if (SGFP4_OPTIONS_READ(sgfp4_open_options, options, &opts) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is not one this library knows "
+                          "(initialise them with sgfp4_open_options_init)",
+                          options->struct_size);
+    const sgfp4_open_options *o = &opts;
+    const sgfp4_status shape_status = check_shape(rows, cols, size, o, diag);
+    if (shape_status != SGFP4_OK)
+        return shape_status;
+    const uint64_t tiles_y = rows / 64 + (rows % 64 != 0);
+    const uint64_t tiles_x = cols / 64 + (cols % 64 != 0);
 
     uint8_t *owned = NULL;
     if (o->copy && size) {

@@ -5,7 +5,11 @@
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 
+#include "encode/block_io.h"
+#include "encode/block_plan.h"
+#include "encode/block_policy.h"
 #include "encode/fit_batch.h"
+#include "encode/leaf_fit.h"
 
 /* The first level fitted in batches, and the levels' leaf counts are multiples of 16. */
 #define FIRST_BATCH_LEVEL 2u

@@ -2,7 +2,8 @@
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "encode/encode_internal.h"
+#include "encode/block_io.h"
+#include "encode/block_plan.h"
 #include "encode/simd.h"
 
 /* One row of n weights clipped to the fp16 range. */

@@ -10,7 +10,12 @@
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "encode/block_io.h"
+#include "encode/block_plan.h"
+#include "encode/block_write.h"
 #include "encode/calibrate.h"
+#include "encode/leaf_fit.h"
+#include "encode/quantize.h"
 #include "encode/simd.h"
 
 /* Columns of E and V per product (their chunks stay in the cache while 64 rows use them). */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
 #include "encode/gemm.h"
 #include "encode/hessian.h"
 

@@ -5,7 +5,9 @@
  * agree in sign over a neighbourhood (low-frequency structure) count up to twice, isolated
  * high-frequency errors count once.
  * SPDX-License-Identifier: MIT */
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/error_metric.h"
+#include "encode/quantize.h"
 
 double sgfp4_laplacian_error(const float *w, unsigned rows, unsigned cols,
                              const sgfp4_leaf_params *p, sgfp4_profile profile, float *scratch,

@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/error_weights.h"
 #include "encode/hessian.h"
 
 int sgfp4_metric_is_weighted(const sgfp4_encode_options *o)

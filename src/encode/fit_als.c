@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include "encode/block_plan.h"
 #include "encode/fit_als.h"
+#include "encode/leaf_fit.h"
 #include "encode/simd.h"
 #include <stddef.h>
 

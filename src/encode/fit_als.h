@@ -4,7 +4,7 @@
 #ifndef SGFP4_ENCODE_FIT_ALS_H
 #define SGFP4_ENCODE_FIT_ALS_H
 
-#include "encode/encode_internal.h"
+#include "encode/leaf_fit.h"
 
 /* An affine fit of centred values: c ~ S q + B, with its squared error. */
 typedef struct sgfp4_affine {
@@ -12,7 +12,7 @@ typedef struct sgfp4_affine {
     double sse;
 } sgfp4_affine;
 
-/* h: error weights or NULL (encode_internal.h). Sets fit->sse to the squared error of c against S q + B when every q is the nearest code
+/* h: error weights or NULL (leaf_fit.h). Sets fit->sse to the squared error of c against S q + B when every q is the nearest code
  * in [lo, hi], and *refit to the least-squares (S, B) for those codes (its sse: the error
  * with those codes, an upper bound of its error with nearest codes). */
 void sgfp4_als_round(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,

@@ -10,8 +10,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "encode/block_plan.h"
 #include "encode/fit_als.h"
 #include "encode/fit_batch.h"
+#include "encode/leaf_fit.h"
+#include "encode/quantize.h"
 #include "encode/simd.h"
 
 #define L SGFP4_LANES

@@ -8,7 +8,8 @@
 #ifndef SGFP4_ENCODE_FIT_BATCH_H
 #define SGFP4_ENCODE_FIT_BATCH_H
 
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/leaf_fit.h"
 
 #define SGFP4_LANES 16u
 

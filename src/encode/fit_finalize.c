@@ -2,7 +2,9 @@
  * bias rounded to what the profile can hold (v2 keeps only half & 0xFFF0), and the codes
  * re-quantized against the stored values, so the reported error is the decoded error.
  * SPDX-License-Identifier: MIT */
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/leaf_fit.h"
+#include "encode/quantize.h"
 
 static uint16_t scale_to_half(float scale)
 {

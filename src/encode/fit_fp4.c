@@ -9,7 +9,9 @@
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 
+#include "encode/block_plan.h"
 #include "encode/fit_als.h"
+#include "encode/leaf_fit.h"
 
 /* 0.5 * 3^(k/15), k = 0..15: 16 log-spaced factors over [0.5, 1.5] (a table, so that no
  * libm function enters the output). */

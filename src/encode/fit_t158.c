@@ -7,7 +7,9 @@
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 
+#include "encode/block_plan.h"
 #include "encode/fit_als.h"
+#include "encode/leaf_fit.h"
 
 static void fit_best(const float *c, const float *h, unsigned n, const sgfp4_leaf_stats *st,
                      int fast, sgfp4_affine *best)

@@ -1,7 +1,8 @@
 /* The spec's dual-mode rule (§22.7): prefer T158 when its Laplacian-weighted error is at
  * most (1 + delta) times FP4's, unless some weight's error exceeds 5 S (the outlier guard).
  * SPDX-License-Identifier: MIT */
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/error_metric.h"
 
 unsigned sgfp4_choose_mode_reference(const float *w, unsigned rows, unsigned cols,
                                      const sgfp4_leaf_params *fp4,

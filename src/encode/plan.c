@@ -3,7 +3,8 @@
  * DECISIONS D5) and the collapse of uniform trees to their uniform layout, which needs no
  * split map (12 bytes less) and stores leaves in raster order.
  * SPDX-License-Identifier: MIT */
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/block_write.h"
 #include "format/bits.h"
 
 const unsigned sgfp4_node_base[SGFP4_LEVELS] = {0, 1, 5, 21, 85};

@@ -5,7 +5,8 @@
  * map and pads its leaf headers to 16 bytes, so each uniform layout is compared with the
  * pruned tree at its exact record cost, and the cheapest wins.
  * SPDX-License-Identifier: MIT */
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/block_policy.h"
 #include "format/bits.h"
 
 /* Bytes of sb_header, split map and header pad beyond the leaves' own 4-byte headers. */

@@ -5,7 +5,12 @@
  * only if it lowers the error by at least 20% (hysteresis).
  * Thresholds (docs/encoder.md): error per weight <= threshold * base[size] * mean(w^2).
  * SPDX-License-Identifier: MIT */
-#include "encode/encode_internal.h"
+#include "encode/block_io.h"
+#include "encode/block_plan.h"
+#include "encode/block_policy.h"
+#include "encode/block_write.h"
+#include "encode/error_metric.h"
+#include "encode/leaf_fit.h"
 
 static const double base_threshold[SGFP4_LEVELS] = {0.018, 0.024, 0.030, 0.036, 0.0};
 

@@ -2,7 +2,8 @@
  * and the payload bit packing (spec §22.6). Loops work on 8 independent lanes, which gcc
  * vectorizes without reordering any floating-point sum (no fast-math: DECISIONS D7).
  * SPDX-License-Identifier: MIT */
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/quantize.h"
 #include "encode/simd.h"
 #include <stddef.h>
 #include "format/bits.h"

@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "container/tensor.h"
+#include "encode/block_plan.h"
+#include "encode/block_policy.h"
+#include "encode/block_write.h"
 #include "encode/rate_control.h"
 
 #define CHUNK 16u          /* blocks per work item */

@@ -4,7 +4,8 @@
 #ifndef SGFP4_ENCODE_RATE_CONTROL_H
 #define SGFP4_ENCODE_RATE_CONTROL_H
 
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/block_policy.h"
 #include "encode/team.h"
 
 /* params: SGFP4_NODES * 2 per block (sgfp4_analyze_block). Fills plans[0..blocks); the

@@ -18,8 +18,8 @@
  * loop over elements. The compiler must keep it a loop: the vectorizer then maps the lanes
  * onto one vector register, at every optimisation level. Without it GCC at -O3 first unrolls
  * the lane loop completely (a code-growing unroll that -O2 does not make), then vectorizes
- * the element loop across elements with permutes and stack spills: the encoder ran three
- * times slower in a Release (-O3) build than at -O2. */
+ * the element loop across elements with permutes and stack spills, which made a Release
+ * (-O3) encoder slower than one built at -O2 (docs/notes/2026-12-benchmarks.md). */
 #define SGFP4_LANE_LOOP _Pragma("GCC unroll 1")
 
 /* Lets the compiler evaluate both sides of a floating-point select (and so vectorize a loop

@@ -1,9 +1,9 @@
 /* The encoder's team: a thread pool and the cancel hook (team.h).
  * SPDX-License-Identifier: MIT */
 #include <string.h>
-#include <time.h>
 
 #include "common/alloc.h"
+#include "common/clock.h"
 #include "common/pool.h"
 #include "encode/team.h"
 
@@ -16,16 +16,9 @@ struct sgfp4_team {
     bool cancelled;
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static bool ask(sgfp4_team *t)
 {
-    t->asked_ns = now_ns();
+    t->asked_ns = sgfp4_now_ns();
     t->cancelled = t->cancel(t->cancel_user) != 0;
     return t->cancelled;
 }
@@ -34,7 +27,7 @@ bool sgfp4_team_cancelled(sgfp4_team *t)
 {
     if (t->cancelled || !t->cancel)
         return t->cancelled;
-    return now_ns() - t->asked_ns >= SGFP4_TEAM_CHECK_NS && ask(t);
+    return sgfp4_now_ns() - t->asked_ns >= SGFP4_TEAM_CHECK_NS && ask(t);
 }
 
 static bool stop_check(void *user) { return sgfp4_team_cancelled(user); }

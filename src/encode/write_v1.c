@@ -5,7 +5,9 @@
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/block_write.h"
+#include "encode/quantize.h"
 #include "format/bits.h"
 
 void sgfp4_write_v1_block(const sgfp4_block_plan *plan, const float *block, uint64_t b,

@@ -4,7 +4,10 @@
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
-#include "encode/encode_internal.h"
+#include "encode/block_io.h"
+#include "encode/block_plan.h"
+#include "encode/block_write.h"
+#include "encode/quantize.h"
 #include "format/bits.h"
 
 /* Bytes of sb_header, split map, leaf headers and their pad. */

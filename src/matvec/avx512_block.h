@@ -101,12 +101,11 @@ MV_INLINE void mv_add(float *restrict a, const float *restrict b, unsigned count
 /* prefetch the next strip while computing this one (strip_driver.h) */
 #define MV_PREFETCH_NEXT 1
 /* Class A on a plan with the repacked layout streams it in visit order, prefetching it
- * MV_RP_AHEAD bytes ahead (measured faster than the touch pass with the next-strip
- * prefetch over the layout, on cold 4096x4096 products) */
+ * MV_RP_AHEAD bytes ahead instead of the touch pass and the next-strip prefetch
+ * (docs/notes/2026-12-matvec-experiments.md) */
 #define MV_READS_REPACK 1
 /* the strip loop inlined into each class's entry point, so that each is compiled for its
- * class alone (one shared copy made Class A slower once Class B had its repacked path:
- * v1 b1 0.64 -> 0.77 ms warm at 4096x4096) */
+ * class alone (one shared copy slows Class A: docs/notes/2026-12-matvec-experiments.md) */
 #undef MV_FN
 #define MV_FN MV_INLINE
 #include "matvec/strip_driver.h"

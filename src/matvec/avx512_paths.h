@@ -80,9 +80,8 @@ MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
 /* ---- repacked paths: blocks of the plan's repacked layout ------------------------------- */
 
 /* How far ahead of a repacked block its products prefetch, and how much (about one block at
- * 4.5 bits per weight), spread over its row groups: one burst of 40 prefetches per block
- * made one process in three run at a third of the speed on the AMD VM, cold and warm (the
- * prefetches stalling; measured: 8 KB ahead faster than 12 or 16 KB, and than prefetcht1) */
+ * 4.5 bits per weight), spread over its row groups, since one burst of prefetches per block
+ * stalls the core (docs/notes/2026-12-matvec-experiments.md) */
 #define MV_RP_AHEAD 8192u
 #define MV_RP_BLOCK_GUESS 2560u
 

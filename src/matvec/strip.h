@@ -67,10 +67,9 @@ static inline void sgfp4_matvec_touch(const uint8_t *p, const uint8_t *end)
 
 /* Brings strip by's bytes into the caches before its blocks are computed: the loop visits
  * them in bit-reversed order, which the hardware prefetchers cannot follow, and software
- * prefetches of the next blocks or strip did not keep up on the AMD VM this was measured on
- * (docs/matvec.md, "Memory"), while one sequential pass over the strip first made cold
- * products 1.6x faster. v2: the record places (the view's copy), the strip's part of the
- * plan's table and its records (one run: records lie in block order); v1: headers, payload
+ * prefetches alone do not keep up where one sequential pass over the strip does
+ * (docs/notes/2026-12-matvec-experiments.md). v2: the record places (the view's copy), the
+ * strip's part of the plan's table and its records (one run: records lie in block order); v1: headers, payload
  * offsets (the view's copy) and each payload. */
 static inline void sgfp4_matvec_touch_strip(const sgfp4_matvec_plan *plan, uint64_t by)
 {
@@ -143,8 +142,7 @@ static inline void sgfp4_matvec_strip_bytes_get(const sgfp4_matvec_plan *plan, u
     sb->begin[2] = sgfp4_record_start(t, b0);
     sb->end[2] = b1 < t->blocks ? sgfp4_record_start(t, b1) : d + t->size;
     /* nothing for a long strip: the strip being computed and the next one must fit in the
-     * L2 together (1 MiB on the Zen 4 this was measured on: a 4096x14336 strip, 516 KB,
-     * prefetched whole or its first 256 KB, was no faster) */
+     * L2 together (docs/notes/2026-12-matvec-experiments.md) */
     if (sb->end[2] > sb->begin[2] && (size_t)(sb->end[2] - sb->begin[2]) > SGFP4_MATVEC_AHEAD)
         for (unsigned i = 0; i < 3; i++)
             sb->end[i] = sb->begin[i];

@@ -29,7 +29,7 @@ MV_FN void mv_strip(const sgfp4_matvec_plan *plan, uint64_t r0, uint64_t r1,
         sgfp4_matvec_touch_strip(plan, by);
 #ifdef MV_PREFETCH_NEXT
     /* the next strip's bytes, a slice after each block visit of the first chunk (a set
-     * defines MV_PREFETCH_NEXT where this was measured faster: docs/matvec.md "Memory") */
+     * defines MV_PREFETCH_NEXT where this pays: docs/notes/2026-12-matvec-experiments.md) */
     const bool ahead = !repacked && (by + 1) * SGFP4_MB < t->rows;
     sgfp4_matvec_strip_bytes next;
     if (ahead)

@@ -12,7 +12,7 @@
  * (the measurements, with the slot in the parent container: integer 48, real 48, empty
  * string 104, empty array 152, empty object 248, key 97 + its length, a long string 2.7 times
  * its length for the lexer's growing buffer and the copy) and rounded up with a margin. The
- * test over the same shapes (tests/unit/test_model_header_memory.c) checks that the bound
+ * test over the same shapes (tests/model/test_model_header_memory.c) checks that the bound
  * holds against the jansson the library is linked with. */
 enum {
     COST_OBJECT = 320,
@@ -49,6 +49,39 @@ static void note_token(json_scan *s, size_t bytes)
 {
     if (bytes > s->longest_token)
         s->longest_token = bytes;
+}
+
+/* The string that starts at text[*at] (an object's key where `key`, at `depth`): counts it
+ * and, at the top level, checks and records the key. Moves *at past it, or, where the string
+ * is cut off or is a key too many, to its start (where the scan stops). */
+static json_scan_result scan_string(const char *text, size_t length, size_t *at, bool key,
+                                    size_t depth, uint64_t max_keys, bool record, json_scan *s)
+{
+    const size_t begin = *at;
+    size_t k = begin + 1;
+    while (k < length && text[k] != '"')
+        k += text[k] == '\\' ? 2 : 1;
+    if (k >= length)
+        return JSON_SCAN_MALFORMED;
+    k++; /* the closing quote */
+    s->string_bytes += k - begin - 2;
+    note_token(s, k - begin);
+    if (!key) {
+        s->strings++;
+        *at = k;
+        return JSON_SCAN_OK;
+    }
+    s->keys++;
+    if (depth == 1) {
+        if (max_keys && s->top_keys == max_keys)
+            return JSON_SCAN_TOO_MANY_KEYS;
+        *at = k;
+        if (record && !record_top_key(s, begin))
+            return JSON_SCAN_NOMEM;
+        s->top_keys++;
+    }
+    *at = k;
+    return JSON_SCAN_OK;
 }
 
 json_scan_result json_scan_run(const char *text, size_t length, const json_scan_limits *limits,
@@ -113,34 +146,7 @@ json_scan_result json_scan_run(const char *text, size_t length, const json_scan_
                 s->arrays++;
             k++;
         } else if (c == '"') {
-            const size_t begin = k++;
-            while (k < length && text[k] != '"')
-                k += text[k] == '\\' ? 2 : 1;
-            if (k >= length) {
-                k = begin;
-                result = JSON_SCAN_MALFORMED;
-                break;
-            }
-            k++; /* the closing quote */
-            s->string_bytes += k - begin - 2;
-            note_token(s, k - begin);
-            if (key) {
-                s->keys++;
-                if (depth == 1) {
-                    if (max_keys && s->top_keys == max_keys) {
-                        k = begin;
-                        result = JSON_SCAN_TOO_MANY_KEYS;
-                        break;
-                    }
-                    if (record && !record_top_key(s, begin)) {
-                        result = JSON_SCAN_NOMEM;
-                        break;
-                    }
-                    s->top_keys++;
-                }
-            } else {
-                s->strings++;
-            }
+            result = scan_string(text, length, &k, key, depth, max_keys, record, s);
             expect_key = false;
         } else if (is_number_char(c)) {
             const size_t begin = k;

@@ -154,8 +154,6 @@ void sgfp4_report_end(model_report *r, size_t files);
 /* SGFP4_ERR_CANCELLED (with a message in diag) when the job's cancel hook asks to stop,
  * else SGFP4_OK. */
 sgfp4_status sgfp4_report_cancelled(const model_report *r, sgfp4_diag *diag);
-/* Monotonic seconds. */
-double sgfp4_now_seconds(void);
 
 /* One output file of a model job (the whole job for sgfp4_model_encode / _decode, one shard
  * of a set writer), reporting through `report`. The callers check the arguments; `options`

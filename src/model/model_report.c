@@ -2,16 +2,9 @@
  * or set): counts, bytes, bits per weight achieved against the target, and time.
  * SPDX-License-Identifier: MIT */
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "model/model_internal.h"
-
-double sgfp4_now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void send(const model_report *r, size_t done, uint64_t bytes_done, const char *current)
 {
@@ -29,7 +22,7 @@ void sgfp4_report_begin(model_report *r, const sgfp4_model_write_options *o, siz
     r->options = o;
     r->tensors_total = tensors;
     r->bytes_total = bytes;
-    r->start = r->last = sgfp4_now_seconds();
+    r->start = r->last = sgfp4_now();
     if (o && o->summary)
         memset(o->summary, 0, sizeof *o->summary);
     send(r, 0, 0, NULL);
@@ -53,7 +46,7 @@ sgfp4_sink sgfp4_report_sink(model_report *r, const sgfp4_sink *inner)
 void sgfp4_report_tensor(model_report *r, const sgfp4_model_tensor *t,
                          sgfp4_model_tensor_report *p)
 {
-    const double now = sgfp4_now_seconds();
+    const double now = sgfp4_now();
     p->tensor = t;
     p->index = r->tensors_done;
     p->count = r->tensors_total;
@@ -91,7 +84,7 @@ void sgfp4_report_end(model_report *r, size_t files)
 {
     sgfp4_model_summary *s = &r->summary;
     s->files = files;
-    s->seconds = sgfp4_now_seconds() - r->start;
+    s->seconds = sgfp4_now() - r->start;
     s->bits_per_weight =
         s->quantized_weights ? 8.0 * (double)s->quantized_bytes / (double)s->quantized_weights : 0;
     if (r->options && r->options->summary)

@@ -30,9 +30,9 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/diag.h"
 #include "model/output_internal.h"
 
@@ -199,9 +199,7 @@ static void random_tail(char out[TEMP_RANDOM + 1])
     static atomic_uint counter;
     unsigned char bytes[TEMP_RANDOM];
     if (getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != (ssize_t)sizeof bytes) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        unsigned long long x = (unsigned long long)ts.tv_nsec ^
+        unsigned long long x = (unsigned long long)sgfp4_now_ns() ^
                                ((unsigned long long)getpid() << 20) ^
                                ((unsigned long long)atomic_fetch_add(&counter, 1) << 40);
         for (int k = 0; k < TEMP_RANDOM; k++, x = x * 6364136223846793005ull + 1442695040888963407ull)

@@ -2,23 +2,16 @@
  * macroblock), or into host memory (dispatch, copy back, scatter the rows).
  * SPDX-License-Identifier: MIT */
 #include <string.h>
-#include <time.h>
 
 #include "vulkan/vk_internal.h"
+#include "common/clock.h"
 #include "common/diag.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Whether a context's v2 decodes read a tensor's products' layout where the tensor has one:
  * unless SGFP4_VK_V2_TABLE, or SGFP4_VK_V2_WALK without SGFP4_VK_V2_LAYOUT, asks for the
- * container. Measured on the H200, the layout is faster than the leaf table for every output:
- * f16 and bf16 1.3-1.7x, f32 1.03-1.15x (docs/benchmarks.md "GPU decode"). An upload copies
- * the container and the leaf table only where this is false (vk_tensor.c). */
+ * container. The layout is the faster source for every output type (measurements:
+ * docs/notes/2026-12-vulkan-kernels.md). An upload copies the container and the leaf table
+ * only where this is false (vk_tensor.c). */
 int sgfp4_vk_layout_decodes(const sgfp4_vk_context *ctx)
 {
     if (ctx->flags & SGFP4_VK_V2_TABLE)
@@ -37,11 +30,9 @@ int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
 
 /* The kernel of a decode from the products' layout: two blocks per workgroup (the shader's
  * decode_pair_layout) for f16 outputs, and for bf16 outputs of a tensor at least 7/8 of whose
- * records are MIXED (an encoder's output: 99%); one block per workgroup otherwise. Measured
- * on the H200 (8192x8192, docs/benchmarks.md "GPU decode"): pairs are 1.05-1.25x faster for
- * f16 on every kind of tensor and for bf16 on MIXED-heavy records (0.77 -> 0.81 of copy),
- * slower for bf16 on uniform-64 records (0.75 against 0.82) and on a mix of every layout
- * (0.77 against 0.81), and slower for f32. */
+ * records are MIXED (as in an encoder's output); one block per workgroup otherwise: pairs
+ * win for f16 on every kind of tensor and for bf16 on MIXED-heavy records only, and lose for
+ * f32 (measurements: docs/notes/2026-12-vulkan-kernels.md). */
 static unsigned layout_kernel(const sgfp4_vk_tensor *vt, sgfp4_dtype dtype)
 {
     const int pairs = dtype == SGFP4_DTYPE_F16 ||
@@ -201,7 +192,7 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     s = sgfp4_vk_buffer_init(ctx, packed, 0, &device, diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_buffer_init(ctx, packed, 1, &readback, diag);
-    const double t0 = now_seconds();
+    const double t0 = sgfp4_now();
     ctx->last_call = SGFP4_VK_LAST_NONE;
     sgfp4_vk_dispatch d;
     if (s == SGFP4_OK)
@@ -239,7 +230,7 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
                 memcpy(to + r * row_stride * elem, from + r * row_bytes, row_bytes);
         }
         ctx->last_call = SGFP4_VK_LAST_DECODE_TO_HOST;
-        ctx->last_submit_seconds = now_seconds() - t0;
+        ctx->last_submit_seconds = sgfp4_now() - t0;
     }
     sgfp4_vk_buffer_release(ctx, &device);
     sgfp4_vk_buffer_release(ctx, &readback);

@@ -24,10 +24,9 @@ _Static_assert(sizeof((sgfp4_vk_matvec_pipeline *)0)->key == K_COUNT * sizeof(ui
                "a pipeline's key holds every specialization constant");
 
 /* The default number of workgroups a product aims at (a band's slices only add partial
- * sums, never change a bit): fewer, longer-lived workgroups than a full GPU holds at once.
- * Measured on the H200 over the four benchmark shapes (docs/benchmarks.md), the times of
- * both classes and batches 1 and 4 summed: v1 best at about 512 (7% less than at 1024), v2
- * (more registers an invocation: each cell's S and Bias) at about 256 (10% less). */
+ * sums, never change a bit): fewer, longer-lived workgroups than a full GPU holds at once,
+ * fewer for v2 (more registers an invocation: each cell's S and Bias); the values that gave
+ * the least time over the benchmark shapes (docs/notes/2026-12-vulkan-kernels.md). */
 enum { TARGET_WORKGROUPS_V1 = 512, TARGET_WORKGROUPS_V2 = 256, MAX_SLICES = 64 };
 
 static unsigned log2_exact(uint64_t v)
@@ -49,8 +48,8 @@ static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs,
 
 /* At batch 1 a workgroup stages all its steps' activations at once (no barrier in its loop)
  * where they take at most this much shared memory; otherwise two buffers, one barrier a step
- * (measured on the H200 at 8192x8192: 4-23% faster at batch 1, up to 15% slower at batch 4,
- * where the kernel holds more registers). */
+ * (larger batches hold more registers, where staging all at once loses:
+ * docs/notes/2026-12-vulkan-kernels.md). */
 enum { ACT_ALL_MAX_BYTES = 24 * 1024 };
 
 void sgfp4_vk_matvec_release(sgfp4_vk_context *ctx)
@@ -192,9 +191,8 @@ static sgfp4_status choose_split(const sgfp4_vk_context *ctx, const sgfp4_vk_ten
 }
 
 /* Whether a v2 product loads the next step's S and Bias pairs a step ahead of its use (the
- * shader's LEAVES_AHEAD). Measured on the H200 over the four benchmark shapes
- * (docs/vulkan.md): Class A 10-21% faster alone and 7% over the stream's times summed; Class
- * B 12-35% slower at batch 4 (more registers held across a step) and mixed at batch 1. */
+ * shader's LEAVES_AHEAD): Class A by default; Class B, which holds more registers across a
+ * step, loads them at use (measurements: docs/notes/2026-12-vulkan-kernels.md). */
 static uint32_t leaves_ahead(int v1, int class_a, unsigned flags)
 {
     if (v1 || (flags & SGFP4_VK_MATVEC_LEAVES_AT_USE))

@@ -2,9 +2,9 @@
  * one timed dispatch, or a timed burst of them in one submission.
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
-#include <time.h>
 
 #include "vulkan/vk_internal.h"
+#include "common/clock.h"
 #include "common/diag.h"
 
 sgfp4_status sgfp4_vk_begin(sgfp4_vk_context *ctx, sgfp4_diag *diag)
@@ -79,13 +79,6 @@ sgfp4_status sgfp4_vk_bind_buffers(sgfp4_vk_context *ctx, VkDescriptorPool pool,
     return SGFP4_OK;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void sgfp4_vk_record_dispatch_into(VkCommandBuffer cmd, const sgfp4_vk_dispatch *d)
 {
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline);
@@ -103,7 +96,7 @@ void sgfp4_vk_record_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d)
 sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d,
                                    int last_call, sgfp4_diag *diag)
 {
-    const double t0 = now_seconds();
+    const double t0 = sgfp4_now();
     ctx->last_call = SGFP4_VK_LAST_NONE;
     sgfp4_status s = sgfp4_vk_begin(ctx, diag);
     if (s != SGFP4_OK)
@@ -120,7 +113,7 @@ sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatc
     if ((s = sgfp4_vk_submit_wait(ctx, diag)) != SGFP4_OK)
         return s;
     ctx->last_call = last_call;
-    ctx->last_submit_seconds = now_seconds() - t0;
+    ctx->last_submit_seconds = sgfp4_now() - t0;
     return SGFP4_OK;
 }
 

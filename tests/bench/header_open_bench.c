@@ -8,18 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "sgfp4_model.h"
-
-static double cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "tool_clock.h"
 
 /* n F32 [1] tensors, keys in reverse data order. */
 static unsigned char *make_file(size_t n, size_t *size, size_t *header)
@@ -57,11 +50,11 @@ int main(int argc, char **argv)
         unsigned char *f = make_file(counts[c], &size, &header);
         double best_json = 1e30, best_open = 1e30;
         for (int r = 0; r < runs; r++) {
-            double t0 = cpu_seconds();
+            double t0 = tool_cpu_now();
             json_t *root = json_loadb((const char *)f + 8, header, JSON_REJECT_DUPLICATES, NULL);
             json_decref(root);
-            const double tj = cpu_seconds() - t0;
-            t0 = cpu_seconds();
+            const double tj = tool_cpu_now() - t0;
+            t0 = tool_cpu_now();
             sgfp4_model *m = NULL;
             sgfp4_diag diag;
             if (sgfp4_model_open_memory(f, size, &m, NULL, &diag) != SGFP4_OK) {
@@ -69,7 +62,7 @@ int main(int argc, char **argv)
                 return 1;
             }
             sgfp4_model_close(m);
-            const double to = cpu_seconds() - t0;
+            const double to = tool_cpu_now() - t0;
             best_json = tj < best_json ? tj : best_json;
             best_open = to < best_open ? to : best_open;
         }

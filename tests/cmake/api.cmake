@@ -22,3 +22,9 @@ if(TARGET sgfp4_shared AND TARGET sgfp4_model_shared)
                    $<TARGET_FILE:sgfp4_model_shared>)
   set_tests_properties(api.core_dependencies_detects PROPERTIES WILL_FAIL TRUE)
 endif()
+
+# The conventions every call shares, called the wrong way: NULLs, sizes, options of older
+# callers, status names.
+sgfp4_add_unit_test(test_api_robustness ${CMAKE_CURRENT_LIST_DIR}/../api/test_api_robustness.c)
+sgfp4_add_unit_test(test_options ${CMAKE_CURRENT_LIST_DIR}/../api/test_options.c)
+sgfp4_add_unit_test(test_status ${CMAKE_CURRENT_LIST_DIR}/../api/test_status.c)

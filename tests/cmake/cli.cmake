@@ -3,8 +3,10 @@
 # sharded sets through the CLI, the encoder's objective options (--fit, --metric,
 # --importance, the low-rate warning), the conventions (messages, --json, --tensor), the
 # README's commands as written, the man page and the bash completion, the limits on model
-# inputs, the .npy reader, golden sets as JSON and models on streams.
+# inputs, the .npy reader, golden sets as JSON and models on streams; and `sgfp4 encode` end
+# to end from C (tests/cli/test_encode_cli.c).
 # SPDX-License-Identifier: MIT
+sgfp4_add_unit_test(test_encode_cli ${CMAKE_CURRENT_LIST_DIR}/../cli/test_encode_cli.c)
 find_program(SGFP4_BASH bash)
 find_program(SGFP4_PYTHON3 python3)
 if(NOT SGFP4_BASH OR NOT SGFP4_PYTHON3)

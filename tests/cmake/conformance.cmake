@@ -1,15 +1,16 @@
-# Conformance tests beyond the golden set: MNN's fixtures (tests/unit/test_mnn.c parses their
-# manifest with jansson), the random differential corpus (tests/decodecorpus.c) and the CLI
-# tests (tests/cli/test_cli.sh).
+# Conformance tests beyond the golden set: MNN's fixtures (tests/conformance/test_mnn.c parses
+# their manifest with jansson), the random differential corpus
+# (tests/conformance/decodecorpus.c) and the CLI tests (tests/cli/test_cli.sh).
 # SPDX-License-Identifier: MIT
+sgfp4_add_unit_test(test_mnn ${CMAKE_CURRENT_LIST_DIR}/../conformance/test_mnn.c)
 target_include_directories(test_mnn PRIVATE ${JANSSON_INCLUDE_DIR})
 target_link_libraries(test_mnn PRIVATE ${JANSSON_LIBRARY} OpenSSL::Crypto)
 
 # The random differential corpus. It includes only the public headers: its container writer
-# (tests/support/generator.c, the one test-data generator) must stay independent of src/.
-add_executable(decodecorpus ${CMAKE_CURRENT_SOURCE_DIR}/decodecorpus.c)
+# (tools/datagen/generator.c, the one test-data generator) must stay independent of src/.
+add_executable(decodecorpus ${CMAKE_CURRENT_SOURCE_DIR}/conformance/decodecorpus.c)
 target_include_directories(decodecorpus PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(decodecorpus PRIVATE sgfp4_testdata sgfp4_static)
+target_link_libraries(decodecorpus PRIVATE sgfp4_datagen sgfp4_static)
 # A few seconds in a normal build; fewer containers under the sanitizers. Run it long by
 # hand: build/tests/decodecorpus --seed $RANDOM --count 1000000
 if(SGFP4_SANITIZE)

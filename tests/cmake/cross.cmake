@@ -9,8 +9,8 @@ set(cross_check_sources
     ${PROJECT_SOURCE_DIR}/tests/cross/cross_decode_check.c
     ${PROJECT_SOURCE_DIR}/tests/cross/neon_parts_check.c
     ${PROJECT_SOURCE_DIR}/tests/support/decode_paths.c
-    ${PROJECT_SOURCE_DIR}/tests/support/generator.c)
-set(cross_check_includes ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+    ${PROJECT_SOURCE_DIR}/tools/datagen/generator.c)
+set(cross_check_includes ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tools)
 
 # ---- natively: the library as built here (sanitizers included in a sanitizer build) ----
 add_executable(cross_decode_check ${cross_check_sources})
@@ -59,7 +59,8 @@ else()
        ${PROJECT_SOURCE_DIR}/src/common/*.c)
   file(GLOB cross_headers CONFIGURE_DEPENDS
        ${PROJECT_SOURCE_DIR}/include/*.h ${PROJECT_SOURCE_DIR}/src/*/*.h
-       ${PROJECT_SOURCE_DIR}/tests/support/*.h ${PROJECT_SOURCE_DIR}/tests/cross/*.h)
+       ${PROJECT_SOURCE_DIR}/tests/support/*.h ${PROJECT_SOURCE_DIR}/tools/datagen/*.h
+       ${PROJECT_SOURCE_DIR}/tests/cross/*.h)
   set(cross_flags -O2 -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wvla
       -ffp-contract=off -D_DEFAULT_SOURCE)
   if(SGFP4_WERROR)

@@ -1,7 +1,8 @@
 # Hardening tests: crash-safe CLI outputs under SIGKILL, hostile inputs through the CLI, and
-# resource limits
-# (tests/unit/test_limits.c is picked up as a unit test on its own).
+# resource limits (tests/hardening/test_limits.c).
 # SPDX-License-Identifier: MIT
+sgfp4_add_unit_test(test_limits ${CMAKE_CURRENT_LIST_DIR}/../hardening/test_limits.c)
+
 # Under the sanitizers (a Debug build) the commands are ~10x slower: fewer kills, a smaller
 # encode input, so the suite stays within a few minutes.
 if(SGFP4_SANITIZE)
@@ -39,4 +40,5 @@ endif()
 # Benchmark (not a test): opening a header of n tensors against jansson alone
 # (docs/benchmarks.md, "Safetensors headers").
 add_executable(header_open_bench ${PROJECT_SOURCE_DIR}/tests/bench/header_open_bench.c)
+target_include_directories(header_open_bench PRIVATE ${PROJECT_SOURCE_DIR}/tools/common)
 target_link_libraries(header_open_bench PRIVATE sgfp4_static)

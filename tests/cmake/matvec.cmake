@@ -7,7 +7,7 @@ set(SGFP4_MATVEC_TEST_SUPPORT ${PROJECT_SOURCE_DIR}/tests/matvec/d8_reference.c
                               ${PROJECT_SOURCE_DIR}/tests/matvec/matvec_paths.c)
 
 sgfp4_add_unit_test(test_matvec ${PROJECT_SOURCE_DIR}/tests/matvec/test_matvec.c
-                    ${SGFP4_MATVEC_TEST_SUPPORT} ${PROJECT_SOURCE_DIR}/tests/support/generator.c)
+                    ${SGFP4_MATVEC_TEST_SUPPORT} ${PROJECT_SOURCE_DIR}/tools/datagen/generator.c)
 target_include_directories(test_matvec PRIVATE ${JANSSON_INCLUDE_DIR})
 target_link_libraries(test_matvec PRIVATE ${JANSSON_LIBRARY})
 if(SGFP4_SANITIZE)
@@ -17,7 +17,7 @@ set_tests_properties(test_matvec PROPERTIES LABELS matvec)
 
 # The caller-owned thread pool: every item once, products on pools against the oracle.
 sgfp4_add_unit_test(test_thread_pool ${PROJECT_SOURCE_DIR}/tests/matvec/test_thread_pool.c)
-target_link_libraries(test_thread_pool PRIVATE sgfp4_testdata)
+target_link_libraries(test_thread_pool PRIVATE sgfp4_datagen)
 set_tests_properties(test_thread_pool PROPERTIES LABELS matvec)
 
 # The golden matvec vectors: one named test per vector (public API only).
@@ -58,7 +58,7 @@ if(SGFP4_FUZZ)
 endif()
 foreach(t ${matvec_fuzz_targets})
   target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests
-                                          ${PROJECT_SOURCE_DIR}/tests/fuzz)
+                                          ${PROJECT_SOURCE_DIR}/tools ${PROJECT_SOURCE_DIR}/tests/fuzz)
   target_link_libraries(${t} PRIVATE sgfp4_static)
 endforeach()
 add_test(NAME fuzz_matvec COMMAND fuzz_matvec_regress
@@ -72,10 +72,11 @@ set_tests_properties(fuzz_matvec PROPERTIES LABELS matvec)
 # without SDOT: qemu-user's default CPU has DotProd). The cross compiler, qemu and the
 # AArch64 C library are found by tests/cmake/cross.cmake; without them the test skips (77).
 set(matvec_cross_sources ${PROJECT_SOURCE_DIR}/tests/cross/cross_matvec_check.c
-    ${PROJECT_SOURCE_DIR}/tests/matvec/matvec_paths.c ${PROJECT_SOURCE_DIR}/tests/support/generator.c
-    ${PROJECT_SOURCE_DIR}/tests/support/llm_weights.c)
+    ${PROJECT_SOURCE_DIR}/tests/matvec/matvec_paths.c ${PROJECT_SOURCE_DIR}/tools/datagen/generator.c
+    ${PROJECT_SOURCE_DIR}/tools/datagen/llm_weights.c)
 add_executable(cross_matvec_check ${matvec_cross_sources})
-target_include_directories(cross_matvec_check PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+target_include_directories(cross_matvec_check PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests
+                                                  ${PROJECT_SOURCE_DIR}/tools)
 target_link_libraries(cross_matvec_check PRIVATE sgfp4_static)
 add_test(NAME cross_matvec_check COMMAND cross_matvec_check)
 set_tests_properties(cross_matvec_check PROPERTIES TIMEOUT 600 LABELS matvec)
@@ -97,12 +98,14 @@ if(NOT SGFP4_SANITIZE)
          ${PROJECT_SOURCE_DIR}/src/matvec/*.c ${PROJECT_SOURCE_DIR}/src/encode/*.c)
     file(GLOB matvec_cross_headers CONFIGURE_DEPENDS
          ${PROJECT_SOURCE_DIR}/include/*.h ${PROJECT_SOURCE_DIR}/src/*/*.h
-         ${PROJECT_SOURCE_DIR}/tests/support/*.h ${PROJECT_SOURCE_DIR}/tests/matvec/*.h)
+         ${PROJECT_SOURCE_DIR}/tests/support/*.h ${PROJECT_SOURCE_DIR}/tools/datagen/*.h
+         ${PROJECT_SOURCE_DIR}/tests/matvec/*.h)
     set(matvec_cross_binary ${CMAKE_CURRENT_BINARY_DIR}/cross_matvec_check.aarch64)
     add_custom_command(
       OUTPUT ${matvec_cross_binary}
       COMMAND ${SGFP4_AARCH64_CC} ${cross_flags} -I${PROJECT_SOURCE_DIR}/include
               -I${PROJECT_BINARY_DIR}/include -I${PROJECT_SOURCE_DIR}/src -I${PROJECT_SOURCE_DIR}/tests
+              -I${PROJECT_SOURCE_DIR}/tools
               ${matvec_cross_core} ${matvec_cross_sources} -o ${matvec_cross_binary} -pthread -lm
       DEPENDS ${matvec_cross_core} ${matvec_cross_sources} ${matvec_cross_headers}
       COMMENT "Cross-compiling the matvec check for AArch64"

@@ -1,8 +1,31 @@
-# Whole models: the reader/writer/policy unit test is tests/unit/test_model_reader.c;
-# here the CLI round trips of the real models in shared/weights, checked by an independent
+# Whole models: the library's model calls (tests/model/test_model_*.c: the reader, writer and
+# policy, round trips, dtypes, limits, sets, zstd bounds, importance and rates, the output
+# files); the CLI round trips of the real models in shared/weights, checked by an independent
 # Python reader (tests/model/st_check.py), malformed files, and bounded memory on a large
 # synthetic model (SGFP4_TEST_LARGE=1 in the environment runs the 4 GB case).
 # SPDX-License-Identifier: MIT
+
+foreach(t test_model_calibrated test_model_decode_bounds test_model_dtypes
+          test_model_header_memory test_model_importance test_model_limits test_model_rates
+          test_model_reader test_model_roundtrip test_model_set test_model_zstd_bounds
+          test_output_files)
+  sgfp4_add_unit_test(${t} ${CMAKE_CURRENT_LIST_DIR}/../model/${t}.c)
+endforeach()
+# docs/api.md's "Output files" function is compiled into test_output_files, which calls it.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/api.md)
+file(READ ${PROJECT_SOURCE_DIR}/docs/api.md _api_text)
+string(FIND "${_api_text}" "## Output files" _at)
+if(_at EQUAL -1)
+  message(FATAL_ERROR "docs/api.md: no '## Output files' section")
+endif()
+string(SUBSTRING "${_api_text}" ${_at} -1 _api_text)
+string(FIND "${_api_text}" "```c\n" _begin)
+math(EXPR _begin "${_begin} + 5")
+string(SUBSTRING "${_api_text}" ${_begin} -1 _api_text)
+string(FIND "${_api_text}" "\n```" _end)
+string(SUBSTRING "${_api_text}" 0 ${_end} _api_code)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/docs_api_output_files.h "${_api_code}\n")
+target_include_directories(test_output_files PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 
 # A model file rewritten or truncated while it is open: views keep their places (mapped),
 # the copy option reads the file no more.

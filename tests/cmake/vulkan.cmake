@@ -1,17 +1,19 @@
 # Vulkan backend tests: bit-identical to the scalar decoder on whatever Vulkan
 # device is present (lavapipe in CI); exit 77 (skipped) where there is none.
 # The random containers come from the test-data generator that `sgfp4 bench --backend
-# vulkan` uses too (tests/support/generator.c).
+# vulkan` uses too (tools/datagen/generator.c).
 # SPDX-License-Identifier: MIT
+# The bf16 rounding of the decode's RTE pipeline, evaluated on the CPU (no device).
+sgfp4_add_unit_test(test_shader_bf16_split ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_shader_bf16_split.c)
 sgfp4_add_unit_test(test_vulkan_decode ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_vulkan_decode.c)
 target_include_directories(test_vulkan_decode PRIVATE ${JANSSON_INCLUDE_DIR})
-target_link_libraries(test_vulkan_decode PRIVATE sgfp4_testdata)
+target_link_libraries(test_vulkan_decode PRIVATE sgfp4_datagen)
 set_tests_properties(test_vulkan_decode PROPERTIES TIMEOUT 600 LABELS vulkan)
 
 # The matrix-vector products and the device quantizer against the CPU oracle (D8).
 sgfp4_add_unit_test(test_vulkan_matvec ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_vulkan_matvec.c)
 target_include_directories(test_vulkan_matvec PRIVATE ${JANSSON_INCLUDE_DIR})
-target_link_libraries(test_vulkan_matvec PRIVATE sgfp4_testdata ${JANSSON_LIBRARY})
+target_link_libraries(test_vulkan_matvec PRIVATE sgfp4_datagen ${JANSSON_LIBRARY})
 set_tests_properties(test_vulkan_matvec PROPERTIES TIMEOUT 900 LABELS vulkan)
 set_property(TEST test_vulkan_matvec APPEND PROPERTY ENVIRONMENT
              "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/../vulkan/lsan.supp:print_suppressions=0")
@@ -45,6 +47,6 @@ set_tests_properties(cli_vulkan_bench PROPERTIES SKIP_RETURN_CODE 77 LABELS vulk
 # its internal layout builder, which the stub of a build without Vulkan lacks).
 if(SGFP4_HAVE_VULKAN)
   sgfp4_add_unit_test(test_vulkan_layout ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_vulkan_layout.c)
-  target_link_libraries(test_vulkan_layout PRIVATE sgfp4_testdata)
+  target_link_libraries(test_vulkan_layout PRIVATE sgfp4_datagen)
   set_tests_properties(test_vulkan_layout PROPERTIES LABELS vulkan)
 endif()

@@ -28,7 +28,7 @@
 #include "matvec/matvec_internal.h"
 #include "sgfp4_experimental.h"
 #include "sgfp4_vulkan.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 /* ---- a container in a mapped file ---- */
 

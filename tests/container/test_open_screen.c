@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "container/validate.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 typedef struct screen_counts {
     unsigned records, screened, corrupted, corrupted_screened;

@@ -4,7 +4,7 @@
  * cross-builds it for AArch64 to run under qemu-user (`cross.aarch64_decode`,
  * tests/cmake/cross.cmake), which is how the NEON kernels are checked on an x86-64 CI.
  *
- * Random containers from tests/support/generator.c: v1 and v2, every layout, random
+ * Random containers from tools/datagen/generator.c: v1 and v2, every layout, random
  * split maps, both modes and the reserved T158 symbol, every shape of {1, 3, 17, 63, 64, 65,
  * 130, 191, 320} x the same (partial last tiles and macroblock rows), scales and biases over
  * every finite fp16 value (subnormals and signed zeros included) and a few at the benchmark
@@ -32,7 +32,7 @@
 #include "decode/kernels.h"
 #include "support/decode_paths.h"
 #include "support/options.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 #define DEFAULT_CONTAINERS 324u /* every shape pair 4 times */
 #define ROUNDS 12u              /* per container and kernel set: each (dtype, store kind) twice */

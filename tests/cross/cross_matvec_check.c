@@ -5,7 +5,7 @@
  * (`cross.aarch64_matvec`, tests/cmake/matvec.cmake), which is how the NEON sets (with and
  * without SDOT) are checked on an x86-64 CI.
  *
- * Containers: random ones from tests/support/generator.c (v1 and v2, every layout, MIXED
+ * Containers: random ones from tools/datagen/generator.c (v1 and v2, every layout, MIXED
  * trees of every depth, both modes and the reserved T158 symbol, edge-case and LLM-like
  * scales, shapes from 1 to 200 on each side), and encoder output of LLM-like matrices at
  * 4.5 bits per weight and v1 (the records the kernels read without the plan's table). Each
@@ -31,7 +31,7 @@
 
 #include "matvec/matvec_paths.h"
 #include "sgfp4_experimental.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 /* Container i has the shape (edges[i % 8], edges[(i / 8 + i) % 8]): 64 containers give every
  * pair of edge lengths once (and pass the coverage check); more only cost time under qemu. */

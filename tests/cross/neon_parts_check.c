@@ -6,7 +6,7 @@
 #include "cross/neon_parts_check.h"
 #include "support/decode_paths.h"
 #include "decode/kernels.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 #ifdef SGFP4_HAVE_NEON_KERNELS
 

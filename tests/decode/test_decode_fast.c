@@ -17,7 +17,7 @@
 #include "decode/kernels.h"
 #include "support/decode_paths.h"
 #include "support/options.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 static decode_rng rng = {12345};
 static unsigned rnd(unsigned n) { return decode_rng_below(&rng, n); }

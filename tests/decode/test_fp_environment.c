@@ -16,7 +16,7 @@
 #include "sgfp4.h"
 #include "sgfp4_experimental.h"
 #include "support/options.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #include <xmmintrin.h>

@@ -17,6 +17,7 @@
 
 #include "fuzz_common.h"
 #include "sgfp4_model.h"
+#include "support/buffer_sink.h"
 
 static sgfp4_status discard(void *user, const void *data, size_t size)
 {
@@ -52,23 +53,6 @@ static void check_quantized(const sgfp4_model *m, const sgfp4_model_tensor *t,
     if (verified == SGFP4_OK)
         FUZZ_ASSERT(opened == SGFP4_OK || opened == SGFP4_ERR_LIMIT);
     (void)size;
-}
-
-typedef struct blob {
-    uint8_t *bytes;
-    size_t size;
-} blob;
-
-static sgfp4_status collect(void *user, const void *data, size_t size)
-{
-    blob *b = user;
-    uint8_t *p = realloc(b->bytes, b->size + size);
-    if (!p)
-        return SGFP4_ERR_NOMEM;
-    memcpy(p + b->size, data, size);
-    b->bytes = p;
-    b->size += size;
-    return SGFP4_OK;
 }
 
 /* The shape a tensor reports multiplies out to its element count (a shape that belongs to
@@ -128,22 +112,22 @@ static void check_round_trip(const sgfp4_model *src)
                            "\"action\":\"quantize\"}]}";
         FUZZ_ASSERT(sgfp4_model_policy_parse(doc, sizeof doc - 1, &policy, NULL) == SGFP4_OK);
     }
-    blob q = {NULL, 0}, r = {NULL, 0};
-    const sgfp4_sink qsink = {collect, &q}, rsink = {collect, &r};
+    buffer q = {0}, r = {0};
+    const sgfp4_sink qsink = {buffer_write, &q}, rsink = {buffer_write, &r};
     sgfp4_diag diag;
     const sgfp4_status encoded = sgfp4_model_encode(src, policy, &qsink, NULL, &diag);
     if (encoded != SGFP4_OK) {
         if (encoded != SGFP4_ERR_ARGUMENT || !strstr(diag.message, "finite"))
             fprintf(stderr, "round trip: encode: %s\n", diag.message);
         FUZZ_ASSERT(encoded == SGFP4_ERR_ARGUMENT && strstr(diag.message, "finite"));
-        free(q.bytes);
+        free(q.data);
         return;
     }
     sgfp4_model *qm = NULL, *rm = NULL;
-    FUZZ_ASSERT(sgfp4_model_open_memory(q.bytes, q.size, &qm, NULL, &diag) == SGFP4_OK);
+    FUZZ_ASSERT(sgfp4_model_open_memory(q.data, q.size, &qm, NULL, &diag) == SGFP4_OK);
     if (sgfp4_model_decode(qm, &rsink, NULL, &diag) != SGFP4_OK)
         fprintf(stderr, "round trip: decode: %s\n", diag.message);
-    FUZZ_ASSERT(sgfp4_model_open_memory(r.bytes, r.size, &rm, NULL, &diag) == SGFP4_OK);
+    FUZZ_ASSERT(sgfp4_model_open_memory(r.data, r.size, &rm, NULL, &diag) == SGFP4_OK);
     const size_t n = sgfp4_model_tensor_count(src);
     FUZZ_ASSERT(sgfp4_model_tensor_count(qm) == n && sgfp4_model_tensor_count(rm) == n);
     for (size_t i = 0; i < n; i++) {
@@ -167,8 +151,8 @@ static void check_round_trip(const sgfp4_model *src)
     }
     sgfp4_model_close(qm);
     sgfp4_model_close(rm);
-    free(q.bytes);
-    free(r.bytes);
+    free(q.data);
+    free(r.data);
 }
 
 static void fuzz_file(const uint8_t *data, size_t size, int small_header)

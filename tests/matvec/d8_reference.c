@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "support/reference_numbers.h"
+#include "datagen/reference_numbers.h"
 
 /* One binary32 operation: exact in binary64, rounded once by the cast. */
 static float add32(float a, float b) { return (float)((double)a + (double)b); }

@@ -2,7 +2,7 @@
  * oracle (src/matvec/matvec_scalar.c):
  *   - the tensor is "expanded": every weight position of the column-padded grid carries its
  *     code and its leaf's S and Bias (no leaves, no payloads, no listing); the expansion
- *     comes from a container's intended content (tests/support/generator.c) or, for
+ *     comes from a container's intended content (tools/datagen/generator.c) or, for
  *     containers without one, from the public leaf listing and the test's own unpacking;
  *   - every D8 operation is done in binary64 and rounded once to binary32 by a cast: exact
  *     for one +, - or * of binary32 operands (53 >= 2 * 24 + 2 bits), so a build that

@@ -4,7 +4,7 @@
  *     input, padding, strides; NaN and infinity refused with the place named;
  *   - the oracle (backend SCALAR) bit for bit against the test's own D8 and within the
  *     documented bound of a float64 product, both classes, f32 and f16 activations, batches
- *     1..16, on the random corpus and the odd shapes with every layout (tests/support/generator.c:
+ *     1..16, on the random corpus and the odd shapes with every layout (tools/datagen/generator.c:
  *     intended content, independent of src/), the
  *     golden containers, encoder output of odd shapes and of real tensors
  *     (../shared/weights), with hostile activations;
@@ -31,8 +31,8 @@
 #include "matvec/repack.h"
 #include "sgfp4_experimental.h"
 #include "sgfp4_model.h"
-#include "support/generator.h"
-#include "support/reference_numbers.h"
+#include "datagen/generator.h"
+#include "datagen/reference_numbers.h"
 
 static const sgfp4_matvec_kernels *kernel_sets[MATVEC_MAX_KERNEL_SETS];
 static unsigned kernel_set_count;
@@ -75,7 +75,7 @@ static sgfp4_matvec_options scalar_options(void)
     return o;
 }
 
-/* A random container of the differential corpus (tests/support/generator.c). */
+/* A random container of the differential corpus (tools/datagen/generator.c). */
 static int generate(gen_container *c, gen_rng *r, int profile)
 {
     const gen_params p = gen_corpus_params(profile);

@@ -18,7 +18,7 @@
 
 #include "common/pool.h"
 #include "sgfp4.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 static void api(void **state)
 {

@@ -21,34 +21,18 @@
 #include <cmocka.h>
 
 #include "sgfp4_model.h"
-
-typedef struct blob {
-    uint8_t *bytes;
-    size_t size;
-} blob;
-
-static sgfp4_status blob_write(void *user, const void *data, size_t size)
-{
-    blob *b = user;
-    uint8_t *grown = realloc(b->bytes, b->size + size);
-    if (!grown)
-        return SGFP4_ERR_NOMEM;
-    memcpy(grown + b->size, data, size);
-    b->bytes = grown;
-    b->size += size;
-    return SGFP4_OK;
-}
+#include "support/buffer_sink.h"
 
 /* A float32 model of two matrices (the policy makes "a.weight" v1, "b.weight" v2) and a norm,
  * quantized. */
-static blob quantized_model(void)
+static buffer quantized_model(void)
 {
     static const uint64_t a_shape[2] = {200, 330}, b_shape[2] = {130, 256}, n_shape[1] = {64};
     const sgfp4_st_entry entries[3] = {{"a.weight", SGFP4_ST_F32, 2, a_shape},
                                        {"b.weight", SGFP4_ST_F32, 2, b_shape},
                                        {"norm", SGFP4_ST_F32, 1, n_shape}};
-    blob plain = {0};
-    sgfp4_sink sink = {blob_write, &plain};
+    buffer plain = {0};
+    sgfp4_sink sink = {buffer_write, &plain};
     sgfp4_st_writer *w = NULL;
     assert_int_equal(sgfp4_st_writer_begin(entries, 3, NULL, NULL, 0, &sink, &w, NULL), SGFP4_OK);
     uint64_t seed = 1;
@@ -62,30 +46,30 @@ static blob quantized_model(void)
     sgfp4_st_writer_free(w);
 
     sgfp4_model *source = NULL;
-    assert_int_equal(sgfp4_model_open_memory(plain.bytes, plain.size, &source, NULL, NULL),
+    assert_int_equal(sgfp4_model_open_memory(plain.data, plain.size, &source, NULL, NULL),
                      SGFP4_OK);
     static const char policy_json[] = "{\"rules\": [{\"match\": \"a.*\", \"profile\": \"v1\"}]}";
     sgfp4_model_policy *policy = NULL;
     assert_int_equal(sgfp4_model_policy_parse(policy_json, sizeof policy_json - 1, &policy, NULL),
                      SGFP4_OK);
-    blob q = {0};
+    buffer q = {0};
     sink.user = &q;
     sgfp4_diag diag;
     if (sgfp4_model_encode(source, policy, &sink, NULL, &diag) != SGFP4_OK)
         fail_msg("encode: %s", diag.message);
     sgfp4_model_policy_free(policy);
     sgfp4_model_close(source);
-    free(plain.bytes);
+    free(plain.data);
     return q;
 }
 
 /* The model bytes in a new file: its path in `path`, a descriptor to rewrite it. */
-static int model_file(const blob *q, char path[64])
+static int model_file(const buffer *q, char path[64])
 {
     strcpy(path, "/tmp/sgfp4-model-mapped-XXXXXX");
     const int fd = mkstemp(path);
     assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, q->bytes, q->size, 0), (ssize_t)q->size);
+    assert_int_equal(pwrite(fd, q->data, q->size, 0), (ssize_t)q->size);
     return fd;
 }
 
@@ -149,10 +133,10 @@ static void views_close(views *v)
     }
 }
 
-static blob model_decode(const sgfp4_model *m, sgfp4_status *status)
+static buffer model_decode(const sgfp4_model *m, sgfp4_status *status)
 {
-    blob out = {0};
-    const sgfp4_sink sink = {blob_write, &out};
+    buffer out = {0};
+    const sgfp4_sink sink = {buffer_write, &out};
     *status = sgfp4_model_decode(m, &sink, NULL, NULL);
     return out;
 }
@@ -161,7 +145,7 @@ static blob model_decode(const sgfp4_model *m, sgfp4_status *status)
 static void mapped_views_survive_rewrites(void **state)
 {
     (void)state;
-    blob q = quantized_model();
+    buffer q = quantized_model();
     char path[64];
     const int fd = model_file(&q, path);
     sgfp4_model *m = NULL;
@@ -187,28 +171,28 @@ static void mapped_views_survive_rewrites(void **state)
     assert_ptr_equal(sgfp4_model_tensor_find(m, "a.weight"), v.tensor[0]);
     /* a decode that opens the changed containers refuses them */
     sgfp4_status s;
-    blob out = model_decode(m, &s);
+    buffer out = model_decode(m, &s);
     assert_int_not_equal(s, SGFP4_OK);
-    free(out.bytes);
+    free(out.data);
 
     views_close(&v);
     sgfp4_model_close(m);
     close(fd);
     unlink(path);
-    free(q.bytes);
+    free(q.data);
 }
 
 /* The copy option: the file truncated to nothing changes nothing. */
 static void copy_survives_truncation(void **state)
 {
     (void)state;
-    blob q = quantized_model();
+    buffer q = quantized_model();
     char path[64];
     const int fd = model_file(&q, path);
     sgfp4_model *mapped = NULL;
     assert_int_equal(sgfp4_model_open(path, &mapped, NULL, NULL), SGFP4_OK);
     sgfp4_status s;
-    blob want = model_decode(mapped, &s);
+    buffer want = model_decode(mapped, &s);
     assert_int_equal(s, SGFP4_OK);
     views before;
     views_open(mapped, &before);
@@ -232,18 +216,18 @@ static void copy_survives_truncation(void **state)
     views_open(m, &again);
     assert_decodes_as(&again, want_decoded);
     views_close(&again);
-    blob got = model_decode(m, &s);
+    buffer got = model_decode(m, &s);
     assert_int_equal(s, SGFP4_OK);
     assert_int_equal(got.size, want.size);
-    assert_memory_equal(got.bytes, want.bytes, want.size);
-    free(got.bytes);
-    free(want.bytes);
+    assert_memory_equal(got.data, want.data, want.size);
+    free(got.data);
+    free(want.data);
     views_close(&v);
     sgfp4_model_close(m);
 
     /* the copy of caller bytes: the caller's buffer may be cleared afterwards */
-    assert_int_equal(sgfp4_model_open_memory(q.bytes, q.size, &m, &o, NULL), SGFP4_OK);
-    memset(q.bytes, 0, q.size);
+    assert_int_equal(sgfp4_model_open_memory(q.data, q.size, &m, &o, NULL), SGFP4_OK);
+    memset(q.data, 0, q.size);
     views_open(m, &v);
     assert_decodes_as(&v, want_decoded);
     views_close(&v);
@@ -252,7 +236,7 @@ static void copy_survives_truncation(void **state)
         free(want_decoded[k]);
     close(fd);
     unlink(path);
-    free(q.bytes);
+    free(q.data);
 }
 
 int main(void)

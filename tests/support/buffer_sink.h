@@ -1,5 +1,7 @@
-/* A growing memory buffer behind an sgfp4_sink, for tests that write a safetensors file (a
- * model, an importance file) into memory and open it with sgfp4_model_open_memory().
+/* A growing memory buffer behind an sgfp4_sink: the one sink into memory of the tests and
+ * fuzz targets that write a safetensors file (a model, an importance file, a decoded model)
+ * and open or compare it (sgfp4_model_open_memory()); also the bytes of a file they build or
+ * read whole. Zero-initialize it (`buffer b = {0};`); free(b.data) when done.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_TEST_BUFFER_SINK_H
 #define SGFP4_TEST_BUFFER_SINK_H

@@ -25,7 +25,7 @@
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>
 #endif
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 /* v2 from the leaf table for every output (f16 by the device's conversion where it can be
  * declared exact, as on lavapipe and the H200), the record walk, the integer pipeline and f16

@@ -19,7 +19,7 @@
 #include "sgfp4.h"
 #include "format/bits.h"
 #include "vulkan/vk_internal.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 /* The leaf (storage order within its block) of cell (cy, cx) as the products find it. */
 static unsigned leaf_of_cell(const uint32_t *w, const sgfp4_vk_product_layout *at, uint64_t b,

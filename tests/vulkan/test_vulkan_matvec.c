@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -34,8 +33,9 @@
 #include "sgfp4_model.h"
 #include "sgfp4_vulkan.h"
 #include "sgfp4_experimental.h"
-#include "support/generator.h"
-#include "support/reference_numbers.h"
+#include "datagen/generator.h"
+#include "datagen/reference_numbers.h"
+#include "tool_clock.h"
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>
 
@@ -126,13 +126,7 @@ static void fill_x(x_kind kind, uint64_t cols, unsigned batch, size_t stride, sg
 /* ---- one product on the GPU and on the CPU ---- */
 
 /* SGFP4_VK_TEST_VERBOSE=1 prints every case with the seconds of its GPU part (the first use
- * of a pipeline includes its compilation), while developing. */
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+ * of a pipeline includes its compilation, tool_now()), while developing. */
 
 static uint32_t bits_of(float f)
 {
@@ -219,7 +213,7 @@ static float *check_product(const product_case *c, const sgfp4_tensor *t,
     }
 
     /* The GPU: x at an offset in a buffer, y strided at an offset. */
-    const double gpu_start = seconds_now();
+    const double gpu_start = tool_now();
     const uint64_t x_off = 4 * (1 + below(8)), y_off = 4 * (1 + below(8)), q_off = 64;
     sgfp4_vk_buffer *xb = device_buffer(ctx, x_off + x_bytes);
     sgfp4_vk_buffer *qb = device_buffer(ctx, q_off + q8_size);
@@ -268,7 +262,7 @@ static float *check_product(const product_case *c, const sgfp4_tensor *t,
         print_message("%s [%s]: class %c, %s x, batch %u, slices %u, flags %u: %.2f s\n",
                       c->what, context_names[c->ctx], c->class_a ? 'A' : 'B',
                       c->dtype == SGFP4_DTYPE_F16 ? "f16" : "f32", batch, c->slices, c->flags,
-                      seconds_now() - gpu_start);
+                      tool_now() - gpu_start);
     assert_int_equal(sgfp4_vk_buffer_read(ctx, sgfp4_vk_buffer_handle(yb), y_off, got,
                                           sizeof *got * batch * y_stride, &diag),
                      SGFP4_OK);

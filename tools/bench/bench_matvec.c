@@ -33,6 +33,7 @@
 
 #include "bench_cpu.h"
 #include "timing.h"
+#include "tool_clock.h"
 
 /* ---- the plain read: every byte loaded once, wide loads, split over threads ---- */
 
@@ -250,10 +251,10 @@ static bool timed_call(const bench *b, int arm, unsigned threads, bool warm, dou
             sched_yield(); /* returns at once where nothing else waits for this core */
         }
         const long before = involuntary_switches();
-        const double t0 = bench_now();
+        const double t0 = tool_now();
         if (!arm_run(b, arm, threads, b->a->backend))
             return false;
-        *seconds = bench_now() - t0;
+        *seconds = tool_now() - t0;
         if (involuntary_switches() == before)
             return true;
         if (k == TRIES) {
@@ -450,13 +451,13 @@ int bench_matvec(const cli_args *args)
     qo.backend = a.backend;
     double q[16];
     for (unsigned r = 0; r < 16; r++) {
-        const double t0 = bench_now();
+        const double t0 = tool_now();
         if (sgfp4_matvec_quantize(x, SGFP4_DTYPE_F32, cols, b.batch, 0, b.q8, b.q8_bytes, &qo,
                                   NULL) != SGFP4_OK) {
             cli_error(a.command, "quantize failed");
             goto done;
         }
-        q[r] = (bench_now() - t0) / b.batch;
+        q[r] = (tool_now() - t0) / b.batch;
     }
     const double quantize_s = bench_median(q, 16);
     if (a.threads > 1 && sgfp4_thread_pool_create(a.threads, &b.pool) != SGFP4_OK) {

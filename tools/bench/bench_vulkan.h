@@ -21,7 +21,6 @@ typedef struct bv_stats {
     int slow;                 /* samples above BV_SLOW_FACTOR * best */
 } bv_stats;
 
-double bv_now(void);
 /* Statistics of n samples (n >= 1; the array is left as it is). */
 void bv_stats_of(const double *samples, int n, bv_stats *out);
 json_t *bv_stats_json(const bv_stats *s);

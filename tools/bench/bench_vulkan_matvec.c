@@ -42,7 +42,7 @@
 #include "bench_vulkan.h"
 #include "cli.h"
 #include "sgfp4_config.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 #if SGFP4_HAVE_VULKAN
 

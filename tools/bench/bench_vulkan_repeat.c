@@ -27,8 +27,9 @@
 
 #include "bench_vulkan.h"
 #include "cli.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 #include "sgfp4_config.h"
+#include "tool_clock.h"
 
 #if SGFP4_HAVE_VULKAN
 
@@ -227,11 +228,11 @@ int bench_vulkan_repeat(const cli_args *a)
                size, size, (double)bytes_size / 1e6, dtype_names[dtype], total, wanted[0],
                wanted[1], wanted[2], repeat);
     int done[ARMS] = {0, 0, 0};
-    const double t0 = bv_now();
+    const double t0 = tool_now();
     for (int k = 0; k < total && ok; k++) {
         case_result *r = &results[k];
         r->arm = next_arm(wanted, done);
-        r->start = bv_now() - t0;
+        r->start = tool_now() - t0;
         if (r->arm == ARM_RESIDENT) {
             ok = measure(&resident, r->arm, (int)repeat, r);
         } else {

@@ -1,22 +1,15 @@
 /* Helpers of the GPU benchmarks (bench_vulkan.h).
  * SPDX-License-Identifier: MIT */
 #include "bench_vulkan.h"
+#include "tool_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sgfp4_config.h"
 
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>
-
-double bv_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int compare_double(const void *a, const void *b)
 {
@@ -51,8 +44,8 @@ json_t *bv_stats_json(const bv_stats *s)
 
 bool bv_warm_up(bool (*step)(void *), void *arg, double seconds)
 {
-    const double end = bv_now() + seconds;
-    while (bv_now() < end)
+    const double end = tool_now() + seconds;
+    while (tool_now() < end)
         if (!step(arg))
             return false;
     return true;
@@ -76,7 +69,7 @@ bool bv_settle(bv_burst_fn burst, void *arg, uint64_t copy_bytes, double limit_s
      * rate that stays flat for a few bursts proves nothing; only the best rate does. The
      * first settle for a copy size runs a second of bursts to find it. */
     const int c = size_class(copy_bytes);
-    const double t0 = bv_now();
+    const double t0 = tool_now();
     const double minimum = best_copy_gbps[c] > 0 ? 0 : 1.0;
     memset(out, 0, sizeof *out);
     for (;;) {
@@ -87,7 +80,7 @@ bool bv_settle(bv_burst_fn burst, void *arg, uint64_t copy_bytes, double limit_s
         out->copy_gbps = gbps;
         if (gbps > best_copy_gbps[c])
             best_copy_gbps[c] = gbps;
-        out->seconds = bv_now() - t0;
+        out->seconds = tool_now() - t0;
         if (out->bursts >= 2 && out->seconds >= minimum &&
             gbps >= BV_SETTLED_SHARE * best_copy_gbps[c]) {
             out->settled = true;

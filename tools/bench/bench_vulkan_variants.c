@@ -23,7 +23,7 @@
 
 #include "bench_vulkan.h"
 #include "cli.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 #include "sgfp4_config.h"
 
 #if SGFP4_HAVE_VULKAN

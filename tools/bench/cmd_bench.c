@@ -8,8 +8,9 @@
 
 #include "bench_cpu.h"
 #include "cli.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
 #include "timing.h"
+#include "tool_clock.h"
 
 static const cli_accept options[] = {
     {KEY_SHAPE, "tensor shape (default 4096x4096; required with FILE)"},
@@ -67,30 +68,30 @@ static bool bench_round(const bench_ctx *c, unsigned threads, double seconds[5])
     o.threads = threads;
     o.store = c->a->store;
     const size_t n = c->out->count, bytes = c->out->bytes;
-    double t0 = bench_now();
+    double t0 = tool_now();
     for (size_t i = 0; i < n; i++)
         if (sgfp4_decode(c->t, c->a->dtype, c->out->buffers[i], 0, bytes, &o) != SGFP4_OK)
             return false;
-    seconds[0] = (bench_now() - t0) / (double)n;
-    t0 = bench_now();
+    seconds[0] = (tool_now() - t0) / (double)n;
+    t0 = tool_now();
     for (size_t i = 0; i < n; i++)
         bench_memset(c->out->buffers[i], bytes, threads);
-    seconds[1] = (bench_now() - t0) / (double)n;
-    t0 = bench_now();
+    seconds[1] = (tool_now() - t0) / (double)n;
+    t0 = tool_now();
     for (size_t i = 0; i < n; i++)
         bench_memcpy(c->out->buffers[i], c->copy_src, bytes, threads);
-    seconds[2] = (bench_now() - t0) / (double)n;
-    t0 = bench_now();
+    seconds[2] = (tool_now() - t0) / (double)n;
+    t0 = tool_now();
     const size_t gather_bytes = c->gather_count * c->a->cols * sgfp4_dtype_size(c->a->dtype);
     if (sgfp4_decode_gather(c->t, c->gather_rows, c->gather_count, c->a->dtype, c->gather_dst,
                             0, gather_bytes, &o) != SGFP4_OK)
         return false;
-    seconds[3] = bench_now() - t0;
-    t0 = bench_now();
+    seconds[3] = tool_now() - t0;
+    t0 = tool_now();
     bool streamed = true;
     for (size_t i = 0; i < n && streamed; i++)
         streamed = bench_stream_fill(c->out->buffers[i], bytes, threads);
-    seconds[4] = streamed ? (bench_now() - t0) / (double)n : 0;
+    seconds[4] = streamed ? (tool_now() - t0) / (double)n : 0;
     return true;
 }
 

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "timing.h"
+#include "tool_clock.h"
 
 enum { MAX_RUNS = 1000 };
 
@@ -28,11 +29,11 @@ typedef struct open_ctx {
 static double time_open(const open_ctx *c)
 {
     sgfp4_tensor *t = NULL;
-    const double t0 = bench_now();
+    const double t0 = tool_now();
     const sgfp4_status s =
         sgfp4_tensor_open(c->data, c->size, c->profile, c->a->rows, c->a->cols, &t, NULL, NULL);
     sgfp4_tensor_close(t);
-    const double seconds = bench_now() - t0;
+    const double seconds = tool_now() - t0;
     return s == SGFP4_OK ? seconds : -1;
 }
 
@@ -41,12 +42,12 @@ static double time_decode(const open_ctx *c, unsigned threads)
 {
     sgfp4_decode_options o = cli_decode_options(c->a);
     o.threads = threads;
-    const double t0 = bench_now();
+    const double t0 = tool_now();
     for (size_t i = 0; i < c->out->count; i++)
         if (sgfp4_decode(c->t, c->a->dtype, c->out->buffers[i], 0, c->out->bytes, &o) !=
             SGFP4_OK)
             return -1;
-    return (bench_now() - t0) / (double)c->out->count;
+    return (tool_now() - t0) / (double)c->out->count;
 }
 
 typedef struct spread {

@@ -1,7 +1,7 @@
 /* sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check] [--integer]
  * GPU decode speed against a device-to-device copy of the same number of bytes, measured in
  * the same run, with synchronous calls; repetitions slower than 1.5x the case's best are
- * counted. The other operations (--op gemv, repeat, variants) are in bench_vulkan_*.c. Containers are random (tests/support/generator.c): v1, v2 uniform-64, v2
+ * counted. The other operations (--op gemv, repeat, variants) are in bench_vulkan_*.c. Containers are random (tools/datagen/generator.c): v1, v2 uniform-64, v2
  * MIXED-heavy (4x4/8x8 leaves) and v2 with every layout; v2 runs both kernels (CPU-built
  * leaf table, record walk in the shader). Each decode is also checked
  * bit for bit against the scalar decoder unless --no-check.
@@ -10,7 +10,6 @@
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -18,16 +17,10 @@
 #include "cli.h"
 #include "sgfp4_config.h"
 #include "sgfp4_vulkan.h"
-#include "support/generator.h"
+#include "datagen/generator.h"
+#include "tool_clock.h"
 
 #if SGFP4_HAVE_VULKAN
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int compare_double(const void *a, const void *b)
 {
@@ -121,8 +114,8 @@ done:
 /* Runs `step` until `seconds` have passed, so that the GPU clocks are up before measuring. */
 static bool warm_up(bool (*step)(void *), void *arg, double seconds)
 {
-    const double end = now_seconds() + seconds;
-    while (now_seconds() < end)
+    const double end = tool_now() + seconds;
+    while (tool_now() < end)
         if (!step(arg))
             return false;
     return true;
@@ -210,13 +203,13 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     sgfp4_vk_buffer *out = NULL;
     uint8_t *want = NULL, *got = NULL;
     double decode[64], submit[64];
-    const double t0 = now_seconds();
+    const double t0 = tool_now();
     if (sgfp4_vk_tensor_create(ctx, t, &vt, &diag) != SGFP4_OK ||
         sgfp4_vk_buffer_create(ctx, out_bytes, &out, &diag) != SGFP4_OK) {
         cli_error("bench", "%s: %s", bc->name, diag.message);
         goto done;
     }
-    const double upload = now_seconds() - t0;
+    const double upload = tool_now() - t0;
     if (repeat > 62)
         repeat = 62;
     decode_job job = {ctx, vt, bc->dtype, out, {0, 0, 0}};

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -17,13 +16,6 @@
 #include "sgfp4_experimental.h"
 
 #define MAX_THREADS SGFP4_MAX_THREADS
-
-double bench_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int compare_double(const void *a, const void *b)
 {

@@ -1,4 +1,4 @@
-/* Timing helpers of `sgfp4 bench`: a monotonic clock, medians, and the memory ceilings
+/* Timing helpers of `sgfp4 bench`: medians (the clock: tools/common/clock.h), and the memory ceilings
  * (memset, memcpy) run on several threads the way a threaded decode splits its output.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_BENCH_TIMING_H
@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Seconds on a monotonic clock. */
-double bench_now(void);
 /* Median of values[0..n) (sorts them). */
 double bench_median(double *values, size_t n);
 /* memset(dst, 0, bytes) / memcpy(dst, src, bytes) split into `threads` contiguous parts,

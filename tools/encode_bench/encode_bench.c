@@ -18,10 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sgfp4.h"
 #include "sgfp4_model.h"
+#include "tool_clock.h"
 
 #define MAX_TENSORS 256
 #define MAX_SETTINGS 16
@@ -37,13 +37,6 @@ typedef struct setting {
     sgfp4_encode_options o;
     double sse, ref, bytes, weights, seconds, cpu_seconds;
 } setting;
-
-static double clock_seconds(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Appends the 2-D F32 tensors of a model with both dimensions >= min_dim to out[count..];
  * returns the new count, or -1 when the file cannot be read. */
@@ -79,12 +72,12 @@ static double run_one(const tensor *t, setting *s, double *bpw)
 {
     void *bytes = NULL;
     size_t size = 0;
-    const double t0 = clock_seconds(CLOCK_MONOTONIC);
-    const double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    const double t0 = tool_now();
+    const double c0 = tool_cpu_now();
     if (sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &bytes, &size, &s->o) != SGFP4_OK)
         return -1;
-    s->seconds += clock_seconds(CLOCK_MONOTONIC) - t0;
-    s->cpu_seconds += clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    s->seconds += tool_now() - t0;
+    s->cpu_seconds += tool_cpu_now() - c0;
     sgfp4_tensor *view = NULL;
     sgfp4_quality q;
     const bool ok =

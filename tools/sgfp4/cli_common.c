@@ -3,10 +3,10 @@
  * SPDX-License-Identifier: MIT */
 #include <stdarg.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "tool_clock.h"
 
 int cli_verbosity = 1;
 const char cli_stream_model_message[] =
@@ -308,26 +308,19 @@ bool cli_model_open(const cli_args *a, const char *path, sgfp4_model **model)
     return true;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void progress_bar_init(progress_bar *bar, const char *label)
 {
     memset(bar, 0, sizeof *bar);
     bar->enabled = cli_verbosity > 0 && isatty(STDERR_FILENO);
     bar->label = label;
-    bar->start = now_seconds();
+    bar->start = tool_now();
     bar->last = -1;
 }
 
 void progress_bar_update(void *user, const sgfp4_model_progress *p)
 {
     progress_bar *bar = user;
-    const double t = now_seconds();
+    const double t = tool_now();
     const bool final = p->tensors_done == p->tensors_total;
     if (!bar->enabled || (!final && bar->last >= 0 && t - bar->last < 0.2))
         return;

@@ -2,9 +2,9 @@
  * A quantized model (.safetensors) goes to cmd_model.c.
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
-#include <time.h>
 
 #include "cli.h"
+#include "tool_clock.h"
 
 static const cli_accept options[] = {
     {KEY_OUTPUT, NULL},
@@ -23,13 +23,6 @@ static const cli_accept options[] = {
     {KEY_FORCE, NULL},
     {0, NULL},
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int run(const cli_args *a)
 {
@@ -63,7 +56,7 @@ static int run(const cli_args *a)
         return rc;
     }
     buffer = a->rows * a->cols <= SIZE_MAX / elem ? malloc(bytes) : NULL;
-    const double t0 = now();
+    const double t0 = tool_now();
     if (!buffer) {
         cli_error(a->command, "%s: cannot allocate the %llux%llu output", a->in,
                   (unsigned long long)a->rows, (unsigned long long)a->cols);
@@ -76,7 +69,7 @@ static int run(const cli_args *a)
         cli_error(a->command, "decode failed: %s", sgfp4_status_str(s));
         goto done;
     }
-    const double seconds = now() - t0;
+    const double seconds = tool_now() - t0;
     const uint64_t shape[2] = {a->rows, a->cols};
     if (npy)
         fileio_npy_write_header(&out, a->dtype == SGFP4_DTYPE_F32 ? "<f4" : "<f2", shape, 2);

@@ -6,9 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
+#include "tool_clock.h"
 
 static const cli_accept options[] = {
     {KEY_OUTPUT, NULL},
@@ -32,13 +32,6 @@ static const cli_accept options[] = {
     {KEY_FORCE, NULL},
     {0, NULL},
 };
-
-static double clock_seconds(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Tensor `name` of a safetensors file as float32, in its D6 2-D view. */
 static float *load_tensor(const cli_args *a, uint64_t *rows, uint64_t *cols)
@@ -212,11 +205,11 @@ static int run(const cli_args *a)
     size_t size = 0;
     sgfp4_encode_report report = {0};
     o.report = &report;
-    const double t0 = clock_seconds(CLOCK_MONOTONIC);
-    const double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    const double t0 = tool_now();
+    const double c0 = tool_cpu_now();
     sgfp4_status s = sgfp4_encode_alloc(src, rows, cols, 0, &bytes, &size, &o);
-    const double seconds = clock_seconds(CLOCK_MONOTONIC) - t0;
-    const double cpu_seconds = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    const double seconds = tool_now() - t0;
+    const double cpu_seconds = tool_cpu_now() - c0;
     sgfp4_tensor *t = NULL;
     sgfp4_quality q;
     sgfp4_diag diag;

@@ -11,9 +11,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
+#include "tool_clock.h"
 
 static const cli_accept options[] = {
     {KEY_OUTPUT, "Y: float32 [N][O], .npy for a name ending in .npy, else raw little-endian "
@@ -30,13 +30,6 @@ static const cli_accept options[] = {
     {KEY_FORCE, NULL},
     {0, NULL},
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* W: a container opened with --shape, or a model's quantized tensor. */
 typedef struct weights {
@@ -241,11 +234,11 @@ static int run(const cli_args *a)
                   (unsigned long long)rows, (unsigned long long)cols, (unsigned long long)n);
         goto done;
     }
-    const double t0 = now();
+    const double t0 = tool_now();
     if (a->vulkan ? !cli_vulkan_matvec(a->command, w.t, rows, cols, a->class_b, x, n, y)
                   : !products(a, plan, rows, cols, x, n, y))
         goto done;
-    const double seconds = now() - t0;
+    const double seconds = tool_now() - t0;
     if (!write_output(a, y, n, rows))
         goto done;
     cli_verbose(a->command, "%s: %llux%llu times %llu vector%s (class %c) by %s on %u threads "

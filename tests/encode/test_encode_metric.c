@@ -16,7 +16,9 @@
 
 #include <cmocka.h>
 
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/block_policy.h"
+#include "encode/quantize.h"
 #include "sgfp4.h"
 
 static float *make_matrix(uint64_t rows, uint64_t cols, uint32_t seed)

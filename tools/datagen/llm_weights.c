@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 static double uniform01(gen_rng *r) { return ((double)(gen_next(r) >> 11) + 0.5) * 0x1p-53; }
 

@@ -15,6 +15,7 @@
 
 #include "sgfp4.h"
 #include "sgfp4_model.h"
+#include "support/buffer_sink.h"
 
 static void sha256_hex(const void *data, size_t size, char hex[65])
 {
@@ -173,23 +174,6 @@ static void matrix_view_of_model_tensors(void **state)
     assert_int_equal(sgfp4_model_tensor_matrix(NULL, &rows, &cols), SGFP4_ERR_ARGUMENT);
 }
 
-typedef struct blob {
-    uint8_t *bytes;
-    size_t size;
-} blob;
-
-static sgfp4_status collect(void *user, const void *data, size_t size)
-{
-    blob *b = user;
-    uint8_t *p = realloc(b->bytes, b->size + size);
-    if (!p)
-        return SGFP4_ERR_NOMEM;
-    memcpy(p + b->size, data, size);
-    b->bytes = p;
-    b->size += size;
-    return SGFP4_OK;
-}
-
 /* A source model with a v2 matrix, a v1 matrix and a norm; quantized in memory; verified;
  * then one container byte flipped. */
 static void whole_model_verify(void **state)
@@ -199,8 +183,8 @@ static void whole_model_verify(void **state)
     const sgfp4_st_entry e[3] = {{"a.weight", SGFP4_ST_F32, 2, shape},
                                  {"b.weight", SGFP4_ST_F32, 2, shape},
                                  {"ln.weight", SGFP4_ST_F32, 1, norm_shape}};
-    blob src = {NULL, 0};
-    const sgfp4_sink sink = {collect, &src};
+    buffer src = {0};
+    const sgfp4_sink sink = {buffer_write, &src};
     sgfp4_st_writer *w = NULL;
     assert_int_equal(sgfp4_st_writer_begin(e, 3, NULL, NULL, 0, &sink, &w, NULL), SGFP4_OK);
     float *m = weights(64, 64);
@@ -212,7 +196,7 @@ static void whole_model_verify(void **state)
     free(m);
 
     sgfp4_model *source = NULL;
-    assert_int_equal(sgfp4_model_open_memory(src.bytes, src.size, &source, NULL, NULL), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(src.data, src.size, &source, NULL, NULL), SGFP4_OK);
     sgfp4_model_verify_result r;
     assert_int_equal(sgfp4_model_verify(source, &r, NULL), SGFP4_OK);
     assert_true(r.tensors == 3 && r.quantized_v1 == 0 && r.quantized_v2 == 0);
@@ -222,25 +206,25 @@ static void whole_model_verify(void **state)
     sgfp4_model_policy *policy = NULL;
     sgfp4_diag diag;
     assert_int_equal(sgfp4_model_policy_parse(rules, strlen(rules), &policy, &diag), SGFP4_OK);
-    blob q = {NULL, 0};
-    const sgfp4_sink qsink = {collect, &q};
+    buffer q = {0};
+    const sgfp4_sink qsink = {buffer_write, &q};
     assert_int_equal(sgfp4_model_encode(source, policy, &qsink, NULL, &diag), SGFP4_OK);
     sgfp4_model_policy_free(policy);
     sgfp4_model *quantized = NULL;
-    assert_int_equal(sgfp4_model_open_memory(q.bytes, q.size, &quantized, NULL, NULL), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(q.data, q.size, &quantized, NULL, NULL), SGFP4_OK);
     assert_int_equal(sgfp4_model_verify(quantized, &r, &diag), SGFP4_OK);
     assert_true(r.tensors == 3 && r.quantized_v1 == 1 && r.quantized_v2 == 1 && r.d6_aligned);
     const sgfp4_model_tensor *a = sgfp4_model_tensor_find(quantized, "a.weight");
     assert_non_null(a);
     assert_non_null(a->quant);
-    q.bytes[a->offset + a->nbytes - 1] ^= 1; /* a payload byte: the hash no longer matches */
+    q.data[a->offset + a->nbytes - 1] ^= 1; /* a payload byte: the hash no longer matches */
     assert_int_equal(sgfp4_model_verify(quantized, &r, &diag), SGFP4_ERR_HASH_MISMATCH);
     assert_non_null(strstr(diag.message, "a.weight"));
     assert_int_equal(sgfp4_model_verify(NULL, &r, &diag), SGFP4_ERR_ARGUMENT);
     sgfp4_model_close(quantized);
     sgfp4_model_close(source);
-    free(q.bytes);
-    free(src.bytes);
+    free(q.data);
+    free(src.data);
 }
 
 int main(void)

@@ -2,7 +2,7 @@
  * tests/decodecorpus.c).
  *
  * For each of --count containers (seeded: container i of seed S is always the same), an
- * independent writer (tests/support/generator.c, which never touches src/) makes a random valid v1 or v2
+ * independent writer (tools/datagen/generator.c, which never touches src/) makes a random valid v1 or v2
  * container and the expected float32 tensor from the intended values. The library must:
  *   - open it, and report the blocks, leaves, layouts, modes, ERROR_HINT blocks and reserved
  *     symbols the writer put there;
@@ -27,8 +27,8 @@
 
 #include "sgfp4.h"
 #include "sgfp4_experimental.h"
-#include "support/generator.h"
-#include "support/reference_numbers.h"
+#include "datagen/generator.h"
+#include "datagen/reference_numbers.h"
 #include "support/options.h"
 
 /* ---- failure reporting ---- */

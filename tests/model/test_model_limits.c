@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "sgfp4_model.h"
+#include "tool_clock.h"
 
 /* A safetensors file holding one U8 [4] tensor, its header padded with `pad` spaces. */
 static uint8_t *model_file(size_t pad, size_t *size, uint64_t *header_bytes)
@@ -187,26 +187,18 @@ static void headers_no_writer_makes_are_refused_early(void **state)
     }
 }
 
-/* CPU time of this process: less disturbed than wall time by other work on the machine. */
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The fastest of five opens (and closes) of the file. */
 static double open_seconds(const uint8_t *f, size_t size, size_t n)
 {
     double best = 1e30;
     for (int r = 0; r < 5; r++) {
-        const double t0 = seconds_now();
+        const double t0 = tool_cpu_now();
         sgfp4_model *m = NULL;
         assert_int_equal(sgfp4_model_open_memory(f, size, &m, NULL, NULL), SGFP4_OK);
         assert_int_equal(sgfp4_model_tensor_count(m), n);
         assert_string_equal(sgfp4_model_tensor_at(m, 0)->name, n == 10000 ? "t0009999" : "t0099999");
         sgfp4_model_close(m);
-        const double t = seconds_now() - t0;
+        const double t = tool_cpu_now() - t0;
         best = t < best ? t : best;
     }
     return best;

@@ -19,36 +19,20 @@
 #include <cmocka.h>
 
 #include "sgfp4_model.h"
+#include "support/buffer_sink.h"
 
 /* ---- bytes in memory --------------------------------------------------------------------- */
 
-typedef struct blob {
-    uint8_t *bytes;
-    size_t size;
-} blob;
-
-static sgfp4_status collect(void *user, const void *data, size_t size)
-{
-    blob *b = user;
-    uint8_t *p = realloc(b->bytes, b->size + size);
-    if (!p)
-        return SGFP4_ERR_NOMEM;
-    memcpy(p + b->size, data, size);
-    b->bytes = p;
-    b->size += size;
-    return SGFP4_OK;
-}
-
-static blob read_file(const char *path)
+static buffer read_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         fail_msg("cannot open %s", path);
-    blob b = {NULL, 0};
+    buffer b = {0};
     uint8_t chunk[4096];
     size_t got;
     while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        assert_int_equal(collect(&b, chunk, got), SGFP4_OK);
+        assert_int_equal(buffer_write(&b, chunk, got), SGFP4_OK);
     fclose(f);
     return b;
 }
@@ -135,7 +119,7 @@ static void check_reader(const uint8_t *file, size_t size, const truth *want)
 
 /* Encodes `file` with `policy` (NULL: the default) and decodes the result. */
 static void encode_decode(const uint8_t *file, size_t size, const sgfp4_model_policy *policy,
-                          blob *quantized, blob *restored)
+                          buffer *quantized, buffer *restored)
 {
     sgfp4_model *src = NULL;
     sgfp4_diag diag;
@@ -145,18 +129,18 @@ static void encode_decode(const uint8_t *file, size_t size, const sgfp4_model_po
         assert_int_equal(sgfp4_model_policy_create(&own), SGFP4_OK);
         policy = own;
     }
-    *quantized = (blob){NULL, 0};
-    const sgfp4_sink qsink = {collect, quantized};
+    *quantized = (buffer){0};
+    const sgfp4_sink qsink = {buffer_write, quantized};
     if (sgfp4_model_encode(src, policy, &qsink, NULL, &diag) != SGFP4_OK)
         fail_msg("encode: %s", diag.message);
     sgfp4_model_policy_free(own);
     sgfp4_model_close(src);
     sgfp4_model *q = NULL;
-    if (sgfp4_model_open_memory(quantized->bytes, quantized->size, &q, NULL, &diag) != SGFP4_OK)
+    if (sgfp4_model_open_memory(quantized->data, quantized->size, &q, NULL, &diag) != SGFP4_OK)
         fail_msg("open the encoded model: %s", diag.message);
     assert_true(sgfp4_model_is_quantized(q));
-    *restored = (blob){NULL, 0};
-    const sgfp4_sink rsink = {collect, restored};
+    *restored = (buffer){0};
+    const sgfp4_sink rsink = {buffer_write, restored};
     if (sgfp4_model_decode(q, &rsink, NULL, &diag) != SGFP4_OK)
         fail_msg("decode: %s", diag.message);
     sgfp4_model_close(q);
@@ -167,13 +151,13 @@ static void encode_decode(const uint8_t *file, size_t size, const sgfp4_model_po
  * tensors at their source size; the metadata, without the manifest. Returns how many tensors
  * were quantized. */
 static size_t check_restored(const uint8_t *source, size_t source_size, const truth *want,
-                             const blob *quantized, const blob *restored)
+                             const buffer *quantized, const buffer *restored)
 {
     sgfp4_model *q = NULL, *r = NULL;
     sgfp4_diag diag;
-    assert_int_equal(sgfp4_model_open_memory(quantized->bytes, quantized->size, &q, NULL, &diag),
+    assert_int_equal(sgfp4_model_open_memory(quantized->data, quantized->size, &q, NULL, &diag),
                      SGFP4_OK);
-    if (sgfp4_model_open_memory(restored->bytes, restored->size, &r, NULL, &diag) != SGFP4_OK)
+    if (sgfp4_model_open_memory(restored->data, restored->size, &r, NULL, &diag) != SGFP4_OK)
         fail_msg("open the restored model: %s", diag.message);
     assert_false(sgfp4_model_is_quantized(r));
     assert_null(sgfp4_model_metadata_get(r, "sgfp4"));
@@ -220,7 +204,7 @@ static size_t check_restored(const uint8_t *source, size_t source_size, const tr
 
 /* ---- the reorder repros ------------------------------------------------------------------ */
 
-static blob repro(const char *name)
+static buffer repro(const char *name)
 {
     const char *root = getenv("SGFP4_SOURCE_DIR");
     char path[4096];
@@ -230,14 +214,14 @@ static blob repro(const char *name)
 
 static void round_trip_repro(const char *file, const truth *want, size_t want_quantized)
 {
-    blob f = repro(file);
-    check_reader(f.bytes, f.size, want);
-    blob q, r;
-    encode_decode(f.bytes, f.size, NULL, &q, &r);
-    assert_int_equal(check_restored(f.bytes, f.size, want, &q, &r), want_quantized);
-    free(q.bytes);
-    free(r.bytes);
-    free(f.bytes);
+    buffer f = repro(file);
+    check_reader(f.data, f.size, want);
+    buffer q, r;
+    encode_decode(f.data, f.size, NULL, &q, &r);
+    assert_int_equal(check_restored(f.data, f.size, want, &q, &r), want_quantized);
+    free(q.data);
+    free(r.data);
+    free(f.data);
 }
 
 static void reorder_swap2(void **state)
@@ -359,7 +343,7 @@ static void json_string(char **p, const char *s)
 
 /* Writes the file: keys in `key_order`, __metadata__ before key `meta_at` (or last), the
  * data of each tensor drawn from its own seed (finite floats for the float dtypes). */
-static blob write_model(const truth *t, const size_t *key_order, size_t meta_at, uint64_t seed)
+static buffer write_model(const truth *t, const size_t *key_order, size_t meta_at, uint64_t seed)
 {
     char *header = malloc(16384), *p = header;
     *p++ = '{';
@@ -391,16 +375,16 @@ static blob write_model(const truth *t, const size_t *key_order, size_t meta_at,
     uint64_t data_bytes = 0;
     for (size_t k = 0; k < t->count; k++)
         data_bytes = t->t[k].end > data_bytes ? t->t[k].end : data_bytes;
-    blob b = {calloc(1, 8 + n + data_bytes + 1), 8 + n + (size_t)data_bytes};
+    buffer b = {.data = calloc(1, 8 + n + data_bytes + 1), .size = 8 + n + (size_t)data_bytes};
     for (int k = 0; k < 8; k++)
-        b.bytes[k] = (uint8_t)((uint64_t)n >> (8 * k));
-    memcpy(b.bytes + 8, header, n);
+        b.data[k] = (uint8_t)((uint64_t)n >> (8 * k));
+    memcpy(b.data + 8, header, n);
     free(header);
     const uint64_t saved = rng_state;
     for (size_t k = 0; k < t->count; k++) {
         const truth_tensor *x = &t->t[k];
         rng_state = seed + k + 1;
-        uint8_t *d = b.bytes + 8 + n + x->begin;
+        uint8_t *d = b.data + 8 + n + x->begin;
         const size_t size = dtype_size(x->dtype), count = (size_t)elements_of(x);
         for (size_t e = 0; e < count; e++) {
             uint32_t bits = rnd();
@@ -435,24 +419,24 @@ static void random_key_orders_round_trip(void **state)
         /* The same model twice, with different key orders and __metadata__ places: both
          * read as the truth, both round-trip, and the restored files are the same bytes
          * (the restored file is in name order, whatever the source order). */
-        blob restored[2];
+        buffer restored[2];
         for (int copy = 0; copy < 2; copy++) {
             size_t keys[MAX_TENSORS];
             shuffle(keys, t.count);
-            blob f = write_model(&t, keys, below((uint32_t)t.count + 1), seed);
-            check_reader(f.bytes, f.size, &t);
-            blob q;
-            encode_decode(f.bytes, f.size, policy, &q, &restored[copy]);
-            const size_t n = check_restored(f.bytes, f.size, &t, &q, &restored[copy]);
+            buffer f = write_model(&t, keys, below((uint32_t)t.count + 1), seed);
+            check_reader(f.data, f.size, &t);
+            buffer q;
+            encode_decode(f.data, f.size, policy, &q, &restored[copy]);
+            const size_t n = check_restored(f.data, f.size, &t, &q, &restored[copy]);
             if (copy == 0)
                 quantized += n;
-            free(q.bytes);
-            free(f.bytes);
+            free(q.data);
+            free(f.data);
         }
         assert_int_equal(restored[0].size, restored[1].size);
-        assert_memory_equal(restored[0].bytes, restored[1].bytes, restored[0].size);
-        free(restored[0].bytes);
-        free(restored[1].bytes);
+        assert_memory_equal(restored[0].data, restored[1].data, restored[0].size);
+        free(restored[0].data);
+        free(restored[1].data);
         for (size_t k = 0; k < t.count; k++)
             zero_size += t.t[k].begin == t.t[k].end;
         tensors += t.count;
@@ -483,9 +467,9 @@ static sgfp4_status full_write(void *user, const void *data, size_t size)
 static void encode_names_no_space(void **state)
 {
     (void)state;
-    blob f = repro("reorder-swap2.safetensors");
+    buffer f = repro("reorder-swap2.safetensors");
     sgfp4_model *src = NULL;
-    assert_int_equal(sgfp4_model_open_memory(f.bytes, f.size, &src, NULL, NULL), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(f.data, f.size, &src, NULL, NULL), SGFP4_OK);
     sgfp4_model_policy *policy = NULL;
     assert_int_equal(sgfp4_model_policy_create(&policy), SGFP4_OK);
     full_sink full = {0, 4096}; /* the header fits, the tensors do not */
@@ -496,7 +480,7 @@ static void encode_names_no_space(void **state)
         fail_msg("message: %s", diag.message);
     sgfp4_model_policy_free(policy);
     sgfp4_model_close(src);
-    free(f.bytes);
+    free(f.data);
 }
 
 int main(void)

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "sgfp4.h"
-#include "support/reference_numbers.h"
+#include "datagen/reference_numbers.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 static uint32_t next_u32(void)

@@ -2,7 +2,7 @@
  * against NULL pointers, zero sizes, too-small buffers, out-of-range rows, blocks and
  * indices, unknown enum values and absurd thread counts: each returns its status (or, for a
  * query, 0 / NULL / nothing) and never crashes, and a valid call afterwards still works.
- * The conventions themselves (options, threads, DST_TOO_SMALL) are tests/unit/test_options.c.
+ * The conventions themselves (options, threads, DST_TOO_SMALL) are tests/api/test_options.c.
  * SPDX-License-Identifier: MIT */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 #include "sgfp4_experimental.h"
 #include "sgfp4_model.h"
 #include "sgfp4_vulkan.h"
+#include "support/buffer_sink.h"
 
 /* A valid v1 container of one block (64 x 64): scale 1.0, bias 0, codes 0..7 repeating. */
 static uint8_t v1[2056];
@@ -216,31 +217,14 @@ static void encode_arguments(void **state)
 
 /* ---- models ------------------------------------------------------------------------------ */
 
-typedef struct blob {
-    uint8_t *bytes;
-    size_t size;
-} blob;
-
-static sgfp4_status collect(void *user, const void *data, size_t size)
-{
-    blob *b = user;
-    uint8_t *p = realloc(b->bytes, b->size + size);
-    if (!p)
-        return SGFP4_ERR_NOMEM;
-    memcpy(p + b->size, data, size);
-    b->bytes = p;
-    b->size += size;
-    return SGFP4_OK;
-}
-
 /* A plain model of one F32 [64, 64] matrix "w" and one I8 [3] tensor "ids". */
-static blob plain_model(void)
+static buffer plain_model(void)
 {
     const uint64_t shape_w[2] = {64, 64}, shape_ids[1] = {3};
     const sgfp4_st_entry e[2] = {{"w", SGFP4_ST_F32, 2, shape_w},
                                  {"ids", SGFP4_ST_I8, 1, shape_ids}};
-    blob b = {NULL, 0};
-    const sgfp4_sink sink = {collect, &b};
+    buffer b = {0};
+    const sgfp4_sink sink = {buffer_write, &b};
     sgfp4_st_writer *w = NULL;
     assert_int_equal(sgfp4_st_writer_begin(e, 2, NULL, NULL, 0, &sink, &w, NULL), SGFP4_OK);
     for (int k = 0; k < 64 * 64; k++) {
@@ -281,8 +265,8 @@ static void model_queries(void **state)
     assert_int_equal(sgfp4_model_was_compressed(NULL), 0);
     sgfp4_model_tensor_evict(NULL, NULL);
 
-    blob b = plain_model();
-    assert_int_equal(sgfp4_model_open_memory(b.bytes, b.size, &m, NULL, &diag), SGFP4_OK);
+    buffer b = plain_model();
+    assert_int_equal(sgfp4_model_open_memory(b.data, b.size, &m, NULL, &diag), SGFP4_OK);
     assert_null(sgfp4_model_tensor_at(m, 2));
     assert_null(sgfp4_model_tensor_at(m, SIZE_MAX));
     assert_null(sgfp4_model_tensor_find(m, NULL));
@@ -310,7 +294,7 @@ static void model_queries(void **state)
                      SGFP4_ERR_MODEL_DTYPE);
     assert_int_equal(sgfp4_model_tensor_to_f32(w, 1, f, sizeof f, &diag), SGFP4_OK);
     sgfp4_model_close(m);
-    free(b.bytes);
+    free(b.data);
 
     /* dtype helpers */
     assert_null(sgfp4_st_dtype_name((sgfp4_st_dtype)-1));
@@ -417,10 +401,10 @@ static void policies(void **state)
 static void model_jobs(void **state)
 {
     (void)state;
-    blob b = plain_model();
+    buffer b = plain_model();
     sgfp4_model *m = NULL;
     sgfp4_diag diag;
-    assert_int_equal(sgfp4_model_open_memory(b.bytes, b.size, &m, NULL, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(b.data, b.size, &m, NULL, &diag), SGFP4_OK);
     sgfp4_model_policy *p = NULL;
     assert_int_equal(sgfp4_model_policy_create(&p), SGFP4_OK);
     const sgfp4_sink inner = {discard, NULL}, no_write = {NULL, NULL};
@@ -436,13 +420,13 @@ static void model_jobs(void **state)
     sgfp4_model_policy_defaults(p)->threads = UINT32_MAX;
     assert_int_not_equal(sgfp4_model_encode(m, p, &inner, NULL, &diag), SGFP4_OK);
     sgfp4_model_policy_defaults(p)->threads = 0;
-    blob q = {NULL, 0};
-    const sgfp4_sink qsink = {collect, &q};
+    buffer q = {0};
+    const sgfp4_sink qsink = {buffer_write, &q};
     assert_int_equal(sgfp4_model_encode(m, p, &qsink, NULL, &diag), SGFP4_OK);
     /* decode: not quantized, NULLs, bad dtype, bad decode options before a byte is written */
     assert_int_equal(sgfp4_model_decode(m, &inner, NULL, &diag), SGFP4_ERR_ARGUMENT);
     sgfp4_model *qm = NULL;
-    assert_int_equal(sgfp4_model_open_memory(q.bytes, q.size, &qm, NULL, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(q.data, q.size, &qm, NULL, &diag), SGFP4_OK);
     assert_int_equal(sgfp4_model_decode(NULL, &inner, NULL, &diag), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_model_decode(qm, NULL, NULL, &diag), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_model_decode(qm, &no_write, NULL, &diag), SGFP4_ERR_ARGUMENT);
@@ -455,8 +439,8 @@ static void model_jobs(void **state)
     dec.threads = SGFP4_MAX_THREADS + 1;
     sgfp4_model_write_options_init(&o);
     o.decode = &dec;
-    blob r = {NULL, 0};
-    const sgfp4_sink rsink = {collect, &r};
+    buffer r = {0};
+    const sgfp4_sink rsink = {buffer_write, &r};
     assert_int_equal(sgfp4_model_decode(qm, &rsink, &o, &diag), SGFP4_ERR_ARGUMENT);
     assert_int_equal(r.size, 0);
     dec.threads = 0;
@@ -466,12 +450,12 @@ static void model_jobs(void **state)
     dec.backend = SGFP4_BACKEND_AUTO;
     assert_int_equal(sgfp4_model_decode(qm, &rsink, &o, &diag), SGFP4_OK);
     assert_true(r.size > 64 * 64 * 4);
-    free(r.bytes);
+    free(r.data);
     sgfp4_model_close(qm);
-    free(q.bytes);
+    free(q.data);
     sgfp4_model_policy_free(p);
     sgfp4_model_close(m);
-    free(b.bytes);
+    free(b.data);
 }
 
 static void vulkan_without_a_context(void **state)
@@ -492,8 +476,8 @@ static void vulkan_without_a_context(void **state)
     sgfp4_vk_context_last_timing(NULL, &timing);
     assert_int_equal(sgfp4_vk_decode_reads_layout(NULL, NULL, SGFP4_DTYPE_F16), 0);
     assert_int_equal(sgfp4_vk_tensor_device_bytes(NULL), 0);
-    sgfp4_vk_buffer *buffer = NULL;
-    assert_int_not_equal(sgfp4_vk_buffer_create(NULL, 64, &buffer, &diag), SGFP4_OK);
+    sgfp4_vk_buffer *vk_buf = NULL;
+    assert_int_not_equal(sgfp4_vk_buffer_create(NULL, 64, &vk_buf, &diag), SGFP4_OK);
     (void)sgfp4_vk_buffer_handle(NULL);
     sgfp4_vk_buffer_free(NULL, NULL);
     sgfp4_vk_tensor *vt = NULL;

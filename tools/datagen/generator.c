@@ -3,13 +3,13 @@
  * parameters are the ones the differential corpus always made, so its seeds keep naming the
  * same containers.
  * SPDX-License-Identifier: MIT */
-#include "support/generator.h"
+#include "datagen/generator.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "support/reference_numbers.h"
+#include "datagen/reference_numbers.h"
 
 /* ---- random numbers ---- */
 

@@ -16,6 +16,7 @@
 
 #include "sgfp4.h"
 #include "sgfp4_model.h"
+#include "support/buffer_sink.h"
 
 static float *make_matrix(uint64_t rows, uint64_t cols, uint32_t seed)
 {
@@ -142,34 +143,17 @@ static void a_hook_changes_no_byte(void **state)
 
 /* ---- whole models ------------------------------------------------------------------------ */
 
-typedef struct blob {
-    uint8_t *bytes;
-    size_t size;
-} blob;
-
-static sgfp4_status collect(void *user, const void *data, size_t size)
-{
-    blob *b = user;
-    uint8_t *p = realloc(b->bytes, b->size + size + 1);
-    if (!p)
-        return SGFP4_ERR_NOMEM;
-    memcpy(p + b->size, data, size);
-    b->bytes = p;
-    b->size += size;
-    return SGFP4_OK;
-}
-
 /* A float32 model of three 512x512 matrices (each quantized by the default policy) and a
  * norm vector (passed through). */
-static blob plain_model(void)
+static buffer plain_model(void)
 {
     static const uint64_t matrix[2] = {512, 512}, vector[1] = {512};
     const sgfp4_st_entry entries[] = {{"layers.0.attn.weight", SGFP4_ST_F32, 2, matrix},
                                       {"layers.0.mlp.weight", SGFP4_ST_F32, 2, matrix},
                                       {"layers.1.attn.weight", SGFP4_ST_F32, 2, matrix},
                                       {"layers.0.norm.weight", SGFP4_ST_F32, 1, vector}};
-    blob b = {NULL, 0};
-    const sgfp4_sink sink = {collect, &b};
+    buffer b = {0};
+    const sgfp4_sink sink = {buffer_write, &b};
     sgfp4_st_writer *w = NULL;
     assert_int_equal(sgfp4_st_writer_begin(entries, 4, NULL, NULL, 0, &sink, &w, NULL),
                      SGFP4_OK);
@@ -191,7 +175,7 @@ static blob plain_model(void)
  * (0: never). */
 typedef struct job_canceller {
     unsigned calls, stop_at;
-    const blob *out;
+    const buffer *out;
     size_t stop_after_bytes;
 } job_canceller;
 
@@ -203,7 +187,7 @@ static int job_hook(void *user)
 }
 
 static sgfp4_status encode_model(const sgfp4_model *m, unsigned threads, job_canceller *c,
-                                 blob *out, sgfp4_diag *diag)
+                                 buffer *out, sgfp4_diag *diag)
 {
     sgfp4_model_policy *policy = NULL;
     assert_int_equal(sgfp4_model_policy_create(&policy), SGFP4_OK);
@@ -212,7 +196,7 @@ static sgfp4_status encode_model(const sgfp4_model *m, unsigned threads, job_can
     sgfp4_model_write_options_init(&o);
     o.cancel = job_hook;
     o.cancel_user = c;
-    const sgfp4_sink sink = {collect, out};
+    const sgfp4_sink sink = {buffer_write, out};
     const sgfp4_status s = sgfp4_model_encode(m, policy, &sink, &o, diag);
     sgfp4_model_policy_free(policy);
     return s;
@@ -221,13 +205,13 @@ static sgfp4_status encode_model(const sgfp4_model *m, unsigned threads, job_can
 static void model_jobs_stop(void **state)
 {
     (void)state;
-    blob plain = plain_model();
+    buffer plain = plain_model();
     sgfp4_model *m = NULL;
-    assert_int_equal(sgfp4_model_open_memory(plain.bytes, plain.size, &m, NULL, NULL), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(plain.data, plain.size, &m, NULL, NULL), SGFP4_OK);
     sgfp4_diag diag;
     for (unsigned t = 0; t < 4; t++) {
         /* asked first before the first tensor: nothing encoded, nothing written */
-        blob out = {NULL, 0};
+        buffer out = {0};
         job_canceller c = {0, 1, &out, 0};
         assert_int_equal(encode_model(m, thread_counts[t], &c, &out, &diag),
                          SGFP4_ERR_CANCELLED);
@@ -247,29 +231,29 @@ static void model_jobs_stop(void **state)
         assert_int_equal(encode_model(m, thread_counts[t], &c, &out, &diag),
                          SGFP4_ERR_CANCELLED);
         assert_true(out.size > 0 && out.size < plain.size / 4);
-        free(out.bytes);
+        free(out.data);
     }
     /* a hook that never says stop: the whole model, then its decode stopped at once */
-    blob out = {NULL, 0};
+    buffer out = {0};
     job_canceller never = {0, UINT_MAX, &out, 0};
     assert_int_equal(encode_model(m, 2, &never, &out, &diag), SGFP4_OK);
     assert_true(never.calls >= 8); /* 4 tensors, 3 encodes, the data written */
     sgfp4_model *q = NULL;
-    assert_int_equal(sgfp4_model_open_memory(out.bytes, out.size, &q, NULL, NULL), SGFP4_OK);
-    blob restored = {NULL, 0};
+    assert_int_equal(sgfp4_model_open_memory(out.data, out.size, &q, NULL, NULL), SGFP4_OK);
+    buffer restored = {0};
     job_canceller c = {0, 1, &restored, 0};
     sgfp4_model_write_options o;
     sgfp4_model_write_options_init(&o);
     o.cancel = job_hook;
     o.cancel_user = &c;
-    const sgfp4_sink sink = {collect, &restored};
+    const sgfp4_sink sink = {buffer_write, &restored};
     assert_int_equal(sgfp4_model_decode(q, &sink, &o, &diag), SGFP4_ERR_CANCELLED);
     assert_int_equal(c.calls, 1);
     sgfp4_model_close(q);
-    free(restored.bytes);
-    free(out.bytes);
+    free(restored.data);
+    free(out.data);
     sgfp4_model_close(m);
-    free(plain.bytes);
+    free(plain.data);
 }
 
 int main(void)

@@ -12,7 +12,12 @@
 
 #include <cmocka.h>
 
-#include "encode/encode_internal.h"
+#include "encode/block_plan.h"
+#include "encode/block_policy.h"
+#include "encode/block_write.h"
+#include "encode/error_metric.h"
+#include "encode/leaf_fit.h"
+#include "encode/quantize.h"
 
 static uint32_t rng = 12345;
 static float uniform(void)

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "model/model_internal.h"
+#include "support/buffer_sink.h"
 
 /* ---- names and sizes ----------------------------------------------------------------- */
 
@@ -244,29 +245,6 @@ static void test_f8_conversions(void **state)
 
 /* ---- a model holding every dtype ----------------------------------------------------- */
 
-typedef struct membuf {
-    uint8_t *data;
-    size_t size, cap;
-} membuf;
-
-static sgfp4_status mem_write(void *user, const void *data, size_t size)
-{
-    membuf *m = user;
-    if (m->size + size > m->cap) {
-        size_t cap = m->cap ? m->cap : 4096;
-        while (cap < m->size + size)
-            cap *= 2;
-        uint8_t *p = realloc(m->data, cap);
-        if (!p)
-            return SGFP4_ERR_NOMEM;
-        m->data = p;
-        m->cap = cap;
-    }
-    memcpy(m->data + m->size, data, size);
-    m->size += size;
-    return SGFP4_OK;
-}
-
 #define NT 20
 typedef struct spec_tensor {
     const char *name;
@@ -329,7 +307,7 @@ static uint8_t *tensor_data(const spec_tensor *t, uint64_t *nbytes, uint64_t *se
     return p;
 }
 
-static membuf make_model(void)
+static buffer make_model(void)
 {
     sgfp4_st_entry entries[NT];
     uint8_t *data[NT];
@@ -339,8 +317,8 @@ static membuf make_model(void)
                                       model_spec[k].shape};
         data[k] = tensor_data(&model_spec[k], &sizes[k], &seed);
     }
-    membuf out = {0};
-    const sgfp4_sink sink = {mem_write, &out};
+    buffer out = {0};
+    const sgfp4_sink sink = {buffer_write, &out};
     const char *keys[] = {"format"}, *values[] = {"pt"};
     sgfp4_st_writer *w = NULL;
     assert_int_equal(sgfp4_st_writer_begin(entries, NT, keys, values, 1, &sink, &w, NULL), SGFP4_OK);
@@ -396,15 +374,15 @@ static double rel_l2(const sgfp4_model_tensor *a, const sgfp4_model_tensor *b)
 
 /* Encodes the every-dtype model at `bpw` and checks what the reports and the summary say;
  * returns the quantized bytes. */
-static membuf encode_model(const sgfp4_model *src, double bpw, reports *rep,
+static buffer encode_model(const sgfp4_model *src, double bpw, reports *rep,
                            sgfp4_model_summary *sum)
 {
     sgfp4_model_policy *policy = NULL;
     assert_int_equal(sgfp4_model_policy_create(&policy), SGFP4_OK);
     sgfp4_model_policy_defaults(policy)->target_bpw = bpw;
     sgfp4_model_policy_defaults(policy)->threads = 1;
-    membuf q = {0};
-    const sgfp4_sink sink = {mem_write, &q};
+    buffer q = {0};
+    const sgfp4_sink sink = {buffer_write, &q};
     sgfp4_model_write_options wo;
     sgfp4_model_write_options_init(&wo);
     *rep = (reports){.order_ok = 1};
@@ -432,14 +410,14 @@ static membuf encode_model(const sgfp4_model *src, double bpw, reports *rep,
 static void test_every_dtype_round_trip(void **state)
 {
     (void)state;
-    membuf src_bytes = make_model();
+    buffer src_bytes = make_model();
     sgfp4_model *src = NULL, *q = NULL, *d = NULL;
     sgfp4_diag diag;
     assert_int_equal(sgfp4_model_open_memory(src_bytes.data, src_bytes.size, &src, NULL, &diag),
                      SGFP4_OK);
     reports rep;
     sgfp4_model_summary sum;
-    membuf qb = encode_model(src, 4.5, &rep, &sum);
+    buffer qb = encode_model(src, 4.5, &rep, &sum);
     if (sgfp4_model_open_memory(qb.data, qb.size, &q, NULL, &diag) != SGFP4_OK)
         fail_msg("open quantized: %s", diag.message);
     assert_true(sgfp4_model_is_quantized(q));
@@ -472,8 +450,8 @@ static void test_every_dtype_round_trip(void **state)
     assert_int_equal(sum.below_target, 0);
 
     /* decode: FP8 sources come back as FP8, close to the source; the rest byte for byte */
-    membuf db = {0};
-    const sgfp4_sink dsink = {mem_write, &db};
+    buffer db = {0};
+    const sgfp4_sink dsink = {buffer_write, &db};
     sgfp4_model_write_options wo;
     sgfp4_model_write_options_init(&wo);
     sgfp4_model_summary dsum;
@@ -505,11 +483,11 @@ static void test_every_dtype_round_trip(void **state)
     free(db.data);
 
     /* --bpw 1 cannot be met: every quantized tensor says so; 40 is above the finest trees */
-    membuf low = encode_model(src, 1.0, &rep, &sum);
+    buffer low = encode_model(src, 1.0, &rep, &sum);
     assert_int_equal(sum.above_target, 3);
     assert_true(sum.bits_per_weight > 1.0);
     free(low.data);
-    membuf high = encode_model(src, 40.0, &rep, &sum);
+    buffer high = encode_model(src, 40.0, &rep, &sum);
     assert_int_equal(sum.below_target, 3);
     free(high.data);
 

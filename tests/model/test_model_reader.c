@@ -13,30 +13,26 @@
 #include <cmocka.h>
 
 #include "sgfp4_model.h"
+#include "support/buffer_sink.h"
 
 /* A file: 8-byte length, the header text as given, then `data` zero bytes. */
-typedef struct blob {
-    uint8_t *bytes;
-    size_t size;
-} blob;
-
-static blob make(const char *header, size_t data)
+static buffer make(const char *header, size_t data)
 {
     const size_t n = strlen(header);
-    blob b = {calloc(1, 8 + n + data + 1), 8 + n + data};
+    buffer b = {.data = calloc(1, 8 + n + data + 1), .size = 8 + n + data};
     for (int k = 0; k < 8; k++)
-        b.bytes[k] = (uint8_t)((uint64_t)n >> (8 * k));
-    memcpy(b.bytes + 8, header, n);
+        b.data[k] = (uint8_t)((uint64_t)n >> (8 * k));
+    memcpy(b.data + 8, header, n);
     return b;
 }
 
 /* Opens; expects `want`, and that the message contains `needle` (if not NULL). */
 static void expect(const char *header, size_t data, sgfp4_status want, const char *needle)
 {
-    blob b = make(header, data);
+    buffer b = make(header, data);
     sgfp4_model *m = (sgfp4_model *)0x1;
     sgfp4_diag diag;
-    const sgfp4_status s = sgfp4_model_open_memory(b.bytes, b.size, &m, NULL, &diag);
+    const sgfp4_status s = sgfp4_model_open_memory(b.data, b.size, &m, NULL, &diag);
     if (s != want || (needle && !strstr(diag.message, needle)))
         fail_msg("header %s: got %s (%s), want %s with '%s'", header, sgfp4_status_name(s),
                  diag.message, sgfp4_status_name(want), needle ? needle : "");
@@ -44,7 +40,7 @@ static void expect(const char *header, size_t data, sgfp4_status want, const cha
         sgfp4_model_close(m);
     else
         assert_null(m);
-    free(b.bytes);
+    free(b.data);
 }
 
 static void test_valid(void **state)
@@ -54,9 +50,9 @@ static void test_valid(void **state)
                     "\"data_offsets\":[16,24]},\"a\":{\"dtype\":\"F32\",\"shape\":[4],"
                     "\"data_offsets\":[0,16]},\"z\":{\"dtype\":\"U8\",\"shape\":[0],"
                     "\"data_offsets\":[24,24]}}   ";
-    blob b = make(h, 24);
+    buffer b = make(h, 24);
     sgfp4_model *m = NULL;
-    assert_int_equal(sgfp4_model_open_memory(b.bytes, b.size, &m, NULL, NULL), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(b.data, b.size, &m, NULL, NULL), SGFP4_OK);
     assert_int_equal(sgfp4_model_tensor_count(m), 3);
     assert_string_equal(sgfp4_model_tensor_at(m, 0)->name, "a"); /* file order */
     assert_string_equal(sgfp4_model_tensor_at(m, 1)->name, "b");
@@ -70,7 +66,7 @@ static void test_valid(void **state)
     assert_string_equal(sgfp4_model_metadata_get(m, "k"), "v");
     assert_int_equal(sgfp4_model_is_quantized(m), 0);
     sgfp4_model_close(m);
-    free(b.bytes);
+    free(b.data);
 }
 
 #define T1 "\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}"
@@ -79,30 +75,30 @@ static void test_malformed(void **state)
 {
     (void)state;
     /* lengths */
-    blob tiny = {(uint8_t *)"\x05\0\0", 3};
+    buffer tiny = {.data = (uint8_t *)"\x05\0\0", .size = 3};
     sgfp4_model *m = NULL;
     sgfp4_diag diag;
-    assert_int_equal(sgfp4_model_open_memory(tiny.bytes, tiny.size, &m, NULL, &diag),
+    assert_int_equal(sgfp4_model_open_memory(tiny.data, tiny.size, &m, NULL, &diag),
                      SGFP4_ERR_TRUNCATED);
-    blob big = make("{}", 0);
-    big.bytes[5] = 1; /* header length 2^40 + 2: past the file and the limit */
-    assert_int_equal(sgfp4_model_open_memory(big.bytes, big.size, &m, NULL, &diag),
+    buffer big = make("{}", 0);
+    big.data[5] = 1; /* header length 2^40 + 2: past the file and the limit */
+    assert_int_equal(sgfp4_model_open_memory(big.data, big.size, &m, NULL, &diag),
                      SGFP4_ERR_LIMIT);
-    free(big.bytes);
-    blob past = make("{}", 0);
-    past.bytes[0] = 200;
-    assert_int_equal(sgfp4_model_open_memory(past.bytes, past.size, &m, NULL, &diag),
+    free(big.data);
+    buffer past = make("{}", 0);
+    past.data[0] = 200;
+    assert_int_equal(sgfp4_model_open_memory(past.data, past.size, &m, NULL, &diag),
                      SGFP4_ERR_TRUNCATED);
-    free(past.bytes);
+    free(past.data);
     /* caller limit on the header */
-    blob b = make("{" T1 "}", 8);
+    buffer b = make("{" T1 "}", 8);
     sgfp4_model_open_options o;
     sgfp4_model_open_options_init(&o);
     o.limits.max_header_bytes = 10;
-    assert_int_equal(sgfp4_model_open_memory(b.bytes, b.size, &m, &o, &diag), SGFP4_ERR_LIMIT);
+    assert_int_equal(sgfp4_model_open_memory(b.data, b.size, &m, &o, &diag), SGFP4_ERR_LIMIT);
     assert_non_null(strstr(diag.message, "limit"));
     assert_int_equal(diag.offset, 0);
-    free(b.bytes);
+    free(b.data);
     /* JSON */
     expect(" {}", 0, SGFP4_ERR_MODEL_JSON, "'{'");
     expect("{\"t\":", 0, SGFP4_ERR_MODEL_JSON, "header JSON");
@@ -149,26 +145,14 @@ static void test_malformed(void **state)
 }
 
 /* A file written by the writer reads back with every field intact, data 64-aligned. */
-static sgfp4_status collect(void *user, const void *data, size_t size)
-{
-    blob *b = user;
-    uint8_t *p = realloc(b->bytes, b->size + size);
-    if (!p)
-        return SGFP4_ERR_NOMEM;
-    memcpy(p + b->size, data, size);
-    b->bytes = p;
-    b->size += size;
-    return SGFP4_OK;
-}
-
 static void test_writer(void **state)
 {
     (void)state;
     const uint64_t s1[2] = {3, 2}, s2[1] = {5};
     const sgfp4_st_entry e[2] = {{"w", SGFP4_ST_BF16, 2, s1}, {"b", SGFP4_ST_U8, 1, s2}};
     const char *keys[] = {"note"}, *values[] = {"h\u00e9llo"};
-    blob out = {NULL, 0};
-    const sgfp4_sink sink = {collect, &out};
+    buffer out = {0};
+    const sgfp4_sink sink = {buffer_write, &out};
     sgfp4_st_writer *w = NULL;
     assert_int_equal(sgfp4_st_writer_begin(e, 2, keys, values, 1, &sink, &w, NULL), SGFP4_OK);
     const uint8_t data[17] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
@@ -177,27 +161,27 @@ static void test_writer(void **state)
     assert_int_not_equal(sgfp4_st_writer_finish(w, &diag), SGFP4_OK); /* 5 bytes missing */
     assert_int_not_equal(sgfp4_st_writer_write(w, data, 6), SGFP4_OK); /* one too many */
     sgfp4_st_writer_free(w);
-    free(out.bytes);
-    out = (blob){NULL, 0};
+    free(out.data);
+    out = (buffer){0};
     assert_int_equal(sgfp4_st_writer_begin(e, 2, keys, values, 1, &sink, &w, NULL), SGFP4_OK);
     assert_int_equal(sgfp4_st_writer_write(w, data, 17), SGFP4_OK);
     assert_int_equal(sgfp4_st_writer_finish(w, NULL), SGFP4_OK);
     sgfp4_st_writer_free(w);
     sgfp4_model *m = NULL;
-    assert_int_equal(sgfp4_model_open_memory(out.bytes, out.size, &m, NULL, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_model_open_memory(out.data, out.size, &m, NULL, &diag), SGFP4_OK);
     assert_int_equal(sgfp4_model_data_offset(m) % 64, 0);
     const sgfp4_model_tensor *b = sgfp4_model_tensor_find(m, "b");
     assert_int_equal(b->nbytes, 5);
     assert_memory_equal(b->data, data + 12, 5);
     assert_string_equal(sgfp4_model_metadata_get(m, "note"), "h\u00e9llo");
     sgfp4_model_close(m);
-    free(out.bytes);
+    free(out.data);
     /* duplicate names are refused */
     const sgfp4_st_entry dup[2] = {{"w", SGFP4_ST_U8, 1, s2}, {"w", SGFP4_ST_U8, 1, s2}};
-    out = (blob){NULL, 0};
+    out = (buffer){0};
     assert_int_equal(sgfp4_st_writer_begin(dup, 2, NULL, NULL, 0, &sink, &w, &diag),
                      SGFP4_ERR_MODEL_DUPLICATE);
-    free(out.bytes);
+    free(out.data);
 }
 
 /* Manifest entries that contradict the file are refused with MODEL_MANIFEST. */
