@@ -77,6 +77,30 @@ MV_INLINE void block_nv(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
     cell_trees(w, s, nv, t);
 }
 
+/* A block of the repacked layout for a wide chunk of nv vectors (up to MV_WIDE_CHUNK): the
+ * chunks mv_wide() allows. */
+MV_INLINE void block_wide(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGFP4_MB],
+                          mv_work *w, const unsigned nv)
+{
+    const uint8_t *blk = sgfp4_matvec_repacked_block(s->plan, s->by * s->t->tiles_x + bx);
+    if (s->class_a) {
+        prep_a(w, s, nv, bx);
+        repacked_a(w, s, nv, blk, t);
+    } else if (prep_b(w, s, nv, bx, true)) { /* padded: a constant in each copy */
+        repacked_b(w, s, nv, blk, t, true);
+    } else {
+        repacked_b(w, s, nv, blk, t, false);
+    }
+}
+
+/* Whether the strip loop may hand mv_block() up to MV_WIDE_CHUNK vectors: on the repacked
+ * layout, whose paths hold no per-vector tile. */
+MV_INLINE bool mv_wide(const sgfp4_matvec_plan *plan, bool class_a)
+{
+    (void)class_a;
+    return plan->repack != NULL;
+}
+
 /* The block for the chunk's vector count, a constant in each copy. */
 MV_INLINE void mv_block(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGFP4_MB],
                         mv_work *w)
@@ -85,7 +109,11 @@ MV_INLINE void mv_block(const sgfp4_matvec_strip *s, uint64_t bx, float (*t)[SGF
     case 1: block_nv(s, bx, t, w, 1); break;
     case 2: block_nv(s, bx, t, w, 2); break;
     case 3: block_nv(s, bx, t, w, 3); break;
-    default: block_nv(s, bx, t, w, 4); break;
+    case 4: block_nv(s, bx, t, w, 4); break;
+    case 5: block_wide(s, bx, t, w, 5); break;
+    case 6: block_wide(s, bx, t, w, 6); break;
+    case 7: block_wide(s, bx, t, w, 7); break;
+    default: block_wide(s, bx, t, w, 8); break;
     }
 }
 

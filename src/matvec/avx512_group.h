@@ -265,20 +265,24 @@ MV_INLINE void repacked_unit_b(bool pairs, const unit_source *src, unsigned p, u
 
 /* ---- the row group tree ----------------------------------------------------------------- */
 
-/* Unit p's cells of every vector (c[v]), as `form` computes them. */
+/* Unit p's cells of every vector, as `form` computes them: c[v], or with `add` c[v] plus
+ * them. */
 MV_INLINE void unit_cells(unit_form form, const unit_source *src, unsigned p, unsigned nv,
-                          __m512 *c)
+                          __m512 *c, bool add)
 {
+    __m512 cells[MV_WIDE_CHUNK];
     switch (form) {
     case UNITS_UNIFORM8_A:
-    case UNITS_WHOLE_A: direct_unit_a(form, src, p, nv, c); break;
+    case UNITS_WHOLE_A: direct_unit_a(form, src, p, nv, cells); break;
     case UNITS_UNIFORM8_B:
-    case UNITS_WHOLE_B: direct_unit_b(form, src, p, nv, c); break;
-    case UNITS_PAIRS_A: repacked_unit_a(true, src, p, nv, c); break;
-    case UNITS_TABLE_A: repacked_unit_a(false, src, p, nv, c); break;
-    case UNITS_PAIRS_B: repacked_unit_b(true, src, p, nv, c); break;
-    case UNITS_TABLE_B: repacked_unit_b(false, src, p, nv, c); break;
+    case UNITS_WHOLE_B: direct_unit_b(form, src, p, nv, cells); break;
+    case UNITS_PAIRS_A: repacked_unit_a(true, src, p, nv, cells); break;
+    case UNITS_TABLE_A: repacked_unit_a(false, src, p, nv, cells); break;
+    case UNITS_PAIRS_B: repacked_unit_b(true, src, p, nv, cells); break;
+    case UNITS_TABLE_B: repacked_unit_b(false, src, p, nv, cells); break;
     }
+    MV_UNROLL for (unsigned v = 0; v < nv; v++)
+        c[v] = add ? _mm512_add_ps(c[v], cells[v]) : cells[v];
 }
 
 /* out[v] = a[v] + b[v] for the chunk's vectors. */
@@ -292,26 +296,21 @@ MV_INLINE void add_cells(__m512 *out, const __m512 *a, const __m512 *b, unsigned
  * (cell k + 8 is pair p + 4, k + 4 is p + 2, k + 2 is p + 1):
  * ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)), c_p the cells of pair p. Each row's
  * two remaining cells are emit_group()'s. Units are computed in the order they are summed,
- * so that at most four sets of cells are live. */
+ * the second of each pair added as it comes (a + b and b + a are the same bits), so that at
+ * most three sets of partial sums are live (a wide chunk's 8 vectors stay in registers). */
 MV_INLINE void group_tree(unit_form form, const unit_source *src, unsigned nv,
-                          __m512 rows[SGFP4_MATVEC_CHUNK])
+                          __m512 rows[MV_WIDE_CHUNK])
 {
-    __m512 l[SGFP4_MATVEC_CHUNK], r[SGFP4_MATVEC_CHUNK], c[SGFP4_MATVEC_CHUNK];
-    __m512 h[SGFP4_MATVEC_CHUNK];
-    unit_cells(form, src, 0, nv, l);
-    unit_cells(form, src, 4, nv, c);
-    add_cells(l, l, c, nv);
-    unit_cells(form, src, 2, nv, r);
-    unit_cells(form, src, 6, nv, c);
-    add_cells(r, r, c, nv);
+    __m512 l[MV_WIDE_CHUNK], r[MV_WIDE_CHUNK], h[MV_WIDE_CHUNK];
+    unit_cells(form, src, 0, nv, l, false);
+    unit_cells(form, src, 4, nv, l, true);
+    unit_cells(form, src, 2, nv, r, false);
+    unit_cells(form, src, 6, nv, r, true);
     add_cells(h, l, r, nv);
-    unit_cells(form, src, 1, nv, l);
-    unit_cells(form, src, 5, nv, c);
-    add_cells(l, l, c, nv);
-    unit_cells(form, src, 3, nv, r);
-    unit_cells(form, src, 7, nv, c);
-    add_cells(r, r, c, nv);
+    unit_cells(form, src, 1, nv, l, false);
+    unit_cells(form, src, 5, nv, l, true);
+    unit_cells(form, src, 3, nv, r, false);
+    unit_cells(form, src, 7, nv, r, true);
     add_cells(l, l, r, nv);
     add_cells(rows, h, l, nv);
 }
-

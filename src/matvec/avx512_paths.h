@@ -19,13 +19,13 @@ MV_INLINE void uniform8_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv
                                            _mm512_and_si512(h, _mm512_set1_epi32(0xFFF0)))));
     }
     float bis[SGFP4_MATVEC_CHUNK][16] __attribute__((aligned(64)));
-    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    __m512 pending[MV_WIDE_CHUNK] = {0};
     unit_source src = {.w = w, .padded = padded, .bis = bis};
     for (unsigned g = s->g0; g < s->g1; g++) {
         src.codes = payload + 256 * g;
         src.scale = scale + 8 * g;
         src.bias = bias + 8 * g;
-        __m512 rows[SGFP4_MATVEC_CHUNK];
+        __m512 rows[MV_WIDE_CHUNK];
         if (s->class_a) {
             /* B of leaf 8 g + p for both cells of pair p, times is */
             const __m512 b16 = _mm512_permutexvar_ps(
@@ -56,7 +56,7 @@ MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
     if (s->class_a)
         for (unsigned v = 0; v < nv; v++)
             _mm512_store_ps(bis[v], _mm512_mul_ps(_mm512_set1_ps(bias), _mm512_load_ps(w->prep.a[v].isf)));
-    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    __m512 pending[MV_WIDE_CHUNK] = {0};
     for (unsigned g = s->g0; g < s->g1; g++) {
         const uint8_t *lines = payload + 256 * g;
         const __m512i z0 = _mm512_loadu_si512(lines), z1 = _mm512_loadu_si512(lines + 64);
@@ -66,7 +66,7 @@ MV_INLINE void whole_fp4(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
             src.top[k] = _mm512_permutex2var_epi16(z0, pick, z1);
             src.bottom[k] = _mm512_permutex2var_epi16(z2, pick, z3);
         }
-        __m512 rows[SGFP4_MATVEC_CHUNK];
+        __m512 rows[MV_WIDE_CHUNK];
         if (s->class_a)
             group_tree(UNITS_WHOLE_A, &src, nv, rows);
         else
@@ -147,7 +147,7 @@ typedef struct rp_scratch {
  * per unit rp_unit_sb()). */
 MV_INLINE void repacked_group_tree(bool class_a, unit_source *src, const uint8_t *meta,
                                    unsigned count, rp_scratch *scratch, unsigned nv,
-                                   __m512 rows[SGFP4_MATVEC_CHUNK])
+                                   __m512 rows[MV_WIDE_CHUNK])
 {
     if (count == 0) {
         rp_store_pairs(meta, scratch->sb);
@@ -170,7 +170,7 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
                           const uint8_t *blk, float (*t)[SGFP4_MB])
 {
     rp_scratch scratch;
-    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    __m512 pending[MV_WIDE_CHUNK] = {0};
     for (unsigned g = s->g0; g < s->g1; g++) {
         repacked_prefetch(blk, g, s->n0 == 0);
         unsigned count;
@@ -178,7 +178,7 @@ MV_INLINE void repacked_a(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
         /* the activations' pairs are broadcast from memory in each unit: opaque_pointer()
          * hides that they are the same in every group */
         unit_source src = {.w = w, .codes = blk + 256 * g, .prep = opaque_pointer(w->prep.a)};
-        __m512 rows[SGFP4_MATVEC_CHUNK];
+        __m512 rows[MV_WIDE_CHUNK];
         repacked_group_tree(true, &src, meta, count, &scratch, nv, rows);
         for (unsigned v = 0; v < nv; v++)
             emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, w->prep.a[v].d, true);
@@ -194,13 +194,13 @@ MV_INLINE void repacked_b(mv_work *w, const sgfp4_matvec_strip *s, unsigned nv,
                           const uint8_t *blk, float (*t)[SGFP4_MB], bool padded)
 {
     rp_scratch scratch;
-    __m512 pending[SGFP4_MATVEC_CHUNK] = {0};
+    __m512 pending[MV_WIDE_CHUNK] = {0};
     for (unsigned g = s->g0; g < s->g1; g++) {
         repacked_prefetch(blk, g, s->n0 == 0);
         unsigned count;
         const uint8_t *meta = repacked_meta(blk, g, &count);
         unit_source src = {.w = w, .padded = padded, .codes = blk + 256 * g};
-        __m512 rows[SGFP4_MATVEC_CHUNK];
+        __m512 rows[MV_WIDE_CHUNK];
         repacked_group_tree(false, &src, meta, count, &scratch, nv, rows);
         for (unsigned v = 0; v < nv; v++)
             emit_group(t[v], rows[v], &pending[v], g, s->g0, s->g1, 1.0f, false);

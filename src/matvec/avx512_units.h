@@ -42,7 +42,11 @@
 #define MV_FN static __attribute__((target(MV_TARGET)))
 #define MV_INLINE static inline __attribute__((target(MV_TARGET), always_inline))
 /* loops over a chunk's vectors, kept in registers */
-#define MV_UNROLL _Pragma("GCC unroll 4")
+#define MV_UNROLL _Pragma("GCC unroll 8")
+/* Vectors per pass over a strip on the repacked layout (MV_WIDE_CHUNK of strip_driver.h):
+ * each unit's code line and S and B (Class B: its weights) are shared by up to 8 vectors; the
+ * other paths take SGFP4_MATVEC_CHUNK (their per-vector tiles). */
+#define MV_WIDE_CHUNK 8u
 
 /* Per-vector data of one block. */
 typedef struct __attribute__((aligned(64))) mv_prep_a {
@@ -61,11 +65,11 @@ typedef struct __attribute__((aligned(64))) mv_prep_b {
 typedef struct mv_work {
     union { /* the container paths' tile, or the repacked Class B path's activations */
         float c2[SGFP4_MATVEC_CHUNK][8][SGFP4_MB][2];
-        __m512 xb[SGFP4_MATVEC_CHUNK][8][4]; /* xm[p][m] broadcast to a unit's 16 lanes */
+        __m512 xb[MV_WIDE_CHUNK][8][4]; /* xm[p][m] broadcast to a unit's 16 lanes */
     } __attribute__((aligned(64)));
     union {
-        mv_prep_a a[SGFP4_MATVEC_CHUNK];
-        mv_prep_b b[SGFP4_MATVEC_CHUNK];
+        mv_prep_a a[MV_WIDE_CHUNK];
+        mv_prep_b b[MV_WIDE_CHUNK];
     } prep __attribute__((aligned(64)));
     uint32_t valid[8][4][2] __attribute__((aligned(64))); /* Class B: ~0 for a real column */
     float scale[SGFP4_MAX_LEAVES] __attribute__((aligned(64))); /* per leaf, storage order */

@@ -11,9 +11,11 @@
  * scalar oracle evaluates the same recursion, matvec_scalar.c). The stack holds at most
  * log2(P) + 1 entries of 64 rows per vector.
  *
- * Vectors go through in chunks of SGFP4_MATVEC_CHUNK: each chunk is one pass over the
- * strip's blocks (a strip of 4096 columns at 4.5 bits per weight is 147 KB, in L2 for the
- * passes after the first), so that the per-block tiles of a chunk stay in L1.
+ * Vectors go through in chunks of SGFP4_MATVEC_CHUNK (or a set's MV_WIDE_CHUNK where its
+ * mv_wide() allows, strip_driver.h): each chunk is one pass over the strip's blocks (a strip
+ * of 4096 columns at 4.5 bits per weight is 147 KB, in L2 for the passes after the first),
+ * so that the per-block tiles of a chunk stay in L1, and each block's weights are unpacked
+ * once for the chunk's vectors.
  *
  * A kernel set includes this header, defines
  *   MV_FN                       its function attributes (static + target)

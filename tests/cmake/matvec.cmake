@@ -7,7 +7,8 @@ set(SGFP4_MATVEC_TEST_SUPPORT ${PROJECT_SOURCE_DIR}/tests/matvec/d8_reference.c
                               ${PROJECT_SOURCE_DIR}/tests/matvec/matvec_paths.c)
 
 sgfp4_add_unit_test(test_matvec ${PROJECT_SOURCE_DIR}/tests/matvec/test_matvec.c
-                    ${SGFP4_MATVEC_TEST_SUPPORT} ${PROJECT_SOURCE_DIR}/tools/datagen/generator.c)
+                    ${SGFP4_MATVEC_TEST_SUPPORT} ${PROJECT_SOURCE_DIR}/tools/datagen/generator.c
+                    ${PROJECT_SOURCE_DIR}/tools/datagen/llm_weights.c)
 target_include_directories(test_matvec PRIVATE ${JANSSON_INCLUDE_DIR})
 target_link_libraries(test_matvec PRIVATE ${JANSSON_LIBRARY})
 if(SGFP4_SANITIZE)

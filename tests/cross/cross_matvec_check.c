@@ -84,6 +84,7 @@ typedef struct coverage {
     uint64_t leaves[5][2];    /* v2 leaves by size class and mode */
     uint64_t direct_records;  /* read without the plan's table */
     uint64_t padded_tensors;  /* a partial last block column */
+    uint32_t batches;         /* bit n - 1: batch n ran on a tensor of several block columns */
     uint64_t sets_checked;
 } coverage;
 
@@ -154,8 +155,10 @@ typedef struct run {
     char message[700];
 } run;
 
-/* Every set on one tensor: both classes, one activation kind, f32 or f16. */
-static bool check_tensor(run *r, const sgfp4_tensor *t, const char *what, unsigned index)
+/* Every set on one tensor: both classes, one activation kind, f32 or f16, `batch` vectors
+ * (the kernels share each block's weights among a chunk of them). */
+static bool check_tensor(run *r, const sgfp4_tensor *t, const char *what, unsigned index,
+                         unsigned batch)
 {
     sgfp4_matvec_plan *plan;
     if (sgfp4_matvec_plan_create(t, &plan) != SGFP4_OK) {
@@ -163,7 +166,8 @@ static bool check_tensor(run *r, const sgfp4_tensor *t, const char *what, unsign
         return false;
     }
     const uint64_t rows = t->rows, cols = t->cols;
-    const unsigned batch = 1 + (unsigned)matvec_rng_below(&r->check.rng, SGFP4_MATVEC_MAX_BATCH);
+    if (t->tiles_x > 1)
+        r->cov.batches |= UINT32_C(1) << (batch - 1);
     const unsigned kind = index % 6;
     const bool f16 = index % 5 == 4;
     float *x = malloc(cols * batch * sizeof *x);
@@ -277,7 +281,8 @@ static bool check_fpcr(run *r, const sgfp4_tensor *t, const char *what)
 
 /* One container's bytes, fenced, opened, checked. */
 static bool check_bytes(run *r, const uint8_t *bytes, size_t size, sgfp4_profile profile,
-                        uint64_t rows, uint64_t cols, const char *what, unsigned index)
+                        uint64_t rows, uint64_t cols, const char *what, unsigned index,
+                        unsigned batch)
 {
     fenced f;
     if (!fence_make(&f, bytes, size)) {
@@ -291,7 +296,7 @@ static bool check_bytes(run *r, const uint8_t *bytes, size_t size, sgfp4_profile
         snprintf(r->message, sizeof r->message, "%s does not open: %s", what, diag.message);
     if (ok) {
         count_features(t, &r->cov);
-        ok = check_tensor(r, t, what, index);
+        ok = check_tensor(r, t, what, index, batch);
 #if defined(__aarch64__)
         if (ok && index % 8 == 0)
             ok = check_fpcr(r, t, what);
@@ -304,7 +309,7 @@ static bool check_bytes(run *r, const uint8_t *bytes, size_t size, sgfp4_profile
 
 /* Encoder output of an LLM-like matrix (the benchmark's kind of container). */
 static bool check_encoded(run *r, uint64_t rows, uint64_t cols, sgfp4_profile profile,
-                          unsigned index)
+                          unsigned index, unsigned batch)
 {
     float *w = gen_llm_weights(rows, cols, 1000 + index);
     sgfp4_encode_options eo;
@@ -321,7 +326,7 @@ static bool check_encoded(run *r, uint64_t rows, uint64_t cols, sgfp4_profile pr
     if (!ok)
         snprintf(r->message, sizeof r->message, "%s: encode failed", what);
     else
-        ok = check_bytes(r, out, size, profile, rows, cols, what, index);
+        ok = check_bytes(r, out, size, profile, rows, cols, what, index, batch);
     sgfp4_free(out);
     return ok;
 }
@@ -342,6 +347,8 @@ static bool coverage_complete(const coverage *cov, char *message, size_t size)
         missing = "records the kernels read without the plan's table";
     if (!missing && !cov->padded_tensors)
         missing = "tensors with a partial last block column";
+    if (!missing && cov->batches != (UINT32_C(1) << SGFP4_MATVEC_MAX_BATCH) - 1)
+        missing = "every batch size on a tensor of several block columns";
     if (missing)
         snprintf(message, size, "the containers did not cover %s", missing);
     return !missing;
@@ -385,13 +392,17 @@ int main(int argc, char **argv)
         char what[96];
         snprintf(what, sizeof what, "container %u (v%d %llux%llu)", i, profile,
                  (unsigned long long)c.rows, (unsigned long long)c.cols);
-        ok = check_bytes(&r, c.data, c.size, (sgfp4_profile)c.profile, c.rows, c.cols, what, i);
+        /* every batch size in turn */
+        ok = check_bytes(&r, c.data, c.size, (sgfp4_profile)c.profile, c.rows, c.cols, what, i,
+                         1 + i % SGFP4_MATVEC_MAX_BATCH);
         gen_free(&c);
     }
     static const uint64_t shapes[][2] = {{64, 256}, {130, 200}, {65, 1100}};
+    /* batches of one chunk, of a chunk and a remainder, of whole chunks */
+    static const unsigned batches[][2] = {{5, 16}, {13, 4}, {7, 12}};
     for (unsigned i = 0; i < 3 && ok; i++)
-        ok = check_encoded(&r, shapes[i][0], shapes[i][1], SGFP4_PROFILE_V2, i) &&
-             check_encoded(&r, shapes[i][0], shapes[i][1], SGFP4_PROFILE_V1, i + 3);
+        ok = check_encoded(&r, shapes[i][0], shapes[i][1], SGFP4_PROFILE_V2, i, batches[i][0]) &&
+             check_encoded(&r, shapes[i][0], shapes[i][1], SGFP4_PROFILE_V1, i + 3, batches[i][1]);
     if (ok)
         ok = coverage_complete(&r.cov, r.message, sizeof r.message);
     if (!ok) {

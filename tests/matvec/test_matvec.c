@@ -374,41 +374,82 @@ static void tally_repack(const sgfp4_matvec_plan *plan, unit_mix *mix)
     }
 }
 
+/* A tensor's plans: with the repacked layout where the fastest set reads it (as
+ * sgfp4_matvec_plan_create builds it), and one without. */
+typedef struct plan_pair {
+    sgfp4_matvec_plan *plans[2];
+    unit_mix mix; /* the repacked plan's units and groups */
+} plan_pair;
+
+static void plan_pair_make(const sgfp4_tensor *t, plan_pair *pp)
+{
+    memset(pp, 0, sizeof *pp);
+    assert_int_equal(sgfp4_matvec_plan_create(t, &pp->plans[0]), SGFP4_OK);
+    const bool repack = sgfp4_matvec_kernels_best()->reads_repack;
+    assert_true((pp->plans[0]->repack != NULL) == repack);
+    if (repack) {
+        tally_repack(pp->plans[0], &pp->mix);
+        assert_int_equal(sgfp4_matvec_plan_create_with(t, false, &pp->plans[1]), SGFP4_OK);
+        assert_null(pp->plans[1]->repack);
+    }
+}
+
+static void plan_pair_free(plan_pair *pp)
+{
+    sgfp4_matvec_plan_free(pp->plans[0]);
+    sgfp4_matvec_plan_free(pp->plans[1]);
+}
+
+/* Series s on plan `which` of pp (the one without the layout where there is one), counted. */
+static void run_series(const plan_pair *pp, unsigned which, const sgfp4_tensor *t,
+                       const d8_matrix *m, series *s)
+{
+    if (s->class_a && s->kind == X_NONFINITE)
+        s->kind = X_MIXED;
+    const sgfp4_matvec_plan *plan = pp->plans[1] && which ? pp->plans[1] : pp->plans[0];
+    repacked_series += plan->repack != NULL;
+    repacked_b_series += plan->repack && !s->class_a;
+    repacked_b_padded_series += plan->repack && !s->class_a && t->cols % SGFP4_MB != 0;
+    if (plan->repack)
+        unit_mix_add(&class_mix[s->class_a], &pp->mix);
+    plain_v2_series += t->profile == SGFP4_PROFILE_V2 && !plan->repack;
+    plain_v1_series += t->profile == SGFP4_PROFILE_V1 && !plan->repack;
+    repacked_v1_series += t->profile == SGFP4_PROFILE_V1 && plan->repack;
+    check_series(plan, m, s);
+}
+
 /* Both classes with random activation kinds, batches and dtypes; a tensor (v1 or v2) on a
- * plan with the repacked layout (where the fastest set reads it, as sgfp4_matvec_plan_create
- * builds it) and on one without, pairs of series (both classes) on each. */
+ * plan with the repacked layout and on one without, pairs of series (both classes) on each. */
 static void check_tensor(const char *what, const sgfp4_tensor *t, const d8_matrix *m,
                          unsigned count, unsigned rounds)
 {
-    sgfp4_matvec_plan *plans[2] = {NULL, NULL};
-    assert_int_equal(sgfp4_matvec_plan_create(t, &plans[0]), SGFP4_OK);
-    const bool repack = sgfp4_matvec_kernels_best()->reads_repack;
-    assert_true((plans[0]->repack != NULL) == repack);
-    unit_mix mix = {0};
-    if (repack) {
-        tally_repack(plans[0], &mix);
-        assert_int_equal(sgfp4_matvec_plan_create_with(t, false, &plans[1]), SGFP4_OK);
-        assert_null(plans[1]->repack);
-    }
+    plan_pair pp;
+    plan_pair_make(t, &pp);
     static const unsigned batches[] = {1, 1, 2, 3, 4, 5, 8, 16};
     for (unsigned i = 0; i < count; i++) {
         series s = {what, (x_kind)below(X_KINDS), batches[below(8)],
                     below(4) ? SGFP4_DTYPE_F32 : SGFP4_DTYPE_F16, i % 2 == 0, rounds};
-        if (s.class_a && s.kind == X_NONFINITE)
-            s.kind = X_MIXED;
-        const sgfp4_matvec_plan *plan = plans[1] && (i / 2) % 2 ? plans[1] : plans[0];
-        repacked_series += plan->repack != NULL;
-        repacked_b_series += plan->repack && !s.class_a;
-        repacked_b_padded_series += plan->repack && !s.class_a && t->cols % SGFP4_MB != 0;
-        if (plan->repack)
-            unit_mix_add(&class_mix[s.class_a], &mix);
-        plain_v2_series += t->profile == SGFP4_PROFILE_V2 && !plan->repack;
-        plain_v1_series += t->profile == SGFP4_PROFILE_V1 && !plan->repack;
-        repacked_v1_series += t->profile == SGFP4_PROFILE_V1 && plan->repack;
-        check_series(plan, m, &s);
+        run_series(&pp, (i / 2) % 2, t, m, &s);
     }
-    sgfp4_matvec_plan_free(plans[0]);
-    sgfp4_matvec_plan_free(plans[1]);
+    plan_pair_free(&pp);
+}
+
+/* Every batch size 1..SGFP4_MATVEC_MAX_BATCH, both classes, on both plans: the kernels take
+ * a batch's vectors in chunks that share each block's weights, so every chunk width and
+ * every remainder (5, 7, 13, ...) must give each vector its own product. */
+static void check_every_batch(const char *what, const sgfp4_tensor *t, const d8_matrix *m,
+                              unsigned rounds)
+{
+    plan_pair pp;
+    plan_pair_make(t, &pp);
+    for (unsigned batch = 1; batch <= SGFP4_MATVEC_MAX_BATCH; batch++)
+        for (unsigned i = 0; i < 4; i++) {
+            const x_kind kinds[] = {X_GAUSS, X_MIXED, X_TIES, X_HUGE};
+            series s = {what, kinds[below(4)], batch,
+                        below(4) ? SGFP4_DTYPE_F32 : SGFP4_DTYPE_F16, i % 2 == 0, rounds};
+            run_series(&pp, i / 2, t, m, &s);
+        }
+    plan_pair_free(&pp);
 }
 
 static sgfp4_tensor *open_or_fail(const void *data, size_t size, sgfp4_profile profile,
@@ -869,6 +910,89 @@ static void real_tensors(void **state)
     print_message("real tensors checked: %u\n", found);
 }
 
+/* Every batch size on the tensors whose blocks reach each batched path: generated v2 (every
+ * layout, padded last block column, rows that end inside a strip) and v1, encoder output of
+ * an LLM-like matrix at 4.5 bits per weight (v2, v1), and a real matrix where
+ * ../shared/weights has it. */
+static void every_batch_size(void **state)
+{
+    (void)state;
+    static const struct {
+        int profile;
+        uint64_t rows, cols;
+    } generated[] = {{2, 130, 200}, {1, 65, 1093}};
+    for (unsigned i = 0; i < 2; i++) {
+        gen_params p = gen_shape_params(generated[i].profile, generated[i].rows, generated[i].cols);
+        gen_rng r = {900 + i};
+        gen_container c;
+        assert_int_equal(gen_generate(&c, &r, &p), 0);
+        sgfp4_tensor *t = open_or_fail(c.data, c.size, (sgfp4_profile)c.profile, c.rows, c.cols);
+        d8_matrix m;
+        matrix_from_corpus(&c, &m);
+        char what[96];
+        snprintf(what, sizeof what, "generated v%d %llux%llu", c.profile,
+                 (unsigned long long)c.rows, (unsigned long long)c.cols);
+        check_every_batch(what, t, &m, 2);
+        d8_matrix_free(&m);
+        sgfp4_tensor_close(t);
+        gen_free(&c);
+    }
+    const uint64_t rows = 136, cols = 1100;
+    float *w = gen_llm_weights(rows, cols, 7);
+    assert_non_null(w);
+    for (int profile = 2; profile >= 1; profile--) {
+        sgfp4_encode_options o;
+        sgfp4_encode_options_init(&o);
+        o.profile = (sgfp4_profile)profile;
+        o.target_bpw = 4.5;
+        o.threads = 2;
+        void *bytes = NULL;
+        size_t size = 0;
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+        sgfp4_tensor *t = open_or_fail(bytes, size, (sgfp4_profile)profile, rows, cols);
+        d8_matrix m;
+        assert_true(d8_matrix_from_tensor(&m, t, bytes));
+        char what[96];
+        snprintf(what, sizeof what, "encoded LLM-like v%d %llux%llu", profile,
+                 (unsigned long long)rows, (unsigned long long)cols);
+        check_every_batch(what, t, &m, 2);
+        d8_matrix_free(&m);
+        sgfp4_tensor_close(t);
+        sgfp4_free(bytes);
+    }
+    free(w);
+    const char *shared = getenv("SGFP4_SHARED_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/weights/gpt2-small-attn/gpt2-small-attn-L0-L5-L11.safetensors",
+             shared ? shared : "../shared");
+    sgfp4_model *model;
+    if (sgfp4_model_open(path, &model, NULL, NULL) != SGFP4_OK) {
+        print_message("no real tensor (%s): generated and encoded tensors only\n", path);
+        return;
+    }
+    const sgfp4_model_tensor *mt = sgfp4_model_tensor_find(model, "decoder12/att.proj.w");
+    assert_true(mt && mt->dtype == SGFP4_ST_F32 && mt->rank == 2);
+    float *real = malloc(mt->shape[0] * mt->shape[1] * 4);
+    assert_non_null(real);
+    memcpy(real, mt->data, mt->shape[0] * mt->shape[1] * 4);
+    sgfp4_encode_options o;
+    sgfp4_encode_options_init(&o);
+    o.threads = 2;
+    void *bytes = NULL;
+    size_t size = 0;
+    assert_int_equal(sgfp4_encode_alloc(real, mt->shape[0], mt->shape[1], 0, &bytes, &size, &o),
+                     SGFP4_OK);
+    free(real);
+    sgfp4_tensor *t = open_or_fail(bytes, size, SGFP4_PROFILE_V2, mt->shape[0], mt->shape[1]);
+    d8_matrix m;
+    assert_true(d8_matrix_from_tensor(&m, t, bytes));
+    check_every_batch("decoder12/att.proj.w v2", t, &m, 1);
+    d8_matrix_free(&m);
+    sgfp4_tensor_close(t);
+    sgfp4_free(bytes);
+    sgfp4_model_close(model);
+}
+
 /* The caller's rounding mode and flush-to-zero bits change no result. */
 static void caller_fp_modes_change_nothing(void **state)
 {
@@ -1254,6 +1378,7 @@ int main(void)
         cmocka_unit_test(golden_containers),
         cmocka_unit_test(encoded_shapes),
         cmocka_unit_test(real_tensors),
+        cmocka_unit_test(every_batch_size),
         cmocka_unit_test(repacked_layout_is_exercised),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
