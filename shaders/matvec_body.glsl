@@ -307,16 +307,20 @@ float cell_b_fast(vec4 w, vec4 x)
 // segments' v from +0, times d_b (exact).
 void block_partials_fast_a(uint abuf, Row row, uint kind, out float t[BATCH])
 {
-    int iq[BATCH];
-    float is[BATCH], acc[BATCH];
+    // Per vector, over the open segment: the sum of the cells' sdot (FP4: of code + 8) and
+    // of their MAGIC - 8 is (both modulo 2^32: the true sums are small); per row the number
+    // of its cells. At its end: 8 is = cells * MAGIC - that sum, iq = sdot sum - 8 is (FP4).
+    uint dots[BATCH], magics[BATCH];
+    float acc[BATCH];
     [[unroll]] for (uint n = 0u; n < BATCH; n++) {
-        iq[n] = 0;
-        is[n] = 0.0;
+        dots[n] = 0u;
+        magics[n] = 0u;
         acc[n] = 0.0;
     }
+    const bool fp4 = kind != 2u; // a Class A block row has one kind (v2: always FP4)
+    uint cells = 0u;
     [[unroll]] for (uint k = 0u; k < 16u; k++) {
         uint w = row.words[k >> 1], h = k & 1u;
-        bool fp4 = kind == 1u ? true : (kind == 2u ? false : ((row.t158 >> k) & 1u) == 0u);
         uint c8 = (w >> (16u * h)) & 0xFFu; // T158 symbols
         uvec2 pair = fp4_pair_bytes(w);
         uint codes = fp4 ? (h == 0u ? pair.x : pair.y) : s_t158[c8];
@@ -324,21 +328,24 @@ void block_partials_fast_a(uint abuf, Row row, uint kind, out float t[BATCH])
         bool last = k == 15u ||
                     (PROFILE == 1u && (floatBitsToUint(row.s[k]) != floatBitsToUint(row.s[k1]) ||
                                        floatBitsToUint(row.b[k]) != floatBitsToUint(row.b[k1])));
+        cells++;
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
             uvec4 a = s_act[(abuf * BATCH + n) * 16u + k];
-            // FP4 codes come as code + 8: a.y - MAGIC = -8 is of the cell
-            iq[n] += sdot4x8(codes, a.x) + (fp4 ? int(a.y - MAGIC) : 0);
-            precise float sum_is = is[n] + uintBitsToFloat(a.z); // exact: |is| < 2^13
-            is[n] = sum_is;
+            dots[n] += uint(sdot4x8(codes, a.x));
+            magics[n] += a.y;
             if (last) {
-                precise float bis = row.b[k] * is[n]; // exact
-                precise float v = fma(row.s[k], float(iq[n]), bis);
+                int is8 = int(cells * MAGIC - magics[n]); // 8 is: exact, |is| < 2^13
+                int iq = int(dots[n]) - (fp4 ? is8 : 0);
+                precise float bis = row.b[k] * float(is8 >> 3); // exact
+                precise float v = fma(row.s[k], float(iq), bis);
                 precise float sum = acc[n] + v;
                 acc[n] = sum;
-                iq[n] = 0;
-                is[n] = 0.0;
+                dots[n] = 0u;
+                magics[n] = 0u;
             }
         }
+        if (last)
+            cells = 0u;
     }
     [[unroll]] for (uint n = 0u; n < BATCH; n++) {
         precise float r = acc[n] * uintBitsToFloat(s_d[abuf * BATCH + n]); // exact: 0 or 2^e
