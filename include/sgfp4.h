@@ -676,6 +676,12 @@ typedef struct sgfp4_matvec_options {
      *  a pool runs them on its workers, at most sgfp4_thread_pool_threads(pool) of them
      *  (`threads` still says how many a call uses). Same bits either way. */
     sgfp4_thread_pool *pool;
+    /** 0 (the default): the D8 products. 1: the fast products of DECISIONS D9, which the
+     *  CPU backends do not offer: the product calls return SGFP4_ERR_UNSUPPORTED (never a
+     *  D8 result in their place); the Vulkan backend offers them
+     *  (sgfp4_vk_matvec_options.fast). Any other value is SGFP4_ERR_ARGUMENT. The
+     *  quantizer ignores it (D9 keeps D8's activations). */
+    int fast;
 } sgfp4_matvec_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past

@@ -313,6 +313,12 @@ typedef struct sgfp4_vk_matvec_options {
     /** Kernel choices for benchmarks and tests (SGFP4_VK_MATVEC_* of sgfp4_experimental.h);
      *  default 0. Every choice gives the same bits. */
     unsigned flags;
+    /** 0 (the default): the D8 products, bit-exact. 1: the fast products of DECISIONS D9
+     *  (docs/matvec.md, "Fast products"): the same activations and weights, the block
+     *  partials summed in binary32 with fused multiply-adds, within a stated bound of the D8
+     *  result, the same bits run to run and for any batch or split on one device. The
+     *  quantizer ignores it. Any other value is SGFP4_ERR_ARGUMENT. */
+    int fast;
 } sgfp4_vk_matvec_options;
 
 /** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past

@@ -38,6 +38,7 @@ layout(constant_id = 8) const uint S_LEVELS = 1; // log2(S) + 1: the final count
 layout(constant_id = 9) const uint PREFETCH = 1; // payload loads a step ahead
 layout(constant_id = 10) const uint ACT_ALL = 0; // 1: every step's activations staged at once
 layout(constant_id = 11) const uint LEAVES_AHEAD = 0; // v2 with PREFETCH: S and Bias a step ahead
+layout(constant_id = 12) const uint FAST = 0;    // 1: the D9 fast products (cells summed otherwise)
 const uint SUBS = GROUP / ROWS;                  // blocks in flight per workgroup
 // v2 with LEAVES_AHEAD: the next step's S and Bias pairs are loaded a step ahead, with its
 // code words, so its cell map two steps ahead and its description three.
@@ -283,6 +284,75 @@ void store_activations(uint buf, uint sub, uint rho, uint b, uvec4 raw[ACT_PER])
     }
 }
 
+// ---- the D9 fast products (FAST = 1) -------------------------------------------------------
+// Not D8: the block partial's summation changes (docs/matvec.md, "Fast products"); the
+// activations, their quantizer, the weights and the block tree over a row are D8's.
+
+// Class B: one cell in column order, the first product rounded, then one fused multiply-add
+// per column: fma(w3, x3, fma(w2, x2, fma(w1, x1, fl(w0 x0)))). Padding columns read x = 0.
+float cell_b_fast(vec4 w, vec4 x)
+{
+    precise float c = w.x * x.x;
+    c = fma(w.y, x.y, c);
+    c = fma(w.z, x.z, c);
+    c = fma(w.w, x.w, c);
+    return c;
+}
+
+// Class A: the row of block b as segments, each a maximal run of consecutive cells with the
+// same S and Bias bits (v1: the whole row; v2: at least the cells of one leaf), in column
+// order. Per segment the exact integers iq = sum code_j q_j and is = sum q_j, then
+// v = fma(S, float(iq), B * is) (B * is exact: 11 by 13 significant bits; one rounding of
+// the segment's exact value); the block partial is the sequential binary32 sum of its
+// segments' v from +0, times d_b (exact).
+void block_partials_fast_a(uint abuf, Row row, uint kind, out float t[BATCH])
+{
+    // Per vector, over the open segment: the sum of the cells' sdot (FP4: of code + 8) and
+    // of their MAGIC - 8 is (both modulo 2^32: the true sums are small); per row the number
+    // of its cells. At its end: 8 is = cells * MAGIC - that sum, iq = sdot sum - 8 is (FP4).
+    uint dots[BATCH], magics[BATCH];
+    float acc[BATCH];
+    [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+        dots[n] = 0u;
+        magics[n] = 0u;
+        acc[n] = 0.0;
+    }
+    const bool fp4 = kind != 2u; // a Class A block row has one kind (v2: always FP4)
+    uint cells = 0u;
+    [[unroll]] for (uint k = 0u; k < 16u; k++) {
+        uint w = row.words[k >> 1], h = k & 1u;
+        uint c8 = (w >> (16u * h)) & 0xFFu; // T158 symbols
+        uvec2 pair = fp4_pair_bytes(w);
+        uint codes = fp4 ? (h == 0u ? pair.x : pair.y) : s_t158[c8];
+        uint k1 = min(k + 1u, 15u);
+        bool last = k == 15u ||
+                    (PROFILE == 1u && (floatBitsToUint(row.s[k]) != floatBitsToUint(row.s[k1]) ||
+                                       floatBitsToUint(row.b[k]) != floatBitsToUint(row.b[k1])));
+        cells++;
+        [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+            uvec4 a = s_act[(abuf * BATCH + n) * 16u + k];
+            dots[n] += uint(sdot4x8(codes, a.x));
+            magics[n] += a.y;
+            if (last) {
+                int is8 = int(cells * MAGIC - magics[n]); // 8 is: exact, |is| < 2^13
+                int iq = int(dots[n]) - (fp4 ? is8 : 0);
+                precise float bis = row.b[k] * float(is8 >> 3); // exact
+                precise float v = fma(row.s[k], float(iq), bis);
+                precise float sum = acc[n] + v;
+                acc[n] = sum;
+                dots[n] = 0u;
+                magics[n] = 0u;
+            }
+        }
+        if (last)
+            cells = 0u;
+    }
+    [[unroll]] for (uint n = 0u; n < BATCH; n++) {
+        precise float r = acc[n] * uintBitsToFloat(s_d[abuf * BATCH + n]); // exact: 0 or 2^e
+        t[n] = r;
+    }
+}
+
 // ---- the block partials --------------------------------------------------------------------
 
 // The partials t[n] of a row of block b (class A: times d_b), its activations in slot abuf
@@ -292,6 +362,10 @@ void store_activations(uint buf, uint sub, uint rho, uint b, uvec4 raw[ACT_PER])
 // constant, so that the inlined body has no per-cell mode test).
 void block_partials(uint abuf, uint b, Row row, uint kind, out float t[BATCH])
 {
+    if (FAST == 1u && CLASS == 0u) {
+        block_partials_fast_a(abuf, row, kind, t);
+        return;
+    }
     uint valid = min(pc.cols - b * 64u, 64u);
     float stk[BATCH][5];
     [[unroll]] for (uint j = 0u; j < 16u; j++) {
@@ -312,8 +386,9 @@ void block_partials(uint abuf, uint b, Row row, uint kind, out float t[BATCH])
         }
         [[unroll]] for (uint n = 0u; n < BATCH; n++) {
             uvec4 a = s_act[(abuf * BATCH + n) * 16u + k];
-            precise float v = CLASS == 0u ? cell_a(row.s[k], row.b[k], codes, fp4, a)
-                                          : cell_b(wt, uintBitsToFloat(a), 4u * k, valid);
+            precise float v = CLASS == 0u   ? cell_a(row.s[k], row.b[k], codes, fp4, a)
+                              : FAST == 1u ? cell_b_fast(wt, uintBitsToFloat(a))
+                                           : cell_b(wt, uintBitsToFloat(a), 4u * k, valid);
             [[unroll]] for (uint lev = 0u; lev < 5u; lev++) {
                 if (((j >> lev) & 1u) == 0u) {
                     stk[n][lev] = v;

@@ -27,7 +27,7 @@ MAX_BATCH = 16
 
 class MatvecOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("backend", ctypes.c_int),
-                ("threads", ctypes.c_uint), ("pool", ctypes.c_void_p)]
+                ("threads", ctypes.c_uint), ("pool", ctypes.c_void_p), ("fast", ctypes.c_int)]
 
 
 _PROTOTYPES = [
@@ -65,19 +65,22 @@ def _require():
 
 
 @functools.lru_cache(maxsize=256, typed=True)
-def _options(threads, backend):
+def _options(threads, backend, fast=False):
     o = _lib.init_struct(MatvecOptions, "sgfp4_matvec_options_init")
     o.backend = to_enum(Backend, backend, "backend")
     o.threads = thread_count(threads)
+    if not isinstance(fast, (bool, np.bool_)):
+        raise argument_error(f"fast: {fast!r} is not True or False")
+    o.fast = int(fast)
     return o
 
 
-def _call_options(threads, backend, pool=None):
+def _call_options(threads, backend, pool=None, fast=False):
     _require()
     try:
-        o = _options(threads, backend)
+        o = _options(threads, backend, fast)
     except TypeError:
-        o = _options.__wrapped__(threads, backend)
+        o = _options.__wrapped__(threads, backend, fast)
     if pool is None:
         return o
     if not isinstance(pool, ThreadPool):
@@ -278,11 +281,14 @@ class MatvecPlan(_Owner):
         arr, stride, cap = output_array(out, batch, n, np.dtype(np.float32), "matvec")
         return arr, stride, cap
 
-    def q8(self, q8, rows=None, *, out=None, threads=0, backend="auto", pool=None):
+    def q8(self, q8, rows=None, *, out=None, threads=0, backend="auto", pool=None,
+           fast=False):
         """Class A product: y = W[rows] x for the quantized activations `q8` (a Q8 of
         quantize(), made for this tensor's cols). rows: None (all), (begin, end), a slice
-        or a range. pool: a ThreadPool for the threads (None: started per call). Returns
-        float32 (n,) for a Q8 of one 1-D vector, else (batch, n)."""
+        or a range. pool: a ThreadPool for the threads (None: started per call). fast: the
+        D9 fast products, which the CPU backends do not offer (True raises
+        UnsupportedError, never a D8 result in their place). Returns float32 (n,) for a Q8
+        of one 1-D vector, else (batch, n)."""
         plan = self._plan()
         if not isinstance(q8, Q8):
             raise argument_error("q8: expected the Q8 that sgfp4.matvec.quantize() returns")
@@ -291,7 +297,7 @@ class MatvecPlan(_Owner):
                                  f"{self.shape[1]}")
         begin, end = self._rows(rows)
         y, stride, cap = self._out(_as_2d(out, q8._single), q8.batch, end - begin)
-        opts = _call_options(threads, backend, pool)
+        opts = _call_options(threads, backend, pool, fast)
         per = q8.vector_bytes
         for k in range(0, q8.batch, MAX_BATCH):
             n = min(MAX_BATCH, q8.batch - k)
@@ -302,9 +308,10 @@ class MatvecPlan(_Owner):
                   f"matvec_q8 rows [{begin}, {end})")
         return y[0] if q8._single else y
 
-    def float(self, x, rows=None, *, out=None, threads=0, backend="auto", pool=None):
+    def float(self, x, rows=None, *, out=None, threads=0, backend="auto", pool=None,
+              fast=False):
         """Class B product: y = W[rows] x for float32 / float16 activations x, (cols,) or
-        (batch, cols). rows, pool and the result as q8()."""
+        (batch, cols). rows, pool, fast and the result as q8()."""
         plan = self._plan()
         a, dt, xstride, single = _activations(x, "matvec")
         batch, cols = a.shape
@@ -312,7 +319,7 @@ class MatvecPlan(_Owner):
             raise argument_error(f"matvec: x has {cols} columns, the tensor {self.shape[1]}")
         begin, end = self._rows(rows)
         y, stride, cap = self._out(_as_2d(out, single), batch, end - begin)
-        opts = _call_options(threads, backend, pool)
+        opts = _call_options(threads, backend, pool, fast)
         for k in range(0, batch, MAX_BATCH):
             n = min(MAX_BATCH, batch - k)
             check(lib.sgfp4_matvec_float(plan, a[k:].ctypes.data, dt, xstride, n, begin, end,

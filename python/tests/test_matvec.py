@@ -190,3 +190,23 @@ def test_matvec_errors(plan_and_weights):
     with pytest.raises(sgfp4.ArgumentError):
         plan.float(x, threads=257)           # the library's own check
     assert sgfp4.matvec.backend_name("scalar") == "scalar"
+
+
+def test_fast_products_not_offered_on_the_cpu(plan_and_weights):
+    """fast=True asks for the D9 fast products, which the CPU backends do not offer: an
+    UnsupportedError, never a D8 result in their place; fast=False is the default."""
+    plan, _, rng = plan_and_weights
+    x = rng.standard_normal((2, 330)).astype(np.float32)
+    q = sgfp4.matvec.quantize(x)
+    assert np.array_equal(plan.float(x, fast=False), plan.float(x))
+    assert np.array_equal(plan.q8(q, fast=False), plan.q8(q))
+    out = np.full((2, 200), 7.0, np.float32)
+    for backend in ("auto", "scalar"):
+        with pytest.raises(sgfp4.UnsupportedError):
+            plan.float(x, backend=backend, fast=True, out=out)
+        with pytest.raises(sgfp4.UnsupportedError):
+            plan.q8(q, backend=backend, fast=True, out=out)
+    assert np.all(out == 7.0)                # nothing written
+    for bad in ("yes", 1, None):
+        with pytest.raises(sgfp4.ArgumentError):
+            plan.float(x, fast=bad)

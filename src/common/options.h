@@ -53,8 +53,10 @@ sgfp4_status sgfp4_options_init(void *options, size_t caller_size, const void *d
 #define SGFP4_LAYOUTS_sgfp4_output_options sizeof(sgfp4_output_options)
 #define SGFP4_LAYOUTS_sgfp4_vk_context_options sizeof(sgfp4_vk_context_options)
 #define SGFP4_LAYOUTS_sgfp4_matvec_options                                                     \
-    offsetof(sgfp4_matvec_options, pool), sizeof(sgfp4_matvec_options)
-#define SGFP4_LAYOUTS_sgfp4_vk_matvec_options sizeof(sgfp4_vk_matvec_options)
+    offsetof(sgfp4_matvec_options, pool), offsetof(sgfp4_matvec_options, fast),               \
+        sizeof(sgfp4_matvec_options)
+#define SGFP4_LAYOUTS_sgfp4_vk_matvec_options                                                  \
+    offsetof(sgfp4_vk_matvec_options, fast), sizeof(sgfp4_vk_matvec_options)
 
 #define SGFP4_LAYOUT_LIST(type) (const size_t[]){SGFP4_LAYOUTS_##type}
 #define SGFP4_LAYOUT_COUNT(type) (sizeof((const size_t[]){SGFP4_LAYOUTS_##type}) / sizeof(size_t))

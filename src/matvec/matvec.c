@@ -192,6 +192,8 @@ static sgfp4_status check_product(const sgfp4_matvec_plan *plan, unsigned batch,
     sgfp4_status s = read_options(options, &o, k);
     if (s != SGFP4_OK)
         return s;
+    if (o.fast != 0) /* D9's fast products are not offered on the CPU: no D8 in their place */
+        return o.fast == 1 ? SGFP4_ERR_UNSUPPORTED : SGFP4_ERR_ARGUMENT;
     if (!plan || !y || batch == 0 || batch > SGFP4_MATVEC_MAX_BATCH)
         return SGFP4_ERR_ARGUMENT;
     if (row_begin >= row_end || row_end > plan->tensor->rows)

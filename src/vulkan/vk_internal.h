@@ -105,7 +105,7 @@ struct sgfp4_vk_context {
 
 /* One matrix-vector pipeline and the specialization constants it was made with. */
 typedef struct sgfp4_vk_matvec_pipeline {
-    uint32_t key[12];
+    uint32_t key[13];
     VkPipeline pipeline;
 } sgfp4_vk_matvec_pipeline;
 

@@ -18,7 +18,7 @@ typedef struct matvec_params {
 
 /* Specialization constants (constant_id order of the shader). */
 enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_ROWS, K_VEC, K_GROUP, K_S_LEVELS,
-       K_PREFETCH, K_ACT_ALL, K_LEAVES_AHEAD, K_COUNT };
+       K_PREFETCH, K_ACT_ALL, K_LEAVES_AHEAD, K_FAST, K_COUNT };
 
 _Static_assert(sizeof((sgfp4_vk_matvec_pipeline *)0)->key == K_COUNT * sizeof(uint32_t),
                "a pipeline's key holds every specialization constant");
@@ -209,6 +209,10 @@ static sgfp4_status read_options(const sgfp4_vk_matvec_options *given,
                           "options: struct_size %zu is not one this library knows "
                           "(initialise them with sgfp4_vk_matvec_options_init)",
                           given->struct_size);
+    if (o->fast != 0 && o->fast != 1)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: fast is %d, not 0 (D8 products) or 1 (D9 fast products)",
+                          o->fast);
     return SGFP4_OK;
 }
 
@@ -307,7 +311,8 @@ sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         [K_S_LEVELS] = sp.s_levels,
         [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH),
         [K_ACT_ALL] = sp.act_all,
-        [K_LEAVES_AHEAD] = leaves_ahead(v1, class_a, options.flags)};
+        [K_LEAVES_AHEAD] = leaves_ahead(v1, class_a, options.flags),
+        [K_FAST] = (uint32_t)options.fast};
     VkPipeline pipeline = VK_NULL_HANDLE;
     if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
         return s;

@@ -143,6 +143,19 @@ typedef struct matvec_options_before_pool {
     unsigned threads;
 } matvec_options_before_pool;
 
+typedef struct matvec_options_before_fast {
+    size_t struct_size;
+    sgfp4_backend backend;
+    unsigned threads;
+    sgfp4_thread_pool *pool;
+} matvec_options_before_fast;
+
+typedef struct vk_matvec_options_before_fast {
+    size_t struct_size;
+    unsigned slices;
+    unsigned flags;
+} vk_matvec_options_before_fast;
+
 typedef struct model_open_options_first {
     size_t struct_size;
     sgfp4_limits limits;
@@ -235,6 +248,7 @@ INIT_SIZED(sgfp4_model_write_options)
 INIT_SIZED(sgfp4_output_options)
 INIT_SIZED(sgfp4_vk_context_options)
 INIT_SIZED(sgfp4_matvec_options)
+INIT_SIZED(sgfp4_vk_matvec_options)
 INIT_SIZED(sgfp4_hessian_options)
 
 #define KIND(type, ...) {#type, init_##type, sizeof(type), __VA_ARGS__, SGFP4_LAYOUT_COUNT(type)}
@@ -253,7 +267,9 @@ static const options_kind kinds[] = {
                                      sizeof(model_write_options_before_cancel)}),
     KIND(sgfp4_output_options, {0}),
     KIND(sgfp4_vk_context_options, {0}),
-    KIND(sgfp4_matvec_options, {sizeof(matvec_options_before_pool)}),
+    KIND(sgfp4_matvec_options,
+         {sizeof(matvec_options_before_pool), sizeof(matvec_options_before_fast)}),
+    KIND(sgfp4_vk_matvec_options, {sizeof(vk_matvec_options_before_fast)}),
     KIND(sgfp4_hessian_options, {0}),
 };
 

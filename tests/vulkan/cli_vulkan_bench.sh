@@ -38,4 +38,18 @@ test "$(grep -c '"stream_ratio_to_read"' "$work/matvec.json")" -eq 22
 awk -F': ' '/"(read_bytes|read_us|ratio_to_read|stream_ratio_to_read|GBps|ratio_to_copy)"/ {
         n++; if ($2 + 0 <= 0) { print "not positive: " $0; bad++ } }
     END { exit !(n > 0 && !bad) }' "$work/matvec.json"
+# --fast: each product also as the D9 fast products, named, within their bound of the
+# oracle's D8 result (the command fails beyond it); a usage error on other benchmarks.
+"$cli" bench --backend vulkan --op matvec --shape 70x200 --batch 3 --repeat 2 --fast \
+    --json > "$work/fast.json"
+test "$(grep -c '"products": "D8"' "$work/fast.json")" -eq 4
+test "$(grep -c '"products": "D9-fast"' "$work/fast.json")" -eq 4
+test "$(grep -c '"within_bound": true' "$work/fast.json")" -eq 4
+test "$(grep -c '"bit_identical": true' "$work/fast.json")" -eq 4
+status=0
+"$cli" bench --backend vulkan --op gemv --shape 64x64 --fast > /dev/null 2>&1 || status=$?
+test $status -eq 2
+status=0
+"$cli" bench --op matvec --shape 64x64 --fast > /dev/null 2>&1 || status=$?
+test $status -eq 2
 echo "bench --backend vulkan: gemv, variants, repeat and matvec ran"

@@ -187,7 +187,7 @@ int bench_vulkan_gemv(const cli_args *a)
                                    KEY_THREADS, KEY_OFFSET, KEY_STORE,    KEY_DTYPE,
                                    KEY_RUNS,    KEY_GATHER_ROWS, KEY_SIZE, KEY_NO_CHECK,
                                    KEY_INTEGER, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES,
-                                   KEY_RESIDENT_CASES, 0};
+                                   KEY_RESIDENT_CASES, KEY_FAST, 0};
     const char *cmd = a->command;
     const int rc = cli_reject(a, "--op gemv", not_here);
     if (rc >= 0)

@@ -27,14 +27,21 @@
  * and each product's read_bytes, read_us, ratio_to_read and stream_ratio_to_read. Class A
  * activations are quantized on the device once (the quantizer's bytes checked against the
  * CPU's), and the quantizer is timed the same ways per shape and batch (a result of op
- * "quantize": what a whole Class A operation adds to its product); each product's output is checked bit for bit against the CPU's scalar oracle on its
- * first and last 128 rows unless --no-check. With --json the table lines go to stderr as
- * progress.
+ * "quantize": what a whole Class A operation adds to its product); each product's output is
+ * checked bit for bit against the CPU's scalar oracle on its first and last 128 rows unless
+ * --no-check. With --json the table lines go to stderr as progress.
+ * --fast times each variant a second time as the fast products of DECISIONS D9
+ * (sgfp4_vk_matvec_options.fast), named "D9-fast" in the table and "products" in the JSON
+ * (D8 results: "D8"); instead of the bit check, each fast output of the checked rows must lie
+ * within D9's bound c * 2^-24 * sum_j |w_j x_j| of the oracle's D8 result (JSON: bound_c,
+ * bound_units = the largest |y_fast - y_D8| in units of 2^-24 * sum_j |w_j x_j|,
+ * within_bound).
  * --variant takes a comma-separated list of kernel variants (default, rows16, rows32,
  * noprefetch, rows16-noprefetch, leavesahead, leavesatuse, slices1 .. slices64) or "all";
  * every variant's output is checked too (the read arm runs once per tensor, whatever the
  * variants).
  * SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,6 +359,7 @@ typedef struct bench_setup {
     int n_variants;
     unsigned repeat;
     bool check, as_json;
+    bool fast; /* --fast: each variant also as the D9 fast products */
     double bpw;
     int profiles[2], n_profiles;
 } bench_setup;
@@ -454,6 +462,51 @@ static bool measure_quantize(burst_job *j, const bench_setup *b, VkBuffer x, uin
     return true;
 }
 
+/* D9's constant c of the Vulkan fast products (docs/matvec.md, "Fast products"): Class A
+ * 22 + 2L, Class B 16 + 2L, L = ceil(log2 ceil(I / 64)). */
+static double fast_bound_c(int class_a, uint64_t cols)
+{
+    unsigned l = 0;
+    while ((UINT64_C(1) << l) < (cols + 63) / 64)
+        l++;
+    return (class_a ? 22.0 : 16.0) + 2.0 * l;
+}
+
+/* The largest |y_fast - y_D8| / (2^-24 * sum_j |w_j x_j|) over the checked rows (part 0: the
+ * first check_rows(rows), part 1: the last), w their decoded weights (wrows, part after part),
+ * x as the products read it (Class A: q_j * d_b of the q8 bytes). Where the sum is 0 a
+ * difference gives infinity. */
+static double fast_bound_units(int class_a, uint64_t rows, uint64_t cols, unsigned batch,
+                               const float *wrows, const float *x, const uint8_t *q8,
+                               const float *want, const float *got)
+{
+    const uint64_t n_check = check_rows(rows), tiles_x = (cols + 63) / 64;
+    const size_t vector_bytes = sgfp4_matvec_q8_bytes(cols, 1);
+    double worst = 0;
+    for (unsigned n = 0; n < batch; n++)
+        for (int part = 0; part < 2; part++)
+            for (uint64_t i = 0; i < n_check; i++) {
+                const uint64_t r = part == 0 ? i : rows - n_check + i;
+                const float *w = wrows + ((uint64_t)part * n_check + i) * cols;
+                double size = 0;
+                for (uint64_t c = 0; c < cols; c++) {
+                    double xv = x[n * cols + c];
+                    if (class_a) {
+                        const uint8_t *v = q8 + n * vector_bytes;
+                        float d;
+                        memcpy(&d, v + tiles_x * 64 + 4 * (c / 64), 4);
+                        xv = (double)(int8_t)v[c] * (double)d;
+                    }
+                    size += fabs((double)w[c] * xv);
+                }
+                const double diff = fabs((double)got[n * rows + r] - (double)want[n * rows + r]);
+                const double units = diff == 0 ? 0 : size == 0 ? INFINITY : diff / (size * 0x1p-24);
+                if (!(units <= worst)) /* NaN too */
+                    worst = units;
+            }
+    return worst;
+}
+
 /* Every class, batch and variant of one tensor; the dense times per batch in dense[]. */
 static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t rows,
                        uint64_t cols, const double *dense, const other_times *dense_other,
@@ -501,6 +554,18 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
     sgfp4_matvec_options_init(&cpu);
     cpu.threads = cli_threads(0);
     ok = ok && sgfp4_matvec_plan_create(t, &plan) == SGFP4_OK;
+    /* --fast: the checked rows' weights, for the D9 bound */
+    float *wrows = NULL;
+    if (ok && b->fast && b->check) {
+        const uint64_t n_check = check_rows(rows);
+        const size_t part_bytes = sizeof *wrows * n_check * (size_t)cols;
+        wrows = malloc(2 * part_bytes);
+        ok = wrows &&
+             sgfp4_decode_rows(t, 0, n_check, SGFP4_DTYPE_F32, wrows, 0, part_bytes, NULL) ==
+                 SGFP4_OK &&
+             sgfp4_decode_rows(t, rows - n_check, rows, SGFP4_DTYPE_F32, wrows + n_check * cols,
+                               0, part_bytes, NULL) == SGFP4_OK;
+    }
     read_arm read = {0};
     ok = ok && measure_read(j, b, vt, (unsigned)copies, rows, cols, what, size, &read, results);
     for (int cls = 0; ok && cls < 2; cls++) {
@@ -536,14 +601,18 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                               : sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, batch, r0, r1,
                                                    at, rows, cap, &cpu)) == SGFP4_OK;
             }
-            for (int vi = 0; ok && vi < b->n_variants; vi++) {
-                const variant *v = b->variants[vi];
+            const int arms = b->fast ? 2 : 1; /* each variant as D8, then as D9 fast */
+            for (int vi = 0; ok && vi < b->n_variants * arms; vi++) {
+                const variant *v = b->variants[vi / arms];
+                const int fast = vi % arms == 1;
+                const char *products = fast ? "D9-fast" : "D8";
                 if (v->profile_only != 0 && v->profile_only != profile)
                     continue;
                 sgfp4_vk_matvec_options o;
                 sgfp4_vk_matvec_options_init(&o);
                 o.slices = v->slices;
                 o.flags = v->flags;
+                o.fast = fast;
                 j->n_ops = (unsigned)copies;
                 j->y_step = 4 * max_batch * rows; /* distinct outputs: the stream's ops overlap */
                 sgfp4_status s = SGFP4_OK;
@@ -581,7 +650,14 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                     break;
                 }
                 bool same = b->check;
-                for (unsigned n = 0; same && n < batch; n++)
+                double bound_units = 0;
+                const double bound_c = fast_bound_c(class_a, cols);
+                if (fast && b->check) {
+                    bound_units = fast_bound_units(class_a, rows, cols, batch, wrows, x, q8,
+                                                   want, got);
+                    same = bound_units <= bound_c;
+                }
+                for (unsigned n = 0; !fast && same && n < batch; n++)
                     for (int part = 0; part < 2; part++) {
                         const uint64_t r0 = part == 0 ? 0 : rows - check_rows(rows);
                         same = same && memcmp(want + n * rows + r0, got + n * rows + r0,
@@ -608,8 +684,16 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                               stream_gbps / copy_gbps, "stream_speedup_vs_dense_f16",
                               dense_other[bi].stream.median / other.stream.median,
                               "bit_identical",
-                              b->check ? json_boolean(same) : json_null(), "time",
+                              b->check && !fast ? json_boolean(same) : json_null(), "time",
                               bv_stats_json(&st), "settle", bv_settled_json(&settled));
+                json_object_set_new(result, "products", json_string(products));
+                if (fast) {
+                    json_object_set_new(result, "bound_c", json_real(bound_c));
+                    json_object_set_new(result, "bound_units",
+                                        b->check ? json_real(bound_units) : json_null());
+                    json_object_set_new(result, "within_bound",
+                                        b->check ? json_boolean(same) : json_null());
+                }
                 json_object_set_new(result, "read_bytes", json_integer((json_int_t)read.bytes));
                 json_object_set_new(result, "read_us", json_real(read.st.median * 1e6));
                 json_object_set_new(result, "ratio_to_read", json_real(of_read));
@@ -617,12 +701,12 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                 json_array_append_new(results, result);
                 /* The table line; with --json on stderr, as progress. */
                 fprintf(b->as_json ? stderr : stdout,
-                        "%5llux%-5llu %-12s class %s batch %2u %-10s %8.2f us  %7.1f GB/s  "
+                        "%5llux%-5llu %-12s class %s batch %2u %-10s %-7s %8.2f us  %7.1f GB/s  "
                            "copy %6.0f  ratio %.3f  x%.2f dense  | stream %.2f us ratio %.3f "
                            "x%.2f, no copy %.2f x%.2f, stream no copy %.2f x%.2f  | of read "
                            "%.3f, stream %.3f  %s%s\n",
                            (unsigned long long)rows, (unsigned long long)cols, what,
-                           class_a ? "A" : "B", batch, v->name, st.median * 1e6, gbps,
+                           class_a ? "A" : "B", batch, v->name, products, st.median * 1e6, gbps,
                            copy_gbps, gbps / copy_gbps, speedup, other.stream.median * 1e6,
                            stream_gbps / copy_gbps,
                            dense_other[bi].stream.median / other.stream.median,
@@ -631,13 +715,22 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                            other.stream_alone.median * 1e6,
                            dense_other[bi].stream_alone.median / other.stream_alone.median,
                            of_read, stream_of_read,
-                           !b->check ? "unchecked" : same ? "same bits" : "DIFFERENT BITS",
+                           !b->check ? "unchecked"
+                           : fast    ? (same ? "within D9 bound" : "BEYOND D9 BOUND")
+                           : same    ? "same bits"
+                                     : "DIFFERENT BITS",
                            settled.settled ? "" : "  UNSETTLED");
                 fflush(b->as_json ? stderr : stdout);
                 if (b->check && !same) { /* reported, measured on; the command fails */
-                    cli_error("bench", "matvec %s class %s batch %u %s: results differ from "
-                              "the CPU oracle",
-                              what, class_a ? "A" : "B", batch, v->name);
+                    if (fast)
+                        cli_error("bench", "matvec %s class %s batch %u %s D9-fast: %.1f "
+                                  "units beyond the bound c = %.0f of the CPU oracle's D8",
+                                  what, class_a ? "A" : "B", batch, v->name, bound_units,
+                                  bound_c);
+                    else
+                        cli_error("bench", "matvec %s class %s batch %u %s: results differ "
+                                  "from the CPU oracle",
+                                  what, class_a ? "A" : "B", batch, v->name);
                     *differ = true;
                 }
             }
@@ -646,6 +739,7 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
     if (!ok && diag.message[0])
         cli_error("bench", "matvec %s: %s", what, diag.message);
     sgfp4_matvec_plan_free(plan);
+    free(wrows);
     for (unsigned c = 0; c < copies; c++)
         sgfp4_vk_tensor_free(j->ctx, vt[c]);
     sgfp4_vk_buffer_free(j->ctx, xb);
@@ -711,6 +805,7 @@ int bench_vulkan_matvec(const cli_args *a)
     if (b.repeat > MAX_REPEAT)
         b.repeat = MAX_REPEAT;
     b.check = !a->given[KEY_NO_CHECK];
+    b.fast = a->given[KEY_FAST];
     b.as_json = a->given[KEY_JSON];
     b.bpw = a->given[KEY_BPW] ? a->bpw : 4.5;
     if (a->given[KEY_PROFILE])

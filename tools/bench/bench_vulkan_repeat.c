@@ -174,7 +174,7 @@ int bench_vulkan_repeat(const cli_args *a)
     static const int not_here[] = {KEY_SHAPE,  KEY_PROFILE, KEY_BPW,      KEY_CODES,
                                    KEY_SEED,   KEY_THREADS, KEY_OFFSET,   KEY_STORE,
                                    KEY_RUNS,   KEY_GATHER_ROWS, KEY_NO_CHECK, KEY_INTEGER,
-                                   KEY_BATCH,  KEY_VARIANT, 0};
+                                   KEY_BATCH,  KEY_VARIANT, KEY_FAST, 0};
     const char *cmd = a->command;
     const int rc = cli_reject(a, "--op repeat", not_here);
     if (rc >= 0)

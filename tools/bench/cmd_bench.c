@@ -34,6 +34,8 @@ static const cli_accept options[] = {
     {KEY_INTEGER, NULL},
     {KEY_BATCH, NULL},
     {KEY_VARIANT, NULL},
+    {KEY_FAST, "--backend vulkan --op matvec: also time the fast products (DECISIONS D9) "
+               "beside D8's, each result named by its products"},
     {KEY_CASES, NULL},
     {KEY_SYNC_CASES, NULL},
     {KEY_RESIDENT_CASES, NULL},
@@ -248,7 +250,7 @@ int cmd_bench_cpu(const cli_args *args)
     static const int vulkan_only[] = {KEY_SIZE,       KEY_REPEAT,        KEY_NO_CHECK,
                                       KEY_INTEGER,    KEY_BATCH,         KEY_VARIANT,
                                       KEY_CASES,      KEY_SYNC_CASES,    KEY_RESIDENT_CASES,
-                                      0};
+                                      KEY_FAST,       0};
     static const int decode_only[] = {KEY_GATHER_ROWS, 0};
     int rc = cli_reject(args, "the CPU benchmark", vulkan_only);
     if (rc >= 0)

@@ -309,7 +309,8 @@ int cmd_bench_vulkan(const cli_args *a)
     static const int cpu_only[] = {KEY_SHAPE,  KEY_PROFILE, KEY_BPW,  KEY_CODES,
                                    KEY_SEED,   KEY_THREADS, KEY_OFFSET, KEY_STORE,
                                    KEY_DTYPE,  KEY_RUNS,    KEY_GATHER_ROWS, KEY_BATCH,
-                                   KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES, 0};
+                                   KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
+                                   KEY_FAST, 0};
     const char *cmd = a->command;
     const int rc = cli_reject(a, "--op decode", cpu_only);
     if (rc >= 0)

@@ -54,7 +54,7 @@ enum cli_key {
     KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM,
     KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
     KEY_IGNORE_TOTAL_SIZE, KEY_METRIC, KEY_IMPORTANCE, KEY_RATES,
-    KEY_X, KEY_CLASS,
+    KEY_X, KEY_CLASS, KEY_FAST,
     /* the limits on model inputs (cli_limits.c) */
     KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
     KEY_MAX_DECOMPRESSED, KEY_MAX_OUTPUT_ELEMENTS,
@@ -232,9 +232,10 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
                        size_t dst_capacity);
 /* y = W x on the GPU for `matvec --backend vulkan` (the same bits as the CPU's): batch
  * vectors x [batch][cols] f32, y [batch][rows], SGFP4_MATVEC_MAX_BATCH vectors a call; Class
- * A quantizes x on the device. Reports its error; false on failure. */
+ * A quantizes x on the device; fast: the D9 fast products. Reports its error; false on
+ * failure. */
 bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows, uint64_t cols,
-                       bool class_b, const float *x, uint64_t batch, float *y);
+                       bool class_b, bool fast, const float *x, uint64_t batch, float *y);
 /* The benchmarks (tools/bench). */
 int cmd_bench_cpu(const cli_args *args);
 /* bench --op open: open (every acceptance rule) against a decode of the same container,

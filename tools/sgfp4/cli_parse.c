@@ -85,6 +85,9 @@ static const option_spec specs[] = {
                          "or raw little-endian float32 [N][I]"},
     {KEY_CLASS, "class", "a|b", "a: integer activations, quantized per 64 columns (default); b: "
                                 "float activations as they are (matvec.md)"},
+    {KEY_FAST, "fast", NULL, "the fast products of DECISIONS D9 (--backend vulkan only): "
+                             "summed in binary32 with fused multiply-adds, within a stated "
+                             "bound of the exact D8 result, not bit-exact (matvec.md)"},
     {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
     {KEY_DIM, "dim", "D", "model width (default 512)"},
     {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},

@@ -27,6 +27,7 @@ static const cli_accept options[] = {
     {KEY_BACKEND, "auto (default), cpu, scalar (the reference), generic, avx2, avx512, neon "
                   "(one CPU kernel set), vulkan (the GPU): every one gives the same bits"},
     {KEY_THREADS, NULL},
+    {KEY_FAST, NULL},
     {KEY_FORCE, NULL},
     {0, NULL},
 };
@@ -208,6 +209,9 @@ static int run(const cli_args *a)
         return cli_usage_error(a->command, "no activations given (--x X.npy or X.f32)");
     if (!a->out)
         return cli_usage_error(a->command, "no output given (-o Y.npy or Y.f32)");
+    if (a->given[KEY_FAST] && !a->vulkan)
+        return cli_usage_error(a->command, "--fast: the fast products (DECISIONS D9) are not "
+                               "offered on the CPU backends; --backend vulkan offers them");
     weights w;
     int rc = weights_open(a, &w);
     if (rc >= 0) {
@@ -235,16 +239,18 @@ static int run(const cli_args *a)
         goto done;
     }
     const double t0 = tool_now();
-    if (a->vulkan ? !cli_vulkan_matvec(a->command, w.t, rows, cols, a->class_b, x, n, y)
+    if (a->vulkan ? !cli_vulkan_matvec(a->command, w.t, rows, cols, a->class_b,
+                                       a->given[KEY_FAST], x, n, y)
                   : !products(a, plan, rows, cols, x, n, y))
         goto done;
     const double seconds = tool_now() - t0;
     if (!write_output(a, y, n, rows))
         goto done;
-    cli_verbose(a->command, "%s: %llux%llu times %llu vector%s (class %c) by %s on %u threads "
-                "in %.3f s, %llu call%s (plan %zu bytes)",
+    cli_verbose(a->command, "%s: %llux%llu times %llu vector%s (class %c, %s) by %s on %u "
+                "threads in %.3f s, %llu call%s (plan %zu bytes)",
                 a->in, (unsigned long long)rows, (unsigned long long)cols,
-                (unsigned long long)n, n == 1 ? "" : "s", a->class_b ? 'B' : 'A', kernels,
+                (unsigned long long)n, n == 1 ? "" : "s", a->class_b ? 'B' : 'A',
+                a->given[KEY_FAST] ? "D9 fast products" : "D8 products", kernels,
                 a->threads, seconds,
                 (unsigned long long)((n + SGFP4_MATVEC_MAX_BATCH - 1) / SGFP4_MATVEC_MAX_BATCH),
                 n > SGFP4_MATVEC_MAX_BATCH ? "s" : "", sgfp4_matvec_plan_bytes(plan));
@@ -260,7 +266,8 @@ done:
 const cli_command cli_matvec = {
     "matvec", "multiply compressed weights by activation vectors (DECISIONS D8)",
     "usage: sgfp4 matvec IN --shape OxI [--profile v1|v2] --x X.npy|X.f32 [--batch N]\n"
-    "                    [--class a|b] [--backend B] [--threads N] [-f] -o Y.npy|Y.f32\n"
+    "                    [--class a|b] [--backend B] [--threads N] [--fast] [-f]\n"
+    "                    -o Y.npy|Y.f32\n"
     "       sgfp4 matvec MODEL.sgfp4.safetensors[.zst] --tensor NAME --x X [options] -o Y\n"
     "\n"
     "Computes Y[n] = W X[n] straight from the compressed weights W (a container, or a quantized\n"
@@ -270,5 +277,8 @@ const cli_command cli_matvec = {
     "4I); I = W's columns, N any number (16 a call, a longer batch split: the same bits). Y is\n"
     "[N][O] float32: .npy when its name ends in .npy, else raw little-endian. Class A (the\n"
     "default) first quantizes each 64 columns of X to 8-bit integers with a power-of-two scale\n"
-    "(it refuses NaN and infinity); Class B multiplies the float activations as they are.\n",
+    "(it refuses NaN and infinity); Class B multiplies the float activations as they are.\n"
+    "--fast (--backend vulkan only) asks for the fast products of DECISIONS D9 instead: the\n"
+    "same activations and weights, summed in binary32 with fused multiply-adds, within a\n"
+    "stated bound of the D8 result and the same bits run to run, but not bit-exact.\n",
     options, run};

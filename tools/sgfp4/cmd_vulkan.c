@@ -112,7 +112,7 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
 }
 
 bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows, uint64_t cols,
-                       bool class_b, const float *x, uint64_t batch, float *y)
+                       bool class_b, bool fast, const float *x, uint64_t batch, float *y)
 {
     sgfp4_vk_context *ctx = NULL;
     sgfp4_vk_tensor *vt = NULL;
@@ -123,6 +123,9 @@ bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows
     const size_t x_bytes = sizeof *x * most * (size_t)cols;
     const size_t y_bytes = sizeof *y * most * (size_t)rows;
     const size_t q8_bytes = sgfp4_matvec_q8_bytes(cols, most);
+    sgfp4_vk_matvec_options o;
+    sgfp4_vk_matvec_options_init(&o);
+    o.fast = fast;
     sgfp4_status s = sgfp4_vk_context_create(&ctx, NULL, &diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_tensor_create(ctx, t, &vt, &diag);
@@ -143,10 +146,10 @@ bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows
             activations = s == SGFP4_ERR_ARGUMENT;
             if (s == SGFP4_OK)
                 s = sgfp4_vk_matvec_q8(ctx, vt, sgfp4_vk_buffer_handle(qb), 0, n,
-                                       sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
+                                       sgfp4_vk_buffer_handle(yb), 0, 0, &o, &diag);
         } else if (s == SGFP4_OK) {
             s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, 0,
-                                      n, sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
+                                      n, sgfp4_vk_buffer_handle(yb), 0, 0, &o, &diag);
         }
         if (s == SGFP4_OK)
             s = sgfp4_vk_buffer_read(ctx, sgfp4_vk_buffer_handle(yb), 0, y + k * rows,
