@@ -21,7 +21,7 @@ set_property(TEST test_vulkan_matvec APPEND PROPERTY ENVIRONMENT
 # The fast products (DECISIONS D9) within their stated bound of D8 and of a float64
 # product, the same bits run to run and on every split, opt-in only.
 sgfp4_add_unit_test(test_vulkan_fast ${CMAKE_CURRENT_LIST_DIR}/../vulkan/test_vulkan_fast.c)
-target_link_libraries(test_vulkan_fast PRIVATE sgfp4_testdata)
+target_link_libraries(test_vulkan_fast PRIVATE sgfp4_datagen)
 set_tests_properties(test_vulkan_fast PROPERTIES TIMEOUT 900 LABELS vulkan)
 set_property(TEST test_vulkan_fast APPEND PROPERTY ENVIRONMENT
              "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/../vulkan/lsan.supp:print_suppressions=0")

@@ -31,8 +31,8 @@
 #include "sgfp4_model.h"
 #include "sgfp4_vulkan.h"
 #include "sgfp4_experimental.h"
-#include "support/generator.h"
-#include "support/reference_numbers.h"
+#include "datagen/generator.h"
+#include "datagen/reference_numbers.h"
 
 enum { CTX_DEFAULT, CTX_PLAIN_DOT, CTX_COUNT };
 static sgfp4_vk_context *contexts[CTX_COUNT];
