@@ -32,6 +32,8 @@ for path in sys.argv[1:]:
                 arm = ("v1" if r["tensor"].startswith("v1") else "v2") + " " + r["class"]
                 if r.get("variant", "default") != "default":
                     arm += " " + r["variant"]
+                if r.get("products", "D8") != "D8":
+                    arm += " " + r["products"]
             else:
                 continue
             ours[(r["rows"], r["cols"], r["batch"], arm)].append(t)
