@@ -6,7 +6,8 @@ no copy; the peers: a CUDA graph of products) and "isolated" (sgfp4: one product
 its own GPU timestamps after a barrier; the peers: one synchronous call, host clock).
 Class A arms are whole operations: the product plus the device quantizer of its activations
 (its op "quantize" result, timed the same way), as ggml's mul_mat quantizes its own. In
-brackets: ggml q4_0's time over the arm's (above 1: sgfp4 faster).
+brackets: ggml q4_0's time over the arm's (above 1: sgfp4 faster). A Class A time marked *
+is the product alone (an input without the quantizer's results).
 
     gpu_table.py SGFP4.json [...] ggml.jsonl torch.jsonl"""
 import collections
@@ -70,13 +71,14 @@ for way, i in (("stream", 0), ("isolated", 1)):
                 cells.append("")
                 continue
             us = med([t[i] for t in v])
+            mark = ""
             if arm.split()[1] == "A":
                 q = quant.get((cols, batch))
-                if not q:
-                    cells.append("")
-                    continue
-                us += med([t[i] for t in q])
-            cells.append(f"{us:.1f}" + (f" ({ref / us:.2f})" if ref else ""))
+                if q:
+                    us += med([t[i] for t in q])
+                else:
+                    mark = "*"   # no quantizer result in the input: the product alone
+            cells.append(f"{us:.1f}{mark}" + (f" ({ref / us:.2f})" if ref else ""))
         for arm in arms_p:
             v = peers.get((rows, cols, batch, arm))
             cells.append(f"{med([t[i] for t in v]):.1f}" if v else "")
