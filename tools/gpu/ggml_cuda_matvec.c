@@ -1,6 +1,6 @@
 /* ggml's CUDA mat-vec, the peer of sgfp4's Vulkan products: ggml_mul_mat of Q4_0 / Q4_K /
  * F16 weights by F32 activations on the CUDA backend, activation quantization included (the
- * op a llama.cpp runtime runs). tools/bench/peers/gpu_peers.sh builds it against a ggml
+ * op a llama.cpp runtime runs). tools/gpu/gpu_peers.sh builds it against a ggml
  * snapshot outside this repository. Weights: Gaussian values quantized by ggml itself. Timed
  * two ways:
  *  stream:   a graph of K independent mul_mat nodes over K weight copies (together more than

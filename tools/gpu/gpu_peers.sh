@@ -4,8 +4,8 @@
 # of Q4_0 / Q4_K / F16 weights, activation quantization included) and torch's int4 GEMV
 # (_weight_int4pack_mm, group 128) and bf16 product.
 #
-#   tools/bench/peers/gpu_peers.sh build GGML_SOURCE BIN_DIR   build the ggml harness
-#   tools/bench/peers/gpu_peers.sh run BIN_DIR OUT_DIR [ROUNDS] time both peers
+#   tools/gpu/gpu_peers.sh build GGML_SOURCE BIN_DIR   build the ggml harness
+#   tools/gpu/gpu_peers.sh run BIN_DIR OUT_DIR [ROUNDS] time both peers
 #
 # GGML_SOURCE: a ggml source tree, or a .tar.gz of one (a snapshot of ggml-org/ggml; never
 # put it in this repository). `build` configures ggml's CUDA backend for sm_90 without flash
