@@ -220,18 +220,21 @@ static int inputs_scan(const float *src, uint64_t rows, uint64_t cols, size_t st
     return 1;
 }
 
-/* The first value of the input that is not finite, named in the report's diag. */
+/* The first value of the input that is not finite, named in diag (row, column, byte
+ * offset from src). */
 static sgfp4_status nonfinite_input(const float *src, uint64_t rows, uint64_t cols,
                                     size_t stride, sgfp4_diag *diag)
 {
     for (uint64_t r = 0; r < rows; r++)
         for (uint64_t c = 0; c < cols; c++)
-            if (!isfinite(src[r * stride + c]))
-                return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
-                                  (int64_t)((r * stride + c) * sizeof(float)), -1, -1,
-                                  "input row %llu, column %llu is %s (the encoder takes finite "
-                                  "values)", (unsigned long long)r, (unsigned long long)c,
-                                  isnan(src[r * stride + c]) ? "NaN" : "infinite");
+            if (!isfinite(src[r * stride + c])) {
+                sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
+                           (int64_t)((r * stride + c) * sizeof(float)), -1, -1,
+                           "input row %llu, column %llu is %s (the encoder takes finite "
+                           "values)", (unsigned long long)r, (unsigned long long)c,
+                           isnan(src[r * stride + c]) ? "NaN" : "infinite");
+                return sgfp4_fail_at_element(diag, SGFP4_ERR_ARGUMENT, r, c);
+            }
     return SGFP4_ERR_ARGUMENT;
 }
 
@@ -449,18 +452,22 @@ static sgfp4_status output_place(uint8_t *dst, size_t cap, bool allocate, uint64
  * the options' allocator. */
 static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t cols,
                                     size_t src_stride, const sgfp4_encode_options *options,
-                                    uint8_t *dst, size_t cap, size_t *written, void **out_alloc)
+                                    uint8_t *dst, size_t cap, size_t *written, void **out_alloc,
+                                    sgfp4_diag *diag)
 {
     sgfp4_encode_options o;
     uint64_t blocks;
+    sgfp4_diag_clear(diag);
+    /* On a struct_size it does not know, no field of the struct can be trusted: the report
+     * stays untouched. */
     if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK)
-        return SGFP4_ERR_ARGUMENT; /* no field of the struct can be trusted, report neither */
-    sgfp4_diag *diag = o.report ? &o.report->diag : NULL;
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is no layout of sgfp4_encode_options",
+                          options->struct_size);
     if (o.report) {
         o.report->clipped = 0;
         o.report->max_abs = 0;
     }
-    sgfp4_diag_clear(diag);
     if (written)
         *written = 0;
     sgfp4_status status =
@@ -593,29 +600,32 @@ sgfp4_status sgfp4_encode_rate_curve(const float *src, uint64_t rows, uint64_t c
  * caller's rounding or flush-to-zero modes must not change the bytes (D7). */
 static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
                            const sgfp4_encode_options *options, uint8_t *dst, size_t cap,
-                           size_t *written, void **out_alloc)
+                           size_t *written, void **out_alloc, sgfp4_diag *diag)
 {
     sgfp4_fp_scope scope;
     sgfp4_fp_scope_enter(&scope);
-    const sgfp4_status s =
-        encode_in_scope(src, rows, cols, src_stride, options, dst, cap, written, out_alloc);
+    const sgfp4_status s = encode_in_scope(src, rows, cols, src_stride, options, dst, cap,
+                                           written, out_alloc, diag);
     sgfp4_fp_scope_leave(&scope);
     return s;
 }
 
 sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
                           void *dst, size_t dst_capacity, size_t *written,
-                          const sgfp4_encode_options *options)
+                          const sgfp4_encode_options *options, sgfp4_diag *diag)
 {
-    return encode(src, rows, cols, src_stride, options, dst, dst_capacity, written, NULL);
+    return encode(src, rows, cols, src_stride, options, dst, dst_capacity, written, NULL,
+                  diag);
 }
 
 sgfp4_status sgfp4_encode_alloc(const float *src, uint64_t rows, uint64_t cols,
                                 size_t src_stride, void **out, size_t *out_size,
-                                const sgfp4_encode_options *options)
+                                const sgfp4_encode_options *options, sgfp4_diag *diag)
 {
-    if (!out)
-        return SGFP4_ERR_ARGUMENT;
+    if (!out) {
+        sgfp4_diag_clear(diag);
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL out");
+    }
     *out = NULL;
-    return encode(src, rows, cols, src_stride, options, NULL, 0, out_size, out);
+    return encode(src, rows, cols, src_stride, options, NULL, 0, out_size, out, diag);
 }
