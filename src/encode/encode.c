@@ -456,7 +456,7 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
                                     sgfp4_diag *diag)
 {
     sgfp4_encode_options o;
-    uint64_t blocks;
+    uint64_t blocks = 0; /* set by arguments_check() */
     sgfp4_diag_clear(diag);
     /* On a struct_size it does not know, no field of the struct can be trusted: the report
      * stays untouched. */
