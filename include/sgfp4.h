@@ -32,6 +32,7 @@
 #ifndef SGFP4_H
 #define SGFP4_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -136,13 +137,17 @@ SGFP4_API const char *sgfp4_status_name(sgfp4_status status);
 /**
  * Where and why a call failed. Optional out-parameter of calls that read untrusted data:
  * pass NULL if not wanted. On failure, `message` names the place (block / record / leaf)
- * and the absolute byte offset in the container; `offset` repeats it (or -1 if none).
+ * and the absolute byte offset in the container; `offset` repeats it (or -1 if none). A
+ * call that refuses one element of an input matrix (a NaN or infinite weight or activation)
+ * names it in `row` and `col`, with `offset` its byte offset from the input's start.
  */
 typedef struct sgfp4_diag {
     sgfp4_status status;
     int64_t offset;      /**< absolute byte offset of the offending field, or -1 */
     int64_t block;       /**< block (v1) or record (v2) index, or -1 */
     int32_t leaf;        /**< leaf index within the record, or -1 */
+    int64_t row;         /**< row (or activation vector) of the offending input element, or -1 */
+    int64_t col;         /**< its column, or -1 */
     char message[256];   /**< NUL-terminated human-readable explanation */
 } sgfp4_diag;
 
@@ -294,9 +299,9 @@ SGFP4_API size_t sgfp4_dtype_size(sgfp4_dtype dtype);
 
 /** CPU decode implementations. Every one gives identical bits. */
 typedef enum sgfp4_backend {
-    SGFP4_BACKEND_AUTO = 0,    /**< the fastest available CPU path */
+    SGFP4_BACKEND_AUTO = 0,    /**< the fastest kernel set this CPU runs */
     SGFP4_BACKEND_SCALAR = 1,  /**< the plain reference decoder (the oracle) */
-    SGFP4_BACKEND_CPU = 2,     /**< the fastest kernel set this CPU runs (the same as AUTO) */
+    /* 2 was a second name of AUTO, retired: never reused, refused like any unknown value. */
     /* 3..6 force one kernel set: the experimental tier (sgfp4_experimental.h names them). */
     SGFP4_BACKEND_EXPERIMENTAL_3 = 3,
     SGFP4_BACKEND_EXPERIMENTAL_4 = 4,
@@ -305,7 +310,7 @@ typedef enum sgfp4_backend {
 } sgfp4_backend;
 
 /** The kernels `backend` decodes with on this machine: "scalar" (the reference), the name
- *  of the kernel set ("avx512", "avx2", "neon", "generic"; for AUTO and CPU the fastest the
+ *  of the kernel set ("avx512", "avx2", "neon", "generic"; for AUTO the fastest the
  *  processor runs); NULL if `backend` is unknown or cannot run here. */
 SGFP4_API const char *sgfp4_decode_backend_name(sgfp4_backend backend);
 
@@ -447,10 +452,6 @@ typedef struct sgfp4_encode_report {
     uint64_t clipped;
     /** The largest |w| of the input (0 when the input was not scanned). */
     double max_abs;
-    /** SGFP4_OK, or why the call failed: the message names the option or input that is wrong
-     *  ("target_bpw 100 is outside (0, 64]", "input row 3, column 7 is NaN": offset is then
-     *  the value's byte offset from src). */
-    sgfp4_diag diag;
 } sgfp4_encode_report;
 
 /**
@@ -588,20 +589,24 @@ SGFP4_API size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64
  * Errors: SGFP4_ERR_ARGUMENT (NULL pointers, a stride below cols, bad options, a NaN or
  * infinite input), SGFP4_ERR_SHAPE (rows or cols 0 or above 2^40, more than 2^32 blocks),
  * SGFP4_ERR_LIMIT (a container the format cannot address), SGFP4_ERR_NOMEM,
- * SGFP4_ERR_CANCELLED (the options' cancel hook stopped it); with options->report set, its
- * diag says which option or value was wrong.
+ * SGFP4_ERR_CANCELLED (the options' cancel hook stopped it); diag (may be NULL) says which
+ * option or value was wrong: "target_bpw 100 is outside (0, 64]", or for a value that is
+ * not finite "input row 3, column 7 is NaN" with diag->row, diag->col and diag->offset (its
+ * byte offset from src) naming it.
  * Values beyond the fp16 range are clipped to +-65504 (options->report counts them); a v2
  * leaf whose weights are all alike reproduces at most +-65024, the largest v2 bias
  * (docs/format.md, "Value range").
  */
 SGFP4_API sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols,
                                     size_t src_stride, void *dst, size_t dst_capacity,
-                                    size_t *written, const sgfp4_encode_options *options);
+                                    size_t *written, const sgfp4_encode_options *options,
+                                    sgfp4_diag *diag);
 
 /** Like sgfp4_encode() into a buffer the library allocates; release it with sgfp4_free(). */
 SGFP4_API sgfp4_status sgfp4_encode_alloc(const float *src, uint64_t rows, uint64_t cols,
                                           size_t src_stride, void **out, size_t *out_size,
-                                          const sgfp4_encode_options *options);
+                                          const sgfp4_encode_options *options,
+                                          sgfp4_diag *diag);
 
 /** Releases memory the library returned (sgfp4_encode_alloc). Accepts NULL. */
 SGFP4_API void sgfp4_free(void *ptr);
@@ -665,7 +670,7 @@ SGFP4_API unsigned sgfp4_thread_pool_threads(const sgfp4_thread_pool *pool);
  *  NULL means all defaults. The library reads no field past struct_size. */
 typedef struct sgfp4_matvec_options {
     size_t struct_size;     /**< sizeof(sgfp4_matvec_options), set by _init */
-    /** AUTO / CPU (the default): the fastest kernel set this CPU runs; SCALAR: the
+    /** AUTO (the default): the fastest kernel set this CPU runs; SCALAR: the
      *  reference (the oracle). The experimental tier's forced kernel sets select one set
      *  (SGFP4_ERR_UNAVAILABLE where this build or CPU lacks it). Every choice, same bits. */
     sgfp4_backend backend;
@@ -780,7 +785,7 @@ SGFP4_API sgfp4_status sgfp4_matvec_q8(const sgfp4_matvec_plan *plan, const void
  * SGFP4_ERR_ARGUMENT), and SGFP4_ERR_UNSUPPORTED for another dtype.
  */
 SGFP4_API sgfp4_status sgfp4_matvec_float(const sgfp4_matvec_plan *plan, const void *x,
-                                          sgfp4_dtype dtype, size_t x_stride, unsigned batch,
+                                          sgfp4_dtype dtype, unsigned batch, size_t x_stride,
                                           uint64_t row_begin, uint64_t row_end, float *y,
                                           size_t y_stride, size_t y_capacity,
                                           const sgfp4_matvec_options *options);

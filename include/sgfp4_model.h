@@ -85,15 +85,18 @@ SGFP4_API size_t sgfp4_st_dtype_size(sgfp4_st_dtype dtype);
 /**
  * The byte size of `elements` elements: elements x bits / 8. As the safetensors format
  * requires, a tensor of a sub-byte dtype must fill whole bytes (F4: an even element count;
- * F6: a multiple of 4). Returns 0 and sets *bytes, or -1 if the size is not a whole number
- * of bytes, overflows 64 bits, or the dtype is out of range.
+ * F6: a multiple of 4). Sets *bytes and returns SGFP4_OK; SGFP4_ERR_SHAPE if the size is not
+ * a whole number of bytes, SGFP4_ERR_LIMIT if it overflows 64 bits, SGFP4_ERR_ARGUMENT for a
+ * dtype out of range or NULL bytes (*bytes is then untouched).
  */
-SGFP4_API int sgfp4_st_dtype_bytes(sgfp4_st_dtype dtype, uint64_t elements, uint64_t *bytes);
-/** Parses a dtype name; returns 0 on success, -1 if unknown. */
-SGFP4_API int sgfp4_st_dtype_parse(const char *name, sgfp4_st_dtype *dtype);
-/** 1 for the dtypes whose values convert exactly to float32 and can therefore be quantized
- *  (F32, F16, BF16, F8_E4M3, F8_E5M2), else 0. */
-SGFP4_API int sgfp4_st_dtype_is_quantizable(sgfp4_st_dtype dtype);
+SGFP4_API sgfp4_status sgfp4_st_dtype_bytes(sgfp4_st_dtype dtype, uint64_t elements,
+                                            uint64_t *bytes);
+/** Parses a dtype name (exact, case-sensitive): SGFP4_OK, SGFP4_ERR_MODEL_DTYPE if unknown,
+ *  SGFP4_ERR_ARGUMENT for NULL pointers. */
+SGFP4_API sgfp4_status sgfp4_st_dtype_parse(const char *name, sgfp4_st_dtype *dtype);
+/** Whether the dtype's values convert exactly to float32 and can therefore be quantized
+ *  (F32, F16, BF16, F8_E4M3, F8_E5M2). */
+SGFP4_API bool sgfp4_st_dtype_is_quantizable(sgfp4_st_dtype dtype);
 
 /** Largest rank a header may declare (a limit of this reader, far above any real model). */
 #define SGFP4_MODEL_MAX_RANK 16
@@ -223,20 +226,21 @@ SGFP4_API const sgfp4_model_tensor *sgfp4_model_tensor_find(const sgfp4_model *m
 /** Number of `__metadata__` entries (in header order; a set: the shards' keys, each once, in
  *  shard order, with the first shard's value where shards disagree). */
 SGFP4_API size_t sgfp4_model_metadata_count(const sgfp4_model *model);
-/** Entry `index` of `__metadata__`; returns 0, or -1 if out of range. */
-SGFP4_API int sgfp4_model_metadata_at(const sgfp4_model *model, size_t index, const char **key,
-                                      const char **value);
+/** Entry `index` of `__metadata__` (key and value may each be NULL): SGFP4_OK, or
+ *  SGFP4_ERR_ARGUMENT for a NULL model or an index out of range. */
+SGFP4_API sgfp4_status sgfp4_model_metadata_at(const sgfp4_model *model, size_t index,
+                                               const char **key, const char **value);
 /** The value of `__metadata__[key]`, or NULL. */
 SGFP4_API const char *sgfp4_model_metadata_get(const sgfp4_model *model, const char *key);
 
-/** 1 if the file carries an sgfp4 manifest (a quantized model; a set: every shard), else 0. */
-SGFP4_API int sgfp4_model_is_quantized(const sgfp4_model *model);
+/** Whether the file carries an sgfp4 manifest (a quantized model; a set: every shard). */
+SGFP4_API bool sgfp4_model_is_quantized(const sgfp4_model *model);
 /** Byte offset where the data section starts (8 + header length); 0 for a set. */
 SGFP4_API uint64_t sgfp4_model_data_offset(const sgfp4_model *model);
 /** Size of the (decompressed) file in bytes; a set: all its shards. */
 SGFP4_API uint64_t sgfp4_model_file_bytes(const sgfp4_model *model);
-/** 1 if the input was zstd-compressed (a set: any shard). */
-SGFP4_API int sgfp4_model_was_compressed(const sgfp4_model *model);
+/** Whether the input was zstd-compressed (a set: any shard). */
+SGFP4_API bool sgfp4_model_was_compressed(const sgfp4_model *model);
 
 /*
  * Sharded sets. A Hugging Face checkpoint above a few GB is a set of safetensors files
@@ -252,8 +256,8 @@ SGFP4_API int sgfp4_model_was_compressed(const sgfp4_model *model);
  * one shard, itself.
  */
 
-/** 1 if the model was opened from an index, else 0. */
-SGFP4_API int sgfp4_model_is_set(const sgfp4_model *model);
+/** Whether the model was opened from an index. */
+SGFP4_API bool sgfp4_model_is_set(const sgfp4_model *model);
 /** Number of files: the shards of a set, 1 for a single file (0 for NULL). */
 SGFP4_API size_t sgfp4_model_shard_count(const sgfp4_model *model);
 /** Shard `index` as a model of its own (a single file: index 0 is the model itself); owned
@@ -416,11 +420,20 @@ SGFP4_API sgfp4_status sgfp4_model_policy_set_rates(sgfp4_model_policy *policy,
                                                     sgfp4_model_rates rates);
 SGFP4_API void sgfp4_model_policy_free(sgfp4_model_policy *policy);
 
-/** What the policy decided for one tensor. */
+/** What the policy decided for one tensor: whether to quantize, and the encoder settings a
+ *  policy sets (its defaults, then the matching rule's); sgfp4_model_decision_options()
+ *  makes the encode options of them. It holds values only (no options struct, no pointers),
+ *  so it does not change when sgfp4_encode_options grows. */
 typedef struct sgfp4_model_decision {
-    int quantize;                  /**< 1: quantize with `options`; 0: pass through */
+    bool quantize;                 /**< true: quantize with these settings; false: pass through */
     uint64_t rows, cols;           /**< the 2-D view: [prod(leading dims), last dim] */
-    sgfp4_encode_options options;
+    sgfp4_profile profile;         /**< V1 or V2 (a policy's AUTO resolved) */
+    sgfp4_policy policy;           /**< as sgfp4_encode_options.policy */
+    double target_bpw;             /**< as sgfp4_encode_options.target_bpw */
+    double threshold;              /**< as sgfp4_encode_options.threshold */
+    double delta;                  /**< as sgfp4_encode_options.delta */
+    sgfp4_fit fit;                 /**< as sgfp4_encode_options.fit */
+    sgfp4_error_metric metric;     /**< as sgfp4_encode_options.metric */
     char reason[96];               /**< why (rule matched, or the default's reason) */
     /** Empty, or why the chosen options may hurt the model: a v2 rate below 4.125 bits per
      *  weight, where part of the weights must be ternary (docs/encoder.md, "Low rates"). */
@@ -431,6 +444,15 @@ typedef struct sgfp4_model_decision {
 SGFP4_API void sgfp4_model_policy_decide(const sgfp4_model_policy *policy,
                                          const sgfp4_model_tensor *tensor,
                                          sgfp4_model_decision *decision);
+
+/** Sets *options (initialised by the caller with sgfp4_encode_options_init(): only its
+ *  struct_size bytes are written) to the encode options of a decision: the policy's defaults
+ *  (sgfp4_model_policy_defaults(): threads, allocator, ...; the encode options' defaults for
+ *  a NULL policy) with the decision's encoder settings. Errors: SGFP4_ERR_ARGUMENT for a NULL
+ *  decision or options, or options not initialised. */
+SGFP4_API sgfp4_status sgfp4_model_decision_options(const sgfp4_model_policy *policy,
+                                                   const sgfp4_model_decision *decision,
+                                                   sgfp4_encode_options *options);
 
 /* ---- quantizing and restoring whole models --------------------------------------------- */
 
@@ -739,9 +761,9 @@ SGFP4_API sgfp4_status sgfp4_output_commit_all(sgfp4_output *const *outputs, siz
 /** Removes the temporary file of an output not committed (an earlier file of that name
  *  stays), closes and frees. Accepts NULL. */
 SGFP4_API void sgfp4_output_close(sgfp4_output *output);
-/** 1 if `path` would be written in place (standard output, a descriptor, an existing
- *  device, FIFO or socket), 0 if through a temporary file (or refused). */
-SGFP4_API int sgfp4_output_path_is_direct(const char *path);
+/** Whether `path` would be written in place (standard output, a descriptor, an existing
+ *  device, FIFO or socket); false if through a temporary file (or refused). */
+SGFP4_API bool sgfp4_output_path_is_direct(const char *path);
 
 /**
  * Opt-in, once per process: on SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGXCPU and

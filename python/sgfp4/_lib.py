@@ -102,7 +102,7 @@ lib, library_path = load()
 
 class Diag(ctypes.Structure):
     _fields_ = [("status", c_int), ("offset", c_i64), ("block", c_i64), ("leaf", c_i32),
-                ("message", ctypes.c_char * 256)]
+                ("row", c_i64), ("col", c_i64), ("message", ctypes.c_char * 256)]
 
 
 ALLOC_FN = ctypes.CFUNCTYPE(c_void_p, c_void_p, c_size_t)
@@ -143,7 +143,7 @@ class DecodeOptions(ctypes.Structure):
 
 
 class EncodeReport(ctypes.Structure):
-    _fields_ = [("clipped", c_u64), ("max_abs", c_double), ("diag", Diag)]
+    _fields_ = [("clipped", c_u64), ("max_abs", c_double)]
 
 
 CANCEL_FN = ctypes.CFUNCTYPE(c_int, c_void_p)
@@ -201,9 +201,10 @@ class StEntry(ctypes.Structure):
 
 
 class ModelDecision(ctypes.Structure):
-    _fields_ = [("quantize", c_int), ("rows", c_u64), ("cols", c_u64),
-                ("options", EncodeOptions), ("reason", ctypes.c_char * 96),
-                ("warning", ctypes.c_char * 160)]
+    _fields_ = [("quantize", ctypes.c_bool), ("rows", c_u64), ("cols", c_u64),
+                ("profile", c_int), ("policy", c_int), ("target_bpw", c_double),
+                ("threshold", c_double), ("delta", c_double), ("fit", c_int), ("metric", c_int),
+                ("reason", ctypes.c_char * 96), ("warning", ctypes.c_char * 160)]
 
 
 class ModelProgress(ctypes.Structure):
@@ -289,7 +290,7 @@ _PROTOTYPES = [
     ("sgfp4_encode_options_init_sized", c_int, P(EncodeOptions), c_size_t),
     ("sgfp4_encode_bound", c_size_t, c_int, c_u64, c_u64),
     ("sgfp4_encode_alloc", c_int, c_void_p, c_u64, c_u64, c_size_t, P(c_void_p), P(c_size_t),
-     P(EncodeOptions)),
+     P(EncodeOptions), P(Diag)),
     ("sgfp4_free", None, c_void_p),
     ("sgfp4_hessian_options_init_sized", c_int, P(HessianOptions), c_size_t),
     ("sgfp4_hessian_create", c_int, c_void_p, c_u64, c_size_t, P(HessianOptions), P(c_void_p),
@@ -310,15 +311,15 @@ _PROTOTYPES = [
     ("sgfp4_model_tensor_find", P(ModelTensor), c_void_p, c_char_p),
     ("sgfp4_model_metadata_count", c_size_t, c_void_p),
     ("sgfp4_model_metadata_at", c_int, c_void_p, c_size_t, P(c_char_p), P(c_char_p)),
-    ("sgfp4_model_is_quantized", c_int, c_void_p),
+    ("sgfp4_model_is_quantized", ctypes.c_bool, c_void_p),
     ("sgfp4_model_data_offset", c_u64, c_void_p),
     ("sgfp4_model_file_bytes", c_u64, c_void_p),
-    ("sgfp4_model_was_compressed", c_int, c_void_p),
-    ("sgfp4_model_is_set", c_int, c_void_p),
+    ("sgfp4_model_was_compressed", ctypes.c_bool, c_void_p),
+    ("sgfp4_model_is_set", ctypes.c_bool, c_void_p),
     ("sgfp4_model_shard_count", c_size_t, c_void_p),
     ("sgfp4_model_shard_name", c_char_p, c_void_p, c_size_t),
     ("sgfp4_st_dtype_bits", c_size_t, c_int),
-    ("sgfp4_st_dtype_is_quantizable", c_int, c_int),
+    ("sgfp4_st_dtype_is_quantizable", ctypes.c_bool, c_int),
     ("sgfp4_model_tensor_evict", None, c_void_p, P(ModelTensor)),
     ("sgfp4_model_tensor_open", c_int, c_void_p, P(ModelTensor), P(c_void_p), P(OpenOptions),
      P(Diag)),
@@ -341,6 +342,7 @@ _PROTOTYPES = [
     ("sgfp4_model_policy_set_rates", c_int, c_void_p, c_int),
     ("sgfp4_model_policy_free", None, c_void_p),
     ("sgfp4_model_policy_decide", None, c_void_p, P(ModelTensor), P(ModelDecision)),
+    ("sgfp4_model_decision_options", c_int, c_void_p, P(ModelDecision), P(EncodeOptions)),
     ("sgfp4_model_write_options_init_sized", c_int, P(ModelWriteOptions), c_size_t),
     ("sgfp4_model_encode", c_int, c_void_p, c_void_p, P(Sink), P(ModelWriteOptions), P(Diag)),
     ("sgfp4_model_decode", c_int, c_void_p, P(Sink), P(ModelWriteOptions), P(Diag)),

@@ -27,7 +27,6 @@ class Backend(enum.IntEnum):
     API's experimental tier (sgfp4_experimental.h), for tests and benchmarks."""
     AUTO = 0
     SCALAR = 1
-    CPU = 2
     GENERIC = 3
     AVX2 = 4
     AVX512 = 5

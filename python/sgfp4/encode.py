@@ -235,6 +235,7 @@ def encode(array, options=None, **overrides):
     stride = a.strides[0] // 4 if rows > 1 else cols
     c_opts = options.to_c(rows, cols)
     report = _lib.EncodeReport()
+    diag = _lib.Diag()
     c_opts.report = ctypes.pointer(report)
     out = ctypes.c_void_p()
     size = ctypes.c_size_t()
@@ -243,9 +244,9 @@ def encode(array, options=None, **overrides):
             c_opts.cancel = interrupt.hook
             status = lib.sgfp4_encode_alloc(a.ctypes.data, rows, cols, stride,
                                             ctypes.byref(out), ctypes.byref(size),
-                                            ctypes.byref(c_opts))
+                                            ctypes.byref(c_opts), ctypes.byref(diag))
         what = f"encode a {rows}x{cols} matrix"
-        check(status, what, diag=report.diag, context=what)
+        check(status, what, diag=diag, context=what)
         if report.clipped:
             warnings.warn(clipped_message(f"encode a {rows}x{cols} matrix", report.clipped,
                                           report.max_abs), ClippedWeightsWarning, stacklevel=2)

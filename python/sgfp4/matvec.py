@@ -46,7 +46,7 @@ _PROTOTYPES = [
      ctypes.c_uint, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t,
      ctypes.c_size_t, ctypes.POINTER(MatvecOptions)),
     ("sgfp4_matvec_float", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-     ctypes.c_size_t, ctypes.c_uint, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
+     ctypes.c_uint, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
      ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(MatvecOptions)),
     ("sgfp4_thread_pool_create", ctypes.c_int, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)),
     ("sgfp4_thread_pool_free", None, ctypes.c_void_p),
@@ -322,7 +322,7 @@ class MatvecPlan(_Owner):
         opts = _call_options(threads, backend, pool, fast)
         for k in range(0, batch, MAX_BATCH):
             n = min(MAX_BATCH, batch - k)
-            check(lib.sgfp4_matvec_float(plan, a[k:].ctypes.data, dt, xstride, n, begin, end,
+            check(lib.sgfp4_matvec_float(plan, a[k:].ctypes.data, dt, n, xstride, begin, end,
                                          y[k:].ctypes.data, stride,
                                          ((n - 1) * stride + (end - begin)) * 4,
                                          ctypes.byref(opts)),

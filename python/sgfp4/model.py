@@ -446,7 +446,12 @@ class Policy:
         """The Decision for a ModelTensor."""
         d = _lib.ModelDecision()
         lib.sgfp4_model_policy_decide(self._h.ptr, tensor._ptr(), ctypes.byref(d))
-        return Decision(bool(d.quantize), d.rows, d.cols, EncodeOptions.from_c(d.options),
+        o = _lib.EncodeOptions()
+        check(lib.sgfp4_encode_options_init_sized(ctypes.byref(o), ctypes.sizeof(o)),
+              "encode options")
+        check(lib.sgfp4_model_decision_options(self._h.ptr, ctypes.byref(d), ctypes.byref(o)),
+              "the decision's encode options")
+        return Decision(bool(d.quantize), d.rows, d.cols, EncodeOptions.from_c(o),
                         text(d.reason), text(d.warning))
 
 

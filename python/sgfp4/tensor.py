@@ -250,7 +250,7 @@ class Tensor:
         out: an array to decode into instead of a new one (zero-copy: the library writes
         it directly): writable, shape (rows, cols), the dtype above, contiguous rows (any
         row stride). threads: 0 or 1 = the calling thread; N = N threads in all.
-        backend: "auto" / "cpu" (the fastest kernels) or "scalar" (the reference).
+        backend: "auto" (the fastest kernels) or "scalar" (the reference).
         store: "auto", "cached" or "streaming" (speed only; the bits are the same).
         """
         return self.decode_rows(0, self.rows, dtype, out=out, threads=threads,

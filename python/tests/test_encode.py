@@ -122,7 +122,7 @@ def test_bad_input_is_refused():
 
 
 def test_errors_name_the_option_or_value():
-    """The library's diagnostic of the call (sgfp4_encode_report.diag), not a bare
+    """The library's diagnostic of the call (its sgfp4_diag), not a bare
     "invalid argument": the option, or the first non-finite value's row and column."""
     w = np.ones((64, 64), np.float32)
     cases = [({"target_bpw": 100}, "target_bpw 100 is outside (0, 64]"),

@@ -13,10 +13,21 @@ sgfp4_status sgfp4_fail(sgfp4_diag *diag, sgfp4_status status, int64_t offset, i
         diag->offset = offset;
         diag->block = block;
         diag->leaf = leaf;
+        diag->row = diag->col = -1;
         va_list args;
         va_start(args, format);
         vsnprintf(diag->message, sizeof diag->message, format, args);
         va_end(args);
+    }
+    return status;
+}
+
+sgfp4_status sgfp4_fail_at_element(sgfp4_diag *diag, sgfp4_status status, uint64_t row,
+                                   uint64_t col)
+{
+    if (diag) {
+        diag->row = (int64_t)row;
+        diag->col = (int64_t)col;
     }
     return status;
 }
@@ -27,6 +38,7 @@ void sgfp4_diag_clear(sgfp4_diag *diag)
         diag->status = SGFP4_OK;
         diag->offset = diag->block = -1;
         diag->leaf = -1;
+        diag->row = diag->col = -1;
         diag->message[0] = '\0';
     }
 }

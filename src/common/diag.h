@@ -17,6 +17,11 @@
 sgfp4_status sgfp4_fail(sgfp4_diag *diag, sgfp4_status status, int64_t offset, int64_t block,
                         int32_t leaf, const char *format, ...) SGFP4_PRINTF_(6, 7);
 
+/* Names the input element (row, col) that a failure recorded in *diag refused (if diag is
+ * not NULL); returns status. */
+sgfp4_status sgfp4_fail_at_element(sgfp4_diag *diag, sgfp4_status status, uint64_t row,
+                                   uint64_t col);
+
 /* Resets *diag (if not NULL) to success. */
 void sgfp4_diag_clear(sgfp4_diag *diag);
 

@@ -59,76 +59,17 @@ static sgfp4_status validate_stream_header(sgfp4_tensor *t, sgfp4_diag *diag)
     return SGFP4_OK;
 }
 
-sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, uint64_t *end,
-                                   sgfp4_record_form *form, sgfp4_diag *diag)
+/* The leaves of v2 record b: each header at `headers` (flags, affine fields) and its padded
+ * payload, the first at *payload; on success *payload is the end of the last one, and the
+ * leaves are counted into t->info. */
+static sgfp4_status leaves_check(sgfp4_tensor *t, uint64_t b, const sgfp4_leaf_pos *leaves,
+                                 unsigned n, uint64_t headers, sgfp4_record_form *form,
+                                 uint64_t *payload_at, sgfp4_diag *diag)
 {
-    sgfp4_record_form unused;
-    if (!form)
-        form = &unused;
-    memset(form, 0, sizeof *form);
     const uint8_t *d = t->data;
     const uint64_t size = t->size;
     const int64_t blk = (int64_t)b;
-    if (rec > size || size - rec < 4) {
-        /* The offending field is the record's entry in the offset table: `rec` itself may
-         * lie far past the end, and diag offsets always point into the container. */
-        const uint64_t entry = SGFP4_V2_FIXED_HEADER + 4 * b;
-        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)entry, blk, -1,
-                          "v2 record %llu (offset-table entry at byte %llu) starts at byte "
-                          "%llu: its sb_header lies past the end of the %llu-byte stream",
-                          (ull)b, (ull)entry, (ull)rec, (ull)size);
-    }
-    const uint32_t sb = sgfp4_load_u32le(d + rec);
-    if (sb >> 3)
-        return sgfp4_fail(diag, SGFP4_ERR_V2_SB_RESERVED, (int64_t)rec, blk, -1,
-                          "v2 record %llu at byte %llu: sb_header 0x%08x has reserved bits "
-                          "3-31 set",
-                          (ull)b, (ull)rec, sb);
-    const unsigned layout = sb & 7u;
-    if (layout > 5)
-        return sgfp4_fail(diag, SGFP4_ERR_V2_LAYOUT, (int64_t)rec, blk, -1,
-                          "v2 record %llu at byte %llu: layout %u is not 0..5", (ull)b,
-                          (ull)rec, layout);
-    form->layout = layout;
-
-    sgfp4_leaf_pos leaves[SGFP4_MAX_LEAVES];
-    unsigned n;
-    uint64_t headers = rec + 4;
-    if (layout == SGFP4_LAYOUT_MIXED) {
-        if (size - rec < 16)
-            return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)rec + 4, blk, -1,
-                              "v2 record %llu: split map at byte %llu lies past the end of "
-                              "the stream",
-                              (ull)b, (ull)rec + 4);
-        const uint32_t words[3] = {sgfp4_load_u32le(d + rec + 4), sgfp4_load_u32le(d + rec + 8),
-                                   sgfp4_load_u32le(d + rec + 12)};
-        unsigned bits_used;
-        const sgfp4_split_result r = sgfp4_split_walk(words, leaves, &n, &bits_used);
-        if (r == SGFP4_SPLIT_OVERRUN)
-            return sgfp4_fail(diag, SGFP4_ERR_V2_SPLIT_OVERRUN, (int64_t)rec + 4, blk, -1,
-                              "v2 record %llu: split map at byte %llu reads past bit 84",
-                              (ull)b, (ull)rec + 4);
-        if (r == SGFP4_SPLIT_TRAILING)
-            return sgfp4_fail(diag, SGFP4_ERR_V2_SPLIT_TRAILING, (int64_t)rec + 4, blk, -1,
-                              "v2 record %llu: split map at byte %llu (%08x %08x %08x) has "
-                              "bits set after bit %u, the last one used",
-                              (ull)b, (ull)rec + 4, words[0], words[1], words[2],
-                              bits_used ? bits_used - 1 : 0);
-        memcpy(form->map, words, sizeof words);
-        headers += 12;
-    } else {
-        n = sgfp4_uniform_leaves(layout, leaves);
-    }
-
-    const uint64_t headers_end = headers + 4 * (uint64_t)n;
-    const uint64_t payloads = rec + sgfp4_align16(headers_end - rec);
-    if (payloads > size)
-        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)headers, blk, -1,
-                          "v2 record %llu: %u leaf headers at byte %llu (with pad to byte "
-                          "%llu) run past the end of the %llu-byte stream",
-                          (ull)b, n, (ull)headers, (ull)payloads, (ull)size);
-
-    uint64_t payload = payloads;
+    uint64_t payload = *payload_at;
     for (unsigned i = 0; i < n; i++) {
         const uint64_t at = headers + 4 * (uint64_t)i;
         const uint32_t h = sgfp4_load_u32le(d + at);
@@ -167,6 +108,97 @@ sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, ui
         t->info.leaves_by_mode[mode]++;
         payload += padded;
     }
+    *payload_at = payload;
+    return SGFP4_OK;
+}
+
+/* The split map of MIXED record b at rec + 4: walked into leaves[0..*n), kept in form->map. */
+static sgfp4_status split_map_check(const sgfp4_tensor *t, uint64_t b, uint64_t rec,
+                                    sgfp4_leaf_pos *leaves, unsigned *n,
+                                    sgfp4_record_form *form, sgfp4_diag *diag)
+{
+    const uint8_t *d = t->data;
+    const uint64_t size = t->size;
+    const int64_t blk = (int64_t)b;
+    if (size - rec < 16)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)rec + 4, blk, -1,
+                          "v2 record %llu: split map at byte %llu lies past the end of "
+                          "the stream",
+                          (ull)b, (ull)rec + 4);
+    const uint32_t words[3] = {sgfp4_load_u32le(d + rec + 4), sgfp4_load_u32le(d + rec + 8),
+                               sgfp4_load_u32le(d + rec + 12)};
+    unsigned bits_used;
+    const sgfp4_split_result r = sgfp4_split_walk(words, leaves, n, &bits_used);
+    if (r == SGFP4_SPLIT_OVERRUN)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_SPLIT_OVERRUN, (int64_t)rec + 4, blk, -1,
+                          "v2 record %llu: split map at byte %llu reads past bit 84",
+                          (ull)b, (ull)rec + 4);
+    if (r == SGFP4_SPLIT_TRAILING)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_SPLIT_TRAILING, (int64_t)rec + 4, blk, -1,
+                          "v2 record %llu: split map at byte %llu (%08x %08x %08x) has "
+                          "bits set after bit %u, the last one used",
+                          (ull)b, (ull)rec + 4, words[0], words[1], words[2],
+                          bits_used ? bits_used - 1 : 0);
+    memcpy(form->map, words, sizeof words);
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_v2_record_check(sgfp4_tensor *t, uint64_t b, uint64_t rec, uint64_t *end,
+                                   sgfp4_record_form *form, sgfp4_diag *diag)
+{
+    sgfp4_record_form unused;
+    if (!form)
+        form = &unused;
+    memset(form, 0, sizeof *form);
+    const uint8_t *d = t->data;
+    const uint64_t size = t->size;
+    const int64_t blk = (int64_t)b;
+    if (rec > size || size - rec < 4) {
+        /* The offending field is the record's entry in the offset table: `rec` itself may
+         * lie far past the end, and diag offsets always point into the container. */
+        const uint64_t entry = SGFP4_V2_FIXED_HEADER + 4 * b;
+        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)entry, blk, -1,
+                          "v2 record %llu (offset-table entry at byte %llu) starts at byte "
+                          "%llu: its sb_header lies past the end of the %llu-byte stream",
+                          (ull)b, (ull)entry, (ull)rec, (ull)size);
+    }
+    const uint32_t sb = sgfp4_load_u32le(d + rec);
+    if (sb >> 3)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_SB_RESERVED, (int64_t)rec, blk, -1,
+                          "v2 record %llu at byte %llu: sb_header 0x%08x has reserved bits "
+                          "3-31 set",
+                          (ull)b, (ull)rec, sb);
+    const unsigned layout = sb & 7u;
+    if (layout > 5)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_LAYOUT, (int64_t)rec, blk, -1,
+                          "v2 record %llu at byte %llu: layout %u is not 0..5", (ull)b,
+                          (ull)rec, layout);
+    form->layout = layout;
+
+    sgfp4_leaf_pos leaves[SGFP4_MAX_LEAVES];
+    unsigned n;
+    uint64_t headers = rec + 4;
+    if (layout == SGFP4_LAYOUT_MIXED) {
+        const sgfp4_status s = split_map_check(t, b, rec, leaves, &n, form, diag);
+        if (s != SGFP4_OK)
+            return s;
+        headers += 12;
+    } else {
+        n = sgfp4_uniform_leaves(layout, leaves);
+    }
+
+    const uint64_t headers_end = headers + 4 * (uint64_t)n;
+    const uint64_t payloads = rec + sgfp4_align16(headers_end - rec);
+    if (payloads > size)
+        return sgfp4_fail(diag, SGFP4_ERR_V2_RECORD_BOUNDS, (int64_t)headers, blk, -1,
+                          "v2 record %llu: %u leaf headers at byte %llu (with pad to byte "
+                          "%llu) run past the end of the %llu-byte stream",
+                          (ull)b, n, (ull)headers, (ull)payloads, (ull)size);
+
+    uint64_t payload = payloads;
+    const sgfp4_status s = leaves_check(t, b, leaves, n, headers, form, &payload, diag);
+    if (s != SGFP4_OK)
+        return s;
     const uint64_t pad_at = headers_end + first_nonzero(d + headers_end, payloads - headers_end);
     if (pad_at < payloads)
         return sgfp4_fail(diag, SGFP4_ERR_V2_LEAF_HEADER_PAD, (int64_t)pad_at, blk, -1,

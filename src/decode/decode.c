@@ -49,8 +49,7 @@ static sgfp4_status resolve_options(const sgfp4_decode_options *options,
     if ((o->threads = sgfp4_threads_resolve(o->threads)) == 0)
         return SGFP4_ERR_ARGUMENT;
     switch (o->backend) {
-    case SGFP4_BACKEND_AUTO:
-    case SGFP4_BACKEND_CPU: *kernels = sgfp4_decode_kernels_best(); return SGFP4_OK;
+    case SGFP4_BACKEND_AUTO: *kernels = sgfp4_decode_kernels_best(); return SGFP4_OK;
     case SGFP4_BACKEND_SCALAR: *kernels = NULL; return SGFP4_OK;
     case SGFP4_BACKEND_GENERIC:
     case SGFP4_BACKEND_AVX2:

@@ -220,18 +220,21 @@ static int inputs_scan(const float *src, uint64_t rows, uint64_t cols, size_t st
     return 1;
 }
 
-/* The first value of the input that is not finite, named in the report's diag. */
+/* The first value of the input that is not finite, named in diag (row, column, byte
+ * offset from src). */
 static sgfp4_status nonfinite_input(const float *src, uint64_t rows, uint64_t cols,
                                     size_t stride, sgfp4_diag *diag)
 {
     for (uint64_t r = 0; r < rows; r++)
         for (uint64_t c = 0; c < cols; c++)
-            if (!isfinite(src[r * stride + c]))
-                return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
-                                  (int64_t)((r * stride + c) * sizeof(float)), -1, -1,
-                                  "input row %llu, column %llu is %s (the encoder takes finite "
-                                  "values)", (unsigned long long)r, (unsigned long long)c,
-                                  isnan(src[r * stride + c]) ? "NaN" : "infinite");
+            if (!isfinite(src[r * stride + c])) {
+                sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
+                           (int64_t)((r * stride + c) * sizeof(float)), -1, -1,
+                           "input row %llu, column %llu is %s (the encoder takes finite "
+                           "values)", (unsigned long long)r, (unsigned long long)c,
+                           isnan(src[r * stride + c]) ? "NaN" : "infinite");
+                return sgfp4_fail_at_element(diag, SGFP4_ERR_ARGUMENT, r, c);
+            }
     return SGFP4_ERR_ARGUMENT;
 }
 
@@ -251,212 +254,261 @@ static double mean_square(const float *src, uint64_t rows, uint64_t cols, size_t
     return sum / ((double)rows * (double)cols);
 }
 
+/* The checks of an encode call's arguments and input, before any work: on success *o holds
+ * the options (profile AUTO resolved), *blocks the number of 64x64 blocks, *stride the row
+ * stride, and the report the input's clipped count and largest magnitude. */
+static sgfp4_status arguments_check(const float *src, uint64_t rows, uint64_t cols,
+                                    size_t *stride, const size_t *written,
+                                    sgfp4_encode_options *o, uint64_t *blocks, sgfp4_diag *diag)
+{
+    char problem[160];
+    if (!src || !written)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL %s",
+                          !src ? "src" : "written");
+    if (options_problem(o, problem, sizeof problem))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "%s", problem);
+    if (!shape_ok(rows, cols, blocks))
+        return sgfp4_fail(diag, SGFP4_ERR_SHAPE, -1, -1, -1,
+                          "shape %llux%llu: rows and cols 1..2^40, at most 2^40 weights and "
+                          "2^32 blocks of 64x64", (unsigned long long)rows,
+                          (unsigned long long)cols);
+    if (*stride == 0)
+        *stride = (size_t)cols;
+    if (*stride < cols)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "src_stride %zu is below cols %llu", *stride,
+                          (unsigned long long)cols);
+    if (o->profile == SGFP4_PROFILE_AUTO)
+        o->profile = SGFP4_PROFILE_V2;
+    if (o->profile == SGFP4_PROFILE_V1 && *blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                          "%llu blocks: a v1 container addresses at most %llu",
+                          (unsigned long long)*blocks,
+                          (unsigned long long)(UINT32_MAX / SGFP4_V1_PAYLOAD));
+    uint64_t clipped;
+    float max_abs;
+    if (!inputs_scan(src, rows, cols, *stride, &clipped, &max_abs))
+        return nonfinite_input(src, rows, cols, *stride, diag);
+    if (o->report) {
+        o->report->clipped = clipped;
+        o->report->max_abs = max_abs;
+    }
+    const bool columns_ok = sgfp4_importance_ok(o->column_importance, cols);
+    if (!columns_ok || !sgfp4_importance_ok(o->row_importance, rows))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "%s_importance: not %llu finite values >= 0, not all 0",
+                          columns_ok ? "row" : "column",
+                          (unsigned long long)(columns_ok ? rows : cols));
+    if (o->hessian && o->hessian->dim != cols)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "hessian: dimension %llu for %llu columns",
+                          (unsigned long long)o->hessian->dim, (unsigned long long)cols);
+    return SGFP4_OK;
+}
+
+/* The working memory of the passes: per-worker scratch, the plans, the v2 record offsets and,
+ * when the metric weights errors or a Hessian calibrates, the error weights (row weights,
+ * then column weights, each padded to the 64-grid). SGFP4_ERR_NOMEM if any is missing. */
+static sgfp4_status job_prepare(job *j, unsigned threads, const sgfp4_allocator *alloc)
+{
+    const sgfp4_encode_options *o = &j->o;
+    j->scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
+                                             sizeof(float));
+    /* v1 writes each block as it plans it, unless the sweep needs every plan first. */
+    const size_t plan_count =
+        o->profile == SGFP4_PROFILE_V1 && !o->hessian ? threads : (size_t)j->blocks;
+    j->plans = sgfp4_alloc_with(alloc, plan_count * sizeof *j->plans);
+    if (o->profile == SGFP4_PROFILE_V2)
+        j->offsets = sgfp4_alloc_with(alloc, (size_t)j->blocks * sizeof *j->offsets);
+    if (!j->scratch || !j->plans || (o->profile == SGFP4_PROFILE_V2 && !j->offsets))
+        return SGFP4_ERR_NOMEM;
+    if ((o->profile == SGFP4_PROFILE_V2 && o->policy == SGFP4_POLICY_RATE &&
+         sgfp4_metric_is_weighted(o)) ||
+        o->hessian) {
+        const size_t tiles_y = (size_t)(j->blocks / j->tiles_x);
+        float *weights = sgfp4_alloc_with(alloc, (tiles_y + (size_t)j->tiles_x) * 64 *
+                                                     sizeof *weights);
+        if (!weights)
+            return SGFP4_ERR_NOMEM;
+        j->row_weight = weights;
+        j->col_weight = weights + tiles_y * 64;
+        sgfp4_error_weights(j->src, j->rows, j->cols, j->stride, o, weights,
+                            weights + tiles_y * 64);
+    }
+    return SGFP4_OK;
+}
+
+/* The planning pass: every block's plan (v2: by the rate or the threshold policy, then the
+ * record offsets; v1 with a Hessian: the plans the sweep writes later) and the container's
+ * size, *total. */
+static sgfp4_status plan_pass(job *j, sgfp4_team *team, const sgfp4_allocator *alloc,
+                              uint64_t *total, sgfp4_diag *diag)
+{
+    const sgfp4_encode_options *o = &j->o;
+    const uint64_t blocks = j->blocks;
+    if (o->profile == SGFP4_PROFILE_V1) {
+        *total = blocks * SGFP4_V1_BLOCK_BYTES;
+        if (o->hessian)
+            sgfp4_team_run(team, blocks, v1_plan, j);
+        return SGFP4_OK;
+    }
+    if (o->policy == SGFP4_POLICY_RATE) {
+        j->params = sgfp4_alloc_with(alloc, (size_t)blocks * SGFP4_NODES * 2 *
+                                                sizeof *j->params);
+        if (!j->params)
+            return SGFP4_ERR_NOMEM;
+        if (!sgfp4_team_run(team, blocks, analyze_block, j))
+            return SGFP4_ERR_CANCELLED;
+        const sgfp4_status s = sgfp4_rate_control(j->params, blocks, j->rows * j->cols,
+                                                  o->target_bpw, team, alloc, j->plans);
+        if (s != SGFP4_OK)
+            return s;
+    } else if (!sgfp4_team_run(team, blocks, threshold_block, j)) {
+        return SGFP4_ERR_CANCELLED;
+    }
+    uint64_t at = 0;
+    for (uint64_t b = 0; b < blocks; b++) {
+        j->offsets[b] = at;
+        at += sgfp4_record_bytes(&j->plans[b]);
+    }
+    if (at > UINT32_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                          "the records take %llu bytes, more than a v2 offset addresses",
+                          (unsigned long long)at);
+    *total = sgfp4_v2_table_bytes(blocks) + at;
+    return SGFP4_OK;
+}
+
+/* The writing pass into j->out: the v2 offset table, then every block (v1 or v2 records as
+ * planned, or, with a Hessian, the calibrated sweep over bands of blocks, which plans v2 as it
+ * goes). *sweep_scratch is the sweep's working memory, for the caller to free. */
+static sgfp4_status write_pass(job *j, sgfp4_team *team, unsigned threads,
+                               const sgfp4_allocator *alloc, float **sweep_scratch)
+{
+    const sgfp4_encode_options *o = &j->o;
+    if (o->profile == SGFP4_PROFILE_V2)
+        sgfp4_write_v2_table(j->blocks, j->offsets, j->out);
+    bool ran;
+    if (o->hessian) {
+        *sweep_scratch = sgfp4_alloc_with(alloc, (size_t)threads *
+                                                     sgfp4_sweep_scratch(j->cols) *
+                                                     sizeof(float));
+        if (!*sweep_scratch)
+            return SGFP4_ERR_NOMEM;
+        sgfp4_sweep sweep = {j->src, j->rows, j->cols, j->tiles_x, j->blocks, j->stride,
+                             o->hessian, j->row_weight, j->col_weight, o->fit, o->profile,
+                             j->plans, j->offsets, j->out, *sweep_scratch,
+                             sgfp4_gemm_kernels_best()};
+        ran = sgfp4_team_run(team, j->blocks / j->tiles_x, sgfp4_sweep_band, &sweep);
+    } else {
+        ran = sgfp4_team_run(team, j->blocks,
+                             o->profile == SGFP4_PROFILE_V1 ? v1_block : write_block, j);
+    }
+    return ran ? SGFP4_OK : SGFP4_ERR_CANCELLED;
+}
+
+/* Self-check: what was written must pass the strict validation. */
+static sgfp4_status written_check(const job *j, uint64_t total, sgfp4_diag *diag)
+{
+    sgfp4_tensor *check = NULL;
+    sgfp4_open_options check_options;
+    sgfp4_open_options_init(&check_options);
+    check_options.allocator = j->o.allocator;
+    check_options.limits.max_elements = j->rows * j->cols;
+    check_options.limits.max_container_bytes = total;
+    if (sgfp4_tensor_open(j->out, (size_t)total, j->o.profile, j->rows, j->cols, &check,
+                          &check_options, NULL) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_INTERNAL, -1, -1, -1,
+                          "the encoded container fails its strict validation (a bug)");
+    sgfp4_tensor_close(check);
+    return SGFP4_OK;
+}
+
+/* Where the container goes: dst (capacity cap) or, when allocate is set, a buffer of the
+ * exact size allocated with malloc (so that sgfp4_free() releases it) into *allocated. */
+static sgfp4_status output_place(uint8_t *dst, size_t cap, bool allocate, uint64_t total,
+                                 uint8_t **out, uint8_t **allocated, sgfp4_diag *diag)
+{
+    if (total > SIZE_MAX)
+        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
+                          "the container takes %llu bytes, more than this address space",
+                          (unsigned long long)total);
+    if (allocate) {
+        *out = *allocated = malloc((size_t)total);
+        return *out ? SGFP4_OK : SGFP4_ERR_NOMEM;
+    }
+    if (!dst)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL dst");
+    if (cap < total)
+        return sgfp4_fail(diag, SGFP4_ERR_DST_TOO_SMALL, -1, -1, -1,
+                          "dst_capacity %zu: the container takes %llu bytes", cap,
+                          (unsigned long long)total);
+    *out = dst;
+    return SGFP4_OK;
+}
+
 /* Encodes into dst (capacity cap), or, when out_alloc is set, into a buffer of the exact
  * size allocated with malloc (so that sgfp4_free() releases it). Working memory comes from
  * the options' allocator. */
 static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t cols,
                                     size_t src_stride, const sgfp4_encode_options *options,
-                                    uint8_t *dst, size_t cap, size_t *written, void **out_alloc)
+                                    uint8_t *dst, size_t cap, size_t *written, void **out_alloc,
+                                    sgfp4_diag *diag)
 {
     sgfp4_encode_options o;
-    uint64_t blocks;
-    if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK)
-        return SGFP4_ERR_ARGUMENT; /* no field of the struct can be trusted, report neither */
-    sgfp4_encode_report *report = o.report;
-    sgfp4_diag *diag = report ? &report->diag : NULL;
-    if (report) {
-        report->clipped = 0;
-        report->max_abs = 0;
-    }
+    uint64_t blocks = 0; /* set by arguments_check() */
     sgfp4_diag_clear(diag);
-    char problem[160];
-    if (!src || !written)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL %s",
-                          !src ? "src" : "written");
-    if (options_problem(&o, problem, sizeof problem))
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "%s", problem);
-    *written = 0;
-    if (!shape_ok(rows, cols, &blocks))
-        return sgfp4_fail(diag, SGFP4_ERR_SHAPE, -1, -1, -1,
-                          "shape %llux%llu: rows and cols 1..2^40, at most 2^40 weights and "
-                          "2^32 blocks of 64x64", (unsigned long long)rows,
-                          (unsigned long long)cols);
-    if (src_stride == 0)
-        src_stride = (size_t)cols;
-    if (src_stride < cols)
+    /* On a struct_size it does not know, no field of the struct can be trusted: the report
+     * stays untouched. */
+    if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "src_stride %zu is below cols %llu", src_stride,
-                          (unsigned long long)cols);
-    if (o.profile == SGFP4_PROFILE_AUTO)
-        o.profile = SGFP4_PROFILE_V2;
-    if (o.profile == SGFP4_PROFILE_V1 && blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
-        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
-                          "%llu blocks: a v1 container addresses at most %llu",
-                          (unsigned long long)blocks,
-                          (unsigned long long)(UINT32_MAX / SGFP4_V1_PAYLOAD));
-    uint64_t clipped;
-    float max_abs;
-    if (!inputs_scan(src, rows, cols, src_stride, &clipped, &max_abs))
-        return nonfinite_input(src, rows, cols, src_stride, diag);
-    if (report) {
-        report->clipped = clipped;
-        report->max_abs = max_abs;
+                          "options: struct_size %zu is no layout of sgfp4_encode_options",
+                          options->struct_size);
+    if (o.report) {
+        o.report->clipped = 0;
+        o.report->max_abs = 0;
     }
-    if (!sgfp4_importance_ok(o.column_importance, cols) ||
-        !sgfp4_importance_ok(o.row_importance, rows))
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "%s_importance: not %llu finite values >= 0, not all 0",
-                          sgfp4_importance_ok(o.column_importance, cols) ? "row" : "column",
-                          (unsigned long long)(sgfp4_importance_ok(o.column_importance, cols)
-                                                   ? rows
-                                                   : cols));
-    if (o.hessian && o.hessian->dim != cols)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "hessian: dimension %llu for %llu columns",
-                          (unsigned long long)o.hessian->dim, (unsigned long long)cols);
+    if (written)
+        *written = 0;
+    sgfp4_status status =
+        arguments_check(src, rows, cols, &src_stride, written, &o, &blocks, diag);
+    if (status != SGFP4_OK)
+        return status;
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);
     const int threshold = o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_THRESHOLD;
     job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o,
              threshold ? mean_square(src, rows, cols, src_stride) : 0,
              NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    sgfp4_status status = SGFP4_ERR_NOMEM;
     uint8_t *allocated = NULL;
     float *sweep_scratch = NULL;
     const sgfp4_allocator *alloc = &o.allocator; /* working memory */
+    uint64_t total = 0;
     /* The workers, for the whole call (those that cannot be started leave the calling thread
      * to do more: the same bytes), and the cancel hook, asked once now. */
     sgfp4_team *team = sgfp4_team_create(blocks < threads ? (unsigned)blocks : threads, alloc,
                                          o.cancel, o.cancel_user);
     if (!team)
-        goto done;
-    if (sgfp4_team_cancelled(team)) {
+        status = SGFP4_ERR_NOMEM;
+    else if (sgfp4_team_cancelled(team))
         status = SGFP4_ERR_CANCELLED;
-        goto done;
-    }
-    j.scratch = sgfp4_alloc_with(alloc, (size_t)threads * (4096 + SGFP4_ENCODE_SCRATCH) *
-                                            sizeof(float));
-    /* v1 writes each block as it plans it, unless the sweep needs every plan first. */
-    const size_t plan_count =
-        o.profile == SGFP4_PROFILE_V1 && !o.hessian ? threads : (size_t)blocks;
-    j.plans = sgfp4_alloc_with(alloc, plan_count * sizeof *j.plans);
-    if (o.profile == SGFP4_PROFILE_V2)
-        j.offsets = sgfp4_alloc_with(alloc, (size_t)blocks * sizeof *j.offsets);
-    if (!j.scratch || !j.plans || (o.profile == SGFP4_PROFILE_V2 && !j.offsets))
-        goto done;
-    if ((o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_RATE &&
-         sgfp4_metric_is_weighted(&o)) ||
-        o.hessian) {
-        /* row weights, then column weights, each padded to the 64-grid */
-        const size_t tiles_y = (size_t)(blocks / j.tiles_x);
-        float *weights = sgfp4_alloc_with(alloc, (tiles_y + (size_t)j.tiles_x) * 64 *
-                                                     sizeof *weights);
-        if (!weights)
-            goto done;
-        j.row_weight = weights;
-        j.col_weight = weights + tiles_y * 64;
-        sgfp4_error_weights(src, rows, cols, src_stride, &o, weights, weights + tiles_y * 64);
-    }
-
-    uint64_t total;
-    if (o.profile == SGFP4_PROFILE_V1) {
-        total = blocks * SGFP4_V1_BLOCK_BYTES;
-        if (o.hessian)
-            sgfp4_team_run(team, blocks, v1_plan, &j);
-    } else {
-        if (o.policy == SGFP4_POLICY_RATE) {
-            j.params = sgfp4_alloc_with(alloc, (size_t)blocks * SGFP4_NODES * 2 *
-                                                   sizeof *j.params);
-            if (!j.params)
-                goto done;
-            if (!sgfp4_team_run(team, blocks, analyze_block, &j)) {
-                status = SGFP4_ERR_CANCELLED;
-                goto done;
-            }
-            const sgfp4_status s = sgfp4_rate_control(j.params, blocks, rows * cols,
-                                                      o.target_bpw, team, alloc, j.plans);
-            if (s != SGFP4_OK) {
-                status = s;
-                goto done;
-            }
-        } else if (!sgfp4_team_run(team, blocks, threshold_block, &j)) {
-            status = SGFP4_ERR_CANCELLED;
-            goto done;
+    if (status == SGFP4_OK)
+        status = job_prepare(&j, threads, alloc);
+    if (status == SGFP4_OK)
+        status = plan_pass(&j, team, alloc, &total, diag);
+    if (status == SGFP4_OK)
+        status = output_place(dst, cap, out_alloc != NULL, total, &j.out, &allocated, diag);
+    if (status == SGFP4_OK)
+        status = write_pass(&j, team, threads, alloc, &sweep_scratch);
+    if (status == SGFP4_OK)
+        status = written_check(&j, total, diag);
+    if (status == SGFP4_OK) {
+        *written = (size_t)total;
+        if (out_alloc) {
+            *out_alloc = allocated;
+            allocated = NULL;
         }
-        uint64_t at = 0;
-        for (uint64_t b = 0; b < blocks; b++) {
-            j.offsets[b] = at;
-            at += sgfp4_record_bytes(&j.plans[b]);
-        }
-        if (at > UINT32_MAX) {
-            status = sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
-                                "the records take %llu bytes, more than a v2 offset addresses",
-                                (unsigned long long)at);
-            goto done;
-        }
-        total = sgfp4_v2_table_bytes(blocks) + at;
     }
-    if (total > SIZE_MAX) {
-        status = sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
-                            "the container takes %llu bytes, more than this address space",
-                            (unsigned long long)total);
-        goto done;
-    }
-    if (out_alloc) {
-        dst = allocated = malloc((size_t)total);
-        if (!dst)
-            goto done;
-    } else if (!dst) {
-        status = sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL dst");
-        goto done;
-    } else if (cap < total) {
-        status = sgfp4_fail(diag, SGFP4_ERR_DST_TOO_SMALL, -1, -1, -1,
-                            "dst_capacity %zu: the container takes %llu bytes", cap,
-                            (unsigned long long)total);
-        goto done;
-    }
-    j.out = dst;
-    if (o.profile == SGFP4_PROFILE_V2)
-        sgfp4_write_v2_table(blocks, j.offsets, dst);
-    bool ran;
-    if (o.hessian) {
-        sweep_scratch = sgfp4_alloc_with(alloc, (size_t)threads * sgfp4_sweep_scratch(cols) *
-                                                    sizeof(float));
-        if (!sweep_scratch)
-            goto done;
-        sgfp4_sweep sweep = {src, rows, cols, j.tiles_x, blocks, src_stride, o.hessian,
-                             j.row_weight, j.col_weight, o.fit, o.profile, j.plans,
-                             j.offsets, dst, sweep_scratch, sgfp4_gemm_kernels_best()};
-        ran = sgfp4_team_run(team, blocks / j.tiles_x, sgfp4_sweep_band, &sweep);
-    } else {
-        ran = sgfp4_team_run(team, blocks, o.profile == SGFP4_PROFILE_V1 ? v1_block : write_block,
-                             &j);
-    }
-    if (!ran) {
-        status = SGFP4_ERR_CANCELLED;
-        goto done;
-    }
-    /* Self-check: what we wrote must pass the strict validation. */
-    sgfp4_tensor *check = NULL;
-    sgfp4_open_options check_options;
-    sgfp4_open_options_init(&check_options);
-    check_options.allocator = o.allocator;
-    check_options.limits.max_elements = rows * cols;
-    check_options.limits.max_container_bytes = total;
-    if (sgfp4_tensor_open(dst, (size_t)total, o.profile, rows, cols, &check, &check_options,
-                          NULL) != SGFP4_OK) {
-        status = sgfp4_fail(diag, SGFP4_ERR_INTERNAL, -1, -1, -1,
-                            "the encoded container fails its strict validation (a bug)");
-        goto done;
-    }
-    sgfp4_tensor_close(check);
-    *written = (size_t)total;
-    if (out_alloc) {
-        *out_alloc = allocated;
-        allocated = NULL;
-    }
-    status = SGFP4_OK;
-done:
     if (status == SGFP4_ERR_NOMEM)
         sgfp4_fail(diag, status, -1, -1, -1, "out of memory for the encoder's working memory");
     sgfp4_team_free(team);
@@ -548,29 +600,32 @@ sgfp4_status sgfp4_encode_rate_curve(const float *src, uint64_t rows, uint64_t c
  * caller's rounding or flush-to-zero modes must not change the bytes (D7). */
 static sgfp4_status encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
                            const sgfp4_encode_options *options, uint8_t *dst, size_t cap,
-                           size_t *written, void **out_alloc)
+                           size_t *written, void **out_alloc, sgfp4_diag *diag)
 {
     sgfp4_fp_scope scope;
     sgfp4_fp_scope_enter(&scope);
-    const sgfp4_status s =
-        encode_in_scope(src, rows, cols, src_stride, options, dst, cap, written, out_alloc);
+    const sgfp4_status s = encode_in_scope(src, rows, cols, src_stride, options, dst, cap,
+                                           written, out_alloc, diag);
     sgfp4_fp_scope_leave(&scope);
     return s;
 }
 
 sgfp4_status sgfp4_encode(const float *src, uint64_t rows, uint64_t cols, size_t src_stride,
                           void *dst, size_t dst_capacity, size_t *written,
-                          const sgfp4_encode_options *options)
+                          const sgfp4_encode_options *options, sgfp4_diag *diag)
 {
-    return encode(src, rows, cols, src_stride, options, dst, dst_capacity, written, NULL);
+    return encode(src, rows, cols, src_stride, options, dst, dst_capacity, written, NULL,
+                  diag);
 }
 
 sgfp4_status sgfp4_encode_alloc(const float *src, uint64_t rows, uint64_t cols,
                                 size_t src_stride, void **out, size_t *out_size,
-                                const sgfp4_encode_options *options)
+                                const sgfp4_encode_options *options, sgfp4_diag *diag)
 {
-    if (!out)
-        return SGFP4_ERR_ARGUMENT;
+    if (!out) {
+        sgfp4_diag_clear(diag);
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL out");
+    }
     *out = NULL;
-    return encode(src, rows, cols, src_stride, options, NULL, 0, out_size, out);
+    return encode(src, rows, cols, src_stride, options, NULL, 0, out_size, out, diag);
 }

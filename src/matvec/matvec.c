@@ -97,16 +97,16 @@ static sgfp4_status quantize_in_scope(const void *x, sgfp4_dtype dtype, uint64_t
     const uint8_t *in = x;
     for (unsigned n = 0; n < batch; n++)
         for (uint64_t j = 0; j < cols; j++)
-            if (!isfinite(sgfp4_matvec_x_at(in + n * in_bytes, dtype, j)))
-                return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
-                                  (int64_t)(n * in_bytes + j * sgfp4_dtype_size(dtype)), -1,
-                                  -1,
-                                  "matvec quantize: x vector %u, column %llu is %s (Class A "
-                                  "needs finite activations)",
-                                  n, (unsigned long long)j,
-                                  isnan(sgfp4_matvec_x_at(in + n * in_bytes, dtype, j))
-                                      ? "NaN"
-                                      : "infinite");
+            if (!isfinite(sgfp4_matvec_x_at(in + n * in_bytes, dtype, j))) {
+                sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
+                           (int64_t)(n * in_bytes + j * sgfp4_dtype_size(dtype)), -1, -1,
+                           "matvec quantize: x vector %u, column %llu is %s (Class A needs "
+                           "finite activations)",
+                           n, (unsigned long long)j,
+                           isnan(sgfp4_matvec_x_at(in + n * in_bytes, dtype, j)) ? "NaN"
+                                                                                 : "infinite");
+                return sgfp4_fail_at_element(diag, SGFP4_ERR_ARGUMENT, n, j);
+            }
     const uint64_t tiles_x = (cols + 63u) / 64u;
     const size_t vector_bytes = sgfp4_q8_vector_bytes(tiles_x);
     for (unsigned n = 0; n < batch; n++) {
@@ -231,7 +231,7 @@ sgfp4_status sgfp4_matvec_q8(const sgfp4_matvec_plan *plan, const void *q8, size
 }
 
 sgfp4_status sgfp4_matvec_float(const sgfp4_matvec_plan *plan, const void *x, sgfp4_dtype dtype,
-                                size_t x_stride, unsigned batch, uint64_t row_begin,
+                                unsigned batch, size_t x_stride, uint64_t row_begin,
                                 uint64_t row_end, float *y, size_t y_stride, size_t y_capacity,
                                 const sgfp4_matvec_options *options)
 {

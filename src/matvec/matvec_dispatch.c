@@ -74,8 +74,7 @@ const sgfp4_matvec_kernels *sgfp4_matvec_kernels_for(sgfp4_backend backend, int 
 {
     *known = 1;
     switch (backend) {
-    case SGFP4_BACKEND_AUTO:
-    case SGFP4_BACKEND_CPU: return sgfp4_matvec_kernels_best();
+    case SGFP4_BACKEND_AUTO: return sgfp4_matvec_kernels_best();
     case SGFP4_BACKEND_SCALAR: return &sgfp4_matvec_kernels_scalar;
     case SGFP4_BACKEND_GENERIC: return &sgfp4_matvec_kernels_generic;
     case SGFP4_BACKEND_AVX512: {

@@ -53,24 +53,24 @@ const sgfp4_model_tensor *sgfp4_model_tensor_at(const sgfp4_model *m, size_t ind
 
 size_t sgfp4_model_metadata_count(const sgfp4_model *m) { return m ? m->meta_count : 0; }
 
-int sgfp4_model_metadata_at(const sgfp4_model *m, size_t index, const char **key,
-                            const char **value)
+sgfp4_status sgfp4_model_metadata_at(const sgfp4_model *m, size_t index, const char **key,
+                                     const char **value)
 {
     if (!m || index >= m->meta_count)
-        return -1;
+        return SGFP4_ERR_ARGUMENT;
     if (key)
         *key = m->meta_keys[index];
     if (value)
         *value = m->meta_values[index];
-    return 0;
+    return SGFP4_OK;
 }
 
-int sgfp4_model_is_quantized(const sgfp4_model *m) { return m && m->quantized; }
+bool sgfp4_model_is_quantized(const sgfp4_model *m) { return m && m->quantized; }
 uint64_t sgfp4_model_data_offset(const sgfp4_model *m) { return m ? m->data_offset : 0; }
 uint64_t sgfp4_model_file_bytes(const sgfp4_model *m) { return m ? m->size : 0; }
-int sgfp4_model_was_compressed(const sgfp4_model *m) { return m && m->compressed; }
+bool sgfp4_model_was_compressed(const sgfp4_model *m) { return m && m->compressed; }
 
-int sgfp4_model_is_set(const sgfp4_model *m) { return m && m->shards; }
+bool sgfp4_model_is_set(const sgfp4_model *m) { return m && m->shards; }
 
 size_t sgfp4_model_shard_count(const sgfp4_model *m) { return !m ? 0 : m->shards ? m->shard_count : 1; }
 

@@ -22,6 +22,7 @@
 
 typedef struct planned {
     sgfp4_model_decision decision;
+    sgfp4_encode_options options;   /* the decision's, for this tensor's encode */
     uint64_t spool_offset, bytes;   /* the container in the spool (quantized tensors) */
     unsigned importance;            /* importance vectors used: 1 columns, 2 rows */
     uint64_t clipped;               /* weights beyond the fp16 range (sgfp4_encode_report) */
@@ -131,21 +132,21 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
             free(columns);
             return si;
         }
-        d->options.column_importance = columns;
-        d->options.row_importance = rows;
+        p->options.column_importance = columns;
+        p->options.row_importance = rows;
         const sgfp4_hessian *hessian = NULL;
-        si = sgfp4_importance_hessian(job->importance, t, d->cols, d->options.threads,
+        si = sgfp4_importance_hessian(job->importance, t, d->cols, p->options.threads,
                                       &job->hessians, &hessian, diag);
         if (si != SGFP4_OK) {
             free(columns);
             free(rows);
             return si;
         }
-        d->options.hessian = hessian;
+        p->options.hessian = hessian;
     }
     const double rate = sgfp4_model_rate_of(job->rates, t);
     if (rate > 0)
-        d->options.target_bpw = rate;
+        p->options.target_bpw = rate;
     p->rated = rate > 0;
     const float *src = NULL;
     float *owned = NULL;
@@ -154,13 +155,14 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     size_t size = 0;
     if (s == SGFP4_OK) {
         sgfp4_encode_report report = {0};
-        d->options.report = &report;
+        sgfp4_diag why;
+        p->options.report = &report;
         if (job->options->cancel) { /* the job's hook, asked while the tensor is encoded */
-            d->options.cancel = job->options->cancel;
-            d->options.cancel_user = job->options->cancel_user;
+            p->options.cancel = job->options->cancel;
+            p->options.cancel_user = job->options->cancel_user;
         }
-        s = sgfp4_encode_alloc(src, d->rows, d->cols, 0, &container, &size, &d->options);
-        d->options.report = NULL;
+        s = sgfp4_encode_alloc(src, d->rows, d->cols, 0, &container, &size, &p->options, &why);
+        p->options.report = NULL;
         p->clipped = report.clipped;
         if (s == SGFP4_ERR_CANCELLED)
             sgfp4_fail(diag, s, -1, -1, -1, "cancelled by the caller");
@@ -168,23 +170,23 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
             sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1, "tensor '%s' [%llu x %llu]: encoder "
                        "failed: %s", t->name, (unsigned long long)d->rows,
                        (unsigned long long)d->cols,
-                       report.diag.message[0] ? report.diag.message : sgfp4_status_str(s));
+                       why.message[0] ? why.message : sgfp4_status_str(s));
     }
     free(owned);
     /* The manifest records that importance was used; the vectors themselves go. */
     p->importance = (columns ? 1u : 0u) | (rows ? 2u : 0u);
-    p->calibrated = d->options.hessian != NULL;
+    p->calibrated = p->options.hessian != NULL;
     free(columns);
     free(rows);
-    d->options.column_importance = NULL;
-    d->options.row_importance = NULL;
-    d->options.hessian = NULL; /* the cache owns it */
+    p->options.column_importance = NULL;
+    p->options.row_importance = NULL;
+    p->options.hessian = NULL; /* the cache owns it */
     if (s != SGFP4_OK)
         return s;
     /* Self-check: the container we are about to publish must pass strict validation. */
     sgfp4_tensor *view = NULL;
     sgfp4_diag inner;
-    s = sgfp4_tensor_open(container, size, d->options.profile, d->rows, d->cols, &view, NULL,
+    s = sgfp4_tensor_open(container, size, p->options.profile, d->rows, d->cols, &view, NULL,
                           &inner);
     sgfp4_tensor_close(view);
     if (s != SGFP4_OK) {
@@ -260,14 +262,14 @@ static char *manifest_text(const sgfp4_model *src, const planned *plan)
         const sgfp4_model_decision *d = &plan[k].decision;
         json_t *e = json_object();
         json_object_set_new(e, "profile",
-                            json_string(d->options.profile == SGFP4_PROFILE_V1 ? "v1" : "v2"));
+                            json_string(d->profile == SGFP4_PROFILE_V1 ? "v1" : "v2"));
         json_object_set_new(e, "shape", json_pack("[II]", (json_int_t)d->rows,
                                                   (json_int_t)d->cols));
         json_object_set_new(e, "original_shape", shape_array(t->shape, t->rank));
         json_object_set_new(e, "dtype", json_string(sgfp4_st_dtype_name(t->dtype)));
         json_object_set_new(e, "sha256", json_string(plan[k].sha256));
         json_object_set_new(e, "encoder",
-                            encoder_json(&d->options, plan[k].importance, plan[k].calibrated));
+                            encoder_json(&plan[k].options, plan[k].importance, plan[k].calibrated));
         json_object_set_new(tensors, t->name, e);
     }
     char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -280,7 +282,7 @@ static int group_of(const planned *p)
 {
     if (!p->decision.quantize)
         return 2;
-    return p->decision.options.profile == SGFP4_PROFILE_V1 ? 1 : 0;
+    return p->decision.profile == SGFP4_PROFILE_V1 ? 1 : 0;
 }
 
 static sgfp4_status copy_spool(encode_job *job, sgfp4_st_writer *w, const planned *p,
@@ -394,11 +396,11 @@ static void describe(const sgfp4_model_tensor *t, const planned *p, sgfp4_model_
         return;
     const double weights = (double)t->elements;
     r->bits_per_weight = 8.0 * (double)p->bytes / weights;
-    if (d->options.profile == SGFP4_PROFILE_V2 && d->options.policy == SGFP4_POLICY_RATE) {
-        r->target_bpw = d->options.target_bpw;
+    if (d->profile == SGFP4_PROFILE_V2 && d->policy == SGFP4_POLICY_RATE) {
+        r->target_bpw = p->options.target_bpw; /* the decision's, or the chosen rate */
         /* The rate control's own budget (docs/encoder.md): at most target * weights / 8
          * bytes and, where the tensor can get there, within 1% below. */
-        const double budget = d->options.target_bpw * weights / 8.0;
+        const double budget = p->options.target_bpw * weights / 8.0;
         r->target_miss = (double)p->bytes > budget ? 1 : (double)p->bytes < 0.99 * budget ? -1 : 0;
     }
 }
@@ -427,6 +429,8 @@ sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_p
         if ((s = sgfp4_report_cancelled(report, diag)) != SGFP4_OK)
             break;
         sgfp4_model_policy_decide(policy, t, &job.plan[k].decision);
+        sgfp4_encode_options_init(&job.plan[k].options);
+        sgfp4_model_decision_options(policy, &job.plan[k].decision, &job.plan[k].options);
         if (job.plan[k].decision.quantize)
             s = encode_one(&job, t, &job.plan[k]);
         sgfp4_model_tensor_evict(src, t);

@@ -57,7 +57,8 @@ static double total_at(const curve *c, size_t n, double lambda)
 /* The curve of tensor t with its decided options and its importance factors; *taken = 0
  * when it does not take part (no row or no column factor). */
 static sgfp4_status measure(const sgfp4_model *importance, const sgfp4_model_tensor *t,
-                            sgfp4_model_decision *d, curve *c, int *taken, sgfp4_diag *diag)
+                            const sgfp4_model_decision *d, sgfp4_encode_options *o, curve *c,
+                            int *taken, sgfp4_diag *diag)
 {
     float *columns = NULL, *rows = NULL, *owned = NULL;
     const float *values = NULL;
@@ -68,10 +69,10 @@ static sgfp4_status measure(const sgfp4_model *importance, const sgfp4_model_ten
     if (s == SGFP4_OK && columns && rows)
         s = sgfp4_model_tensor_floats(t, &values, &owned, diag);
     if (s == SGFP4_OK && columns && rows) {
-        d->options.column_importance = columns;
-        d->options.row_importance = rows;
+        o->column_importance = columns;
+        o->row_importance = rows;
         double error[SGFP4_CURVE_POINTS];
-        s = sgfp4_encode_rate_curve(values, d->rows, d->cols, 0, &d->options, c->lambda,
+        s = sgfp4_encode_rate_curve(values, d->rows, d->cols, 0, o, c->lambda,
                                     c->bytes, error);
         if (s != SGFP4_OK)
             sgfp4_fail(diag, s, (int64_t)t->offset, -1, -1,
@@ -117,15 +118,17 @@ sgfp4_status sgfp4_model_plan_rates(const sgfp4_model *source, const sgfp4_model
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(source, k);
         sgfp4_model_decision d;
         sgfp4_model_policy_decide(policy, t, &d);
-        if (!d.quantize || d.options.profile == SGFP4_PROFILE_V1 ||
-            d.options.policy != SGFP4_POLICY_RATE ||
+        if (!d.quantize || d.profile == SGFP4_PROFILE_V1 || d.policy != SGFP4_POLICY_RATE ||
             !sgfp4_model_policy_rate_is_default(policy, t))
             continue;
         int taken;
-        s = measure(importance, t, &d, &c[n], &taken, diag);
+        sgfp4_encode_options o;
+        sgfp4_encode_options_init(&o);
+        sgfp4_model_decision_options(policy, &d, &o);
+        s = measure(importance, t, &d, &o, &c[n], &taken, diag);
         sgfp4_model_tensor_evict(source, t);
         if (s == SGFP4_OK && taken) {
-            budget += d.options.target_bpw * c[n].weights / 8.0;
+            budget += d.target_bpw * c[n].weights / 8.0;
             n++;
         }
     }

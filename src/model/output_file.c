@@ -413,7 +413,7 @@ void sgfp4_output_close(sgfp4_output *out)
     free(out);
 }
 
-int sgfp4_output_path_is_direct(const char *path)
+bool sgfp4_output_path_is_direct(const char *path)
 {
     struct stat st;
     return path && (strcmp(path, "-") == 0 || descriptor_of(path) >= 0 ||

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "common/options.h"
 #include "model/model_internal.h"
 
 enum {
@@ -304,6 +305,18 @@ static bool looks_like_quant_companion(const char *name)
     return contains(last, "scale") || contains(last, "absmax") || contains(last, "zero");
 }
 
+/* The encoder settings a policy decides, from the options they were decided in. */
+static void settings_from(sgfp4_model_decision *d, const sgfp4_encode_options *o)
+{
+    d->profile = o->profile;
+    d->policy = o->policy;
+    d->target_bpw = o->target_bpw;
+    d->threshold = o->threshold;
+    d->delta = o->delta;
+    d->fit = o->fit;
+    d->metric = o->metric;
+}
+
 static void apply(sgfp4_encode_options *o, const policy_rule *r)
 {
     if (r->set & SET_PROFILE) o->profile = r->values.profile;
@@ -374,9 +387,10 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
         snprintf(d->reason, sizeof d->reason, "no policy or no tensor");
         return;
     }
-    d->options = p->defaults;
-    if (d->options.profile == SGFP4_PROFILE_AUTO)
-        d->options.profile = SGFP4_PROFILE_V2;
+    sgfp4_encode_options o = p->defaults;
+    if (o.profile == SGFP4_PROFILE_AUTO)
+        o.profile = SGFP4_PROFILE_V2;
+    settings_from(d, &o);
     size_t index = 0;
     const policy_rule *rule = first_rule(p, t->name, &index);
     if (!sgfp4_st_dtype_is_quantizable(t->dtype)) {
@@ -410,10 +424,11 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
             return;
         }
     }
-    d->quantize = 1;
+    d->quantize = true;
     sgfp4_model_tensor_matrix(t, &d->rows, &d->cols); /* elements > 0: checked above */
     if (rule) {
-        apply(&d->options, rule);
+        apply(&o, rule);
+        settings_from(d, &o);
         snprintf(d->reason, sizeof d->reason, "rule %zu (%s)", index, rule->globs[0]);
     } else {
         snprintf(d->reason, sizeof d->reason, "default: %s",
@@ -422,10 +437,35 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
     /* Below the cheapest all-FP4 tree (16x16 leaves: 4.125 bits per weight) part of the
      * weights must be ternary; the model-level benchmark shows that to break a small model
      * (stories260K: mean KL 0.72 at 4.0 against 0.16 at 4.5). */
-    if (d->options.profile != SGFP4_PROFILE_V1 && d->options.policy == SGFP4_POLICY_RATE &&
-        d->options.target_bpw < 4.125)
+    if (d->profile != SGFP4_PROFILE_V1 && d->policy == SGFP4_POLICY_RATE &&
+        d->target_bpw < 4.125)
         snprintf(d->warning, sizeof d->warning,
                  "%.3g bits per weight is below 4.125: part of the weights will be ternary, "
                  "which can break the model (encoder.md, \"Low rates\")",
-                 d->options.target_bpw);
+                 d->target_bpw);
+}
+
+sgfp4_status sgfp4_model_decision_options(const sgfp4_model_policy *p,
+                                          const sgfp4_model_decision *d,
+                                          sgfp4_encode_options *o)
+{
+    sgfp4_encode_options full;
+    if (!d || !o || SGFP4_OPTIONS_READ(sgfp4_encode_options, o, &full) != SGFP4_OK)
+        return SGFP4_ERR_ARGUMENT;
+    /* The caller's struct may be an older, shorter layout: only its struct_size bytes. */
+    const size_t size = o->struct_size;
+    if (p)
+        full = p->defaults;
+    else
+        sgfp4_encode_options_init(&full);
+    full.struct_size = size;
+    full.profile = d->profile;
+    full.policy = d->policy;
+    full.target_bpw = d->target_bpw;
+    full.threshold = d->threshold;
+    full.delta = d->delta;
+    full.fit = d->fit;
+    full.metric = d->metric;
+    memcpy(o, &full, size);
+    return SGFP4_OK;
 }

@@ -51,35 +51,37 @@ size_t sgfp4_st_dtype_size(sgfp4_st_dtype dtype)
     return bits % 8 == 0 ? bits / 8 : 0;
 }
 
-int sgfp4_st_dtype_bytes(sgfp4_st_dtype dtype, uint64_t elements, uint64_t *bytes)
+sgfp4_status sgfp4_st_dtype_bytes(sgfp4_st_dtype dtype, uint64_t elements, uint64_t *bytes)
 {
     const uint64_t bits = sgfp4_st_dtype_bits(dtype);
     if (bits == 0 || !bytes)
-        return -1;
+        return SGFP4_ERR_ARGUMENT;
     /* elements * bits / 8 without overflow: bits is 4, 6, 8, 16, 32 or 64. */
     const uint64_t whole = elements / 8, part = elements % 8;
     if (whole > UINT64_MAX / bits)
-        return -1;
+        return SGFP4_ERR_LIMIT;
     const uint64_t rest = part * bits; /* < 512 */
     if (rest % 8 != 0)
-        return -1;
+        return SGFP4_ERR_SHAPE;
     if (whole * bits > UINT64_MAX - rest / 8)
-        return -1;
+        return SGFP4_ERR_LIMIT;
     *bytes = whole * bits + rest / 8;
-    return 0;
+    return SGFP4_OK;
 }
 
-int sgfp4_st_dtype_parse(const char *name, sgfp4_st_dtype *dtype)
+sgfp4_status sgfp4_st_dtype_parse(const char *name, sgfp4_st_dtype *dtype)
 {
-    for (unsigned k = 0; name && dtype && k < SGFP4_ST_DTYPE_COUNT; k++)
+    if (!name || !dtype)
+        return SGFP4_ERR_ARGUMENT;
+    for (unsigned k = 0; k < SGFP4_ST_DTYPE_COUNT; k++)
         if (strcmp(name, dtypes[k].name) == 0) {
             *dtype = (sgfp4_st_dtype)k;
-            return 0;
+            return SGFP4_OK;
         }
-    return -1;
+    return SGFP4_ERR_MODEL_DTYPE;
 }
 
-int sgfp4_st_dtype_is_quantizable(sgfp4_st_dtype dtype)
+bool sgfp4_st_dtype_is_quantizable(sgfp4_st_dtype dtype)
 {
     return dtype == SGFP4_ST_F32 || dtype == SGFP4_ST_F16 || dtype == SGFP4_ST_BF16 ||
            dtype == SGFP4_ST_F8_E4M3 || dtype == SGFP4_ST_F8_E5M2;

@@ -177,42 +177,47 @@ static void encode_arguments(void **state)
     size_t written = 0;
     sgfp4_encode_options o;
     sgfp4_encode_options_init(&o);
-    assert_int_equal(sgfp4_encode(NULL, 64, 64, 0, dst, sizeof dst, &written, NULL),
+    assert_int_equal(sgfp4_encode(NULL, 64, 64, 0, dst, sizeof dst, &written, NULL, NULL),
                      SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_encode(w, 64, 64, 0, NULL, sizeof dst, &written, NULL),
+    assert_int_equal(sgfp4_encode(w, 64, 64, 0, NULL, sizeof dst, &written, NULL, NULL),
                      SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, NULL, NULL), SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_encode(w, 0, 64, 0, dst, sizeof dst, &written, NULL), SGFP4_ERR_SHAPE);
-    assert_int_equal(sgfp4_encode(w, 64, 0, 0, dst, sizeof dst, &written, NULL), SGFP4_ERR_SHAPE);
-    assert_int_equal(sgfp4_encode(w, 64, 64, 63, dst, sizeof dst, &written, NULL),
+    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, NULL, NULL, NULL),
                      SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, 0, &written, NULL), SGFP4_ERR_DST_TOO_SMALL);
-    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, 16, &written, NULL),
+    assert_int_equal(sgfp4_encode(w, 0, 64, 0, dst, sizeof dst, &written, NULL, NULL),
+                     SGFP4_ERR_SHAPE);
+    assert_int_equal(sgfp4_encode(w, 64, 0, 0, dst, sizeof dst, &written, NULL, NULL),
+                     SGFP4_ERR_SHAPE);
+    assert_int_equal(sgfp4_encode(w, 64, 64, 63, dst, sizeof dst, &written, NULL, NULL),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, 0, &written, NULL, NULL),
+                     SGFP4_ERR_DST_TOO_SMALL);
+    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, 16, &written, NULL, NULL),
                      SGFP4_ERR_DST_TOO_SMALL);
     const unsigned absurd[] = {SGFP4_MAX_THREADS + 1, UINT32_MAX};
     for (size_t k = 0; k < 2; k++) {
         o.threads = absurd[k];
-        assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, &written, &o),
+        assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, &written, &o, NULL),
                          SGFP4_ERR_ARGUMENT);
     }
     sgfp4_encode_options_init(&o);
     o.profile = (sgfp4_profile)9;
-    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, &written, &o),
+    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, &written, &o, NULL),
                      SGFP4_ERR_ARGUMENT);
     sgfp4_encode_options_init(&o);
     o.target_bpw = -1;
-    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, &written, &o),
+    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, &written, &o, NULL),
                      SGFP4_ERR_ARGUMENT);
     void *alloc = NULL;
     size_t alloc_size = 0;
-    assert_int_equal(sgfp4_encode_alloc(w, 64, 64, 0, NULL, &alloc_size, NULL),
+    assert_int_equal(sgfp4_encode_alloc(w, 64, 64, 0, NULL, &alloc_size, NULL, NULL),
                      SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_encode_alloc(w, 64, 64, 0, &alloc, NULL, NULL), SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_encode_alloc(NULL, 64, 64, 0, &alloc, &alloc_size, NULL),
+    assert_int_equal(sgfp4_encode_alloc(w, 64, 64, 0, &alloc, NULL, NULL, NULL),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(NULL, 64, 64, 0, &alloc, &alloc_size, NULL, NULL),
                      SGFP4_ERR_ARGUMENT);
     assert_null(alloc);
     sgfp4_free(NULL);
-    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, &written, NULL), SGFP4_OK);
+    assert_int_equal(sgfp4_encode(w, 64, 64, 0, dst, sizeof dst, &written, NULL, NULL), SGFP4_OK);
 }
 
 /* ---- models ------------------------------------------------------------------------------ */
@@ -257,12 +262,12 @@ static void model_queries(void **state)
     assert_null(sgfp4_model_tensor_at(NULL, 0));
     assert_null(sgfp4_model_tensor_find(NULL, "w"));
     assert_int_equal(sgfp4_model_metadata_count(NULL), 0);
-    assert_int_equal(sgfp4_model_metadata_at(NULL, 0, NULL, NULL), -1);
+    assert_int_equal(sgfp4_model_metadata_at(NULL, 0, NULL, NULL), SGFP4_ERR_ARGUMENT);
     assert_null(sgfp4_model_metadata_get(NULL, "k"));
-    assert_int_equal(sgfp4_model_is_quantized(NULL), 0);
+    assert_false(sgfp4_model_is_quantized(NULL));
     assert_int_equal(sgfp4_model_data_offset(NULL), 0);
     assert_int_equal(sgfp4_model_file_bytes(NULL), 0);
-    assert_int_equal(sgfp4_model_was_compressed(NULL), 0);
+    assert_false(sgfp4_model_was_compressed(NULL));
     sgfp4_model_tensor_evict(NULL, NULL);
 
     buffer b = plain_model();
@@ -271,7 +276,7 @@ static void model_queries(void **state)
     assert_null(sgfp4_model_tensor_at(m, SIZE_MAX));
     assert_null(sgfp4_model_tensor_find(m, NULL));
     assert_null(sgfp4_model_metadata_get(m, NULL));
-    assert_int_equal(sgfp4_model_metadata_at(m, 0, NULL, NULL), -1);
+    assert_int_equal(sgfp4_model_metadata_at(m, 0, NULL, NULL), SGFP4_ERR_ARGUMENT);
     sgfp4_model_tensor_evict(m, NULL);
     const sgfp4_model_tensor *w = sgfp4_model_tensor_find(m, "w");
     const sgfp4_model_tensor *ids = sgfp4_model_tensor_find(m, "ids");
@@ -301,10 +306,10 @@ static void model_queries(void **state)
     assert_null(sgfp4_st_dtype_name((sgfp4_st_dtype)1000));
     assert_int_equal(sgfp4_st_dtype_size((sgfp4_st_dtype)1000), 0);
     sgfp4_st_dtype d;
-    assert_int_equal(sgfp4_st_dtype_parse(NULL, &d), -1);
-    assert_int_equal(sgfp4_st_dtype_parse("F32", NULL), -1);
-    assert_int_equal(sgfp4_st_dtype_parse("", &d), -1);
-    assert_int_equal(sgfp4_st_dtype_parse("f32", &d), -1);
+    assert_int_equal(sgfp4_st_dtype_parse(NULL, &d), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_st_dtype_parse("F32", NULL), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_st_dtype_parse("", &d), SGFP4_ERR_MODEL_DTYPE);
+    assert_int_equal(sgfp4_st_dtype_parse("f32", &d), SGFP4_ERR_MODEL_DTYPE);
 }
 
 static sgfp4_status discard(void *user, const void *data, size_t size)

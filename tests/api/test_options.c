@@ -377,9 +377,9 @@ static void older_callers_missing_fields_take_defaults(void **state)
         weights[i] = (float)((i * 53) % 97 - 48) / 256.0f;
     unsigned char expected[8192], got[8192];
     size_t n_expected = 0, n_got = 0;
-    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, expected, sizeof expected, &n_expected,
-                                  NULL),
-                     SGFP4_OK);
+    assert_int_equal(
+        sgfp4_encode(weights, 64, 64, 0, expected, sizeof expected, &n_expected, NULL, NULL),
+        SGFP4_OK);
     /* The fields after metric hold their defaults, so that the call with the whole struct
      * below fails on the metric alone (a garbage report or cancel pointer would be used). */
     sgfp4_encode_options e;
@@ -387,11 +387,11 @@ static void older_callers_missing_fields_take_defaults(void **state)
     assert_int_equal(sgfp4_encode_options_init_sized(&e, sizeof(encode_options_before_metric)),
                      SGFP4_OK);
     e.metric = (sgfp4_error_metric)99; /* past the caller's struct: garbage on its stack */
-    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, got, sizeof got, &n_got, &e), SGFP4_OK);
+    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, got, sizeof got, &n_got, &e, NULL), SGFP4_OK);
     assert_int_equal(n_got, n_expected);
     assert_memory_equal(got, expected, n_expected);
     e.struct_size = sizeof e;
-    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, got, sizeof got, &n_got, &e),
+    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, got, sizeof got, &n_got, &e, NULL),
                      SGFP4_ERR_ARGUMENT);
 
     unsigned char file[256];
@@ -449,7 +449,7 @@ static void unknown_struct_size_is_refused(void **state)
     sgfp4_encode_options e;
     sgfp4_encode_options_init(&e);
     e.struct_size = 0;
-    assert_int_equal(sgfp4_encode(weights, 8, 8, 0, encoded, sizeof encoded, &written, &e),
+    assert_int_equal(sgfp4_encode(weights, 8, 8, 0, encoded, sizeof encoded, &written, &e, NULL),
                      SGFP4_ERR_ARGUMENT);
 
     sgfp4_hessian_options ho;
@@ -534,13 +534,14 @@ static void threads_zero_means_one_and_the_maximum_holds(void **state)
     size_t na = 0, nb = 0;
     sgfp4_encode_options e;
     sgfp4_encode_options_init(&e);
-    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, a, sizeof a, &na, &e), SGFP4_OK);
+    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, a, sizeof a, &na, &e, NULL), SGFP4_OK);
     e.threads = 3;
-    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, b, sizeof b, &nb, &e), SGFP4_OK);
+    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, b, sizeof b, &nb, &e, NULL), SGFP4_OK);
     assert_int_equal(na, nb);
     assert_memory_equal(a, b, na);
     e.threads = SGFP4_MAX_THREADS + 1;
-    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, b, sizeof b, &nb, &e), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode(weights, 64, 64, 0, b, sizeof b, &nb, &e, NULL),
+                     SGFP4_ERR_ARGUMENT);
 }
 
 static sgfp4_status discard(void *user, const void *data, size_t size)

@@ -59,8 +59,7 @@ endif()
 # truncation between the open and the first read; it is built without the sanitizers (it
 # runs inside the tool, before its own runtime could matter).
 add_library(sgfp4_truncate_on_temp MODULE ${CMAKE_CURRENT_SOURCE_DIR}/cli/truncate_on_temp.c)
-set_property(TARGET sgfp4_truncate_on_temp PROPERTY COMPILE_OPTIONS "")
-set_property(TARGET sgfp4_truncate_on_temp PROPERTY LINK_OPTIONS "")
+set_property(TARGET sgfp4_truncate_on_temp PROPERTY SGFP4_NO_BUILD_FLAGS ON)
 set_property(TARGET sgfp4_truncate_on_temp PROPERTY C_VISIBILITY_PRESET default)
 target_link_libraries(sgfp4_truncate_on_temp PRIVATE ${CMAKE_DL_LIBS})
 add_test(NAME cli.mapped_input

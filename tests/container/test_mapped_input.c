@@ -176,8 +176,8 @@ static void put_products(transcript *tr, const sgfp4_matvec_plan *plan, uint64_t
             sgfp4_matvec_options_init(&o);
             o.backend = backends[k];
             o.threads = threads;
-            sgfp4_status s = sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, BATCH, 0, rows, y,
-                                                0, y_bytes, &o);
+            sgfp4_status s =
+                sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, BATCH, 0, 0, rows, y, 0, y_bytes, &o);
             if (s == SGFP4_ERR_UNAVAILABLE)
                 continue;
             assert_int_equal(s, SGFP4_OK);

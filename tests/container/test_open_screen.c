@@ -249,7 +249,7 @@ static void encoder_output(void **state)
         o.target_bpw = rates[i];
         void *bytes = NULL;
         size_t size = 0;
-        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);
         screen_counts n = {0};
         check_container(bytes, size, rows, cols, NULL, 0, NULL, &n);
         print_message("%.1f bits per weight: %u records, %u screened (%u with T158 leaves, %u "

@@ -245,7 +245,7 @@ static bool check_fpcr(run *r, const sgfp4_tensor *t, const char *what)
             sgfp4_matvec_quantize(x, SGFP4_DTYPE_F32, cols, 1, 0, q8, q8_bytes, &o, NULL);
             sgfp4_matvec_q8(plan, q8, q8_bytes, 1, 0, rows, want, 0, rows * 4, &o);
         } else {
-            sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 1, 0, rows, want, 0, rows * 4, &o);
+            sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 1, 0, 0, rows, want, 0, rows * 4, &o);
         }
         set_unusual_fpcr(true);
         if (cls == 0) {
@@ -253,7 +253,7 @@ static bool check_fpcr(run *r, const sgfp4_tensor *t, const char *what)
                                   NULL);
             sgfp4_matvec_q8(plan, q8_unusual, q8_bytes, 1, 0, rows, got, 0, rows * 4, NULL);
         } else {
-            sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 1, 0, rows, got, 0, rows * 4, NULL);
+            sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 1, 0, 0, rows, got, 0, rows * 4, NULL);
         }
         set_unusual_fpcr(false);
         if (cls == 0 && memcmp(q8, q8_unusual, q8_bytes) != 0) {
@@ -318,7 +318,7 @@ static bool check_encoded(run *r, uint64_t rows, uint64_t cols, sgfp4_profile pr
     eo.target_bpw = 4.5;
     void *out = NULL;
     size_t size = 0;
-    bool ok = w && sgfp4_encode_alloc(w, rows, cols, 0, &out, &size, &eo) == SGFP4_OK;
+    bool ok = w && sgfp4_encode_alloc(w, rows, cols, 0, &out, &size, &eo, NULL) == SGFP4_OK;
     free(w);
     char what[96];
     snprintf(what, sizeof what, "encoded %s %llux%llu", profile == SGFP4_PROFILE_V1 ? "v1" : "v2",

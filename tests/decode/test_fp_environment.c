@@ -138,10 +138,12 @@ static void test_encode(void **state)
         eo.threads = k % 2 ? 3 : 1;
         void *want = NULL, *got = NULL;
         size_t want_size = 0, got_size = 0;
-        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &want, &want_size, &eo), SGFP4_OK);
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &want, &want_size, &eo, NULL),
+                         SGFP4_OK);
         set_unusual();
         const uint64_t unusual = fp_control();
-        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &got, &got_size, &eo), SGFP4_OK);
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &got, &got_size, &eo, NULL),
+                         SGFP4_OK);
         assert_int_equal(fp_control(), unusual);
         assert_int_equal(fesetenv(&caller), 0);
         assert_int_equal(got_size, want_size);

@@ -49,7 +49,8 @@ static void round_trip(const float *src, uint64_t rows, uint64_t cols,
                        const sgfp4_encode_options *o, result *r)
 {
     memset(r, 0, sizeof *r);
-    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, &r->bytes, &r->size, o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, &r->bytes, &r->size, o, NULL),
+                     SGFP4_OK);
     assert_true(r->size <= sgfp4_encode_bound(o->profile, rows, cols));
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
@@ -158,7 +159,7 @@ static void same_bytes_for_any_thread_count(void **state)
                     o.fit = SGFP4_FIT_FAST; /* the same passes, sooner */
                 void *bytes = NULL;
                 size_t size = 0;
-                assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o),
+                assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o, NULL),
                                  SGFP4_OK);
                 if (!first) {
                     first = bytes;
@@ -258,26 +259,74 @@ static void bad_arguments_are_refused(void **state)
     void *out = NULL;
     size_t size = 0;
     m[5] = NAN;
-    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &out, &size, &o, NULL), SGFP4_ERR_ARGUMENT);
     m[5] = INFINITY;
-    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &out, &size, &o, NULL), SGFP4_ERR_ARGUMENT);
     m[5] = 0;
-    assert_int_equal(sgfp4_encode_alloc(m, 0, 8, 0, &out, &size, &o), SGFP4_ERR_SHAPE);
-    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 4, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(m, 0, 8, 0, &out, &size, &o, NULL), SGFP4_ERR_SHAPE);
+    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 4, &out, &size, &o, NULL), SGFP4_ERR_ARGUMENT);
     o.target_bpw = -1;
-    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(m, 8, 8, 0, &out, &size, &o, NULL), SGFP4_ERR_ARGUMENT);
     o.target_bpw = 4.5;
     uint8_t small[64];
-    assert_int_equal(sgfp4_encode(m, 8, 8, 0, small, sizeof small, &size, &o),
+    assert_int_equal(sgfp4_encode(m, 8, 8, 0, small, sizeof small, &size, &o, NULL),
                      SGFP4_ERR_DST_TOO_SMALL);
-    assert_int_equal(sgfp4_encode(m, 8, 8, 0, NULL, 4096, &size, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode(m, 8, 8, 0, NULL, 4096, &size, &o, NULL), SGFP4_ERR_ARGUMENT);
     uint8_t big[4096];
-    assert_int_equal(sgfp4_encode(m, 8, 8, 0, big, sizeof big, &size, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode(m, 8, 8, 0, big, sizeof big, &size, &o, NULL), SGFP4_OK);
     /* All zero, far below any reachable size: the cheapest tree, one 64x64 T158 leaf:
      * table align16(16 + 4) + record align16(4 + 4) + payload 1024. */
     assert_int_equal(size, 32 + 16 + 1024);
     assert_int_equal(sgfp4_encode_bound(SGFP4_PROFILE_V1, 65, 65), 4 * 2056);
     assert_int_equal(sgfp4_encode_bound(SGFP4_PROFILE_V1, 0, 65), 0);
+}
+
+/* A value that is not finite is named by the call's diag: its row, column and byte offset
+ * from src (with a stride wider than the row), for both entry points and both profiles; a
+ * bad option is named too, and a success leaves the diag cleared. */
+static void nonfinite_input_is_named_by_the_diag(void **state)
+{
+    (void)state;
+    enum { ROWS = 70, COLS = 65, STRIDE = 80 };
+    float *m = calloc((size_t)ROWS * STRIDE, sizeof *m);
+    assert_non_null(m);
+    for (size_t i = 0; i < (size_t)ROWS * STRIDE; i++)
+        m[i] = (float)(i % 13) - 6.0f;
+    m[(size_t)66 * STRIDE + 64] = -INFINITY;
+    m[(size_t)67 * STRIDE + 3] = NAN; /* later: the first one is named */
+    static const sgfp4_profile profiles[] = {SGFP4_PROFILE_V1, SGFP4_PROFILE_V2};
+    for (unsigned p = 0; p < 2; p++) {
+        sgfp4_encode_options o = opts(profiles[p], SGFP4_POLICY_RATE, 4.5);
+        sgfp4_diag diag;
+        void *out = NULL;
+        size_t size = 0;
+        assert_int_equal(sgfp4_encode_alloc(m, ROWS, COLS, STRIDE, &out, &size, &o, &diag),
+                         SGFP4_ERR_ARGUMENT);
+        assert_null(out);
+        assert_int_equal(diag.status, SGFP4_ERR_ARGUMENT);
+        assert_int_equal(diag.row, 66);
+        assert_int_equal(diag.col, 64);
+        assert_int_equal(diag.offset, (int64_t)((66 * STRIDE + 64) * sizeof(float)));
+        assert_non_null(strstr(diag.message, "row 66, column 64 is infinite"));
+        uint8_t dst[64];
+        memset(&diag, 0, sizeof diag);
+        assert_int_equal(sgfp4_encode(m, ROWS, COLS, STRIDE, dst, sizeof dst, &size, &o, &diag),
+                         SGFP4_ERR_ARGUMENT);
+        assert_int_equal(diag.row, 66);
+        assert_int_equal(diag.col, 64);
+        o.delta = -1;
+        assert_int_equal(sgfp4_encode_alloc(m, 8, 8, STRIDE, &out, &size, &o, &diag),
+                         SGFP4_ERR_ARGUMENT);
+        assert_non_null(strstr(diag.message, "delta -1 is outside"));
+        assert_int_equal(diag.row, -1);
+        assert_int_equal(diag.col, -1);
+        o.delta = 0.10;
+        assert_int_equal(sgfp4_encode_alloc(m, 8, 8, STRIDE, &out, &size, &o, &diag), SGFP4_OK);
+        assert_int_equal(diag.status, SGFP4_OK);
+        assert_int_equal(diag.row, -1);
+        sgfp4_free(out);
+    }
+    free(m);
 }
 
 /* Reference-rule details: v1 offsets carry ERROR_HINT and no reserved bits; a large delta
@@ -290,7 +339,7 @@ static void reference_rule_and_threshold_scale(void **state)
     void *bytes = NULL;
     size_t size = 0;
     o.delta = 0.0;
-    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &bytes, &size, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &bytes, &size, &o, NULL), SGFP4_OK);
     const uint8_t *b = bytes;
     for (unsigned k = 0; k < 4; k++) {
         const uint32_t offset = (uint32_t)b[16 + 4 * k] | (uint32_t)b[17 + 4 * k] << 8;
@@ -299,7 +348,7 @@ static void reference_rule_and_threshold_scale(void **state)
     }
     sgfp4_free(bytes);
     o.delta = 100.0; /* T158 unless a weight's error exceeds 5 S: never, for this data */
-    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &bytes, &size, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &bytes, &size, &o, NULL), SGFP4_OK);
     b = bytes;
     for (unsigned k = 0; k < 4; k++)
         assert_int_equal(b[16 + 4 * k] & 1, 1);
@@ -441,6 +490,7 @@ int main(void)
         cmocka_unit_test(exact_grids_decode_exactly),
         cmocka_unit_test(edge_shapes_and_values),
         cmocka_unit_test(bad_arguments_are_refused),
+        cmocka_unit_test(nonfinite_input_is_named_by_the_diag),
         cmocka_unit_test(uses_the_callers_allocator),
         cmocka_unit_test(reference_rule_and_threshold_scale),
         cmocka_unit_test(real_tensors_round_trip),

@@ -107,7 +107,7 @@ static void *encode(const float *w, uint64_t rows, uint64_t cols, const sgfp4_en
                     size_t *size, float **decoded)
 {
     void *bytes = NULL;
-    assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, size, o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, size, o, NULL), SGFP4_OK);
     sgfp4_tensor *t = NULL;
     assert_int_equal(sgfp4_tensor_open(bytes, *size, o->profile, rows, cols, &t, NULL, NULL),
                      SGFP4_OK);
@@ -537,9 +537,10 @@ static void bad_hessians_are_refused(void **state)
     eo.hessian = out;
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(sgfp4_encode_alloc(w, 64, n + 1, 0, &bytes, &size, &eo), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(w, 64, n + 1, 0, &bytes, &size, &eo, NULL),
+                     SGFP4_ERR_ARGUMENT);
     assert_null(bytes);
-    assert_int_equal(sgfp4_encode_alloc(w, 64, n, n + 1, &bytes, &size, &eo), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(w, 64, n, n + 1, &bytes, &size, &eo, NULL), SGFP4_OK);
     sgfp4_free(bytes);
     float *wide = malloc(sizeof *wide * n * (n + 3));
     for (unsigned i = 0; i < n; i++)

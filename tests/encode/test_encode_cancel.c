@@ -76,14 +76,14 @@ static void stop_at_the_start(void **state)
             const sgfp4_encode_options o = options(kind, thread_counts[t], &c);
             void *bytes = dst;
             size_t size = 7;
-            assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o),
+            assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o, NULL),
                              SGFP4_ERR_CANCELLED);
             assert_null(bytes);
             assert_int_equal(size, 0);
             assert_int_equal(c.calls, 1);
             c = (canceller){0, 1};
             size = 7;
-            assert_int_equal(sgfp4_encode(m, rows, cols, 0, dst, cap, &size, &o),
+            assert_int_equal(sgfp4_encode(m, rows, cols, 0, dst, cap, &size, &o, NULL),
                              SGFP4_ERR_CANCELLED);
             assert_int_equal(size, 0);
             assert_int_equal(c.calls, 1);
@@ -105,7 +105,7 @@ static void stop_while_running(void **state)
             const sgfp4_encode_options o = options(kind, thread_counts[t], &c);
             void *bytes = NULL;
             size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o),
+            assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o, NULL),
                              SGFP4_ERR_CANCELLED);
             assert_null(bytes);
             assert_int_equal(c.calls, 2);
@@ -123,14 +123,15 @@ static void a_hook_changes_no_byte(void **state)
         const sgfp4_encode_options plain = options(kind, 1, NULL);
         void *want = NULL;
         size_t want_size = 0;
-        assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &want, &want_size, &plain),
+        assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &want, &want_size, &plain, NULL),
                          SGFP4_OK);
         for (unsigned t = 0; t < 4; t++) {
             canceller c = {0, UINT_MAX};
             const sgfp4_encode_options o = options(kind, thread_counts[t], &c);
             void *bytes = NULL;
             size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+            assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o, NULL),
+                             SGFP4_OK);
             assert_true(c.calls >= 1);
             assert_int_equal(size, want_size);
             assert_memory_equal(bytes, want, size);

@@ -43,7 +43,7 @@ static void *encode_decode(const float *src, uint64_t rows, uint64_t cols,
                            const sgfp4_encode_options *o, float *decoded, size_t *size)
 {
     void *bytes = NULL;
-    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, &bytes, size, o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, &bytes, size, o, NULL), SGFP4_OK);
     sgfp4_tensor *t = NULL;
     assert_int_equal(sgfp4_tensor_open(bytes, *size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, NULL),
                      SGFP4_OK);
@@ -183,7 +183,8 @@ static void same_bytes_for_any_thread_count(void **state)
             o.threads = threads;
             void *bytes = NULL;
             size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+            assert_int_equal(sgfp4_encode_alloc(m, rows, cols, 0, &bytes, &size, &o, NULL),
+                             SGFP4_OK);
             if (!first) {
                 first = bytes;
                 first_size = size;
@@ -212,25 +213,27 @@ static void bad_importance_and_options_are_refused(void **state)
         imp[5] = bad_values[k];
         sgfp4_encode_options_init(&o);
         o.column_importance = imp;
-        assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+        assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o, NULL),
+                         SGFP4_ERR_ARGUMENT);
         sgfp4_encode_options_init(&o);
         o.row_importance = imp;
-        assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+        assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o, NULL),
+                         SGFP4_ERR_ARGUMENT);
     }
     for (int c = 0; c < 64; c++)
         imp[c] = 0.0f; /* nothing matters: no weighting to go by */
     sgfp4_encode_options_init(&o);
     o.column_importance = imp;
-    assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o, NULL), SGFP4_ERR_ARGUMENT);
     imp[0] = 1.0f; /* zeros beside a positive value are fine (floored, docs/encoder.md) */
-    assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o, NULL), SGFP4_OK);
     sgfp4_free(out);
     sgfp4_encode_options_init(&o);
     o.metric = (sgfp4_error_metric)2;
-    assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o, NULL), SGFP4_ERR_ARGUMENT);
     sgfp4_encode_options_init(&o);
     o.fit = (sgfp4_fit)3;
-    assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(m, 64, 64, 0, &out, &size, &o, NULL), SGFP4_ERR_ARGUMENT);
     free(m);
 }
 
@@ -308,17 +311,17 @@ static void older_options_layout_gets_the_defaults(void **state)
     sgfp4_encode_options_init(&o);
     void *a = NULL, *b = NULL;
     size_t sa = 0, sb = 0;
-    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &a, &sa, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &a, &sa, &o, NULL), SGFP4_OK);
     o.struct_size = offsetof(sgfp4_encode_options, metric);
     o.metric = (sgfp4_error_metric)99;           /* past the old struct: never read */
     o.column_importance = (const float *)(uintptr_t)1;
-    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &b, &sb, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &b, &sb, &o, NULL), SGFP4_OK);
     assert_int_equal(sa, sb);
     assert_memory_equal(a, b, sa);
     o.struct_size = offsetof(sgfp4_encode_options, metric) + 1; /* no such layout */
     void *c = NULL;
     size_t sc = 0;
-    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &c, &sc, &o), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_encode_alloc(m, 128, 128, 0, &c, &sc, &o, NULL), SGFP4_ERR_ARGUMENT);
     sgfp4_free(a);
     sgfp4_free(b);
     free(m);

@@ -62,7 +62,7 @@ static double region_rmse(const float *src, uint64_t rows, uint64_t cols,
                           const sgfp4_encode_options *o, uint64_t region_rows,
                           uint64_t region_cols, void **bytes, size_t *size)
 {
-    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, bytes, size, o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(src, rows, cols, 0, bytes, size, o, NULL), SGFP4_OK);
     sgfp4_tensor *t = NULL;
     sgfp4_diag diag;
     if (sgfp4_tensor_open(*bytes, *size, o->profile, rows, cols, &t, NULL, &diag) != SGFP4_OK)
@@ -173,9 +173,9 @@ static void edge_shapes_are_as_good_as_embedded(void **state)
             threaded.threads = 3;
             void *one = NULL, *three = NULL;
             size_t n1 = 0, n3 = 0;
-            assert_int_equal(sgfp4_encode_alloc(a, rows, cols, 0, &one, &n1, &alone[c]),
+            assert_int_equal(sgfp4_encode_alloc(a, rows, cols, 0, &one, &n1, &alone[c], NULL),
                              SGFP4_OK);
-            assert_int_equal(sgfp4_encode_alloc(a, rows, cols, 0, &three, &n3, &threaded),
+            assert_int_equal(sgfp4_encode_alloc(a, rows, cols, 0, &three, &n3, &threaded, NULL),
                              SGFP4_OK);
             assert_int_equal(n1, n3);
             assert_memory_equal(one, three, n1);

@@ -188,9 +188,9 @@ void fuzz_check_tensor(const sgfp4_tensor *t, const uint8_t *container, size_t s
         FUZZ_ASSERT(sgfp4_decode(t, SGFP4_DTYPE_F32, other, 0, bytes, &set) == SGFP4_OK);
         FUZZ_ASSERT(memcmp(ref, other, bytes) == 0);
     }
-    const sgfp4_decode_options fast = decode_options(
-        (flags & FUZZ_FLAG_BACKEND) ? SGFP4_BACKEND_AUTO : SGFP4_BACKEND_CPU, threads,
-        (flags & FUZZ_FLAG_STREAMING) ? SGFP4_STORE_STREAMING : SGFP4_STORE_AUTO);
+    const sgfp4_decode_options fast =
+        decode_options(SGFP4_BACKEND_AUTO, threads,
+                       (flags & FUZZ_FLAG_STREAMING) ? SGFP4_STORE_STREAMING : SGFP4_STORE_AUTO);
     memset(other, 0xA5, bytes);
     FUZZ_ASSERT(sgfp4_decode(t, SGFP4_DTYPE_F32, other, 0, bytes, &fast) == SGFP4_OK);
     FUZZ_ASSERT(memcmp(ref, other, bytes) == 0);

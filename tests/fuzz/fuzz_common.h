@@ -40,7 +40,7 @@ typedef struct fuzz_prefix {
 enum {
     FUZZ_FLAG_DTYPE_MASK = 0x03,  /* extra output dtype to compare: f32, f16, bf16 */
     FUZZ_FLAG_THREADS = 0x04,     /* compare a multi-threaded decode */
-    FUZZ_FLAG_BACKEND = 0x08,     /* compare the AUTO/CPU backend (else CPU only) */
+    FUZZ_FLAG_BACKEND = 0x08,     /* unused (it chose between AUTO and its retired twin) */
     FUZZ_FLAG_STREAMING = 0x10,   /* ranges, gathers and 16-bit outputs with streaming stores */
     FUZZ_FLAG_LIMIT_BYTES = 0x40, /* max_container_bytes = size - 1: the open must fail */
     FUZZ_FLAG_FREE_SHAPE = 0x80   /* shape from the crop bytes alone, ignoring B */

@@ -7,13 +7,13 @@
  *   [2] flags: bit0 v1 profile, bit1 threshold policy, bit2 reference fit, bit3 values are
  *       raw float32 bits (NaN / Inf possible); bits 4-6 a second look for 3 of their 8
  *       values: 5 encode again with another thread count, 6 encode through
- *       sgfp4_encode_alloc(), 7 too small an output buffer; bit7 two threads for the first
+ *       sgfp4_encode_alloc(, NULL), 7 too small an output buffer; bit7 two threads for the first
  *       encode (which they share only when the shape has two blocks or more)
  *   [3] rate target / threshold scale   [4] value exponent
  *   then int16 LE values (or float32 bits), repeated to fill the matrix.
  * Checks: non-finite input is refused; finite input encodes; the output is no larger than
  * sgfp4_encode_bound(), opens strictly, and decodes within a loose error bound of the
- * (fp16-clipped) input; the second look: another thread count and sgfp4_encode_alloc() give
+ * (fp16-clipped) input; the second look: another thread count and sgfp4_encode_alloc(, NULL) give
  * the same bytes (encoding is deterministic), a buffer one byte short is refused.
  * Speed: small shapes for most inputs and a second encode for 3 in 8 keep the target fast
  * under the sanitizers (the encoder's fits dominate; see also tests/cmake/fuzz.cmake).
@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *c1 = malloc(bound), *c2 = malloc(bound);
     FUZZ_ASSERT(c1 && c2);
     size_t n1 = 0, n2 = 0;
-    const sgfp4_status s = sgfp4_encode(in, rows, cols, 0, c1, bound, &n1, &o);
+    const sgfp4_status s = sgfp4_encode(in, rows, cols, 0, c1, bound, &n1, &o, NULL);
     if (!finite) {
         FUZZ_ASSERT(s == SGFP4_ERR_ARGUMENT);
         goto done;
@@ -153,12 +153,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* Determinism: another thread count (2, or 1 after 2) gives the same bytes. */
         o.threads = o.threads == 1 ? 2 : 1;
         memset(c2, 0xA5, bound);
-        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, c2, bound, &n2, &o) == SGFP4_OK);
+        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, c2, bound, &n2, &o, NULL) == SGFP4_OK);
         FUZZ_ASSERT(n2 == n1 && memcmp(c1, c2, n1) == 0);
     } else if (second_look == 6) {
         void *allocated = NULL;
         size_t n3 = 0;
-        FUZZ_ASSERT(sgfp4_encode_alloc(in, rows, cols, 0, &allocated, &n3, &o) == SGFP4_OK);
+        FUZZ_ASSERT(sgfp4_encode_alloc(in, rows, cols, 0, &allocated, &n3, &o, NULL) == SGFP4_OK);
         FUZZ_ASSERT(n3 == n1 && memcmp(allocated, c1, n1) == 0);
         sgfp4_free(allocated);
     } else if (second_look == 7) {
@@ -166,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t *small = malloc(n1 - 1 ? n1 - 1 : 1);
         FUZZ_ASSERT(small);
         size_t n4 = 12345;
-        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, small, n1 - 1, &n4, &o) ==
+        FUZZ_ASSERT(sgfp4_encode(in, rows, cols, 0, small, n1 - 1, &n4, &o, NULL) ==
                     SGFP4_ERR_DST_TOO_SMALL);
         free(small);
     }

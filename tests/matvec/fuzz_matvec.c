@@ -52,7 +52,7 @@ static void check_class(const sgfp4_tensor *t, const sgfp4_matvec_plan *plan,
                                     batch * rows * sizeof *y, &o) == SGFP4_OK);
         xv = (sgfp4_matvec_x){q8, q8_size / batch, SGFP4_DTYPE_F32, batch};
     } else {
-        FUZZ_ASSERT(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, batch, 0, rows, y, 0,
+        FUZZ_ASSERT(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, batch, 0, 0, rows, y, 0,
                                        batch * rows * sizeof *y, &o) == SGFP4_OK);
         xv = (sgfp4_matvec_x){(const uint8_t *)x, cols * 4, SGFP4_DTYPE_F32, batch};
     }

@@ -216,7 +216,7 @@ static void check_series(const sgfp4_matvec_plan *plan, const d8_matrix *m, cons
                          SGFP4_OK);
         xv = (sgfp4_matvec_x){q8, vector_bytes, SGFP4_DTYPE_F32, batch};
     } else {
-        assert_int_equal(sgfp4_matvec_float(plan, input, s->dtype, 0, batch, 0, rows, y, 0,
+        assert_int_equal(sgfp4_matvec_float(plan, input, s->dtype, batch, 0, 0, rows, y, 0,
                                             batch * rows * sizeof *y, &scalar),
                          SGFP4_OK);
         xv = (sgfp4_matvec_x){input, cols * sgfp4_dtype_size(s->dtype), s->dtype, batch};
@@ -293,8 +293,8 @@ static void check_series(const sgfp4_matvec_plan *plan, const d8_matrix *m, cons
                                          batch * rows * sizeof *y2, &o),
                          SGFP4_OK);
     else
-        assert_int_equal(sgfp4_matvec_float(plan, input, s->dtype, cols, batch, 0, rows, y2,
-                                            rows, batch * rows * sizeof *y2, &o),
+        assert_int_equal(sgfp4_matvec_float(plan, input, s->dtype, batch, cols, 0, rows, y2, rows,
+                                            batch * rows * sizeof *y2, &o),
                          SGFP4_OK);
     for (uint64_t i = 0; i < batch * rows; i++)
         if (!d8_same(y[i], y2[i]))
@@ -545,6 +545,8 @@ static void quantizer_refuses_non_finite(void **state)
         assert_non_null(strstr(diag.message, "vector 1, column 37"));
         assert_non_null(strstr(diag.message, k == 0 ? "NaN" : "infinite"));
         assert_int_equal(diag.offset, 137 * 4);
+        assert_int_equal(diag.row, 1);
+        assert_int_equal(diag.col, 37);
     }
     uint16_t h[64] = {0};
     h[5] = 0x7C00; /* f16 infinity */
@@ -620,12 +622,12 @@ static void f16_equals_f32(void **state)
         h[j] = (uint16_t)below(0x7C00) | (below(2) ? 0x8000u : 0); /* any finite half */
         x[j] = (float)ref_half_value(h[j]);
     }
-    assert_int_equal(sgfp4_matvec_float(plan, h, SGFP4_DTYPE_F16, 0, 1, 0, c.rows, y1, 0,
-                                        c.rows * 4, NULL),
-                     SGFP4_OK);
-    assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 1, 0, c.rows, y2, 0,
-                                        c.rows * 4, NULL),
-                     SGFP4_OK);
+    assert_int_equal(
+        sgfp4_matvec_float(plan, h, SGFP4_DTYPE_F16, 1, 0, 0, c.rows, y1, 0, c.rows * 4, NULL),
+        SGFP4_OK);
+    assert_int_equal(
+        sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 1, 0, 0, c.rows, y2, 0, c.rows * 4, NULL),
+        SGFP4_OK);
     for (uint64_t i = 0; i < c.rows; i++)
         assert_true(d8_same(y1[i], y2[i]));
     assert_int_equal(sgfp4_matvec_quantize(h, SGFP4_DTYPE_F16, n, 1, 0, qa, size, NULL, NULL),
@@ -839,7 +841,8 @@ static void encoded_shapes(void **state)
             o.threads = 1;
             void *bytes = NULL;
             size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL),
+                             SGFP4_OK);
             sgfp4_tensor *t = open_or_fail(bytes, size, (sgfp4_profile)profile, rows, cols);
             d8_matrix m;
             assert_true(d8_matrix_from_tensor(&m, t, bytes));
@@ -890,7 +893,8 @@ static void real_tensors(void **state)
             o.threads = 2;
             void *bytes = NULL;
             size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL),
+                             SGFP4_OK);
             sgfp4_tensor *t = open_or_fail(bytes, size, (sgfp4_profile)profile, rows, cols);
             d8_matrix m;
             assert_true(d8_matrix_from_tensor(&m, t, bytes));
@@ -948,7 +952,7 @@ static void every_batch_size(void **state)
         o.threads = 2;
         void *bytes = NULL;
         size_t size = 0;
-        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);
         sgfp4_tensor *t = open_or_fail(bytes, size, (sgfp4_profile)profile, rows, cols);
         d8_matrix m;
         assert_true(d8_matrix_from_tensor(&m, t, bytes));
@@ -980,8 +984,8 @@ static void every_batch_size(void **state)
     o.threads = 2;
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(sgfp4_encode_alloc(real, mt->shape[0], mt->shape[1], 0, &bytes, &size, &o),
-                     SGFP4_OK);
+    assert_int_equal(
+        sgfp4_encode_alloc(real, mt->shape[0], mt->shape[1], 0, &bytes, &size, &o, NULL), SGFP4_OK);
     free(real);
     sgfp4_tensor *t = open_or_fail(bytes, size, SGFP4_PROFILE_V2, mt->shape[0], mt->shape[1]);
     d8_matrix m;
@@ -1014,9 +1018,9 @@ static void caller_fp_modes_change_nothing(void **state)
                      SGFP4_OK);
     assert_int_equal(sgfp4_matvec_q8(plan, qa, size, 1, 0, c.rows, ya, 0, c.rows * 4, &o),
                      SGFP4_OK);
-    assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 1, 0, c.rows, za, 0,
-                                        c.rows * 4, &o),
-                     SGFP4_OK);
+    assert_int_equal(
+        sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 1, 0, 0, c.rows, za, 0, c.rows * 4, &o),
+        SGFP4_OK);
     static const int modes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
     for (unsigned k = 0; k < 3; k++) {
         fenv_t saved;
@@ -1031,8 +1035,8 @@ static void caller_fp_modes_change_nothing(void **state)
         const sgfp4_status s1 =
             sgfp4_matvec_quantize(x, SGFP4_DTYPE_F32, c.cols, 1, 0, qb, size, &o, NULL);
         const sgfp4_status s2 = sgfp4_matvec_q8(plan, qb, size, 1, 0, c.rows, yb, 0, c.rows * 4, &o);
-        const sgfp4_status s3 = sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 1, 0, c.rows,
-                                                   zb, 0, c.rows * 4, &o);
+        const sgfp4_status s3 =
+            sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 1, 0, 0, c.rows, zb, 0, c.rows * 4, &o);
         const int round_kept = fegetround() == modes[k];
         fesetenv(&saved);
         assert_int_equal(s1, SGFP4_OK);
@@ -1106,9 +1110,9 @@ static void signed_zero_results(void **state)
                     fail_msg("class A, %llu columns, x = %a: %a, not %a",
                              (unsigned long long)cols, (double)inputs[k], (double)y[r],
                              (double)cases[c].a);
-            assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 1, 0, rows, y, 0,
-                                                sizeof y, NULL),
-                             SGFP4_OK);
+            assert_int_equal(
+                sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 1, 0, 0, rows, y, 0, sizeof y, NULL),
+                SGFP4_OK);
             for (unsigned r = 0; r < rows; r++)
                 if (ref_bits_of(y[r]) != ref_bits_of(cases[c].b))
                     fail_msg("class B, %llu columns, x = %a: %a, not %a",
@@ -1238,6 +1242,10 @@ static void arguments_are_checked(void **state)
     assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, 0, ycap, &o),
                      SGFP4_ERR_ARGUMENT);
     assert_null(sgfp4_matvec_backend_name((sgfp4_backend)42));
+    assert_null(sgfp4_matvec_backend_name((sgfp4_backend)2)); /* retired: AUTO's second name */
+    o.backend = (sgfp4_backend)2;
+    assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, 0, ycap, &o),
+                     SGFP4_ERR_ARGUMENT);
     assert_string_equal(sgfp4_matvec_backend_name(SGFP4_BACKEND_SCALAR), "scalar");
     static const sgfp4_backend forced[] = {SGFP4_BACKEND_GENERIC, SGFP4_BACKEND_AVX2,
                                            SGFP4_BACKEND_AVX512, SGFP4_BACKEND_NEON};
@@ -1246,9 +1254,8 @@ static void arguments_are_checked(void **state)
         const sgfp4_status want = sgfp4_matvec_backend_name(forced[k]) ? SGFP4_OK
                                                                         : SGFP4_ERR_UNAVAILABLE;
         assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, 0, ycap, &o), want);
-        assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 2, 0, rows, y, 0, ycap,
-                                            &o),
-                         want);
+        assert_int_equal(
+            sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 2, 0, 0, rows, y, 0, ycap, &o), want);
         assert_int_equal(sgfp4_matvec_quantize(x, SGFP4_DTYPE_F32, cols, 2, 0, q8, size, &o,
                                                NULL),
                          want);
@@ -1280,25 +1287,24 @@ static void arguments_are_checked(void **state)
                      SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, 0, ycap - 1, NULL),
                      SGFP4_ERR_DST_TOO_SMALL);
-    assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 2, 0, rows, y, 0, ycap - 1,
-                                        NULL),
-                     SGFP4_ERR_DST_TOO_SMALL);
+    assert_int_equal(
+        sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 2, 0, 0, rows, y, 0, ycap - 1, NULL),
+        SGFP4_ERR_DST_TOO_SMALL);
     assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, rows + 1, ycap, NULL),
                      SGFP4_ERR_DST_TOO_SMALL); /* a wider stride needs more room */
     assert_int_equal(sgfp4_matvec_q8(plan, q8, size, 2, 0, rows, y, SIZE_MAX, ycap, NULL),
                      SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_matvec_float(plan, NULL, SGFP4_DTYPE_F32, 0, 2, 0, rows, y, 0, ycap,
-                                        NULL),
-                     SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_BF16, 0, 2, 0, rows, y, 0, ycap,
-                                        NULL),
+    assert_int_equal(
+        sgfp4_matvec_float(plan, NULL, SGFP4_DTYPE_F32, 2, 0, 0, rows, y, 0, ycap, NULL),
+        SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_BF16, 2, 0, 0, rows, y, 0, ycap, NULL),
                      SGFP4_ERR_UNSUPPORTED);
-    assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, cols - 1, 2, 0, rows, y, 0,
-                                        ycap, NULL),
-                     SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, SIZE_MAX, 2, 0, rows, y, 0,
-                                        ycap, NULL),
-                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(
+        sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 2, cols - 1, 0, rows, y, 0, ycap, NULL),
+        SGFP4_ERR_ARGUMENT);
+    assert_int_equal(
+        sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 2, SIZE_MAX, 0, rows, y, 0, ycap, NULL),
+        SGFP4_ERR_ARGUMENT);
     for (size_t i = 0; i < ycap; i++)
         assert_int_equal(((uint8_t *)y)[i], 0x5A);
 

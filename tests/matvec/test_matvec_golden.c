@@ -68,7 +68,7 @@ static sgfp4_status product(const vector *v, const sgfp4_matvec_plan *plan, cons
     if (v->class_a)
         return sgfp4_matvec_q8(plan, q8, v->q8_size, v->batch, r0, r1, got + r0, v->rows,
                                capacity, o);
-    return sgfp4_matvec_float(plan, v->x, v->dtype, 0, v->batch, r0, r1, got + r0, v->rows,
+    return sgfp4_matvec_float(plan, v->x, v->dtype, v->batch, 0, r0, r1, got + r0, v->rows,
                               capacity, o);
 }
 

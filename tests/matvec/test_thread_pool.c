@@ -127,7 +127,7 @@ static void fixture_make(fixture *f, uint64_t rows, uint64_t cols)
     assert_int_equal(sgfp4_matvec_q8(f->plan, f->q8, f->q8_size, BATCH, 0, rows, f->want_a, 0,
                                      cap, &scalar),
                      SGFP4_OK);
-    assert_int_equal(sgfp4_matvec_float(f->plan, f->x, SGFP4_DTYPE_F32, 0, BATCH, 0, rows,
+    assert_int_equal(sgfp4_matvec_float(f->plan, f->x, SGFP4_DTYPE_F32, BATCH, 0, 0, rows,
                                         f->want_b, 0, cap, &scalar),
                      SGFP4_OK);
 }
@@ -158,11 +158,10 @@ static uint64_t check_products(const fixture *f, sgfp4_thread_pool *pool, unsign
         return UINT64_MAX;
     uint64_t bad = 0;
     for (int b = 0; b < 2 && !bad; b++) {
-        const sgfp4_status s =
-            b ? sgfp4_matvec_float(f->plan, f->x, SGFP4_DTYPE_F32, 0, BATCH, r0, r1, y, 0,
-                                   BATCH * n * sizeof *y, &o)
-              : sgfp4_matvec_q8(f->plan, f->q8, f->q8_size, BATCH, r0, r1, y, 0,
-                                BATCH * n * sizeof *y, &o);
+        const sgfp4_status s = b ? sgfp4_matvec_float(f->plan, f->x, SGFP4_DTYPE_F32, BATCH, 0, r0,
+                                                      r1, y, 0, BATCH * n * sizeof *y, &o)
+                                 : sgfp4_matvec_q8(f->plan, f->q8, f->q8_size, BATCH, r0, r1, y, 0,
+                                                   BATCH * n * sizeof *y, &o);
         if (s != SGFP4_OK)
             bad = UINT64_MAX;
         const float *want = b ? f->want_b : f->want_a;

@@ -208,7 +208,7 @@ static void assert_container(const buffer *out, const char *name, const float *w
     o.column_importance = columns;
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);
     if (size != t->nbytes || memcmp(bytes, t->data, size) != 0)
         fail_msg("tensor %s: the model's container is not the single encode's", name);
     const int says = strstr(t->quant->encoder_json, "\"calibration\":\"hessian\"") != NULL;

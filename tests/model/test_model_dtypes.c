@@ -35,35 +35,38 @@ static void test_names_and_sizes(void **state)
     assert_int_equal(sizeof spec / sizeof spec[0], SGFP4_ST_DTYPE_COUNT);
     for (size_t k = 0; k < sizeof spec / sizeof spec[0]; k++) {
         sgfp4_st_dtype d;
-        assert_int_equal(sgfp4_st_dtype_parse(spec[k].name, &d), 0);
+        assert_int_equal(sgfp4_st_dtype_parse(spec[k].name, &d), SGFP4_OK);
         assert_string_equal(sgfp4_st_dtype_name(d), spec[k].name);
         assert_int_equal(sgfp4_st_dtype_bits(d), spec[k].bits);
         assert_int_equal(sgfp4_st_dtype_size(d), spec[k].bits % 8 ? 0 : spec[k].bits / 8);
     }
     sgfp4_st_dtype d;
-    assert_int_equal(sgfp4_st_dtype_parse("F8_E4M3FN", &d), -1);
-    assert_int_equal(sgfp4_st_dtype_parse("f32", &d), -1);
-    assert_int_equal(sgfp4_st_dtype_parse(NULL, &d), -1);
+    assert_int_equal(sgfp4_st_dtype_parse("F8_E4M3FN", &d), SGFP4_ERR_MODEL_DTYPE);
+    assert_int_equal(sgfp4_st_dtype_parse("f32", &d), SGFP4_ERR_MODEL_DTYPE);
+    assert_int_equal(sgfp4_st_dtype_parse(NULL, &d), SGFP4_ERR_ARGUMENT);
     assert_null(sgfp4_st_dtype_name(SGFP4_ST_DTYPE_COUNT));
     assert_int_equal(sgfp4_st_dtype_bits(SGFP4_ST_DTYPE_COUNT), 0);
 
     uint64_t bytes = 0;
     assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F4, 6, &bytes), 0);
     assert_int_equal(bytes, 3);
-    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F4, 7, &bytes), -1);
+    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F4, 7, &bytes), SGFP4_ERR_SHAPE);
     assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F6_E2M3, 4, &bytes), 0);
     assert_int_equal(bytes, 3);
-    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F6_E3M2, 6, &bytes), -1); /* 36 bits */
+    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F6_E3M2, 6, &bytes),
+                     SGFP4_ERR_SHAPE); /* 36 bits */
     assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F6_E3M2, 8, &bytes), 0);
     assert_int_equal(bytes, 6);
     assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_C64, 3, &bytes), 0);
     assert_int_equal(bytes, 24);
     assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F4, UINT64_MAX - 1, &bytes), 0);
     assert_int_equal(bytes, (UINT64_MAX - 1) / 2);
-    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_U16, UINT64_MAX / 2 + 1, &bytes), -1);
+    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_U16, UINT64_MAX / 2 + 1, &bytes),
+                     SGFP4_ERR_LIMIT);
     assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F64, UINT64_MAX / 8, &bytes), 0);
-    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F64, UINT64_MAX / 8 + 1, &bytes), -1);
-    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_DTYPE_COUNT, 1, &bytes), -1);
+    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_F64, UINT64_MAX / 8 + 1, &bytes),
+                     SGFP4_ERR_LIMIT);
+    assert_int_equal(sgfp4_st_dtype_bytes(SGFP4_ST_DTYPE_COUNT, 1, &bytes), SGFP4_ERR_ARGUMENT);
 
     const sgfp4_st_dtype quantizable[] = {SGFP4_ST_F32, SGFP4_ST_F16, SGFP4_ST_BF16,
                                           SGFP4_ST_F8_E4M3, SGFP4_ST_F8_E5M2};

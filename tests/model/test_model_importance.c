@@ -174,8 +174,8 @@ static void policy_metric_fit_and_low_rate_warning(void **state)
     sgfp4_model_decision d;
     sgfp4_model_policy_decide(p, t, &d);
     assert_int_equal(d.quantize, 1);
-    assert_int_equal(d.options.fit, SGFP4_FIT_FAST);
-    assert_int_equal(d.options.metric, SGFP4_METRIC_ROW_RELATIVE);
+    assert_int_equal(d.fit, SGFP4_FIT_FAST);
+    assert_int_equal(d.metric, SGFP4_METRIC_ROW_RELATIVE);
     assert_string_equal(d.warning, "");
     sgfp4_model_policy_free(p);
     static const char low[] = "{\"defaults\": {\"bpw\": 3.5}}";

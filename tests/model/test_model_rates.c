@@ -217,7 +217,7 @@ static void assert_single_encode(const buffer *out, const char *name, const floa
     o.row_importance = rows;
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(sgfp4_encode_alloc(w, ROWS, COLS, 0, &bytes, &size, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(w, ROWS, COLS, 0, &bytes, &size, &o, NULL), SGFP4_OK);
     if (size != t->nbytes || memcmp(bytes, t->data, size) != 0)
         fail_msg("tensor %s: the model's container is not the single encode's at %.4f bpw",
                  name, bpw);

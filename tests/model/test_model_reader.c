@@ -273,15 +273,41 @@ static void test_policy(void **state)
     assert_int_equal(sgfp4_model_policy_parse(doc, strlen(doc), &p, &diag), SGFP4_OK);
     sgfp4_model_policy_decide(p, &t, &d);
     assert_true(d.quantize);
-    assert_int_equal(d.options.profile, SGFP4_PROFILE_V1);
+    assert_int_equal(d.profile, SGFP4_PROFILE_V1);
     sgfp4_model_tensor k = t;
     k.name = "model.layers.0.self_attn.k_proj.weight";
     sgfp4_model_policy_decide(p, &k, &d);
-    assert_int_equal(d.options.profile, SGFP4_PROFILE_V2);
-    assert_true(d.options.target_bpw == 6.0);
+    assert_int_equal(d.profile, SGFP4_PROFILE_V2);
+    assert_true(d.target_bpw == 6.0);
     k.name = "model.layers.0.self_attn.q_proj.weight";
     sgfp4_model_policy_decide(p, &k, &d);
-    assert_true(d.options.target_bpw == 3.5);
+    assert_true(d.target_bpw == 3.5);
+    /* The decision's encode options: the policy's defaults (threads) with its settings, and
+     * nothing written past the caller's struct_size. */
+    sgfp4_model_policy_defaults(p)->threads = 3;
+    sgfp4_encode_options eo;
+    sgfp4_encode_options_init(&eo);
+    assert_int_equal(sgfp4_model_decision_options(p, &d, &eo), SGFP4_OK);
+    assert_int_equal(eo.struct_size, sizeof eo);
+    assert_int_equal(eo.threads, 3);
+    assert_int_equal(eo.profile, d.profile);
+    assert_true(eo.target_bpw == 3.5);
+    union {
+        sgfp4_encode_options o;
+        unsigned char bytes[sizeof(sgfp4_encode_options) + 8];
+    } small;
+    memset(&small, 0xA5, sizeof small);
+    assert_int_equal(
+        sgfp4_encode_options_init_sized(&small.o, offsetof(sgfp4_encode_options, metric)),
+        SGFP4_OK);
+    assert_int_equal(sgfp4_model_decision_options(p, &d, &small.o), SGFP4_OK);
+    assert_true(small.o.target_bpw == 3.5);
+    for (size_t b = offsetof(sgfp4_encode_options, metric); b < sizeof small; b++)
+        assert_int_equal(small.bytes[b], 0xA5);
+    sgfp4_encode_options unset;
+    memset(&unset, 0, sizeof unset);
+    assert_int_equal(sgfp4_model_decision_options(p, &d, &unset), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(sgfp4_model_decision_options(p, NULL, &eo), SGFP4_ERR_ARGUMENT);
     sgfp4_model_tensor x = {"experts", SGFP4_ST_F32, 3, cube, 4 * 64 * 128, 0, 0, NULL, NULL, 0};
     sgfp4_model_policy_decide(p, &x, &d); /* rank 3, forced: [prod(leading), last] */
     assert_true(d.quantize);

@@ -234,9 +234,9 @@ static void test_leftovers(void **state)
     assert_int_equal(access(at(".c.txt.sgfp4-tmp-Dead01"), F_OK), -1);
     sgfp4_output_close(out);
     assert_int_equal(unlink(at(".c.txt.sgfp4-tmp-Link01")), 0);
-    assert_int_equal(sgfp4_output_path_is_direct("-"), 1);
-    assert_int_equal(sgfp4_output_path_is_direct("/dev/null"), 1);
-    assert_int_equal(sgfp4_output_path_is_direct(at("c.txt")), 0);
+    assert_true(sgfp4_output_path_is_direct("-"));
+    assert_true(sgfp4_output_path_is_direct("/dev/null"));
+    assert_false(sgfp4_output_path_is_direct(at("c.txt")));
     assert_int_equal(sgfp4_output_remove_on_signals(), SGFP4_OK);
     assert_int_equal(sgfp4_output_remove_on_signals(), SGFP4_OK);
 }
@@ -361,7 +361,7 @@ static void test_model_outputs(void **state)
     sgfp4_model *set = NULL;
     assert_int_equal(sgfp4_model_open(at("m.safetensors.index.json"), &set, NULL, &diag),
                      SGFP4_OK);
-    assert_int_equal(sgfp4_model_is_set(set), 1);
+    assert_true(sgfp4_model_is_set(set));
     assert_string_equal(sgfp4_model_shard_name(set, 0), "m.safetensors");
     /* the set's files are inputs of a job on it: an output onto a shard is refused */
     sgfp4_model_output *again = NULL;

@@ -5,9 +5,9 @@ Usage: include_layers.py REPO
        include_layers.py --self-test   (the check finds each kind of violation in a made-up tree)
 
 Every folder of src/ has a place in LAYERS, bottom to top (the layer table of the project's
-architecture, with common/ as the floor under all of them, listing/ under the two kernel
-layers decode/ and matvec/, and verify/ between encode/ and model/). A file may include
-headers of its own folder and of the folders below it, never of one above, nor of a sibling
+architecture, with common/ as the floor under all of them, and listing/ under the two kernel
+layers decode/ and matvec/). A file may include headers of its own folder and of the folders
+below it, never of one above, nor of a sibling
 (folders that share a place: decode/ and matvec/); tools/ (the CLI, its file formats and
 benchmarks) includes no src/ header at all: it uses the public API. No header includes
 itself through others (an include circle), and no file name is used twice in src/ (a name
@@ -19,8 +19,8 @@ import os
 import re
 import sys
 
-LAYERS = ["common", "format", "container", "listing", ("decode", "matvec"), "encode", "verify",
-          "model", "vulkan"]
+LAYERS = ["common", "format", "container", "listing", ("decode", "matvec"), "encode", "model",
+          "vulkan"]
 SAME_AS = {"vulkan_stub": "vulkan"}  # the Vulkan backend's "unavailable" build of its calls
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')

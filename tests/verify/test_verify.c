@@ -51,7 +51,7 @@ static encoded encode(const float *w, uint64_t rows, uint64_t cols, double bpw)
     sgfp4_encode_options_init(&o);
     o.target_bpw = bpw;
     o.threads = 2;
-    assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &e.bytes, &e.size, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &e.bytes, &e.size, &o, NULL), SGFP4_OK);
     assert_int_equal(sgfp4_tensor_open(e.bytes, e.size, SGFP4_PROFILE_V2, rows, cols, &e.t, NULL,
                                        NULL),
                      SGFP4_OK);

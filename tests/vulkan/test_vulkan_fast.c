@@ -296,7 +296,7 @@ static void check_case(const fast_case *c, const sgfp4_tensor *t, const sgfp4_vk
                                          sizeof *want * batch * rows, &scalar),
                          SGFP4_OK);
     } else {
-        assert_int_equal(sgfp4_matvec_float(plan, host_x, c->dtype, 0, batch, 0, rows, want, 0,
+        assert_int_equal(sgfp4_matvec_float(plan, host_x, c->dtype, batch, 0, 0, rows, want, 0,
                                             sizeof *want * batch * rows, &scalar),
                          SGFP4_OK);
     }
@@ -472,7 +472,7 @@ static void check_encoded(const char *what, const float *w, uint64_t rows, uint6
         o.threads = 8;
         void *bytes = NULL;
         size_t size = 0;
-        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);
         char name[160];
         snprintf(name, sizeof name, "%s v%d", what, profile);
         check_random(name, bytes, size, (sgfp4_profile)profile, rows, cols, 2,
@@ -582,14 +582,14 @@ static void test_opt_in(void **state)
         cpu.fast = 1;
         for (unsigned i = 0; i < 64; i++)
             y[i] = 7.0f;
-        assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 1, 0, rows, y, 0,
-                                            sizeof y, &cpu),
-                         SGFP4_ERR_UNSUPPORTED);
+        assert_int_equal(
+            sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 1, 0, 0, rows, y, 0, sizeof y, &cpu),
+            SGFP4_ERR_UNSUPPORTED);
         assert_true(y[0] == 7.0f && y[63] == 7.0f); /* nothing written */
         cpu.fast = 3;
-        assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, 1, 0, rows, y, 0,
-                                            sizeof y, &cpu),
-                         SGFP4_ERR_ARGUMENT);
+        assert_int_equal(
+            sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 1, 0, 0, rows, y, 0, sizeof y, &cpu),
+            SGFP4_ERR_ARGUMENT);
     }
     sgfp4_matvec_plan_free(plan);
     sgfp4_vk_buffer_free(contexts[0], b);

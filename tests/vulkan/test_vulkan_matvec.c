@@ -206,9 +206,8 @@ static float *check_product(const product_case *c, const sgfp4_tensor *t,
                              SGFP4_OK);
         }
     } else {
-        assert_int_equal(sgfp4_matvec_float(plan, host_x, c->dtype, x_stride, batch, 0, rows,
-                                            want, y_stride, sizeof *want * batch * y_stride,
-                                            &scalar),
+        assert_int_equal(sgfp4_matvec_float(plan, host_x, c->dtype, batch, x_stride, 0, rows, want,
+                                            y_stride, sizeof *want * batch * y_stride, &scalar),
                          SGFP4_OK);
     }
 
@@ -634,7 +633,8 @@ static void test_encoded(void **state)
             o.threads = 8;
             void *bytes = NULL;
             size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL),
+                             SGFP4_OK);
             char what[64];
             snprintf(what, sizeof what, "encoded v%d %llux%llu", profile,
                      (unsigned long long)rows, (unsigned long long)cols);
@@ -682,7 +682,8 @@ static void test_real_tensors(void **state)
             o.threads = 8;
             void *bytes = NULL;
             size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL),
+                             SGFP4_OK);
             char what[160];
             snprintf(what, sizeof what, "%s v%d", picks[i].tensor, profile);
             check_random_settings(what, bytes, size, (sgfp4_profile)profile, rows, cols, 2,
@@ -730,7 +731,7 @@ static void test_run_to_run(void **state)
     o.threads = 8;
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o), SGFP4_OK);
+    assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);
     sgfp4_tensor *t = NULL;
     assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, NULL),
                      SGFP4_OK);
@@ -838,7 +839,7 @@ static void test_recorded(void **state)
         o.profile = i == 1 ? SGFP4_PROFILE_V1 : SGFP4_PROFILE_V2;
         o.threads = 8;
         size_t size;
-        assert_int_equal(sgfp4_encode_alloc(w, rows[i], cols, 0, &bytes[i], &size, &o),
+        assert_int_equal(sgfp4_encode_alloc(w, rows[i], cols, 0, &bytes[i], &size, &o, NULL),
                          SGFP4_OK);
         assert_int_equal(sgfp4_tensor_open(bytes[i], size, o.profile, rows[i], cols, &t[i], NULL,
                                            NULL),
@@ -943,9 +944,9 @@ static void test_recorded(void **state)
             assert_int_equal(sgfp4_matvec_plan_create(t[ti], &plan), SGFP4_OK);
             float *want = calloc(batch * Y_ROWS, sizeof *want);
             if (i == 3)
-                assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, batch, 0,
-                                                    rows[ti], want, Y_ROWS,
-                                                    sizeof *want * batch * Y_ROWS, NULL),
+                assert_int_equal(sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, batch, 0, 0, rows[ti],
+                                                    want, Y_ROWS, sizeof *want * batch * Y_ROWS,
+                                                    NULL),
                                  SGFP4_OK);
             else
                 assert_int_equal(sgfp4_matvec_q8(plan, q8, q8_size, batch, 0, rows[ti], want,

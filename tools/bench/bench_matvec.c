@@ -179,7 +179,7 @@ static bool arm_run(const bench *b, int arm, unsigned threads, sgfp4_backend bac
         return sgfp4_matvec_q8(b->plan, b->q8, b->q8_bytes, b->batch, 0, rows, b->y, 0,
                                b->y_bytes, &o) == SGFP4_OK;
     default:
-        return sgfp4_matvec_float(b->plan, b->x, SGFP4_DTYPE_F32, 0, 1, 0, rows, b->y, 0,
+        return sgfp4_matvec_float(b->plan, b->x, SGFP4_DTYPE_F32, 1, 0, 0, rows, b->y, 0,
                                   b->y_bytes, &o) == SGFP4_OK;
     }
 }

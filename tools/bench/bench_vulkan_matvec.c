@@ -329,7 +329,7 @@ static uint8_t *make_tensor(int profile, uint64_t rows, uint64_t cols, double bp
     o.threads = cli_threads(0);
     void *encoded = NULL;
     size_t encoded_size = 0;
-    const sgfp4_status s = sgfp4_encode_alloc(w, er, ec, 0, &encoded, &encoded_size, &o);
+    const sgfp4_status s = sgfp4_encode_alloc(w, er, ec, 0, &encoded, &encoded_size, &o, NULL);
     free(w);
     if (s != SGFP4_OK)
         return NULL;
@@ -596,10 +596,10 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                                r1 = part == 0 ? check_rows(rows) : rows;
                 float *at = want + r0;
                 const size_t cap = sizeof *want * ((batch - 1) * rows + (r1 - r0));
-                ok = (class_a ? sgfp4_matvec_q8(plan, q8, q8_batch, batch, r0, r1, at, rows, cap,
-                                                &cpu)
-                              : sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, 0, batch, r0, r1,
-                                                   at, rows, cap, &cpu)) == SGFP4_OK;
+                ok = (class_a
+                          ? sgfp4_matvec_q8(plan, q8, q8_batch, batch, r0, r1, at, rows, cap, &cpu)
+                          : sgfp4_matvec_float(plan, x, SGFP4_DTYPE_F32, batch, 0, r0, r1, at, rows,
+                                               cap, &cpu)) == SGFP4_OK;
             }
             const int arms = b->fast ? 2 : 1; /* each variant as D8, then as D9 fast */
             for (int vi = 0; ok && vi < b->n_variants * arms; vi++) {

@@ -227,7 +227,7 @@ uint8_t *bench_synthetic(const cli_args *a, uint64_t rows, uint64_t cols, sgfp4_
         fprintf(stderr, "sgfp4: bench: encoding a %llux%llu LLM-like tensor...\n",
                 (unsigned long long)rows, (unsigned long long)cols);
     void *encoded = NULL;
-    const sgfp4_status st = sgfp4_encode_alloc(weights, rows, cols, 0, &encoded, size, &eo);
+    const sgfp4_status st = sgfp4_encode_alloc(weights, rows, cols, 0, &encoded, size, &eo, NULL);
     free(weights);
     if (st != SGFP4_OK)
         return cli_error(a->command, "encoding the synthetic tensor failed: %s",

@@ -74,7 +74,7 @@ static double run_one(const tensor *t, setting *s, double *bpw)
     size_t size = 0;
     const double t0 = tool_now();
     const double c0 = tool_cpu_now();
-    if (sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &bytes, &size, &s->o) != SGFP4_OK)
+    if (sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &bytes, &size, &s->o, NULL) != SGFP4_OK)
         return -1;
     s->seconds += tool_now() - t0;
     s->cpu_seconds += tool_cpu_now() - c0;

@@ -162,7 +162,7 @@ static int quantize_sgfp4(eval_tensor *t, const sgfp4_encode_options *o, double 
     void *bytes = NULL;
     size_t size = 0;
     sgfp4_tensor *view = NULL;
-    sgfp4_status s = sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &bytes, &size, o);
+    sgfp4_status s = sgfp4_encode_alloc(t->data, t->rows, t->cols, 0, &bytes, &size, o, NULL);
     if (s == SGFP4_OK)
         s = sgfp4_tensor_open(bytes, size, o->profile, t->rows, t->cols, &view, NULL, NULL);
     if (s == SGFP4_OK)
@@ -344,19 +344,21 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
         if (!t)
             continue;
         sgfp4_model_decision d;
+        sgfp4_encode_options eo;
+        sgfp4_encode_options_init(&eo);
         if (policy) {
             sgfp4_model_policy_decide(policy, mt, &d);
+            sgfp4_model_decision_options(policy, &d, &eo);
         } else {
             memset(&d, 0, sizeof d);
             d.quantize = mt->rank == 2;
-            sgfp4_encode_options_init(&d.options);
         }
         if (!d.quantize)
             continue;
         if (c->kind == KIND_SGFP4) {
-            apply_spec(c, &d.options);
+            apply_spec(c, &eo);
             if (c->equal)
-                d.options.target_bpw =
+                eo.target_bpw =
                     baseline_bits(&c->like, t->rows, t->cols) / (double)(t->rows * t->cols);
             const float *cols = NULL, *rows = NULL;
             if (c->importance[0] &&
@@ -365,11 +367,11 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
                 rc = -1;
                 break;
             }
-            d.options.column_importance = c->importance_use & 1 ? cols : NULL;
-            d.options.row_importance = c->importance_use & 2 ? rows : NULL;
+            eo.column_importance = c->importance_use & 1 ? cols : NULL;
+            eo.row_importance = c->importance_use & 2 ? rows : NULL;
             quantized++;
-            weighted += d.options.column_importance || d.options.row_importance;
-            rc = quantize_sgfp4(t, &d.options, &out->bits);
+            weighted += eo.column_importance || eo.row_importance;
+            rc = quantize_sgfp4(t, &eo, &out->bits);
         } else if (c->kind == KIND_Q4_0 || c->kind == KIND_AFFINE) {
             const double bits = quantize_baseline(&b, t, c->gptq[0] ? &calibration : NULL,
                                                   c->gptq, cache);

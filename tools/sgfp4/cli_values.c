@@ -69,7 +69,7 @@ bool cli_parse_dtype(const char *text, sgfp4_dtype *dtype)
 bool cli_parse_backend(const char *text, sgfp4_backend *backend)
 {
     static const name_value names[] = {
-        {"auto", SGFP4_BACKEND_AUTO},     {"cpu", SGFP4_BACKEND_CPU},
+        {"auto", SGFP4_BACKEND_AUTO},     {"cpu", SGFP4_BACKEND_AUTO},
         {"scalar", SGFP4_BACKEND_SCALAR}, {"generic", SGFP4_BACKEND_GENERIC},
         {"avx2", SGFP4_BACKEND_AVX2},     {"avx512", SGFP4_BACKEND_AVX512},
         {"neon", SGFP4_BACKEND_NEON}};

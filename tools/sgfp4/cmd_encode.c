@@ -207,18 +207,17 @@ static int run(const cli_args *a)
     o.report = &report;
     const double t0 = tool_now();
     const double c0 = tool_cpu_now();
-    sgfp4_status s = sgfp4_encode_alloc(src, rows, cols, 0, &bytes, &size, &o);
+    sgfp4_diag diag;
+    sgfp4_status s = sgfp4_encode_alloc(src, rows, cols, 0, &bytes, &size, &o, &diag);
     const double seconds = tool_now() - t0;
     const double cpu_seconds = tool_cpu_now() - c0;
     sgfp4_tensor *t = NULL;
     sgfp4_quality q;
-    sgfp4_diag diag;
     char err[FILEIO_ERROR_SIZE];
     const sgfp4_decode_options d = cli_decode_options(a);
     if (s != SGFP4_OK) {
         cli_error(a->command, "%s: %s [%s]", a->in,
-                  report.diag.message[0] ? report.diag.message : sgfp4_status_str(s),
-                  sgfp4_status_name(s));
+                  diag.message[0] ? diag.message : sgfp4_status_str(s), sgfp4_status_name(s));
     } else if ((s = sgfp4_tensor_open(bytes, size, o.profile, rows, cols, &t, NULL, &diag))) {
         cli_error(a->command, "BUG: the encoded container fails validation: %s", diag.message);
     } else if ((s = sgfp4_tensor_compare(t, src, 0, &q, &d)) == SGFP4_ERR_NOMEM) {

@@ -110,7 +110,7 @@ static bool run_vector(const cli_args *a, json_t *v, char *why, size_t why_size)
         }
         s = sgfp4_matvec_q8(plan, q8, q8_bytes, batch, 0, rows, y, 0, y_bytes, &o);
     } else {
-        s = sgfp4_matvec_float(plan, x.data, dtype, 0, batch, 0, rows, y, 0, y_bytes, &o);
+        s = sgfp4_matvec_float(plan, x.data, dtype, batch, 0, 0, rows, y, 0, y_bytes, &o);
     }
     if (s != SGFP4_OK) {
         snprintf(why, why_size, "the product failed: %s", sgfp4_status_name(s));

@@ -178,7 +178,7 @@ static bool products(const cli_args *a, const sgfp4_matvec_plan *plan, uint64_t 
         float *yk = y + k * rows;
         const size_t y_bytes = (size_t)(m * rows) * sizeof *y;
         if (a->class_b) {
-            s = sgfp4_matvec_float(plan, xk, SGFP4_DTYPE_F32, 0, m, 0, rows, yk, 0, y_bytes, &o);
+            s = sgfp4_matvec_float(plan, xk, SGFP4_DTYPE_F32, m, 0, 0, rows, yk, 0, y_bytes, &o);
             continue;
         }
         sgfp4_diag diag;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "container/tensor.h"
-#include "verify/bands.h"
+#include "decode/bands.h"
 
 typedef struct compare_job {
     const float *reference;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 
-#include "verify/bands.h"
+#include "decode/bands.h"
 
 #define BAND_BYTES ((uint64_t)16 << 20)
 

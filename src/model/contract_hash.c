@@ -6,7 +6,7 @@
 
 #include "container/tensor.h"
 #include "sgfp4_model.h"
-#include "verify/bands.h"
+#include "decode/bands.h"
 
 static void to_hex(const unsigned char digest[32], char hex[65])
 {

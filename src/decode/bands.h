@@ -1,8 +1,8 @@
 /* Decoding a whole tensor band by band, for the calls that only need to look at the decoded
  * values once (hashes, comparisons): memory stays at one band whatever the tensor's size.
  * SPDX-License-Identifier: MIT */
-#ifndef SGFP4_VERIFY_BANDS_H
-#define SGFP4_VERIFY_BANDS_H
+#ifndef SGFP4_DECODE_BANDS_H
+#define SGFP4_DECODE_BANDS_H
 
 #include "sgfp4.h"
 
