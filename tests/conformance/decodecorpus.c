@@ -6,7 +6,7 @@
  * container and the expected float32 tensor from the intended values. The library must:
  *   - open it, and report the blocks, leaves, layouts, modes, ERROR_HINT blocks and reserved
  *     symbols the writer put there;
- *   - decode it bit for bit: sgfp4_decode (SCALAR, AUTO, CPU; 1..4 threads), sgfp4_decode_rows
+ *   - decode it bit for bit: sgfp4_decode (SCALAR, AUTO; 1..4 threads), sgfp4_decode_rows
  *     on a random row range with a random stride (stride padding untouched),
  *     sgfp4_decode_gather on a random row list, and F16 / BF16 outputs equal to an independent
  *     round-to-nearest-even of the expected floats;
