@@ -236,12 +236,7 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
  * failure. */
 bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows, uint64_t cols,
                        bool class_b, bool fast, const float *x, uint64_t batch, float *y);
-/* The benchmarks (tools/bench). */
-int cmd_bench_cpu(const cli_args *args);
-/* bench --op open: open (every acceptance rule) against a decode of the same container,
- * whose bytes are data[0..size) and which t is already open over. */
-int cmd_bench_open(const cli_args *args, const void *data, size_t size, sgfp4_profile profile,
-                   const sgfp4_tensor *t, const char *source);
+/* The GPU benchmark (tools/bench; the CPU's: bench_cpu.h). */
 int cmd_bench_vulkan(const cli_args *args);
 /* The GPU benchmark's other operations (tools/bench/bench_vulkan_*.c): --op gemv, matvec,
  * repeat and variants. */
