@@ -330,11 +330,7 @@ static void report(const bench *b, const char *source, const unsigned *threads, 
             (json_int_t)sgfp4_matvec_plan_bytes(b->plan), "kernels", kernels ? kernels : "?",
             "runs", (int)b->a->runs, "checked", !b->a->given[KEY_NO_CHECK], "quantize_s",
             quantize_s, "results", rows);
-        char *text = json_dumps(root, JSON_INDENT(2));
-        if (text)
-            puts(text);
-        free(text);
-        json_decref(root);
+        cli_print_json(root);
         return;
     }
     printf("sgfp4 bench --op matvec: %s %llux%llu, %.3f bits/weight, %s\n",

@@ -128,11 +128,6 @@ static const char *stores_used(const cli_args *a, size_t bytes, unsigned threads
     return bytes >= sgfp4_decode_stream_bytes(threads) ? "streaming" : "cached";
 }
 
-static const char *dtype_name(sgfp4_dtype d)
-{
-    return d == SGFP4_DTYPE_F16 ? "f16" : d == SGFP4_DTYPE_BF16 ? "bf16" : "f32";
-}
-
 static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
                    const bench_ring *out, size_t gather_count, const bench_result *res, int nres)
 {
@@ -163,14 +158,10 @@ static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
             "profile", info.profile == SGFP4_PROFILE_V1 ? "v1" : "v2", "shape",
             (json_int_t)info.rows, (json_int_t)info.cols, "bits_per_weight",
             info.bits_per_weight, "kernels", kernels ? kernels : "?", "dtype",
-            dtype_name(a->dtype), "output_bytes", (json_int_t)out->bytes, "output_buffers",
+            cli_dtype_name(a->dtype), "output_bytes", (json_int_t)out->bytes, "output_buffers",
             (json_int_t)out->count, "output_offset", (int)a->offset, "llc_bytes", (json_int_t)bench_llc_bytes(), "runs",
             (int)a->runs, "gather_rows", (json_int_t)gather_count, "results", runs);
-        char *text = json_dumps(root, JSON_INDENT(2));
-        if (text)
-            puts(text);
-        free(text);
-        json_decref(root);
+        cli_print_json(root);
         return;
     }
     printf("sgfp4 bench: %s %llux%llu, %.3f bits/weight, %s\n",
@@ -178,7 +169,7 @@ static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
            (unsigned long long)info.cols, info.bits_per_weight, source);
     printf("kernels %s, output %s %.1f MiB x %zu buffers at 64-byte boundary + %u (LLC %.0f "
            "MiB), median of %u runs\n",
-           kernels ? kernels : "?", dtype_name(a->dtype), (double)out->bytes / 1048576.0,
+           kernels ? kernels : "?", cli_dtype_name(a->dtype), (double)out->bytes / 1048576.0,
            out->count, a->offset, (double)bench_llc_bytes() / 1048576.0, a->runs);
     printf("threads  stores     decode GB/s  memset GB/s  memcpy GB/s  vs memset  vs memcpy  "
            "ntstore GB/s  gather rows/s\n");

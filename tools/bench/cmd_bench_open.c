@@ -49,11 +49,6 @@ static double time_decode(const open_ctx *c, unsigned threads)
     return (tool_now() - t0) / (double)c->out->count;
 }
 
-static const char *dtype_name(sgfp4_dtype d)
-{
-    return d == SGFP4_DTYPE_F16 ? "f16" : d == SGFP4_DTYPE_BF16 ? "bf16" : "f32";
-}
-
 static void report(const open_ctx *c, const char *source, bench_stats open,
                    const unsigned *threads, const bench_stats *decode, int n)
 {
@@ -73,14 +68,10 @@ static void report(const open_ctx *c, const char *source, bench_stats open,
             "open", "source", source, "profile", cli_profile_name(info.profile), "shape",
             (json_int_t)info.rows, (json_int_t)info.cols, "bits_per_weight",
             info.bits_per_weight, "container_bytes", (json_int_t)info.container_bytes,
-            "leaves", (json_int_t)info.leaves, "dtype", dtype_name(a->dtype), "runs",
+            "leaves", (json_int_t)info.leaves, "dtype", cli_dtype_name(a->dtype), "runs",
             (int)a->runs, "open_ms", open.median * 1e3,
             "open_ms_min", open.best * 1e3, "open_ms_max", open.max * 1e3, "results", results);
-        char *text = json_dumps(root, JSON_INDENT(2));
-        if (text)
-            puts(text);
-        free(text);
-        json_decref(root);
+        cli_print_json(root);
         return;
     }
     printf("sgfp4 bench --op open: %s %llux%llu, %.3f bits/weight, %llu leaves, %s\n",
@@ -89,7 +80,7 @@ static void report(const open_ctx *c, const char *source, bench_stats open,
            source);
     printf("open + close (every acceptance rule) of bytes not in cache, alternating with %s "
            "decodes; median [min, max] of %u runs\n",
-           dtype_name(a->dtype), a->runs);
+           cli_dtype_name(a->dtype), a->runs);
     printf("open: %.3f ms [%.3f, %.3f]\n", open.median * 1e3, open.best * 1e3, open.max * 1e3);
     printf("threads  decode ms                   open / decode\n");
     for (int i = 0; i < n; i++)

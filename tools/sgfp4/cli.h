@@ -37,6 +37,13 @@ void cli_flush_warnings(int rc);
 void cli_verbose(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* --json: root on stdout, indented, its keys in the order they were set, then a newline;
+ * releases root. */
+struct json_t;
+void cli_print_json(struct json_t *root);
+/* A decode output type's name: "f32", "f16" or "bf16". */
+const char *cli_dtype_name(sgfp4_dtype dtype);
+
 /* A tensor's shape as "[d0, d1, ...]" into buf (cut to size). */
 void cli_shape_text(char *buf, size_t size, const uint64_t *shape, size_t rank);
 
@@ -237,7 +244,6 @@ int cmd_verify_golden(const cli_args *args);
  * vectors (--only, --backend, --threads), prints a line per failure (and per pass without
  * -q), or with `results` (--json) appends {"name": "matvec/NAME", "ok", "error"} to it
  * instead, counts them; returns CLI_EXIT_OK, or the exit code of a manifest it cannot read. */
-struct json_t;
 int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed,
                       struct json_t *results);
 /* `--against REF` of verify and info: the weights REF (.npy or raw float32 of t's shape),
