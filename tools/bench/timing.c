@@ -54,6 +54,15 @@ json_t *bench_stats_json(const bench_stats *s)
                      s->median * 1e6, "max_us", s->max * 1e6, "slow", s->slow);
 }
 
+bool bench_warm_up(bool (*step)(void *), void *arg, double seconds)
+{
+    const double end = tool_now() + seconds;
+    while (tool_now() < end)
+        if (!step(arg))
+            return false;
+    return true;
+}
+
 typedef enum part_kind { PART_MEMSET, PART_MEMCPY, PART_STREAM } part_kind;
 
 typedef struct part {

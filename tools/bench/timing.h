@@ -32,6 +32,11 @@ typedef struct bench_stats {
 bool bench_stats_of(const double *samples, int n, bench_stats *out);
 /* {"n", "best_us", "median_us", "max_us", "slow"}. */
 json_t *bench_stats_json(const bench_stats *s);
+/* Runs `step` until `seconds` have passed (a warm-up: the clocks up, the caches and the
+ * driver's lazily made state filled before anything is measured); false as soon as a step
+ * fails. */
+bool bench_warm_up(bool (*step)(void *), void *arg, double seconds);
+
 /* memset(dst, 0, bytes) / memcpy(dst, src, bytes) split into `threads` contiguous parts,
  * each on its own thread (the calling thread takes the first). */
 void bench_memset(void *dst, size_t bytes, unsigned threads);
