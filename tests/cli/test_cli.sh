@@ -16,23 +16,8 @@ scratch=$4
 count=${5:-150}
 seed=${6:-77}
 
-failures=0
-checks=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { checks=$((checks + 1)); }
-
-rm -rf "$scratch"
-mkdir -p "$scratch/corpus" "$scratch/out"
-err=$scratch/stderr.txt
-
-# Runs the CLI with stdout/stderr captured; sets $rc.
-run() {
-    "$sgfp4" "$@" >"$scratch/stdout.txt" 2>"$err"
-    rc=$?
-}
+. "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
+mkdir -p corpus out
 
 # The failure contract: non-zero exit ($1 = expected code or "nonzero") and one stderr line.
 expect_failure() {

@@ -10,21 +10,7 @@ set -u
 sgfp4=$1
 scratch=$2
 source_dir=$3
-failures=0
-checks=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { checks=$((checks + 1)); }
-rm -rf "$scratch"
-mkdir -p "$scratch"
-cd "$scratch" || exit 1
-err=$scratch/stderr.txt
-run() {
-    "$sgfp4" "$@" >stdout.txt 2>"$err"
-    rc=$?
-}
+. "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 
 python3 - <<'EOF'
 import random, struct
@@ -157,5 +143,4 @@ grep -q -- '--force' stdout.txt && grep -q -- '--ignore-total-size' stdout.txt &
     fail "encode --help lacks -f / --ignore-total-size"
 
 if [ -n "$(find . -name '.*sgfp4-tmp-*')" ]; then fail "temporary files left"; fi
-echo "test_conventions: $checks passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish conventions

@@ -15,27 +15,7 @@
 set -u
 sgfp4=$1
 scratch=$2
-failures=0
-checks=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { checks=$((checks + 1)); }
-rm -rf "$scratch"
-mkdir -p "$scratch"
-cd "$scratch" || exit 1
-err=$scratch/stderr.txt
-run() {
-    "$sgfp4" "$@" >stdout.txt 2>"$err"
-    rc=$?
-}
-expect_rc() { # WANT WHAT
-    if [ "$rc" -ne "$1" ]; then fail "$2: exit $rc, want $1: $(head -c 400 "$err")"; else ok; fi
-}
-expect_err() { # REGEX WHAT
-    if grep -Eq -- "$1" "$err"; then ok; else fail "$2: stderr lacks /$1/: $(head -c 400 "$err")"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 differ() { # A B WHAT
     if cmp -s "$1" "$2"; then fail "$3: $1 and $2 are identical"; else ok; fi
 }
@@ -273,5 +253,4 @@ expect_err "'$q' \\[128, 128\\] F32: v2 container decoded to F32" "decode -v nam
 run encode m.safetensors -o high.sgfp4.safetensors --bpw 4.5
 if grep -q "warning" "$err"; then fail "--bpw 4.5 warns: $(cat "$err")"; else ok; fi
 
-echo "$checks checks passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish encode_options

@@ -10,21 +10,13 @@ set -u
 sgfp4=$1
 scratch=$2
 source_dir=$3
-failures=0
-checks=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
+. "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 check() { # WHAT WANT_RC TEXT: the last run's exit status and its stderr
     checks=$((checks + 1))
     if [ "$rc" -ne "$2" ] || { [ -n "$3" ] && ! grep -q -- "$3" err.txt; }; then
         fail "$1: exit $rc (want $2), want '$3' in: $(cat err.txt)"
     fi
 }
-rm -rf "$scratch"
-mkdir -p "$scratch"
-cd "$scratch" || exit 1
 
 # ---- verify --golden --json ------------------------------------------------------------------
 golden=$source_dir/golden
@@ -102,5 +94,4 @@ head -c 4096 /dev/zero | "$sgfp4" verify - >/dev/null 2>err.txt
 rc=$?
 check "raw bytes from a pipe without --shape" 2 "is a stream: --shape OxI is required"
 [ -e out.safetensors ] && fail "an output was written"
-echo "inputs: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish inputs

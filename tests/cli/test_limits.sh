@@ -13,17 +13,9 @@ scratch=$2
 source_dir=$3
 sanitized=${4:-0}
 repros=$source_dir/tests/data/model
-failures=0
-checks=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-rm -rf "$scratch"
-mkdir -p "$scratch/tmp" "$scratch/out"
-cd "$scratch" || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
+mkdir -p tmp out
 export TMPDIR=$scratch/tmp
-err=$scratch/stderr.txt
 
 # run MEMORY_KB FILE_KB ARGS...: the tool under the memory and file-size bounds (memory only
 # when not sanitized); rc, the exit status.
@@ -189,5 +181,4 @@ for bad in "--max-header-bytes 0" "--max-header-bytes 12Q" "--max-tensors -1" \
     checks=$((checks + 1))
     [ "$rc" -eq 2 ] || fail "$bad: exit $rc (want 2): $(cat "$err")"
 done
-echo "limits: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish limits

@@ -11,15 +11,7 @@ set -u
 sgfp4=$1
 scratch=$2
 source_dir=$3
-failures=0
-checks=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-rm -rf "$scratch"
-mkdir -p "$scratch"
-cd "$scratch" || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 python3 - <<'PY'
 import random, struct
 random.seed(5)
@@ -89,5 +81,4 @@ wrap.npy shape 4294967296x4294967296 needs more than 2^64 (7.379e+19 bytes)
 huge.npy larger than 2^64 - 1
 small.npy 16384 data bytes, shape 64x65 needs 16640
 LIST
-echo "npy: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish npy

@@ -20,22 +20,7 @@ set -u
 sgfp4=$1
 scratch=$2
 source_dir=$3
-failures=0
-checks=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { checks=$((checks + 1)); }
-
-rm -rf "$scratch"
-mkdir -p "$scratch"
-cd "$scratch" || exit 1
-err=$scratch/stderr.txt
-run() {
-    "$sgfp4" "$@" >stdout.txt 2>"$err"
-    rc=$?
-}
+. "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
 temps() { find "${1:-.}" -name '.*.sgfp4-tmp-*' 2>/dev/null; }
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
@@ -294,5 +279,4 @@ kill $holder 2>/dev/null
 wait $holder 2>/dev/null
 [ -e w.f32 ] && ok || fail "the link's target was removed"
 
-echo "test_outputs: $checks passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish outputs

@@ -15,27 +15,8 @@
 set -u
 sgfp4=$1
 scratch=$2
-failures=0
-checks=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { checks=$((checks + 1)); }
-rm -rf "$scratch"
-mkdir -p "$scratch"
-cd "$scratch" || exit 1
-err=$scratch/stderr.txt out=$scratch/stdout.txt
-run() {
-    "$sgfp4" "$@" >"$out" 2>"$err"
-    rc=$?
-}
-expect_rc() { # WANT WHAT
-    if [ "$rc" -ne "$1" ]; then fail "$2: exit $rc, want $1: $(head -c 400 "$err")"; else ok; fi
-}
-expect_err() { # REGEX WHAT
-    if grep -Eq -- "$1" "$err"; then ok; else fail "$2: stderr lacks /$1/: $(head -c 400 "$err")"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/prelude.sh"
+out=$scratch/stdout.txt
 expect_quiet() { # WHAT: nothing on stderr
     if [ -s "$err" ]; then fail "$1: stderr: $(head -c 400 "$err")"; else ok; fi
 }
@@ -148,5 +129,4 @@ for cmd in verify info; do
     [ -s "$out" ] && fail "$cmd --against a reference of another shape printed: $(head -c 300 "$out")" || ok
 done
 
-echo "reports: $checks checks, $failures failures"
-[ "$failures" -eq 0 ]
+finish reports

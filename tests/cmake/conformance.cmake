@@ -22,19 +22,19 @@ else()
   set(SGFP4_CORPUS_COUNT2 500)
   set(SGFP4_CLI_CORPUS_COUNT 150)
 endif()
-add_test(NAME decodecorpus COMMAND decodecorpus --seed 1 --count ${SGFP4_CORPUS_COUNT})
-add_test(NAME decodecorpus_seed2
+add_test(NAME conformance.decodecorpus COMMAND decodecorpus --seed 1 --count ${SGFP4_CORPUS_COUNT})
+add_test(NAME conformance.decodecorpus_seed2
          COMMAND decodecorpus --seed 20261129 --count ${SGFP4_CORPUS_COUNT2})
-set_tests_properties(decodecorpus decodecorpus_seed2 PROPERTIES LABELS conformance)
+set_tests_properties(conformance.decodecorpus conformance.decodecorpus_seed2 PROPERTIES LABELS conformance)
 
 # CLI contract tests, including a few hundred random valid / malformed containers that
 # decodecorpus writes to files.
 find_program(SGFP4_BASH bash)
 find_program(SGFP4_PYTHON3 python3)
 if(SGFP4_BASH AND SGFP4_PYTHON3)
-  add_test(NAME cli COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_cli.sh
+  add_test(NAME conformance.cli COMMAND ${SGFP4_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_cli.sh
                             $<TARGET_FILE:sgfp4> $<TARGET_FILE:decodecorpus>
                             ${PROJECT_SOURCE_DIR}/golden ${CMAKE_CURRENT_BINARY_DIR}/cli-scratch
                             ${SGFP4_CLI_CORPUS_COUNT})
-  set_tests_properties(cli PROPERTIES LABELS conformance)
+  set_tests_properties(conformance.cli PROPERTIES LABELS conformance)
 endif()

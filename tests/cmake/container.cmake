@@ -8,5 +8,5 @@ target_link_libraries(test_open_screen PRIVATE sgfp4_datagen)
 # moves, every output stays the same; the copy option survives the file's truncation.
 sgfp4_add_unit_test(test_mapped_input ${PROJECT_SOURCE_DIR}/tests/container/test_mapped_input.c)
 target_link_libraries(test_mapped_input PRIVATE sgfp4_datagen)
-set_property(TEST test_mapped_input APPEND PROPERTY ENVIRONMENT
+set_property(TEST container.mapped_input APPEND PROPERTY ENVIRONMENT
              "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/vulkan/lsan.supp:print_suppressions=0")

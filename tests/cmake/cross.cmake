@@ -16,9 +16,9 @@ set(cross_check_includes ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests $
 add_executable(cross_decode_check ${cross_check_sources})
 target_include_directories(cross_decode_check PRIVATE ${cross_check_includes})
 target_link_libraries(cross_decode_check PRIVATE sgfp4_static)
-add_test(NAME cross_decode_check COMMAND cross_decode_check)
+add_test(NAME cross.decode_check COMMAND cross_decode_check)
 # ~10 s on an idle 2-core machine, several times that under load (and the sanitizers)
-set_tests_properties(cross_decode_check PROPERTIES TIMEOUT 900)
+set_tests_properties(cross.decode_check PROPERTIES TIMEOUT 900)
 
 # ---- AArch64 under qemu-user -------------------------------------------------------------
 # Built and run once, in the plain build: its binary has no sanitizers (they do not run under

@@ -1,15 +1,7 @@
-# The model-level quality benchmark (docs/eval.md): sgfp4-eval, a llama2.c-architecture
-# forward pass on the library, its quick checks on stories260K and stories3M, and the
+# The model-level quality benchmark (docs/eval.md): sgfp4-eval (built with the tools,
+# tools/eval), its quick checks on stories260K and stories3M, and the
 # build-and-run commands of docs/eval.md.
 # SPDX-License-Identifier: MIT
-file(GLOB SGFP4_EVAL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tools/eval/*.c)
-add_executable(sgfp4-eval ${SGFP4_EVAL_SOURCES})
-target_include_directories(sgfp4-eval PRIVATE ${PROJECT_SOURCE_DIR}/tools/eval ${JANSSON_INCLUDE_DIR})
-target_link_libraries(sgfp4-eval PRIVATE sgfp4_fileio sgfp4_static ${JANSSON_LIBRARY}
-                      Threads::Threads)
-if(MATH_LIBRARY)
-  target_link_libraries(sgfp4-eval PRIVATE ${MATH_LIBRARY})
-endif()
 
 add_test(NAME eval.stories260K
          COMMAND ${PROJECT_SOURCE_DIR}/tests/eval/eval_check.sh $<TARGET_FILE:sgfp4-eval>

@@ -44,14 +44,14 @@ if(SGFP4_FUZZ)
 endif()
 
 # sgfp4_add_fuzz_target(NAME SOURCES...): regression driver fuzz_NAME_regress, CTest test
-# fuzz_NAME over corpus/NAME and crashers/NAME, and libFuzzer binary fuzz_NAME if enabled.
+# fuzz.NAME over corpus/NAME and crashers/NAME, and libFuzzer binary fuzz_NAME if enabled.
 function(sgfp4_add_fuzz_target name)
   set(dirs ${SGFP4_FUZZ_DIR}/corpus/${name})
   if(EXISTS ${SGFP4_FUZZ_DIR}/crashers/${name})
     list(APPEND dirs ${SGFP4_FUZZ_DIR}/crashers/${name})
   endif()
   add_executable(fuzz_${name}_regress ${SGFP4_FUZZ_DIR}/regression_driver.c ${ARGN})
-  add_test(NAME fuzz_${name} COMMAND fuzz_${name}_regress ${dirs})
+  add_test(NAME fuzz.${name} COMMAND fuzz_${name}_regress ${dirs})
   set(targets fuzz_${name}_regress)
   if(SGFP4_FUZZ)
     add_executable(fuzz_${name} ${ARGN})
@@ -92,7 +92,7 @@ if(SGFP4_FUZZ)
 endif()
 # CI runs structured variants of every model seed too: the regression driver's --mutants
 # (what the libFuzzer mutator would try first, deterministically).
-add_test(NAME fuzz_model_mutants
+add_test(NAME fuzz.model_mutants
          COMMAND fuzz_model_regress --mutants 24 ${SGFP4_FUZZ_DIR}/corpus/model)
 # Sharded sets: the index over fixed shards the target writes into a temporary folder.
 sgfp4_add_fuzz_target(model_index ${SGFP4_FUZZ_DIR}/fuzz_model_index.c ${SGFP4_FUZZ_DIR}/fuzz_common.c)

@@ -14,10 +14,10 @@ else()
 endif()
 set(SGFP4_CRASH_SAFE_ITERATIONS ${crash_safe_default} CACHE STRING
     "Kills per command in the crash_safe_outputs test (the release check runs 100)")
-add_test(NAME crash_safe_outputs
+add_test(NAME hardening.crash_safe_outputs
          COMMAND ${PROJECT_SOURCE_DIR}/tests/scripts/crash_safe_output.sh $<TARGET_FILE:sgfp4>
                  ${SGFP4_CRASH_SAFE_ITERATIONS})
-set_tests_properties(crash_safe_outputs PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+set_tests_properties(hardening.crash_safe_outputs PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
                      ENVIRONMENT "${crash_safe_env}")
 
 # decode, verify and info over every hostile file kept (fuzz corpora and findings, model
@@ -30,11 +30,11 @@ if(SGFP4_HOSTILE_PYTHON3)
   else()
     set(hostile_args "")
   endif()
-  add_test(NAME hostile_corpus
+  add_test(NAME hardening.hostile_corpus
            COMMAND ${SGFP4_HOSTILE_PYTHON3} ${PROJECT_SOURCE_DIR}/tests/scripts/hostile_corpus.py
                    $<TARGET_FILE:sgfp4> ${CMAKE_CURRENT_BINARY_DIR}/hostile-corpus
                    ${PROJECT_SOURCE_DIR} --shared ${SGFP4_SHARED_DIR} ${hostile_args})
-  set_tests_properties(hostile_corpus PROPERTIES TIMEOUT 600)
+  set_tests_properties(hardening.hostile_corpus PROPERTIES TIMEOUT 600)
 endif()
 
 # Benchmark (not a test): opening a header of n tensors against jansson alone

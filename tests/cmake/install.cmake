@@ -5,18 +5,18 @@
 # (the packaging does not depend on the sanitizers).
 # SPDX-License-Identifier: MIT
 if(NOT SGFP4_SANITIZE AND SGFP4_SHARED AND SGFP4_STATIC)
-  add_test(NAME install_package
+  add_test(NAME install.package
     COMMAND sh ${PROJECT_SOURCE_DIR}/tests/consumer/run.sh ${CMAKE_BINARY_DIR}
             ${CMAKE_BINARY_DIR}/install-test ${PROJECT_SOURCE_DIR}/tests/consumer ${CMAKE_COMMAND}
             ${PROJECT_VERSION} ${SGFP4_SOVERSION})
-  set_tests_properties(install_package PROPERTIES RUN_SERIAL TRUE)
+  set_tests_properties(install.package PROPERTIES RUN_SERIAL TRUE)
 endif()
 
 # The smallest build, the core alone (tests/consumer/minimal.sh): configured and built on its
 # own (about half a minute on two cores), once, in the plain build.
 if(NOT SGFP4_SANITIZE)
-  add_test(NAME build_minimal
+  add_test(NAME install.build_minimal
     COMMAND sh ${PROJECT_SOURCE_DIR}/tests/consumer/minimal.sh ${PROJECT_SOURCE_DIR}
             ${CMAKE_BINARY_DIR}/minimal-build ${CMAKE_COMMAND} ${PROJECT_SOURCE_DIR}/tests/consumer)
-  set_tests_properties(build_minimal PROPERTIES TIMEOUT 600)
+  set_tests_properties(install.build_minimal PROPERTIES TIMEOUT 600)
 endif()

@@ -12,14 +12,14 @@ sgfp4_add_unit_test(test_matvec ${PROJECT_SOURCE_DIR}/tests/matvec/test_matvec.c
 target_include_directories(test_matvec PRIVATE ${JANSSON_INCLUDE_DIR})
 target_link_libraries(test_matvec PRIVATE ${JANSSON_LIBRARY})
 if(SGFP4_SANITIZE)
-  set_property(TEST test_matvec APPEND PROPERTY ENVIRONMENT "SGFP4_MATVEC_CORPUS=20")
+  set_property(TEST matvec.matvec APPEND PROPERTY ENVIRONMENT "SGFP4_MATVEC_CORPUS=20")
 endif()
-set_tests_properties(test_matvec PROPERTIES LABELS matvec)
+set_tests_properties(matvec.matvec PROPERTIES LABELS matvec)
 
 # The caller-owned thread pool: every item once, products on pools against the oracle.
 sgfp4_add_unit_test(test_thread_pool ${PROJECT_SOURCE_DIR}/tests/matvec/test_thread_pool.c)
 target_link_libraries(test_thread_pool PRIVATE sgfp4_datagen)
-set_tests_properties(test_thread_pool PROPERTIES LABELS matvec)
+set_tests_properties(matvec.thread_pool PROPERTIES LABELS matvec)
 
 # The golden matvec vectors: one named test per vector (public API only).
 add_executable(test_matvec_golden ${PROJECT_SOURCE_DIR}/tests/matvec/test_matvec_golden.c)
@@ -35,9 +35,9 @@ string(JSON matvec_golden_count LENGTH "${matvec_golden_manifest}" vectors)
 math(EXPR matvec_golden_last "${matvec_golden_count} - 1")
 foreach(i RANGE ${matvec_golden_last})
   string(JSON matvec_golden_name GET "${matvec_golden_manifest}" vectors ${i} name)
-  add_test(NAME matvec_golden.${matvec_golden_name}
+  add_test(NAME matvec.golden.${matvec_golden_name}
            COMMAND test_matvec_golden ${PROJECT_SOURCE_DIR}/golden --only ${matvec_golden_name})
-  set_tests_properties(matvec_golden.${matvec_golden_name} PROPERTIES LABELS "golden;matvec")
+  set_tests_properties(matvec.golden.${matvec_golden_name} PROPERTIES LABELS "golden;matvec")
 endforeach()
 
 # The worked example of docs/matvec.md, compiled and run.
@@ -62,10 +62,10 @@ foreach(t ${matvec_fuzz_targets})
                                           ${PROJECT_SOURCE_DIR}/tools ${PROJECT_SOURCE_DIR}/tests/fuzz)
   target_link_libraries(${t} PRIVATE sgfp4_static)
 endforeach()
-add_test(NAME fuzz_matvec COMMAND fuzz_matvec_regress
+add_test(NAME matvec.fuzz COMMAND fuzz_matvec_regress
          ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/v1_decode
          ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/v2_decode)
-set_tests_properties(fuzz_matvec PROPERTIES LABELS matvec)
+set_tests_properties(matvec.fuzz PROPERTIES LABELS "matvec;fuzz")
 
 # Every matvec kernel set against the oracle with nothing but libc, pthreads and libm
 # (tests/cross/cross_matvec_check.c): natively as `cross_matvec_check`, and cross-compiled
@@ -79,8 +79,8 @@ add_executable(cross_matvec_check ${matvec_cross_sources})
 target_include_directories(cross_matvec_check PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests
                                                   ${PROJECT_SOURCE_DIR}/tools)
 target_link_libraries(cross_matvec_check PRIVATE sgfp4_static)
-add_test(NAME cross_matvec_check COMMAND cross_matvec_check)
-set_tests_properties(cross_matvec_check PROPERTIES TIMEOUT 600 LABELS matvec)
+add_test(NAME matvec.cross_check COMMAND cross_matvec_check)
+set_tests_properties(matvec.cross_check PROPERTIES TIMEOUT 600 LABELS matvec)
 # The AArch64 run only in the plain build, as the decode check's (tests/cmake/cross.cmake
 # finds no cross tools for a sanitizer build): the cross-built binary has no sanitizers,
 # so a sanitizer build would run the same check again, for minutes, for nothing.
@@ -115,7 +115,8 @@ if(NOT SGFP4_SANITIZE)
     add_test(NAME cross.aarch64_matvec
              COMMAND ${SGFP4_QEMU_AARCH64} -L ${SGFP4_AARCH64_SYSROOT} ${matvec_cross_binary})
   endif()
-  set_tests_properties(cross.aarch64_matvec PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS matvec)
+  set_tests_properties(cross.aarch64_matvec PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+                       LABELS "matvec;cross")
 endif()
 
 # `sgfp4 matvec`: the golden vectors' expected bytes with every backend, a quantized model's

@@ -1,5 +1,5 @@
 #!/bin/sh
-# build_minimal test: the smallest build (the core library only: -DSGFP4_MODEL=OFF
+# install.build_minimal test: the smallest build (the core library only: -DSGFP4_MODEL=OFF
 # -DSGFP4_CLI=OFF -DSGFP4_BUILD_TESTS=OFF, and OpenSSL hidden from CMake) configures and builds,
 # installs no model component, and a program that only decodes links it, shared and static
 # (pkg-config --static), needing nothing of OpenSSL, jansson, zstd or libpng.

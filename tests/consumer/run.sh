@@ -1,5 +1,5 @@
 #!/bin/sh
-# install_package test: install, then build and run tests/consumer against the install:
+# install.package test: install, then build and run tests/consumer against the install:
 # through CMake (the shared and static targets of the core and of the model component) and
 # through pkg-config (shared, and --static with the static archives, which proves that the
 # .pc files name every library a static link needs, the Vulkan loader included); and that

@@ -2,12 +2,12 @@
 # docs/eval.md's "Building and running it" block runs as written, from a fresh folder:
 # - the setup line (scripts/install-deps.sh) and the configure line are the suite's own:
 #   checked to be the README's "Building by hand" ones, not run again;
-# - the build line names the target this test runs (its binary is tests/sgfp4-eval of the
-#   build folder, the path the block uses);
+# - the build line names the target this test runs (its binary is sgfp4-eval of the build
+#   folder, the path the block uses);
 # - the two downloads are replaced by the same files: a legacy llama2.c checkpoint written
 #   here from the shared stories260K model (its tensors, then RoPE tables), and the shared
 #   tok512.bin; the file names must be the downloads' names;
-# - every other line runs with build/tests/sgfp4-eval standing for the built binary.
+# - every other line runs with build/sgfp4-eval standing for the built binary.
 # Then: the converted model holds the shared model's tensors bit for bit and its config;
 # the standard table scores float32 exactly; the greedy text is llama2.c's; a second
 # conversion onto the existing output is refused and leaves it intact; a truncated and a
@@ -21,9 +21,10 @@ model=$weights/stories260K/stories260K.safetensors
 tok=$weights/stories260K/tok512.bin
 [ -f "$model" ] && [ -f "$tok" ] || { echo "stories260K not found: skipped"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
-case $eval_bin in */tests/sgfp4-eval) ;; *) fail "the binary is not tests/sgfp4-eval: $eval_bin" ;; esac
-rm -rf "$work" && mkdir -p "$work/build/tests"
-ln -s "$eval_bin" "$work/build/tests/sgfp4-eval"
+case $eval_bin in */sgfp4-eval) ;; *) fail "the binary is not sgfp4-eval: $eval_bin" ;; esac
+[ "$(basename "$(dirname "$eval_bin")")" != tests ] || fail "sgfp4-eval is built under tests/: $eval_bin"
+rm -rf "$work" && mkdir -p "$work/build"
+ln -s "$eval_bin" "$work/build/sgfp4-eval"
 
 awk '/^## Building and running it/ { on = 1 } on && /^```sh/ { inside = 1; next }
      inside && /^```/ { exit } inside { print }' "$source_dir/docs/eval.md" >"$work/commands.txt"
@@ -79,7 +80,7 @@ while IFS= read -r line; do
         name=${command##*/}
         [ -f "$name" ] || fail "a download this test has no stand-in for: $name"
         continue ;;
-    build/tests/sgfp4-eval\ *) ;;
+    build/sgfp4-eval\ *) ;;
     *) fail "a line this test does not know: $command" ;;
     esac
     if [ -n "$quick" ] && [[ $command != *--from-llama2c* ]]; then
@@ -116,19 +117,19 @@ grep -qF "$(head -n 1 want.txt)" stderr.txt || { head -5 stderr.txt; fail "the g
 
 # Refusals: an existing output, a truncated and a versioned checkpoint.
 cp stories260K.safetensors before.safetensors
-if build/tests/sgfp4-eval --from-llama2c stories260K.bin stories260K.safetensors 2>err.txt; then
+if build/sgfp4-eval --from-llama2c stories260K.bin stories260K.safetensors 2>err.txt; then
     fail "an existing output was replaced"
 fi
 cmp -s before.safetensors stories260K.safetensors || fail "a refused conversion changed the output"
 grep -q "exists" err.txt || fail "the refusal does not say the output exists: $(cat err.txt)"
 head -c 100000 stories260K.bin >short.bin
-if build/tests/sgfp4-eval --from-llama2c short.bin short.safetensors 2>err.txt; then
+if build/sgfp4-eval --from-llama2c short.bin short.safetensors 2>err.txt; then
     fail "a truncated checkpoint was converted"
 fi
 grep -q "describes 1056540" err.txt || fail "truncated: $(cat err.txt)"
 printf '24ka\001\000\000\000' >v1.bin
 head -c 300 stories260K.bin >>v1.bin
-if build/tests/sgfp4-eval --from-llama2c v1.bin v1.safetensors 2>err.txt; then
+if build/sgfp4-eval --from-llama2c v1.bin v1.safetensors 2>err.txt; then
     fail "a versioned export was converted"
 fi
 grep -q "versioned llama2.c export (version 1)" err.txt || fail "versioned: $(cat err.txt)"

@@ -104,7 +104,7 @@ def golden_vectors():
                 continue
             # 1 and 3 threads on alternate vectors: every backend runs both, every vector
             # runs every backend (the library's thread and row-split equality is tested
-            # per vector in matvec_golden.*; this checks the command's path to it)
+            # per vector in matvec.golden.*; this checks the command's path to it)
             for threads in (("1", "3")[index % 2],):
                 rc, err = run("matvec", os.path.join(GOLDEN, v["container"]), "--shape", shape,
                               "--profile", v["profile"], "--x", x, "--class", v["class"],

@@ -33,7 +33,6 @@
 
 #include "bench_cpu.h"
 #include "timing.h"
-#include "tool_clock.h"
 
 /* ---- the plain read: every byte loaded once, wide loads, split over threads ---- */
 
@@ -217,18 +216,10 @@ static bool check_exact(const bench *b, char *why, size_t why_size)
 }
 
 typedef struct arm_stats {
-    double median, best, worst; /* seconds */
+    bench_stats time;
     unsigned interrupted;       /* timed calls the scheduler interrupted, timed again */
     unsigned kept_interrupted;  /* samples interrupted on every one of their TRIES timings */
 } arm_stats;
-
-/* The median, fastest and slowest of s[0..n) (sorts them). */
-static void set_times(arm_stats *st, double *s, unsigned n)
-{
-    st->median = bench_median(s, n);
-    st->best = s[0];
-    st->worst = s[n - 1];
-}
 
 /* Involuntary context switches of the process so far, all its threads (the pool's too). */
 static long involuntary_switches(void)
@@ -291,14 +282,15 @@ static bool measure(const bench *b, const unsigned *threads, int counts,
                         samples[(size_t)i * per_count + (size_t)(warm * ARMS + arm) * runs +
                                 (r - 2)] = t;
                 }
+    bool ok = true;
     for (int i = 0; i < counts; i++)
         for (int warm = 0; warm < 2; warm++)
             for (int arm = 0; arm < ARMS; arm++)
-                set_times(&out[i][warm][arm],
-                          samples + (size_t)i * per_count + (size_t)(warm * ARMS + arm) * runs,
-                          runs);
+                ok = ok && bench_stats_of(samples + (size_t)i * per_count +
+                                              (size_t)(warm * ARMS + arm) * runs,
+                                          (int)runs, &out[i][warm][arm].time);
     free(samples);
-    return true;
+    return ok;
 }
 
 static void report(const bench *b, const char *source, const unsigned *threads, int counts,
@@ -316,16 +308,17 @@ static void report(const bench *b, const char *source, const unsigned *threads, 
             for (int warm = 0; warm < 2; warm++)
                 for (int arm = 0; arm < ARMS; arm++) {
                     const arm_stats *s = &res[i][warm][arm];
+                    const bench_stats *t = &s->time, *read = &res[i][warm][ARM_READ].time;
                     json_array_append_new(
                         rows, json_pack("{s:i, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:i, s:i}",
                                         "threads", (int)threads[i], "cache",
                                         warm ? "warm" : "cold", "op",
                                         arm == ARM_AN ? an : arm_names[arm], "batch",
                                         arm == ARM_AN ? (int)b->batch : 1, "gweights_per_s",
-                                        arm == ARM_READ ? 0.0 : weights / s->median * 1e-9,
-                                        "gbytes_per_s", (double)b->size / s->median * 1e-9,
-                                        "vs_read", res[i][warm][ARM_READ].median / s->median,
-                                        "best_s", s->best, "worst_s", s->worst, "interrupted",
+                                        arm == ARM_READ ? 0.0 : weights / t->median * 1e-9,
+                                        "gbytes_per_s", (double)b->size / t->median * 1e-9,
+                                        "vs_read", read->median / t->median, "best_s", t->best,
+                                        "worst_s", t->max, "interrupted",
                                         (int)s->interrupted, "kept_interrupted",
                                         (int)s->kept_interrupted));
                 }
@@ -337,11 +330,7 @@ static void report(const bench *b, const char *source, const unsigned *threads, 
             (json_int_t)sgfp4_matvec_plan_bytes(b->plan), "kernels", kernels ? kernels : "?",
             "runs", (int)b->a->runs, "checked", !b->a->given[KEY_NO_CHECK], "quantize_s",
             quantize_s, "results", rows);
-        char *text = json_dumps(root, JSON_INDENT(2));
-        if (text)
-            puts(text);
-        free(text);
-        json_decref(root);
+        cli_print_json(root);
         return;
     }
     printf("sgfp4 bench --op matvec: %s %llux%llu, %.3f bits/weight, %s\n",
@@ -359,9 +348,9 @@ static void report(const bench *b, const char *source, const unsigned *threads, 
                 const arm_stats *s = &res[i][warm][arm];
                 printf("%7u  %-5s  %-17s  %7.2f [%7.2f, %7.2f]  %7.2f  %8.2f\n", threads[i],
                        warm ? "warm" : "cold", arm == ARM_AN ? an : arm_names[arm],
-                       weights / s->median * 1e-9, weights / s->worst * 1e-9,
-                       weights / s->best * 1e-9, (double)b->size / s->median * 1e-9,
-                       res[i][warm][ARM_READ].median / s->median);
+                       weights / s->time.median * 1e-9, weights / s->time.max * 1e-9,
+                       weights / s->time.best * 1e-9, (double)b->size / s->time.median * 1e-9,
+                       res[i][warm][ARM_READ].time.median / s->time.median);
             }
     for (int i = 0; i < counts; i++) {
         unsigned again = 0, kept = 0;
@@ -390,42 +379,20 @@ int bench_matvec(const cli_args *args)
     int rc = cli_reject(args, "--op matvec", not_here);
     if (rc >= 0)
         return rc;
-    if (args->in && !args->given[KEY_SHAPE])
-        return cli_usage_error(args->command, "--shape is required with a file");
-    if (args->given[KEY_BPW] && (args->bpw < 2.0 || args->bpw > 10.0))
-        return cli_usage_error(args->command, "--bpw wants a rate from 2 to 10");
     cli_args a = *args;
-    if (!a.given[KEY_SHAPE])
-        a.rows = a.cols = 4096;
     if (!sgfp4_matvec_backend_name(a.backend))
         return cli_error(a.command, "the kernel set of --backend cannot run on this machine");
-    cli_container c = {0};
-    uint8_t *owned = NULL;
-    char source[300];
+    bench_input in;
+    if ((rc = bench_input_open(&a, &in)) >= 0)
+        return rc;
     bench b = {0};
     b.a = &a;
     b.batch = a.given[KEY_BATCH] ? a.batch : 4;
+    b.bytes = in.data;
+    b.size = in.size;
     float *x = NULL;
     rc = CLI_EXIT_FAIL;
-    if (a.in) {
-        if ((rc = cli_container_open(&a, &c)) >= 0)
-            return rc;
-        rc = CLI_EXIT_FAIL;
-        snprintf(source, sizeof source, "file %s", a.in);
-        b.bytes = c.in.data;
-        b.size = c.in.size;
-    } else {
-        const sgfp4_profile profile = a.given[KEY_PROFILE] ? a.profile : SGFP4_PROFILE_V2;
-        sgfp4_diag diag;
-        if (!(owned = bench_synthetic(&a, a.rows, a.cols, profile, &b.size, source, sizeof source)))
-            goto done;
-        if (sgfp4_tensor_open(owned, b.size, profile, a.rows, a.cols, &c.tensor, NULL, &diag)) {
-            cli_error(a.command, "synthetic container: %s", diag.message);
-            goto done;
-        }
-        b.bytes = owned;
-    }
-    b.t = c.tensor;
+    b.t = in.c.tensor;
     b.rows = a.rows;
     b.cols = a.cols;
     const uint64_t cols = a.cols;
@@ -479,7 +446,7 @@ int bench_matvec(const cli_args *args)
         cli_error(a.command, "a product call failed");
         goto done;
     }
-    report(&b, source, threads, counts, res, quantize_s);
+    report(&b, in.source, threads, counts, res, quantize_s);
     rc = CLI_EXIT_OK;
 done:
     sgfp4_thread_pool_free(b.pool);
@@ -488,7 +455,6 @@ done:
     free(b.q8);
     free(b.y);
     free(b.evict);
-    cli_container_close(&c);
-    free(owned);
+    bench_input_close(&in);
     return rc;
 }

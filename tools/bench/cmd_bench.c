@@ -8,9 +8,7 @@
 
 #include "bench_cpu.h"
 #include "cli.h"
-#include "datagen/generator.h"
 #include "timing.h"
-#include "tool_clock.h"
 
 static const cli_accept options[] = {
     {KEY_SHAPE, "tensor shape (default 4096x4096; required with FILE)"},
@@ -130,11 +128,6 @@ static const char *stores_used(const cli_args *a, size_t bytes, unsigned threads
     return bytes >= sgfp4_decode_stream_bytes(threads) ? "streaming" : "cached";
 }
 
-static const char *dtype_name(sgfp4_dtype d)
-{
-    return d == SGFP4_DTYPE_F16 ? "f16" : d == SGFP4_DTYPE_BF16 ? "bf16" : "f32";
-}
-
 static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
                    const bench_ring *out, size_t gather_count, const bench_result *res, int nres)
 {
@@ -165,14 +158,10 @@ static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
             "profile", info.profile == SGFP4_PROFILE_V1 ? "v1" : "v2", "shape",
             (json_int_t)info.rows, (json_int_t)info.cols, "bits_per_weight",
             info.bits_per_weight, "kernels", kernels ? kernels : "?", "dtype",
-            dtype_name(a->dtype), "output_bytes", (json_int_t)out->bytes, "output_buffers",
+            cli_dtype_name(a->dtype), "output_bytes", (json_int_t)out->bytes, "output_buffers",
             (json_int_t)out->count, "output_offset", (int)a->offset, "llc_bytes", (json_int_t)bench_llc_bytes(), "runs",
             (int)a->runs, "gather_rows", (json_int_t)gather_count, "results", runs);
-        char *text = json_dumps(root, JSON_INDENT(2));
-        if (text)
-            puts(text);
-        free(text);
-        json_decref(root);
+        cli_print_json(root);
         return;
     }
     printf("sgfp4 bench: %s %llux%llu, %.3f bits/weight, %s\n",
@@ -180,7 +169,7 @@ static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
            (unsigned long long)info.cols, info.bits_per_weight, source);
     printf("kernels %s, output %s %.1f MiB x %zu buffers at 64-byte boundary + %u (LLC %.0f "
            "MiB), median of %u runs\n",
-           kernels ? kernels : "?", dtype_name(a->dtype), (double)out->bytes / 1048576.0,
+           kernels ? kernels : "?", cli_dtype_name(a->dtype), (double)out->bytes / 1048576.0,
            out->count, a->offset, (double)bench_llc_bytes() / 1048576.0, a->runs);
     printf("threads  stores     decode GB/s  memset GB/s  memcpy GB/s  vs memset  vs memcpy  "
            "ntstore GB/s  gather rows/s\n");
@@ -200,52 +189,8 @@ static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
            gather_count);
 }
 
-uint8_t *bench_synthetic(const cli_args *a, uint64_t rows, uint64_t cols, sgfp4_profile profile,
-                         size_t *size, char *source, size_t source_size)
-{
-    if (a->random_codes) {
-        gen_params p = gen_shape_params(profile, rows, cols);
-        p.halves = GEN_HALVES_LLM;
-        p.target_bpw = profile == SGFP4_PROFILE_V2 ? a->bpw : 0;
-        p.corners = 0;
-        uint8_t *bytes = gen_container_bytes(&p, a->seed, size);
-        if (!bytes)
-            cli_error(a->command, "cannot build a %llux%llu synthetic container",
-                      (unsigned long long)rows, (unsigned long long)cols);
-        snprintf(source, source_size, "random codes in mixed layouts, seed %u", a->seed);
-        return bytes;
-    }
-    float *weights = gen_llm_weights(rows, cols, a->seed);
-    if (!weights)
-        return cli_error(a->command, "out of memory"), NULL;
-    sgfp4_encode_options eo;
-    sgfp4_encode_options_init(&eo);
-    eo.profile = profile;
-    eo.target_bpw = a->bpw;
-    eo.threads = a->threads;
-    if (cli_verbosity > 0 && !a->given[KEY_JSON])
-        fprintf(stderr, "sgfp4: bench: encoding a %llux%llu LLM-like tensor...\n",
-                (unsigned long long)rows, (unsigned long long)cols);
-    void *encoded = NULL;
-    const sgfp4_status st = sgfp4_encode_alloc(weights, rows, cols, 0, &encoded, size, &eo, NULL);
-    free(weights);
-    if (st != SGFP4_OK)
-        return cli_error(a->command, "encoding the synthetic tensor failed: %s",
-                         sgfp4_status_str(st)),
-               NULL;
-    /* a copy the bench owns (sgfp4_free releases library memory; free() the copy) */
-    uint8_t *owned = malloc(*size);
-    if (owned)
-        memcpy(owned, encoded, *size);
-    else
-        cli_error(a->command, "out of memory");
-    sgfp4_free(encoded);
-    snprintf(source, source_size, "LLM-like tensor encoded at %s, seed %u",
-             profile == SGFP4_PROFILE_V1 ? "v1" : "the requested rate", a->seed);
-    return owned;
-}
-
-int cmd_bench_cpu(const cli_args *args)
+/* sgfp4 bench (the CPU's decode, or --op open). */
+static int bench_decode(const cli_args *args)
 {
     static const int vulkan_only[] = {KEY_SIZE,       KEY_REPEAT,        KEY_NO_CHECK,
                                       KEY_INTEGER,    KEY_BATCH,         KEY_VARIANT,
@@ -261,47 +206,20 @@ int cmd_bench_cpu(const cli_args *args)
                                args->op);
     if (open_op && (rc = cli_reject(args, "--op open", decode_only)) >= 0)
         return rc;
-    if (args->in && !args->given[KEY_SHAPE])
-        return cli_usage_error(args->command, "--shape is required with a file");
-    if (args->given[KEY_BPW] && (args->bpw < 2.0 || args->bpw > 10.0))
-        return cli_usage_error(args->command, "--bpw wants a rate from 2 to 10");
     cli_args a = *args;
-    if (!a.given[KEY_SHAPE])
-        a.rows = a.cols = 4096;
-    cli_container c = {0};
-    uint8_t *owned = NULL;
-    char source[300];
+    bench_input in;
+    if ((rc = bench_input_open(&a, &in)) >= 0)
+        return rc;
+    if (open_op) {
+        rc = bench_open(&a, &in);
+        bench_input_close(&in);
+        return rc;
+    }
     rc = CLI_EXIT_FAIL;
     bench_ring out = {0};
     uint8_t *copy_src = NULL, *gather_dst = NULL;
     uint64_t *gather_rows = NULL;
-    const void *data;
-    size_t size = 0;
-    sgfp4_profile profile;
-    if (a.in) {
-        if ((rc = cli_container_open(&a, &c)) >= 0)
-            return rc;
-        rc = CLI_EXIT_FAIL;
-        snprintf(source, sizeof source, "file %s", a.in);
-        data = c.in.data;
-        size = c.in.size;
-        profile = c.profile;
-    } else {
-        profile = a.given[KEY_PROFILE] ? a.profile : SGFP4_PROFILE_V2;
-        sgfp4_diag diag;
-        if (!(owned = bench_synthetic(&a, a.rows, a.cols, profile, &size, source, sizeof source)))
-            goto done;
-        if (sgfp4_tensor_open(owned, size, profile, a.rows, a.cols, &c.tensor, NULL, &diag)) {
-            cli_error(a.command, "synthetic container: %s", diag.message);
-            goto done;
-        }
-        data = owned;
-    }
-    const sgfp4_tensor *t = c.tensor;
-    if (open_op) {
-        rc = cmd_bench_open(&a, data, size, profile, t, source);
-        goto done;
-    }
+    const sgfp4_tensor *t = in.c.tensor;
     const size_t elem = sgfp4_dtype_size(a.dtype);
     const size_t bytes = (size_t)(a.rows * a.cols) * elem;
     const size_t gather_count = a.gather_rows;
@@ -330,15 +248,14 @@ int cmd_bench_cpu(const cli_args *args)
             goto done;
         }
     }
-    report(&a, t, source, &out, gather_count, res, nres);
+    report(&a, t, in.source, &out, gather_count, res, nres);
     rc = CLI_EXIT_OK;
 done:
     bench_ring_free(&out);
     free(copy_src);
     free(gather_dst);
     free(gather_rows);
-    cli_container_close(&c);
-    free(owned);
+    bench_input_close(&in);
     return rc;
 }
 
@@ -352,7 +269,7 @@ static int run(const cli_args *a)
                                            "shares: it takes no --backend vulkan");
     if (!a->vulkan && a->op && strcmp(a->op, "matvec") == 0)
         return bench_matvec(a);
-    return a->vulkan ? cmd_bench_vulkan(a) : cmd_bench_cpu(a);
+    return a->vulkan ? cmd_bench_vulkan(a) : bench_decode(a);
 }
 
 const cli_command cli_bench = {

@@ -10,9 +10,8 @@
 
 #include <jansson.h>
 
-#include "cli.h"
+#include "bench_cpu.h"
 #include "timing.h"
-#include "tool_clock.h"
 
 enum { MAX_RUNS = 1000 };
 
@@ -50,23 +49,8 @@ static double time_decode(const open_ctx *c, unsigned threads)
     return (tool_now() - t0) / (double)c->out->count;
 }
 
-typedef struct spread {
-    double median, min, max;
-} spread;
-
-static spread spread_of(double *v, unsigned n)
-{
-    const double median = bench_median(v, n); /* sorts */
-    return (spread){median, v[0], v[n - 1]};
-}
-
-static const char *dtype_name(sgfp4_dtype d)
-{
-    return d == SGFP4_DTYPE_F16 ? "f16" : d == SGFP4_DTYPE_BF16 ? "bf16" : "f32";
-}
-
-static void report(const open_ctx *c, const char *source, spread open,
-                   const unsigned *threads, const spread *decode, int n)
+static void report(const open_ctx *c, const char *source, bench_stats open,
+                   const unsigned *threads, const bench_stats *decode, int n)
 {
     const cli_args *a = c->a;
     sgfp4_tensor_info info;
@@ -77,21 +61,17 @@ static void report(const open_ctx *c, const char *source, spread open,
             json_array_append_new(
                 results, json_pack("{s:i, s:f, s:f, s:f, s:f}", "threads", (int)threads[i],
                                    "decode_ms", decode[i].median * 1e3, "decode_ms_min",
-                                   decode[i].min * 1e3, "decode_ms_max", decode[i].max * 1e3,
+                                   decode[i].best * 1e3, "decode_ms_max", decode[i].max * 1e3,
                                    "open_vs_decode", open.median / decode[i].median));
         json_t *root = json_pack(
             "{s:s, s:s, s:s, s:[I,I], s:f, s:I, s:I, s:s, s:i, s:f, s:f, s:f, s:o}", "op",
             "open", "source", source, "profile", cli_profile_name(info.profile), "shape",
             (json_int_t)info.rows, (json_int_t)info.cols, "bits_per_weight",
             info.bits_per_weight, "container_bytes", (json_int_t)info.container_bytes,
-            "leaves", (json_int_t)info.leaves, "dtype", dtype_name(a->dtype), "runs",
+            "leaves", (json_int_t)info.leaves, "dtype", cli_dtype_name(a->dtype), "runs",
             (int)a->runs, "open_ms", open.median * 1e3,
-            "open_ms_min", open.min * 1e3, "open_ms_max", open.max * 1e3, "results", results);
-        char *text = json_dumps(root, JSON_INDENT(2));
-        if (text)
-            puts(text);
-        free(text);
-        json_decref(root);
+            "open_ms_min", open.best * 1e3, "open_ms_max", open.max * 1e3, "results", results);
+        cli_print_json(root);
         return;
     }
     printf("sgfp4 bench --op open: %s %llux%llu, %.3f bits/weight, %llu leaves, %s\n",
@@ -100,17 +80,16 @@ static void report(const open_ctx *c, const char *source, spread open,
            source);
     printf("open + close (every acceptance rule) of bytes not in cache, alternating with %s "
            "decodes; median [min, max] of %u runs\n",
-           dtype_name(a->dtype), a->runs);
-    printf("open: %.3f ms [%.3f, %.3f]\n", open.median * 1e3, open.min * 1e3, open.max * 1e3);
+           cli_dtype_name(a->dtype), a->runs);
+    printf("open: %.3f ms [%.3f, %.3f]\n", open.median * 1e3, open.best * 1e3, open.max * 1e3);
     printf("threads  decode ms                   open / decode\n");
     for (int i = 0; i < n; i++)
         printf("%7u  %8.3f [%7.3f, %7.3f]  %12.1f%%\n", threads[i], decode[i].median * 1e3,
-               decode[i].min * 1e3, decode[i].max * 1e3,
+               decode[i].best * 1e3, decode[i].max * 1e3,
                100.0 * open.median / decode[i].median);
 }
 
-int cmd_bench_open(const cli_args *a, const void *data, size_t size, sgfp4_profile profile,
-                   const sgfp4_tensor *t, const char *source)
+int bench_open(const cli_args *a, const bench_input *in)
 {
     const size_t bytes = (size_t)(a->rows * a->cols) * sgfp4_dtype_size(a->dtype);
     bench_ring out = {0};
@@ -119,7 +98,7 @@ int cmd_bench_open(const cli_args *a, const void *data, size_t size, sgfp4_profi
         cli_error(a->command, "out of memory");
         goto done;
     }
-    const open_ctx c = {a, data, size, profile, t, &out};
+    const open_ctx c = {a, in->data, in->size, in->profile, in->c.tensor, &out};
     const unsigned threads[2] = {1, a->threads};
     const int n = a->threads > 1 ? 2 : 1;
     static double open_s[MAX_RUNS], decode_s[2][MAX_RUNS];
@@ -140,10 +119,15 @@ int cmd_bench_open(const cli_args *a, const void *data, size_t size, sgfp4_profi
         cli_error(a->command, "open or decode failed");
         goto done;
     }
-    spread decode[2];
+    bench_stats open, decode[2];
+    bool stats = bench_stats_of(open_s, (int)a->runs, &open);
     for (int i = 0; i < n; i++)
-        decode[i] = spread_of(decode_s[i], a->runs);
-    report(&c, source, spread_of(open_s, a->runs), threads, decode, n);
+        stats = stats && bench_stats_of(decode_s[i], (int)a->runs, &decode[i]);
+    if (!stats) {
+        cli_error(a->command, "out of memory");
+        goto done;
+    }
+    report(&c, in->source, open, threads, decode, n);
     rc = CLI_EXIT_OK;
 done:
     bench_ring_free(&out);

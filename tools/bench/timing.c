@@ -1,4 +1,4 @@
-/* The timing helpers of `sgfp4 bench` (timing.h).
+/* The timing module of the benchmarks (timing.h).
  * SPDX-License-Identifier: MIT */
 #include <pthread.h>
 #include <stdbool.h>
@@ -27,6 +27,40 @@ double bench_median(double *values, size_t n)
 {
     qsort(values, n, sizeof *values, compare_double);
     return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+bool bench_stats_of(const double *samples, int n, bench_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1)
+        return true;
+    double *v = malloc(sizeof *v * (size_t)n);
+    if (!v)
+        return false;
+    memcpy(v, samples, sizeof *v * (size_t)n);
+    out->n = n;
+    out->median = bench_median(v, (size_t)n); /* sorts */
+    out->best = v[0];
+    out->max = v[n - 1];
+    for (int i = 0; i < n; i++)
+        out->slow += v[i] > BENCH_SLOW_FACTOR * v[0];
+    free(v);
+    return true;
+}
+
+json_t *bench_stats_json(const bench_stats *s)
+{
+    return json_pack("{s:i,s:f,s:f,s:f,s:i}", "n", s->n, "best_us", s->best * 1e6, "median_us",
+                     s->median * 1e6, "max_us", s->max * 1e6, "slow", s->slow);
+}
+
+bool bench_warm_up(bool (*step)(void *), void *arg, double seconds)
+{
+    const double end = tool_now() + seconds;
+    while (tool_now() < end)
+        if (!step(arg))
+            return false;
+    return true;
 }
 
 typedef enum part_kind { PART_MEMSET, PART_MEMCPY, PART_STREAM } part_kind;

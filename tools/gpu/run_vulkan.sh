@@ -52,7 +52,7 @@ step 40 variants sh -c "$b/sgfp4 bench --backend vulkan --op variants $mid --var
 step 60 variants-16k sh -c "$b/sgfp4 bench --backend vulkan --op variants $big --no-check --variant default --repeat 10 --json > '$out/variants16k.json'"
 # 100 cases of 16384x16384 took 96 s on the H200 (each uploads a fresh tensor)
 step 240 repeat sh -c "$b/sgfp4 bench --backend vulkan --op repeat $big --cases 100 > '$out/repeat.txt'"
-step 90 tests sh -c "ctest --test-dir $b -L vulkan -E test_vulkan_matvec --output-on-failure > '$out/ctest.txt' 2>&1; rc=\$?; tail -12 '$out/ctest.txt'; exit \$rc"
+step 90 tests sh -c "ctest --test-dir $b -L vulkan -E '^vulkan\.matvec$' --output-on-failure > '$out/ctest.txt' 2>&1; rc=\$?; tail -12 '$out/ctest.txt'; exit \$rc"
 if [ "$mode" = explore ]; then
     step 120 matvec-variants sh -c "$b/sgfp4 bench --backend vulkan --op matvec $wide --variant all --json > '$out/matvec_variants.json' 2> '$out/matvec_variants.txt'"
 fi

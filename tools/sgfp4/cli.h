@@ -37,6 +37,13 @@ void cli_flush_warnings(int rc);
 void cli_verbose(const char *command, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* --json: root on stdout, indented, its keys in the order they were set, then a newline;
+ * releases root. */
+struct json_t;
+void cli_print_json(struct json_t *root);
+/* A decode output type's name: "f32", "f16" or "bf16". */
+const char *cli_dtype_name(sgfp4_dtype dtype);
+
 /* A tensor's shape as "[d0, d1, ...]" into buf (cut to size). */
 void cli_shape_text(char *buf, size_t size, const uint64_t *shape, size_t rank);
 
@@ -50,11 +57,13 @@ enum cli_key {
     KEY_SHAPE = 256, KEY_PROFILE, KEY_DTYPE, KEY_BACKEND, KEY_THREADS, KEY_STORE,
     KEY_ZSTD_LEVEL, KEY_TENSOR, KEY_BPW, KEY_POLICY, KEY_THRESHOLD, KEY_DELTA, KEY_FIT,
     KEY_EMBEDDINGS, KEY_STRICT, KEY_AGAINST, KEY_GOLDEN, KEY_ONLY, KEY_JSON, KEY_MAP,
-    KEY_DEVICES, KEY_CODES, KEY_SEED, KEY_RUNS, KEY_GATHER_ROWS, KEY_OFFSET, KEY_SIZE,
-    KEY_REPEAT, KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM,
-    KEY_VOCAB, KEY_OP, KEY_BATCH, KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
-    KEY_IGNORE_TOTAL_SIZE, KEY_METRIC, KEY_IMPORTANCE, KEY_RATES,
+    KEY_DEVICES, KEY_BATCH, KEY_IGNORE_TOTAL_SIZE, KEY_METRIC, KEY_IMPORTANCE, KEY_RATES,
     KEY_X, KEY_CLASS, KEY_FAST,
+    /* the options of `bench` and `example` (named, parsed and given their defaults by
+     * tools/bench/bench_options.c) */
+    KEY_CODES, KEY_SEED, KEY_RUNS, KEY_GATHER_ROWS, KEY_OFFSET, KEY_SIZE, KEY_REPEAT,
+    KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM, KEY_VOCAB, KEY_OP,
+    KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
     /* the limits on model inputs (cli_limits.c) */
     KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
     KEY_MAX_DECOMPRESSED, KEY_MAX_OUTPUT_ELEMENTS,
@@ -99,6 +108,21 @@ typedef struct cli_args {
     unsigned max_temp_space; /* percent */
 } cli_args;
 
+/* One option: its key, long name, metavariable (NULL: a flag) and shared --help text. */
+typedef struct cli_option_spec {
+    int key;
+    const char *name, *arg, *help;
+} cli_option_spec;
+/* The options of the benchmarks and the example model, which tools/bench defines (none in a
+ * tool built without them): their specs, how each stores its value, their defaults. */
+#define CLI_BENCH_SPECS_MAX 32
+extern const cli_option_spec cli_bench_specs[];
+extern const size_t cli_bench_spec_count;
+/* Stores the value of option `key` (one of cli_bench_specs, or a flag); returns NULL, or
+ * what is wrong with the value. */
+const char *cli_bench_take(cli_args *a, int key, const char *value);
+void cli_bench_defaults(cli_args *a);
+
 /* One option a command takes, with its own --help text where the shared one does not fit. */
 typedef struct cli_accept {
     int key;
@@ -132,6 +156,8 @@ bool cli_parse_store(const char *text, sgfp4_store *store);
 bool cli_parse_fit(const char *text, sgfp4_fit *fit);
 bool cli_parse_metric(const char *text, sgfp4_error_metric *metric);
 bool cli_parse_uint(const char *text, unsigned *value);
+/* An unsigned value in [lo, hi]. */
+bool cli_parse_uint_in(const char *text, unsigned lo, unsigned hi, unsigned *value);
 bool cli_parse_double(const char *text, double *value);
 /* A count or size: digits, then optionally K, M, G, T (powers of 1024, also KiB ... TiB) or
  * KB, MB, GB, TB (powers of 1000); false on anything else or a value beyond 2^64 - 1. */
@@ -218,7 +244,6 @@ int cmd_verify_golden(const cli_args *args);
  * vectors (--only, --backend, --threads), prints a line per failure (and per pass without
  * -q), or with `results` (--json) appends {"name": "matvec/NAME", "ok", "error"} to it
  * instead, counts them; returns CLI_EXIT_OK, or the exit code of a manifest it cannot read. */
-struct json_t;
 int cli_golden_matvec(const cli_args *args, size_t *passed, size_t *failed,
                       struct json_t *results);
 /* `--against REF` of verify and info: the weights REF (.npy or raw float32 of t's shape),
@@ -236,12 +261,7 @@ bool cli_vulkan_decode(const char *command, const sgfp4_tensor *t, sgfp4_dtype d
  * failure. */
 bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows, uint64_t cols,
                        bool class_b, bool fast, const float *x, uint64_t batch, float *y);
-/* The benchmarks (tools/bench). */
-int cmd_bench_cpu(const cli_args *args);
-/* bench --op open: open (every acceptance rule) against a decode of the same container,
- * whose bytes are data[0..size) and which t is already open over. */
-int cmd_bench_open(const cli_args *args, const void *data, size_t size, sgfp4_profile profile,
-                   const sgfp4_tensor *t, const char *source);
+/* The GPU benchmark (tools/bench; the CPU's: bench_cpu.h). */
 int cmd_bench_vulkan(const cli_args *args);
 /* The GPU benchmark's other operations (tools/bench/bench_vulkan_*.c): --op gemv, matvec,
  * repeat and variants. */

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 #include "tool_clock.h"
 
@@ -346,4 +348,16 @@ void progress_bar_done(progress_bar *bar)
         fputs("\r\033[K", stderr);
         fflush(stderr);
     }
+}
+
+void cli_print_json(json_t *root)
+{
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    putchar('\n');
+    json_decref(root);
+}
+
+const char *cli_dtype_name(sgfp4_dtype d)
+{
+    return d == SGFP4_DTYPE_F16 ? "f16" : d == SGFP4_DTYPE_BF16 ? "bf16" : "f32";
 }

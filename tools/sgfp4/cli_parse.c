@@ -6,13 +6,9 @@
 
 #include "cli.h"
 
-typedef struct option_spec {
-    int key;
-    const char *name;
-    const char *arg; /* metavariable; NULL: a flag */
-    const char *help;
-} option_spec;
+typedef cli_option_spec option_spec;
 
+/* The tool's own options (the benchmarks': cli_bench_specs). */
 static const option_spec specs[] = {
     {KEY_OUTPUT, "output", "OUT", "output path ('-': standard output)"},
     {KEY_SHAPE, "shape", "OxI", "logical tensor shape (a bare container carries none)"},
@@ -53,34 +49,9 @@ static const option_spec specs[] = {
     {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; man sgfp4); "
                                 "needs libpng"},
     {KEY_DEVICES, "devices", NULL, "list the Vulkan devices and their exactness features"},
-    {KEY_CODES, "codes", "llm|random", "synthetic source: an encoded LLM-like tensor (default) "
-                                       "or random codes in mixed layouts near --bpw"},
-    {KEY_SEED, "seed", "N", "generator seed (default 1)"},
-    {KEY_RUNS, "runs", "N", "timed rounds, 1..1000 (default 7)"},
-    {KEY_GATHER_ROWS, "gather-rows", "N", "rows per row-gather call (default 1024)"},
-    {KEY_OFFSET, "offset", "N", "start each output buffer N bytes (0..63, default 0) past a "
-                                "64-byte boundary (large malloc() blocks start 16 past one)"},
-    {KEY_SIZE, "size", "N", "--backend vulkan: N x N containers, 1..65536 (default 8192)"},
-    {KEY_REPEAT, "repeat", "R", "--backend vulkan: timed rounds, 1..62 (default 20)"},
-    {KEY_NO_CHECK, "no-check", NULL, "--backend vulkan, --op matvec: skip the bit-exactness "
-                                      "check"},
-    {KEY_INTEGER, "integer", NULL, "--backend vulkan: force the integer-exact pipeline"},
-    {KEY_OP, "op", "decode|open|matvec|gemv|repeat|variants", "what to time: decode (default); the CPU: open (against a decode) or "
-                         "matvec (the matrix-vector products against a plain read); "
-                         "--backend vulkan: gemv (the dense f16 product), matvec (the D8 "
-                         "products against copy and dense f16), repeat (many fresh-memory "
-                         "cases, outliers reported) or variants (every exact decode path)"},
     {KEY_BATCH, "batch", "B", "--op gemv: batch 1..16 (default: 1 and 4); --op matvec: the "
                               "batched Class A arm (default 4), with --backend vulkan the "
                               "batch (default: 1 and 4)"},
-    {KEY_VARIANT, "variant", "NAME", "--op variants: only default, f16-guard, f16-add or "
-                                     "integer-pipeline; --op matvec: a comma list of kernel "
-                                     "variants, or all"},
-    {KEY_CASES, "cases", "N", "--op repeat: cases of the burst method, 0..10000 (default 100)"},
-    {KEY_SYNC_CASES, "sync-cases", "N", "--op repeat: cases of the synchronous method "
-                                        "(default 0)"},
-    {KEY_RESIDENT_CASES, "resident-cases", "N", "--op repeat: burst cases on one resident "
-                                                "tensor, no new memory (default 0)"},
     {KEY_X, "x", "FILE", "activations X: a .npy of [N][I] or [I] values (float32 or float16), "
                          "or raw little-endian float32 [N][I]"},
     {KEY_CLASS, "class", "a|b", "a: integer activations, quantized per 64 columns (default); b: "
@@ -88,11 +59,6 @@ static const option_spec specs[] = {
     {KEY_FAST, "fast", NULL, "the fast products of DECISIONS D9 (--backend vulkan only): "
                              "summed in binary32 with fused multiply-adds, within a stated "
                              "bound of the exact D8 result, not bit-exact (matvec.md)"},
-    {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
-    {KEY_DIM, "dim", "D", "model width (default 512)"},
-    {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
-    {KEY_KV_DIM, "kv-dim", "K", "width of the k and v projections (default dim/2)"},
-    {KEY_VOCAB, "vocab", "V", "vocabulary (default 4096)"},
     {KEY_FORCE, "force", NULL, "replace an existing output file (keeping its permissions), and "
                                "write binary output to a terminal"},
     {KEY_IGNORE_TOTAL_SIZE, "ignore-total-size", NULL, "sharded sets: accept an index whose "
@@ -125,11 +91,29 @@ static const int model_limits[] = {KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS, KEY_MA
                                    KEY_MAX_TEMP_SPACE, KEY_MAX_DECOMPRESSED};
 #define MODEL_LIMIT_COUNT (sizeof model_limits / sizeof model_limits[0])
 
+#if !SGFP4_CLI_BENCH /* a tool without the benchmarks: no options of theirs */
+const cli_option_spec cli_bench_specs[1] = {{0, NULL, NULL, NULL}};
+const size_t cli_bench_spec_count = 0;
+const char *cli_bench_take(cli_args *a, int key, const char *value)
+{
+    (void)a, (void)key, (void)value;
+    return NULL;
+}
+void cli_bench_defaults(cli_args *a) { (void)a; }
+#endif
+#define ALL_SPECS (SPEC_COUNT + CLI_BENCH_SPECS_MAX)
+
+/* The k-th of every option, the tool's then the benchmarks'. */
+static const option_spec *spec_at(size_t k)
+{
+    return k < SPEC_COUNT ? &specs[k] : &cli_bench_specs[k - SPEC_COUNT];
+}
+
 static const option_spec *spec_of(int key)
 {
-    for (size_t k = 0; k < SPEC_COUNT; k++)
-        if (specs[k].key == key)
-            return &specs[k];
+    for (size_t k = 0; k < SPEC_COUNT + cli_bench_spec_count; k++)
+        if (spec_at(k)->key == key)
+            return spec_at(k);
     return NULL;
 }
 
@@ -198,11 +182,6 @@ void cli_print_help(const cli_command *c, FILE *f)
         print_option(f, spec_of(always[k]), NULL);
 }
 
-/* Range-checked unsigned value of an option: false if it is not a number in [lo, hi]. */
-static bool in_range(const char *text, unsigned lo, unsigned hi, unsigned *value)
-{
-    return cli_parse_uint(text, value) && *value >= lo && *value <= hi;
-}
 
 /* Stores the value of option `key`; returns NULL, or what is wrong with the value. */
 static const char *take(cli_args *a, int key, const char *v)
@@ -234,13 +213,13 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_STORE:
         return cli_parse_store(v, &a->store) ? NULL : "wants auto, cached or streaming";
     case KEY_THREADS:
-        if (!in_range(v, 0, SGFP4_MAX_THREADS, &a->threads))
+        if (!cli_parse_uint_in(v, 0, SGFP4_MAX_THREADS, &a->threads))
             return "wants 0..256 (0: every online CPU)";
         a->threads = cli_threads(a->threads);
         return NULL;
     case KEY_ZSTD_LEVEL: {
         unsigned level;
-        if (!in_range(v, 1, 22, &level))
+        if (!cli_parse_uint_in(v, 1, 22, &level))
             return "wants 1..22";
         a->zstd_level = (int)level;
         return NULL;
@@ -264,36 +243,8 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_EMBEDDINGS:
         a->quantize_embeddings = strcmp(v, "quantize") == 0;
         return a->quantize_embeddings || strcmp(v, "skip") == 0 ? NULL : "wants quantize or skip";
-    case KEY_CODES:
-        a->random_codes = strcmp(v, "random") == 0;
-        return a->random_codes || strcmp(v, "llm") == 0 ? NULL : "wants llm or random";
-    case KEY_SEED: return cli_parse_uint(v, &a->seed) ? NULL : "wants a number";
-    case KEY_RUNS: return in_range(v, 1, 1000, &a->runs) ? NULL : "wants 1..1000";
-    case KEY_GATHER_ROWS:
-        return in_range(v, 1, UINT32_MAX, &a->gather_rows) ? NULL : "wants a number >= 1";
-    case KEY_OFFSET: return in_range(v, 0, 63, &a->offset) ? NULL : "wants 0..63 bytes";
-    case KEY_SIZE: return in_range(v, 1, 65536, &a->size) ? NULL : "wants 1..65536";
-    case KEY_REPEAT: return in_range(v, 1, 62, &a->repeat) ? NULL : "wants 1..62";
-    case KEY_LAYERS: return in_range(v, 1, 1024, &a->layers) ? NULL : "wants 1..1024";
-    case KEY_DIM: return in_range(v, 1, 1u << 20, &a->dim) ? NULL : "wants 1..1048576";
-    case KEY_FFN: return in_range(v, 1, 1u << 20, &a->ffn) ? NULL : "wants 1..1048576";
-    case KEY_KV_DIM: return in_range(v, 1, 1u << 20, &a->kv_dim) ? NULL : "wants 1..1048576";
-    case KEY_VOCAB: return in_range(v, 1, 1u << 20, &a->vocab) ? NULL : "wants 1..1048576";
-    case KEY_OP:
-        a->op = v;
-        return strcmp(v, "decode") == 0 || strcmp(v, "open") == 0 || strcmp(v, "gemv") == 0 ||
-                       strcmp(v, "repeat") == 0 || strcmp(v, "variants") == 0 ||
-                       strcmp(v, "matvec") == 0
-                   ? NULL
-                   : "wants decode, open, gemv, repeat, variants or matvec";
-    case KEY_VARIANT: /* the operation checks the name */
-        a->variant = v;
-        return NULL;
-    case KEY_BATCH: return in_range(v, 1, UINT32_MAX, &a->batch) ? NULL : "wants a number >= 1";
-    case KEY_CASES: return in_range(v, 0, 10000, &a->cases) ? NULL : "wants 0..10000";
-    case KEY_SYNC_CASES: return in_range(v, 0, 10000, &a->sync_cases) ? NULL : "wants 0..10000";
-    case KEY_RESIDENT_CASES:
-        return in_range(v, 0, 10000, &a->resident_cases) ? NULL : "wants 0..10000";
+    case KEY_BATCH:
+        return cli_parse_uint_in(v, 1, UINT32_MAX, &a->batch) ? NULL : "wants a number >= 1";
     case KEY_MAX_HEADER_BYTES:
         return cli_parse_size(v, &a->max_header_bytes) && a->max_header_bytes
                    ? NULL : "wants a size >= 1 (bytes; K, M, G, T or KB, MB, GB, TB)";
@@ -303,14 +254,16 @@ static const char *take(cli_args *a, int key, const char *v)
         return cli_parse_size(v, &a->max_zstd_ratio) && a->max_zstd_ratio ? NULL
                                                                            : "wants a number >= 1";
     case KEY_MAX_TEMP_SPACE:
-        return in_range(v, 1, 100, &a->max_temp_space) ? NULL : "wants a percentage, 1..100";
+        return cli_parse_uint_in(v, 1, 100, &a->max_temp_space) ? NULL
+                                                                 : "wants a percentage, 1..100";
     case KEY_MAX_DECOMPRESSED:
         return cli_parse_size(v, &a->max_decompressed) && a->max_decompressed
                    ? NULL : "wants a size >= 1 (bytes; K, M, G, T or KB, MB, GB, TB)";
     case KEY_MAX_OUTPUT_ELEMENTS:
         return cli_parse_size(v, &a->max_output_elements) && a->max_output_elements
                    ? NULL : "wants a number >= 1 (K, M, G, T: powers of 1024)";
-    default: return NULL; /* the flags: args->given says they were there */
+    default: /* the benchmarks' options; the flags: args->given says they were there */
+        return cli_bench_take(a, key, v);
     }
 }
 
@@ -328,35 +281,27 @@ static void defaults(cli_args *a, const char *command)
     a->metric = SGFP4_METRIC_SSE;
     a->quantize_embeddings = true;
     a->zstd_level = 3;
-    a->seed = 1;
-    a->runs = 7;
-    a->gather_rows = 1024;
-    a->size = 8192;
-    a->repeat = 20;
-    a->layers = 4;
-    a->dim = 512;
-    a->ffn = 1408;
-    a->vocab = 4096;
-    a->cases = 100;
+    cli_bench_defaults(a);
 }
 
 int cli_parse(const cli_command *c, int argc, char **argv, cli_args *a)
 {
     defaults(a, c->name);
-    struct option longs[SPEC_COUNT + 1];
+    struct option longs[ALL_SPECS + 1];
     /* ':' first: getopt reports a missing value as ':' and prints nothing itself. Options may
      * come before or after the input (GNU getopt permutes); "-" is an input (a stream). */
     char shorts[3 * SPEC_COUNT + 2] = ":";
     size_t n = 0;
-    for (size_t k = 0; k < SPEC_COUNT; k++) {
-        if (!accepts(c, specs[k].key))
+    for (size_t k = 0; k < SPEC_COUNT + cli_bench_spec_count && k < ALL_SPECS; k++) {
+        const option_spec *s = spec_at(k);
+        if (!accepts(c, s->key))
             continue;
-        longs[n++] = (struct option){specs[k].name, specs[k].arg ? required_argument : no_argument,
-                                     NULL, specs[k].key};
-        if (specs[k].key < 256) {
+        longs[n++] = (struct option){s->name, s->arg ? required_argument : no_argument, NULL,
+                                     s->key};
+        if (s->key < 256) { /* the benchmarks' options are long ones */
             const size_t at = strlen(shorts);
-            shorts[at] = (char)specs[k].key;
-            strcpy(shorts + at + 1, specs[k].arg ? ":" : "");
+            shorts[at] = (char)s->key;
+            strcpy(shorts + at + 1, s->arg ? ":" : "");
         }
     }
     longs[n] = (struct option){NULL, 0, NULL, 0};

@@ -113,6 +113,11 @@ bool cli_parse_uint(const char *text, unsigned *value)
     return true;
 }
 
+bool cli_parse_uint_in(const char *text, unsigned lo, unsigned hi, unsigned *value)
+{
+    return cli_parse_uint(text, value) && *value >= lo && *value <= hi;
+}
+
 bool cli_parse_double(const char *text, double *value)
 {
     if (!text || !*text)

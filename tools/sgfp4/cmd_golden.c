@@ -76,9 +76,7 @@ static int print_json(const cli_args *a, json_t *results, size_t passed, size_t 
                                    (json_int_t)failed, "vectors", results)
                        : json_pack("{s:s,s:b,s:s}", "golden", a->golden, "ok", 0, "error",
                                    cli_last_error);
-    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    putchar('\n');
-    json_decref(root);
+    cli_print_json(root);
     return rc;
 }
 

@@ -85,9 +85,7 @@ static void print_json(const char *path, const sgfp4_tensor_info *info, const ch
                                                "fp4", (json_int_t)info->leaves_by_size_mode[s][0],
                                                "t158", (json_int_t)info->leaves_by_size_mode[s][1]));
     json_object_set_new(root, "leaf_sizes", sizes);
-    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    putchar('\n');
-    json_decref(root);
+    cli_print_json(root);
 }
 
 int cli_info_container(const cli_args *a, const char *name, const sgfp4_tensor *t)

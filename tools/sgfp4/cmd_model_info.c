@@ -394,11 +394,7 @@ int cmd_info_model(const cli_args *a)
         json_decref(summary);
         if (shards)
             json_object_set_new(root, "shards", json_shards(m, shards, shard_count));
-        char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        if (text)
-            puts(text);
-        free(text);
-        json_decref(root);
+        cli_print_json(root);
     } else if (ok) {
         print_text_summary(m, &all, classes, ref != NULL);
         if (shards)

@@ -154,9 +154,7 @@ static void describe_plain(const cli_args *a, const sgfp4_model *m, const sgfp4_
         for (size_t d = 0; d < t->rank; d++)
             json_array_append_new(json_object_get(root, "shape"),
                                   json_integer((json_int_t)t->shape[d]));
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        putchar('\n');
-        json_decref(root);
+        cli_print_json(root);
         return;
     }
     printf("file: %s\n", a->in);

@@ -34,9 +34,7 @@ static int print_json(const cli_args *a, json_t *root, int rc)
         root = json_pack("{s:s,s:b,s:s}", "file", a->in ? a->in : "", "ok", 0, "error",
                          cli_last_error);
     }
-    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    putchar('\n');
-    json_decref(root);
+    cli_print_json(root);
     return rc;
 }
 
@@ -72,9 +70,7 @@ static int verify_model(const cli_args *a)
                                  (json_int_t)r.tensors, "quantized_v1",
                                  (json_int_t)r.quantized_v1, "quantized_v2",
                                  (json_int_t)r.quantized_v2, "d6_aligned", r.d6_aligned);
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        putchar('\n');
-        json_decref(root);
+        cli_print_json(root);
         rc = CLI_EXIT_OK;
     } else {
         if (cli_verbosity > 0 && sgfp4_model_is_quantized(m))
