@@ -172,7 +172,7 @@ static bool decode_step(void *arg)
 {
     decode_job *j = arg;
     if (sgfp4_vk_decode_to_buffer(j->ctx, j->vt, j->dtype, sgfp4_vk_buffer_handle(j->out), 0,
-                                  0, NULL) != SGFP4_OK)
+                                  0, sgfp4_vk_buffer_size(j->out), NULL, NULL) != SGFP4_OK)
         return false;
     sgfp4_vk_context_last_timing(j->ctx, &j->timing);
     return true;
