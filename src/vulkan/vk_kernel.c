@@ -13,18 +13,19 @@
  * pool (0: only operations, which bring their own pools, bind it). */
 static const struct {
     uint32_t buffers, sets;
-} kernel_shape[SGFP4_VK_KERNEL_COUNT] = {
-    [SGFP4_VK_DECODE] = {SGFP4_VK_BINDINGS, 1}, [SGFP4_VK_DECODE_F16] = {SGFP4_VK_BINDINGS, 1},
-    [SGFP4_VK_MATVEC] = {6, 0},                 [SGFP4_VK_QUANTIZE] = {3, 0},
-    [SGFP4_VK_COPY] = {2, 1},                   [SGFP4_VK_READ] = {3, 0},
-    [SGFP4_VK_GEMV] = {3, SGFP4_VK_GEMV_SETS}};
+} kernel_shape[SGFP4_VK_KERNEL_COUNT] = {[SGFP4_VK_DECODE] = {SGFP4_VK_BINDINGS, 1},
+                                         [SGFP4_VK_DECODE_F16] = {SGFP4_VK_BINDINGS, 1},
+                                         [SGFP4_VK_MATVEC] = {6, 0},
+                                         [SGFP4_VK_QUANTIZE] = {3, 0},
+                                         [SGFP4_VK_COPY] = {2, 1},
+                                         [SGFP4_VK_READ] = {3, 0},
+                                         [SGFP4_VK_GEMV] = {3, SGFP4_VK_GEMV_SETS}};
 
 static sgfp4_status module_of(sgfp4_vk_context *ctx, const uint32_t *words, size_t bytes,
                               VkShaderModule *out, sgfp4_diag *diag)
 {
-    const VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                           .codeSize = bytes,
-                                           .pCode = words};
+    const VkShaderModuleCreateInfo smci = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = words};
     const VkResult r = vkCreateShaderModule(ctx->device, &smci, NULL, out);
     if (r != VK_SUCCESS) {
         *out = VK_NULL_HANDLE;
@@ -37,17 +38,21 @@ static sgfp4_status module_of(sgfp4_vk_context *ctx, const uint32_t *words, size
  * and DenormPreserve 16 where the context uses it (F16_GUARD 0). */
 static sgfp4_status f16_module(sgfp4_vk_context *ctx, VkShaderModule *out, sgfp4_diag *diag)
 {
-    enum { CAP_DENORM_PRESERVE = 4464, MODE_DENORM_PRESERVE = 4459,
-           MODE_SIGNED_ZERO_INF_NAN_PRESERVE = 4461, MODE_ROUNDING_RTE = 4462 };
+    enum {
+        CAP_DENORM_PRESERVE = 4464,
+        MODE_DENORM_PRESERVE = 4459,
+        MODE_SIGNED_ZERO_INF_NAN_PRESERVE = 4461,
+        MODE_ROUNDING_RTE = 4462
+    };
     const uint32_t capabilities[1] = {CAP_DENORM_PRESERVE};
     const uint32_t modes[3][2] = {{MODE_ROUNDING_RTE, 16},
                                   {MODE_SIGNED_ZERO_INF_NAN_PRESERVE, 16},
                                   {MODE_DENORM_PRESERVE, 16}};
     const int denorms = ctx->variant[1] == 0;
     size_t count;
-    uint32_t *words = sgfp4_vk_spirv_add_modes(sgfp4_vk_spv_rte16, sgfp4_vk_spv_rte16_size / 4,
-                                               capabilities, denorms ? 1 : 0, modes,
-                                               denorms ? 3 : 2, &count);
+    uint32_t *words =
+        sgfp4_vk_spirv_add_modes(sgfp4_vk_spv_rte16, sgfp4_vk_spv_rte16_size / 4, capabilities,
+                                 denorms ? 1 : 0, modes, denorms ? 3 : 2, &count);
     if (!words)
         return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1,
                           "out of memory (or a malformed embedded shader)");
@@ -67,20 +72,15 @@ static sgfp4_status kernel_module(sgfp4_vk_context *ctx, unsigned id, VkShaderMo
     case SGFP4_VK_DECODE:
         return module_of(ctx, exact ? sgfp4_vk_spv_int : sgfp4_vk_spv_rte,
                          exact ? sgfp4_vk_spv_int_size : sgfp4_vk_spv_rte_size, out, diag);
-    case SGFP4_VK_DECODE_F16:
-        return f16_module(ctx, out, diag);
+    case SGFP4_VK_DECODE_F16: return f16_module(ctx, out, diag);
     case SGFP4_VK_MATVEC:
         return module_of(ctx, dot ? sgfp4_vk_spv_matvec_dot : sgfp4_vk_spv_matvec,
-                         dot ? sgfp4_vk_spv_matvec_dot_size : sgfp4_vk_spv_matvec_size, out,
-                         diag);
+                         dot ? sgfp4_vk_spv_matvec_dot_size : sgfp4_vk_spv_matvec_size, out, diag);
     case SGFP4_VK_QUANTIZE:
         return module_of(ctx, sgfp4_vk_spv_quantize, sgfp4_vk_spv_quantize_size, out, diag);
-    case SGFP4_VK_COPY:
-        return module_of(ctx, sgfp4_vk_spv_copy, sgfp4_vk_spv_copy_size, out, diag);
-    case SGFP4_VK_READ:
-        return module_of(ctx, sgfp4_vk_spv_read, sgfp4_vk_spv_read_size, out, diag);
-    default:
-        return module_of(ctx, sgfp4_vk_spv_gemv, sgfp4_vk_spv_gemv_size, out, diag);
+    case SGFP4_VK_COPY: return module_of(ctx, sgfp4_vk_spv_copy, sgfp4_vk_spv_copy_size, out, diag);
+    case SGFP4_VK_READ: return module_of(ctx, sgfp4_vk_spv_read, sgfp4_vk_spv_read_size, out, diag);
+    default: return module_of(ctx, sgfp4_vk_spv_gemv, sgfp4_vk_spv_gemv_size, out, diag);
     }
 }
 
@@ -92,11 +92,11 @@ static sgfp4_status kernel_layouts(sgfp4_vk_context *ctx, unsigned id, sgfp4_vk_
     const uint32_t buffers = kernel_shape[id].buffers, sets = kernel_shape[id].sets;
     VkDescriptorSetLayoutBinding bindings[SGFP4_VK_MAX_BINDINGS];
     for (uint32_t i = 0; i < buffers; i++)
-        bindings[i] = (VkDescriptorSetLayoutBinding){
-            .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = 1,
-            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+        bindings[i] =
+            (VkDescriptorSetLayoutBinding){.binding = i,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .descriptorCount = 1,
+                                           .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     const VkDescriptorSetLayoutCreateInfo dsl = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .bindingCount = buffers,
@@ -106,23 +106,21 @@ static sgfp4_status kernel_layouts(sgfp4_vk_context *ctx, unsigned id, sgfp4_vk_
         return sgfp4_vk_fail(diag, r, "vkCreateDescriptorSetLayout");
     const VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
                                        .size = sizeof(((sgfp4_vk_dispatch *)0)->push)};
-    const VkPipelineLayoutCreateInfo plci = {
-        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-        .setLayoutCount = 1,
-        .pSetLayouts = &k->set_layout,
-        .pushConstantRangeCount = 1,
-        .pPushConstantRanges = &range};
+    const VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                             .setLayoutCount = 1,
+                                             .pSetLayouts = &k->set_layout,
+                                             .pushConstantRangeCount = 1,
+                                             .pPushConstantRanges = &range};
     if ((r = vkCreatePipelineLayout(ctx->device, &plci, NULL, &k->pipeline_layout)) != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkCreatePipelineLayout");
     if (sets == 0)
         return SGFP4_OK;
     const VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        .descriptorCount = buffers * sets};
-    const VkDescriptorPoolCreateInfo dpci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = sets,
-        .poolSizeCount = 1,
-        .pPoolSizes = &size};
+    const VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                             .maxSets = sets,
+                                             .poolSizeCount = 1,
+                                             .pPoolSizes = &size};
     if ((r = vkCreateDescriptorPool(ctx->device, &dpci, NULL, &k->pool)) != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkCreateDescriptorPool");
     return SGFP4_OK;
