@@ -190,6 +190,8 @@ SGFP4_API sgfp4_status sgfp4_vk_buffer_create(sgfp4_vk_context *ctx, uint64_t si
                                               sgfp4_vk_buffer **out, sgfp4_diag *diag);
 /** The VkBuffer of a library buffer (valid until sgfp4_vk_buffer_free). */
 SGFP4_API VkBuffer sgfp4_vk_buffer_handle(const sgfp4_vk_buffer *buffer);
+/** The size in bytes a library buffer was created with; 0 for NULL. */
+SGFP4_API uint64_t sgfp4_vk_buffer_size(const sgfp4_vk_buffer *buffer);
 /** Releases a library buffer. Accepts NULL. The GPU must be done with it. */
 SGFP4_API void sgfp4_vk_buffer_free(sgfp4_vk_context *ctx, sgfp4_vk_buffer *buffer);
 
@@ -222,17 +224,59 @@ SGFP4_API sgfp4_status sgfp4_vk_tensor_create_from_buffer(sgfp4_vk_context *ctx,
 /** Releases a resident tensor (not a caller's buffer). Accepts NULL. */
 SGFP4_API void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor);
 
+/** Options of the decode calls; NULL means the defaults. The struct is there so that fields
+ *  can be appended without changing the calls. */
+typedef struct sgfp4_vk_decode_options {
+    size_t struct_size; /**< set by sgfp4_vk_decode_options_init() */
+    /** No flag is defined yet: 0 (the default); any other value is SGFP4_ERR_ARGUMENT, so
+     *  that a flag of a later release is refused here rather than ignored. */
+    unsigned flags;
+} sgfp4_vk_decode_options;
+
+/** Defaults for the first `size` bytes (sizeof the caller's struct), nothing written past
+ *  them; sgfp4_vk_decode_options_init() calls it (sgfp4.h, "Options structs"). */
+SGFP4_API sgfp4_status sgfp4_vk_decode_options_init_sized(sgfp4_vk_decode_options *options,
+                                                          size_t size);
+
+/** Sets struct_size and every default. The only way to initialise the struct. */
+static inline sgfp4_status sgfp4_vk_decode_options_init(sgfp4_vk_decode_options *options)
+{
+    return sgfp4_vk_decode_options_init_sized(options, sizeof *options);
+}
+
+/** A prepared quantization, decode or product (opaque): what sgfp4_vk_op_record() records. */
+typedef struct sgfp4_vk_op sgfp4_vk_op;
+
 /**
- * Decodes the whole tensor into the caller's `dst` buffer (STORAGE_BUFFER usage): row r
- * starts at byte dst_offset + r * row_stride * sizeof(dtype); each row holds `cols`
- * elements; bytes between rows are left untouched. row_stride in elements, 0 = cols.
- * dst_offset must be a multiple of the element size; the caller guarantees the buffer is
- * large enough. F16 and BF16 are rounded to nearest even from the exact f32 weight.
+ * Prepares the decode of the whole tensor into the caller's `dst` buffer (STORAGE_BUFFER
+ * usage): row r starts at byte dst_offset + r * row_stride * sizeof(dtype); each row holds
+ * `cols` elements; bytes between rows are left untouched. row_stride in elements, 0 = cols.
+ * dst_offset must be a multiple of the element size. dst_capacity is the size of `dst` in
+ * bytes: the 4-byte word holding the last element must end inside it (16-bit outputs bind
+ * whole words; a shared word changes only in the decode's own half), else
+ * SGFP4_ERR_DST_TOO_SMALL. F16 and BF16
+ * are rounded to nearest even from the exact f32 weight. Record it with sgfp4_vk_op_record()
+ * (one compute dispatch that reads the tensor and writes the destination: the
+ * synchronization contract of the products below), run it with sgfp4_vk_op_run(), free it
+ * with sgfp4_vk_op_free(); the tensor and `dst` must outlive it. Errors: SGFP4_ERR_ARGUMENT,
+ * SGFP4_ERR_DST_TOO_SMALL, SGFP4_ERR_UNSUPPORTED (an output beyond the device's limits),
+ * Vulkan errors.
  */
+SGFP4_API sgfp4_status sgfp4_vk_decode_create(sgfp4_vk_context *ctx,
+                                              const sgfp4_vk_tensor *tensor, sgfp4_dtype dtype,
+                                              VkBuffer dst, VkDeviceSize dst_offset,
+                                              uint64_t row_stride, uint64_t dst_capacity,
+                                              const sgfp4_vk_decode_options *options,
+                                              sgfp4_vk_op **out, sgfp4_diag *diag);
+
+/** Synchronous sgfp4_vk_decode_create() + run + free (the contract at the top of this
+ *  file). */
 SGFP4_API sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx,
                                                  const sgfp4_vk_tensor *tensor,
                                                  sgfp4_dtype dtype, VkBuffer dst,
                                                  VkDeviceSize dst_offset, uint64_t row_stride,
+                                                 uint64_t dst_capacity,
+                                                 const sgfp4_vk_decode_options *options,
                                                  sgfp4_diag *diag);
 
 /** Decodes the whole tensor into host memory, laid out as sgfp4_decode() lays it out
@@ -332,9 +376,6 @@ static inline sgfp4_status sgfp4_vk_matvec_options_init(sgfp4_vk_matvec_options 
     return sgfp4_vk_matvec_options_init_sized(options, sizeof *options);
 }
 
-/** A prepared quantization or product (opaque): what sgfp4_vk_op_record() records. */
-typedef struct sgfp4_vk_op sgfp4_vk_op;
-
 /**
  * Prepares the Class A quantizer: `batch` vectors of `cols` elements of `dtype`
  * (SGFP4_DTYPE_F32 or SGFP4_DTYPE_F16) in buffer x, vector n at element x_stride * n from
@@ -377,7 +418,7 @@ SGFP4_API sgfp4_status sgfp4_vk_matvec_q8_create(sgfp4_vk_context *ctx,
 SGFP4_API sgfp4_status sgfp4_vk_matvec_float_create(sgfp4_vk_context *ctx,
                                                     const sgfp4_vk_tensor *tensor, VkBuffer x,
                                                     VkDeviceSize x_offset, sgfp4_dtype dtype,
-                                                    uint64_t x_stride, unsigned batch,
+                                                    unsigned batch, uint64_t x_stride,
                                                     VkBuffer y, VkDeviceSize y_offset,
                                                     uint64_t y_stride,
                                                     const sgfp4_vk_matvec_options *options,
@@ -422,7 +463,7 @@ SGFP4_API sgfp4_status sgfp4_vk_matvec_q8(sgfp4_vk_context *ctx, const sgfp4_vk_
 SGFP4_API sgfp4_status sgfp4_vk_matvec_float(sgfp4_vk_context *ctx,
                                              const sgfp4_vk_tensor *tensor, VkBuffer x,
                                              VkDeviceSize x_offset, sgfp4_dtype dtype,
-                                             uint64_t x_stride, unsigned batch, VkBuffer y,
+                                             unsigned batch, uint64_t x_stride, VkBuffer y,
                                              VkDeviceSize y_offset, uint64_t y_stride,
                                              const sgfp4_vk_matvec_options *options,
                                              sgfp4_diag *diag);

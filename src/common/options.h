@@ -57,6 +57,7 @@ sgfp4_status sgfp4_options_init(void *options, size_t caller_size, const void *d
         sizeof(sgfp4_matvec_options)
 #define SGFP4_LAYOUTS_sgfp4_vk_matvec_options                                                  \
     offsetof(sgfp4_vk_matvec_options, fast), sizeof(sgfp4_vk_matvec_options)
+#define SGFP4_LAYOUTS_sgfp4_vk_decode_options sizeof(sgfp4_vk_decode_options)
 
 #define SGFP4_LAYOUT_LIST(type) (const size_t[]){SGFP4_LAYOUTS_##type}
 #define SGFP4_LAYOUT_COUNT(type) (sizeof((const size_t[]){SGFP4_LAYOUTS_##type}) / sizeof(size_t))

@@ -51,7 +51,8 @@ sgfp4_status sgfp4_vk_bench_decode_burst(sgfp4_vk_context *ctx, const sgfp4_vk_t
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "sgfp4_vk_bench_decode_burst: NULL argument or unknown dtype");
     sgfp4_vk_dispatch op, copy;
-    sgfp4_status s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, dst, 0, tensor->cols, &op, diag);
+    sgfp4_status s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, dst, 0, tensor->cols,
+                                             VK_NULL_HANDLE, &op, diag);
     if (s == SGFP4_OK && copy_bytes)
         s = sgfp4_vk_prepare_copy(ctx, copy_src, 0, copy_dst, 0, copy_bytes, &copy, diag);
     if (s != SGFP4_OK)

@@ -310,7 +310,7 @@ static sgfp4_status finish_context(sgfp4_vk_context *ctx, uint32_t index, sgfp4_
         if (vkCreateQueryPool(ctx->device, &qp, NULL, &ctx->queries) != VK_SUCCESS)
             ctx->timestamps = 0;
     }
-    return sgfp4_vk_pipelines_init(ctx, diag);
+    return SGFP4_OK; /* the kernels are created on first use (vk_kernel.c) */
 }
 
 /* Device index: the option, else $SGFP4_VK_DEVICE, else the first discrete GPU, else 0. */
@@ -492,12 +492,7 @@ void sgfp4_vk_context_free(sgfp4_vk_context *ctx)
         return;
     if (ctx->device) {
         vkDeviceWaitIdle(ctx->device);
-        sgfp4_vk_pipelines_release(ctx);
-        sgfp4_vk_copy_release(ctx);
-        sgfp4_vk_read_release(ctx);
-        sgfp4_vk_gemv_release(ctx);
-        sgfp4_vk_matvec_release(ctx);
-        sgfp4_vk_quantize_release(ctx);
+        sgfp4_vk_kernels_release(ctx);
         if (ctx->queries)
             vkDestroyQueryPool(ctx->device, ctx->queries, NULL);
         if (ctx->fence)

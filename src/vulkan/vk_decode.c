@@ -6,6 +6,7 @@
 #include "vulkan/vk_internal.h"
 #include "common/clock.h"
 #include "common/diag.h"
+#include "common/options.h"
 
 /* Whether a context's v2 decodes read a tensor's products' layout where the tensor has one:
  * unless SGFP4_VK_V2_TABLE, or SGFP4_VK_V2_WALK without SGFP4_VK_V2_LAYOUT, asks for the
@@ -42,8 +43,8 @@ static unsigned layout_kernel(const sgfp4_vk_tensor *vt, sgfp4_dtype dtype)
 
 sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
                                      sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
-                                     uint64_t row_stride, sgfp4_vk_dispatch *d,
-                                     sgfp4_diag *diag)
+                                     uint64_t row_stride, VkDescriptorPool pool,
+                                     sgfp4_vk_dispatch *d, sgfp4_diag *diag)
 {
     const uint64_t elem = sgfp4_dtype_size(dtype);
     const uint64_t align = ctx->limits.minStorageBufferOffsetAlignment
@@ -69,12 +70,23 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     /* One workgroup per macroblock, or per pair of block columns. */
     const uint64_t groups_x =
         kernel == SGFP4_VK_KERNEL_V2_LAYOUT_PAIRS ? (vt->tiles_x + 1) / 2 : vt->tiles_x;
-    *d = (sgfp4_vk_dispatch){.layout = ctx->pipeline_layout,
-                             .groups_x = (uint32_t)groups_x,
-                             .groups_y = (uint32_t)vt->tiles_y};
-    sgfp4_status s = sgfp4_vk_pipeline(ctx, kernel, dtype, &d->pipeline, diag);
+    /* PROFILE, DTYPE, then the context's variant constants (constant_id 2, 3). */
+    const unsigned id = dtype == SGFP4_DTYPE_F16 && ctx->info.f16_conversion ==
+                                                        SGFP4_VK_F16_DEVICE_CONVERSION
+                            ? SGFP4_VK_DECODE_F16
+                            : SGFP4_VK_DECODE;
+    const uint32_t key[2 + SGFP4_VK_VARIANT_CONSTANTS] = {kernel, (uint32_t)dtype,
+                                                          ctx->variant[0], ctx->variant[1]};
+    VkPipeline pipeline;
+    sgfp4_status s = sgfp4_vk_kernel_pipeline(ctx, id, key, 2 + SGFP4_VK_VARIANT_CONSTANTS,
+                                              &pipeline, diag);
     if (s != SGFP4_OK)
         return s;
+    const sgfp4_vk_kernel *k = &ctx->kernels[id];
+    *d = (sgfp4_vk_dispatch){.pipeline = pipeline,
+                             .layout = k->pipeline_layout,
+                             .groups_x = (uint32_t)groups_x,
+                             .groups_y = (uint32_t)vt->tiles_y};
     const VkDescriptorBufferInfo container =
         from_layout ? (VkDescriptorBufferInfo){vt->product.buffer, 0, vt->product_bytes}
                     : (VkDescriptorBufferInfo){vt->src, src_at,
@@ -86,8 +98,8 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
         {dst, dst_at, dst_bytes},
         {dst, dst_at, dst_bytes},
         container};
-    s = sgfp4_vk_bind_buffers(ctx, ctx->descriptor_pool, ctx->set_layout, infos,
-                              SGFP4_VK_BINDINGS, 1, &d->set, diag);
+    s = sgfp4_vk_bind_buffers(ctx, pool ? pool : k->pool, k->set_layout, infos,
+                              SGFP4_VK_BINDINGS, !pool, &d->set, diag);
     const sgfp4_vk_params params = {.tiles_x = (uint32_t)vt->tiles_x,
                                     .rows = (uint32_t)vt->rows,
                                     .cols = (uint32_t)vt->cols,
@@ -149,26 +161,96 @@ void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *
     /* SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_GEMV: gpu_seconds alone */
 }
 
-sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
-                                       sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
-                                       uint64_t row_stride, sgfp4_diag *diag)
+sgfp4_status sgfp4_vk_decode_options_init_sized(sgfp4_vk_decode_options *options, size_t size)
 {
-    sgfp4_status s = check_args(ctx, tensor, dtype, diag);
+    sgfp4_vk_decode_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    return SGFP4_OPTIONS_INIT(sgfp4_vk_decode_options, options, size, &defaults);
+}
+
+/* The checks of a decode into a caller's buffer; *row_stride 0 becomes cols. */
+static sgfp4_status check_buffer_args(const sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
+                                      sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                      uint64_t *row_stride, uint64_t dst_capacity,
+                                      const sgfp4_vk_decode_options *given, sgfp4_diag *diag)
+{
+    sgfp4_status s = check_args(ctx, vt, dtype, diag);
     if (s != SGFP4_OK)
         return s;
+    sgfp4_vk_decode_options options;
+    if (SGFP4_OPTIONS_READ(sgfp4_vk_decode_options, given, &options) != SGFP4_OK)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: struct_size %zu is not one this library knows "
+                          "(initialise them with sgfp4_vk_decode_options_init)",
+                          given->struct_size);
+    if (options.flags != 0)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options: flags 0x%x, but no decode flag is defined", options.flags);
     if (dst == VK_NULL_HANDLE)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL destination buffer");
-    if (row_stride == 0)
-        row_stride = tensor->cols;
-    if (row_stride < tensor->cols || dst_offset % sgfp4_dtype_size(dtype) != 0)
+    const uint64_t elem = sgfp4_dtype_size(dtype);
+    if (*row_stride == 0)
+        *row_stride = vt->cols;
+    if (*row_stride < vt->cols || dst_offset % elem != 0)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "row stride below cols, or an offset that is not a multiple of the "
                           "element size");
-    sgfp4_vk_dispatch d;
-    if ((s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, dst, dst_offset, row_stride, &d,
-                                     diag)) != SGFP4_OK)
+    /* Elements from dst_offset through the last one, compared without overflow; then the
+     * end of the last element's 4-byte word (16-bit outputs bind whole words). */
+    const uint64_t room = dst_capacity > dst_offset ? (dst_capacity - dst_offset) / elem : 0;
+    int fits = vt->cols <= room &&
+               (vt->rows == 1 || *row_stride <= (room - vt->cols) / (vt->rows - 1));
+    if (fits) {
+        const uint64_t end = dst_offset + ((vt->rows - 1) * *row_stride + vt->cols) * elem;
+        fits = ((end + 3) & ~(uint64_t)3) <= dst_capacity;
+    }
+    if (!fits)
+        return sgfp4_fail(diag, SGFP4_ERR_DST_TOO_SMALL, -1, -1, -1,
+                          "a %llu-byte destination buffer is too small for the tensor at "
+                          "offset %llu",
+                          (unsigned long long)dst_capacity, (unsigned long long)dst_offset);
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_decode_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                    sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                    uint64_t row_stride, uint64_t dst_capacity,
+                                    const sgfp4_vk_decode_options *options, sgfp4_vk_op **out,
+                                    sgfp4_diag *diag)
+{
+    if (!out)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL out");
+    *out = NULL;
+    sgfp4_status s = check_buffer_args(ctx, tensor, dtype, dst, dst_offset, &row_stride,
+                                       dst_capacity, options, diag);
+    sgfp4_vk_op *op = NULL;
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_op_begin(ctx, SGFP4_VK_OP_DECODE, SGFP4_VK_BINDINGS, &op, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, dst, dst_offset, row_stride, op->pool,
+                                    &op->dispatch, diag);
+    if (s != SGFP4_OK) {
+        sgfp4_vk_op_free(op);
         return s;
-    return sgfp4_vk_run_dispatch(ctx, &d, SGFP4_VK_LAST_DECODE, diag);
+    }
+    *out = op;
+    return SGFP4_OK;
+}
+
+sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                       sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                       uint64_t row_stride, uint64_t dst_capacity,
+                                       const sgfp4_vk_decode_options *options, sgfp4_diag *diag)
+{
+    sgfp4_status s = check_buffer_args(ctx, tensor, dtype, dst, dst_offset, &row_stride,
+                                       dst_capacity, options, diag);
+    sgfp4_vk_dispatch d;
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, dst, dst_offset, row_stride,
+                                    VK_NULL_HANDLE, &d, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_run_dispatch(ctx, &d, SGFP4_VK_LAST_DECODE, diag);
+    return s;
 }
 
 sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
@@ -196,8 +278,8 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     ctx->last_call = SGFP4_VK_LAST_NONE;
     sgfp4_vk_dispatch d;
     if (s == SGFP4_OK)
-        s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, device.buffer, 0, tensor->cols, &d,
-                                    diag);
+        s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, device.buffer, 0, tensor->cols,
+                                    VK_NULL_HANDLE, &d, diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_begin(ctx, diag);
     if (s == SGFP4_OK) {

@@ -27,67 +27,6 @@ static int subgroups_usable(const sgfp4_vk_context *ctx)
            sub.subgroupSize >= 1;
 }
 
-static sgfp4_status gemv_pipeline(sgfp4_vk_context *ctx, unsigned batch, VkPipeline *out,
-                                  sgfp4_diag *diag)
-{
-    VkResult r;
-    if (!ctx->gemv_module) {
-        if (!subgroups_usable(ctx))
-            return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
-                              "Vulkan: the dense GEMV needs subgroup arithmetic in compute "
-                              "shaders");
-        const VkShaderModuleCreateInfo smci = {
-            .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-            .codeSize = sgfp4_vk_spv_gemv_size,
-            .pCode = sgfp4_vk_spv_gemv};
-        if ((r = vkCreateShaderModule(ctx->device, &smci, NULL, &ctx->gemv_module)) !=
-            VK_SUCCESS) {
-            ctx->gemv_module = VK_NULL_HANDLE;
-            return sgfp4_vk_fail(diag, r, "vkCreateShaderModule");
-        }
-        const sgfp4_status s = sgfp4_vk_layouts_create(
-            ctx->device, 3, sizeof(gemv_params), SGFP4_VK_GEMV_SETS, &ctx->gemv_set_layout,
-            &ctx->gemv_pipeline_layout, &ctx->gemv_descriptor_pool, diag);
-        if (s != SGFP4_OK)
-            return s;
-    }
-    VkPipeline *slot = &ctx->gemv_pipelines[batch - 1];
-    if (!*slot) {
-        const uint32_t value = batch;
-        const VkSpecializationMapEntry entry = {0, 0, 4};
-        const VkSpecializationInfo spec = {1, &entry, sizeof value, &value};
-        const VkComputePipelineCreateInfo ci = {
-            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                      .module = ctx->gemv_module,
-                      .pName = "main",
-                      .pSpecializationInfo = &spec},
-            .layout = ctx->gemv_pipeline_layout};
-        if ((r = vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1, &ci, NULL, slot)) !=
-            VK_SUCCESS) {
-            *slot = VK_NULL_HANDLE;
-            return sgfp4_vk_fail(diag, r, "vkCreateComputePipelines");
-        }
-    }
-    *out = *slot;
-    return SGFP4_OK;
-}
-
-void sgfp4_vk_gemv_release(sgfp4_vk_context *ctx)
-{
-    for (unsigned b = 0; b < SGFP4_VK_GEMV_MAX_BATCH; b++)
-        if (ctx->gemv_pipelines[b])
-            vkDestroyPipeline(ctx->device, ctx->gemv_pipelines[b], NULL);
-    if (ctx->gemv_descriptor_pool)
-        vkDestroyDescriptorPool(ctx->device, ctx->gemv_descriptor_pool, NULL);
-    if (ctx->gemv_pipeline_layout)
-        vkDestroyPipelineLayout(ctx->device, ctx->gemv_pipeline_layout, NULL);
-    if (ctx->gemv_set_layout)
-        vkDestroyDescriptorSetLayout(ctx->device, ctx->gemv_set_layout, NULL);
-    if (ctx->gemv_module)
-        vkDestroyShaderModule(ctx->device, ctx->gemv_module, NULL);
-}
 
 sgfp4_status sgfp4_vk_prepare_gemv(sgfp4_vk_context *ctx, VkBuffer w, VkDeviceSize w_offset,
                                    VkBuffer x, VkDeviceSize x_offset, VkBuffer y,
@@ -120,21 +59,25 @@ sgfp4_status sgfp4_vk_prepare_gemv(sgfp4_vk_context *ctx, VkBuffer w, VkDeviceSi
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "sgfp4_vk_gemv_f16: %llux%llu is too large for one dispatch",
                           (unsigned long long)rows, (unsigned long long)cols);
+    if (!subgroups_usable(ctx))
+        return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
+                          "Vulkan: the dense GEMV needs subgroup arithmetic in compute shaders");
     VkPipeline pipeline = VK_NULL_HANDLE;
-    sgfp4_status s = gemv_pipeline(ctx, batch, &pipeline, diag);
+    const uint32_t key = batch;
+    sgfp4_status s = sgfp4_vk_kernel_pipeline(ctx, SGFP4_VK_GEMV, &key, 1, &pipeline, diag);
     if (s != SGFP4_OK)
         return s;
+    const sgfp4_vk_kernel *k = &ctx->kernels[SGFP4_VK_GEMV];
     const VkDeviceSize w_at = w_offset - w_offset % align, x_at = x_offset - x_offset % align,
                        y_at = y_offset - y_offset % align;
     const VkDescriptorBufferInfo infos[3] = {{w, w_at, w_offset - w_at + w_bytes},
                                              {x, x_at, x_offset - x_at + x_bytes},
                                              {y, y_at, y_offset - y_at + y_bytes}};
     *d = (sgfp4_vk_dispatch){.pipeline = pipeline,
-                             .layout = ctx->gemv_pipeline_layout,
+                             .layout = k->pipeline_layout,
                              .groups_x = (uint32_t)groups_x,
                              .groups_y = (uint32_t)groups_y};
-    s = sgfp4_vk_bind_buffers(ctx, ctx->gemv_descriptor_pool, ctx->gemv_set_layout, infos, 3,
-                              reset, &d->set, diag);
+    s = sgfp4_vk_bind_buffers(ctx, k->pool, k->set_layout, infos, 3, reset, &d->set, diag);
     const gemv_params params = {(uint32_t)rows,
                                 (uint32_t)cols,
                                 (uint32_t)((w_offset - w_at) / 16),

@@ -13,9 +13,7 @@
 /* Shader variants: the container profile and how v2 leaves are found (the leaf table, the
  * record walk, or the products' layout). */
 enum { SGFP4_VK_KERNEL_V1 = 0, SGFP4_VK_KERNEL_V2_TABLE = 1, SGFP4_VK_KERNEL_V2_WALK = 2,
-       SGFP4_VK_KERNEL_V2_LAYOUT = 3, SGFP4_VK_KERNEL_V2_LAYOUT_PAIRS = 4,
-       SGFP4_VK_KERNELS = 5 };
-#define SGFP4_VK_DTYPES 3
+       SGFP4_VK_KERNEL_V2_LAYOUT = 3, SGFP4_VK_KERNEL_V2_LAYOUT_PAIRS = 4 };
 /* How f16 outputs are rounded (specialization constant F16_CONVERSION of
  * shaders/decode_body.glsl): integer code, one f32 add under RoundingModeRTE, or the
  * device's own f32 -> f16 conversion (module decode_rte16). */
@@ -36,6 +34,35 @@ struct sgfp4_vk_buffer {
     void *mapped; /* host-visible buffers only */
 };
 
+/* The compute kernels, one record each (vk_kernel.c): the decode (decode_rte or decode_int,
+ * by the context's pipeline), the decode of f16 outputs by the device's conversion
+ * (decode_rte16), the products, the quantizer, and the benchmarks' copy, plain read and
+ * dense f16 GEMV. */
+enum { SGFP4_VK_DECODE, SGFP4_VK_DECODE_F16, SGFP4_VK_MATVEC, SGFP4_VK_QUANTIZE, SGFP4_VK_COPY,
+       SGFP4_VK_READ, SGFP4_VK_GEMV, SGFP4_VK_KERNEL_COUNT };
+/* The most specialization constants of any kernel (the products'). */
+#define SGFP4_VK_MAX_CONSTANTS 13
+
+/* One pipeline of a kernel and the specialization constants it was made with (the words
+ * past `count` are 0). */
+typedef struct sgfp4_vk_pipeline_entry {
+    uint32_t key[SGFP4_VK_MAX_CONSTANTS];
+    uint32_t count;
+    VkPipeline pipeline;
+} sgfp4_vk_pipeline_entry;
+
+/* One kernel: its shader module, descriptor-set and pipeline layouts, a descriptor pool for
+ * its synchronous calls (none where only operations, with pools of their own, bind it), and
+ * its pipelines by specialization. */
+typedef struct sgfp4_vk_kernel {
+    VkShaderModule module;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipeline_layout;
+    VkDescriptorPool pool;
+    sgfp4_vk_pipeline_entry *pipelines;
+    unsigned count, capacity;
+} sgfp4_vk_kernel;
+
 struct sgfp4_vk_context {
     VkInstance instance;
     VkPhysicalDevice physical_device;
@@ -50,14 +77,8 @@ struct sgfp4_vk_context {
     int timestamps;            /* the queue family has timestamp bits */
     double timestamp_ns;       /* nanoseconds per timestamp tick */
 
-    VkShaderModule module;     /* decode_rte or decode_int */
-    VkShaderModule module_f16; /* decode_rte16, for f16 outputs by the device's conversion */
     uint32_t variant[SGFP4_VK_VARIANT_CONSTANTS]; /* the context's choice, fixed at creation */
     int float16_enabled;       /* our device was created with shaderFloat16 */
-    VkDescriptorSetLayout set_layout;
-    VkPipelineLayout pipeline_layout;
-    VkDescriptorPool descriptor_pool;
-    VkPipeline pipelines[SGFP4_VK_KERNELS][SGFP4_VK_DTYPES]; /* created on first use */
     VkCommandPool command_pool;
     VkCommandBuffer cmd;
     VkFence fence;
@@ -68,46 +89,9 @@ struct sgfp4_vk_context {
            SGFP4_VK_LAST_COPY, SGFP4_VK_LAST_GEMV, SGFP4_VK_LAST_MATVEC } last_call;
     double last_submit_seconds;
 
-    /* The copy pipeline (vk_copy.c), created on first use. */
-    VkShaderModule copy_module;
-    VkDescriptorSetLayout copy_set_layout;
-    VkPipelineLayout copy_pipeline_layout;
-    VkDescriptorPool copy_descriptor_pool;
-    VkPipeline copy_pipeline;
-
-    /* The plain read of the benchmarks (vk_read.c), created on first use. */
-    VkShaderModule read_module;
-    VkDescriptorSetLayout read_set_layout;
-    VkPipelineLayout read_pipeline_layout;
-    VkPipeline read_pipeline;
-
-    /* The dense f16 GEMV of the benchmarks (vk_gemv.c), created on first use: one pipeline
-     * per batch size. */
-    VkShaderModule gemv_module;
-    VkDescriptorSetLayout gemv_set_layout;
-    VkPipelineLayout gemv_pipeline_layout;
-    VkDescriptorPool gemv_descriptor_pool;
-    VkPipeline gemv_pipelines[SGFP4_VK_GEMV_MAX_BATCH];
-
-    /* The matrix-vector products (vk_matvec.c) and the quantizer (vk_quantize.c): modules,
-     * layouts and pipelines created on first use; products keyed by their specialization. */
     int dot_enabled;           /* our device was created with shaderIntegerDotProduct */
-    VkShaderModule matvec_module;
-    VkDescriptorSetLayout matvec_set_layout;
-    VkPipelineLayout matvec_pipeline_layout;
-    struct sgfp4_vk_matvec_pipeline *matvec_pipelines;
-    unsigned matvec_pipeline_count, matvec_pipeline_capacity;
-    VkShaderModule quantize_module;
-    VkDescriptorSetLayout quantize_set_layout;
-    VkPipelineLayout quantize_pipeline_layout;
-    VkPipeline quantize_pipelines[2]; /* f32, f16 input */
+    sgfp4_vk_kernel kernels[SGFP4_VK_KERNEL_COUNT]; /* sgfp4_vk_kernel_pipeline() */
 };
-
-/* One matrix-vector pipeline and the specialization constants it was made with. */
-typedef struct sgfp4_vk_matvec_pipeline {
-    uint32_t key[13];
-    VkPipeline pipeline;
-} sgfp4_vk_matvec_pipeline;
 
 /* Where the sections of a v2 tensor's products' layout start (vk_matvec_layout.c), in words
  * (the codes start at 0). */
@@ -181,7 +165,8 @@ void sgfp4_vk_record_dispatch_into(VkCommandBuffer cmd, const sgfp4_vk_dispatch 
  * and a scratch buffer (products on several workgroups per band: counters and partial sums,
  * zeroed at creation), a status word (the quantizer: host-visible, UINT32_MAX = none) or a
  * sink (the benchmarks' plain read: 16 bytes nothing reads). */
-enum { SGFP4_VK_OP_QUANTIZE = 1, SGFP4_VK_OP_PRODUCT = 2, SGFP4_VK_OP_READ = 3 };
+enum { SGFP4_VK_OP_QUANTIZE = 1, SGFP4_VK_OP_PRODUCT = 2, SGFP4_VK_OP_READ = 3,
+       SGFP4_VK_OP_DECODE = 4 };
 struct sgfp4_vk_op {
     sgfp4_vk_context *ctx;
     int kind;
@@ -193,34 +178,19 @@ struct sgfp4_vk_op {
 /* Allocates an op of `kind` with a descriptor pool for one set of `bindings` buffers. */
 sgfp4_status sgfp4_vk_op_begin(sgfp4_vk_context *ctx, int kind, uint32_t bindings,
                                sgfp4_vk_op **out, sgfp4_diag *diag);
-/* The descriptor-set and pipeline layouts of `buffers` storage buffers and `push_bytes` of
- * push constants, for a shader used through ops (no pool: each op has its own). */
-sgfp4_status sgfp4_vk_op_layouts(VkDevice device, uint32_t buffers, uint32_t push_bytes,
-                                 VkDescriptorSetLayout *set_layout,
-                                 VkPipelineLayout *pipeline_layout, sgfp4_diag *diag);
-/* A compute pipeline of `module` with the specialization constants values[0..count) at
- * constant_id 0..count-1. */
-sgfp4_status sgfp4_vk_compute_pipeline(sgfp4_vk_context *ctx, VkShaderModule module,
-                                       VkPipelineLayout layout, const uint32_t *values,
-                                       uint32_t count, VkPipeline *out, sgfp4_diag *diag);
-/* A shader module of embedded SPIR-V. */
-sgfp4_status sgfp4_vk_module(sgfp4_vk_context *ctx, const uint32_t *words, size_t bytes,
-                             VkShaderModule *out, sgfp4_diag *diag);
+/* The pipeline of kernel `id` (SGFP4_VK_DECODE, ...) with the specialization constants
+ * key[0..count) at constant_id 0..count-1 (count <= SGFP4_VK_MAX_CONSTANTS), creating on
+ * first use the kernel's module, layouts and pool (ctx->kernels[id]), then the pipeline
+ * (vk_kernel.c). */
+sgfp4_status sgfp4_vk_kernel_pipeline(sgfp4_vk_context *ctx, unsigned id, const uint32_t *key,
+                                      uint32_t count, VkPipeline *out, sgfp4_diag *diag);
+void sgfp4_vk_kernels_release(sgfp4_vk_context *ctx);
 /* Descriptor info of [offset, offset + bytes) of `buffer` bound at the offset rounded down to
  * minStorageBufferOffsetAlignment; *skip = the bytes from there to `offset`. SGFP4_ERR_UNSUPPORTED
  * where the range exceeds maxStorageBufferRange. */
 sgfp4_status sgfp4_vk_range(const sgfp4_vk_context *ctx, VkBuffer buffer, VkDeviceSize offset,
                             uint64_t bytes, VkDescriptorBufferInfo *info, uint64_t *skip,
                             sgfp4_diag *diag);
-void sgfp4_vk_matvec_release(sgfp4_vk_context *ctx);
-void sgfp4_vk_quantize_release(sgfp4_vk_context *ctx);
-/* Prepares a product op (vk_matvec.c): class_a 1 = q8 activations. */
-sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
-                                       int class_a, VkBuffer x, VkDeviceSize x_offset,
-                                       sgfp4_dtype dtype, uint64_t x_stride, unsigned batch,
-                                       VkBuffer y, VkDeviceSize y_offset, uint64_t y_stride,
-                                       const sgfp4_vk_matvec_options *options,
-                                       sgfp4_vk_op **out, sgfp4_diag *diag);
 /* Records, submits and waits for one dispatch between timestamps 0 and 1 of ctx->queries
  * (with barriers before and after); on success the context's last call is `last_call`, for
  * sgfp4_vk_context_last_timing(). */
@@ -247,10 +217,12 @@ int sgfp4_vk_layout_decodes(const sgfp4_vk_context *ctx);
 
 /* The dispatches of the operations (their pipelines created on first use; the descriptor
  * set comes from the operation's pool and stays valid until the pool's next reset). */
+/* The decode's set comes from `pool` (an op's), or where that is VK_NULL_HANDLE from the
+ * kernel's own pool of one set, reset first (the synchronous calls). */
 sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
                                      sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
-                                     uint64_t row_stride, sgfp4_vk_dispatch *d,
-                                     sgfp4_diag *diag);
+                                     uint64_t row_stride, VkDescriptorPool pool,
+                                     sgfp4_vk_dispatch *d, sgfp4_diag *diag);
 sgfp4_status sgfp4_vk_prepare_copy(sgfp4_vk_context *ctx, VkBuffer src,
                                    VkDeviceSize src_offset, VkBuffer dst,
                                    VkDeviceSize dst_offset, uint64_t size, sgfp4_vk_dispatch *d,
@@ -274,20 +246,6 @@ sgfp4_status sgfp4_vk_prepare_gemv(sgfp4_vk_context *ctx, VkBuffer w, VkDeviceSi
                                    unsigned batch, int reset, sgfp4_vk_dispatch *d,
                                    sgfp4_diag *diag);
 
-/* Pipelines (vk_pipeline.c). */
-sgfp4_status sgfp4_vk_pipelines_init(sgfp4_vk_context *ctx, sgfp4_diag *diag);
-/* Creates the descriptor-set layout (`buffers` storage buffers, bindings 0..buffers-1,
- * buffers <= SGFP4_VK_BINDINGS), the pipeline layout with `push_bytes` of push constants,
- * and a descriptor pool of `sets` sets. Handles already created stay set on failure, for the
- * caller's release function. */
-sgfp4_status sgfp4_vk_layouts_create(VkDevice device, uint32_t buffers, uint32_t push_bytes,
-                                     uint32_t sets,
-                                     VkDescriptorSetLayout *set_layout,
-                                     VkPipelineLayout *pipeline_layout, VkDescriptorPool *pool,
-                                     sgfp4_diag *diag);
-void sgfp4_vk_pipelines_release(sgfp4_vk_context *ctx);
-sgfp4_status sgfp4_vk_pipeline(sgfp4_vk_context *ctx, unsigned kernel, sgfp4_dtype dtype,
-                               VkPipeline *out, sgfp4_diag *diag);
 
 /* The embedded SPIR-V (vk_shaders.c). */
 extern const uint32_t *const sgfp4_vk_spv_rte;
@@ -317,11 +275,6 @@ uint32_t *sgfp4_vk_spirv_add_modes(const uint32_t *words, size_t count,
                                    const uint32_t (*modes)[2], unsigned n_modes,
                                    size_t *out_count);
 
-/* Releases the copy pipeline's objects (vk_copy.c), the plain read's (vk_read.c) and the
- * GEMV's (vk_gemv.c). */
-void sgfp4_vk_copy_release(sgfp4_vk_context *ctx);
-void sgfp4_vk_read_release(sgfp4_vk_context *ctx);
-void sgfp4_vk_gemv_release(sgfp4_vk_context *ctx);
 /* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable (vk_decode.c). */
 double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);
 

@@ -20,7 +20,7 @@ typedef struct matvec_params {
 enum { K_PROFILE, K_CLASS, K_BATCH, K_X_F16, K_LEVELS, K_ROWS, K_VEC, K_GROUP, K_S_LEVELS,
        K_PREFETCH, K_ACT_ALL, K_LEAVES_AHEAD, K_FAST, K_COUNT };
 
-_Static_assert(sizeof((sgfp4_vk_matvec_pipeline *)0)->key == K_COUNT * sizeof(uint32_t),
+_Static_assert(K_COUNT <= SGFP4_VK_MAX_CONSTANTS,
                "a pipeline's key holds every specialization constant");
 
 /* The default number of workgroups a product aims at (a band's slices only add partial
@@ -51,62 +51,6 @@ static uint64_t shared_bytes(int v2, int class_a, unsigned batch, unsigned subs,
  * (larger batches hold more registers, where staging all at once loses:
  * docs/notes/2026-12-vulkan-kernels.md). */
 enum { ACT_ALL_MAX_BYTES = 24 * 1024 };
-
-void sgfp4_vk_matvec_release(sgfp4_vk_context *ctx)
-{
-    for (unsigned i = 0; i < ctx->matvec_pipeline_count; i++)
-        vkDestroyPipeline(ctx->device, ctx->matvec_pipelines[i].pipeline, NULL);
-    free(ctx->matvec_pipelines);
-    ctx->matvec_pipelines = NULL;
-    ctx->matvec_pipeline_count = ctx->matvec_pipeline_capacity = 0;
-    if (ctx->matvec_pipeline_layout)
-        vkDestroyPipelineLayout(ctx->device, ctx->matvec_pipeline_layout, NULL);
-    if (ctx->matvec_set_layout)
-        vkDestroyDescriptorSetLayout(ctx->device, ctx->matvec_set_layout, NULL);
-    if (ctx->matvec_module)
-        vkDestroyShaderModule(ctx->device, ctx->matvec_module, NULL);
-}
-
-/* The pipeline for constants `key` (created and kept on first use). */
-static sgfp4_status matvec_pipeline(sgfp4_vk_context *ctx, const uint32_t key[K_COUNT],
-                                    VkPipeline *out, sgfp4_diag *diag)
-{
-    sgfp4_status s = SGFP4_OK;
-    if (!ctx->matvec_module) {
-        const int dot = ctx->info.matvec_path == SGFP4_VK_MATVEC_DOT_PRODUCT;
-        s = sgfp4_vk_module(ctx, dot ? sgfp4_vk_spv_matvec_dot : sgfp4_vk_spv_matvec,
-                            dot ? sgfp4_vk_spv_matvec_dot_size : sgfp4_vk_spv_matvec_size,
-                            &ctx->matvec_module, diag);
-    }
-    if (s == SGFP4_OK && !ctx->matvec_pipeline_layout)
-        s = sgfp4_vk_op_layouts(ctx->device, 6, sizeof(matvec_params), &ctx->matvec_set_layout,
-                                &ctx->matvec_pipeline_layout, diag);
-    if (s != SGFP4_OK)
-        return s;
-    for (unsigned i = 0; i < ctx->matvec_pipeline_count; i++)
-        if (memcmp(ctx->matvec_pipelines[i].key, key, sizeof ctx->matvec_pipelines[i].key) == 0) {
-            *out = ctx->matvec_pipelines[i].pipeline;
-            return SGFP4_OK;
-        }
-    if (ctx->matvec_pipeline_count == ctx->matvec_pipeline_capacity) {
-        const unsigned cap = ctx->matvec_pipeline_capacity ? 2 * ctx->matvec_pipeline_capacity : 8;
-        sgfp4_vk_matvec_pipeline *grown =
-            realloc(ctx->matvec_pipelines, sizeof *grown * cap);
-        if (!grown)
-            return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
-        ctx->matvec_pipelines = grown;
-        ctx->matvec_pipeline_capacity = cap;
-    }
-    sgfp4_vk_matvec_pipeline *slot = &ctx->matvec_pipelines[ctx->matvec_pipeline_count];
-    memcpy(slot->key, key, sizeof slot->key);
-    s = sgfp4_vk_compute_pipeline(ctx, ctx->matvec_module, ctx->matvec_pipeline_layout, key,
-                                  K_COUNT, &slot->pipeline, diag);
-    if (s != SGFP4_OK)
-        return s;
-    ctx->matvec_pipeline_count++;
-    *out = slot->pipeline;
-    return SGFP4_OK;
-}
 
 /* Zeroes the scratch's counters (and partials) once, synchronously. */
 static sgfp4_status zero_scratch(sgfp4_vk_context *ctx, const sgfp4_vk_buffer *b,
@@ -216,144 +160,192 @@ static sgfp4_status read_options(const sgfp4_vk_matvec_options *given,
     return SGFP4_OK;
 }
 
-sgfp4_status sgfp4_vk_matvec_op_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt,
-                                       int class_a, VkBuffer x, VkDeviceSize x_offset,
-                                       sgfp4_dtype dtype, uint64_t x_stride, unsigned batch,
-                                       VkBuffer y, VkDeviceSize y_offset, uint64_t y_stride,
-                                       const sgfp4_vk_matvec_options *given, sgfp4_vk_op **out,
-                                       sgfp4_diag *diag)
+/* A product's request: what the public calls were given (strides 0 already replaced). */
+typedef struct product {
+    const sgfp4_vk_tensor *vt;
+    int class_a; /* 1: q8 activations */
+    VkBuffer x;
+    VkDeviceSize x_offset;
+    sgfp4_dtype dtype;
+    unsigned batch;
+    uint64_t x_stride;
+    VkBuffer y;
+    VkDeviceSize y_offset;
+    uint64_t y_stride;
+} product;
+
+/* The checks of a request that need no device ranges; strides 0 become the packed ones. */
+static sgfp4_status check_product(const sgfp4_vk_context *ctx, product *p, sgfp4_diag *diag)
 {
-    if (out)
-        *out = NULL;
-    if (!ctx || !vt || !out || x == VK_NULL_HANDLE || y == VK_NULL_HANDLE)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "matrix-vector product: NULL argument");
-    sgfp4_vk_matvec_options options;
-    sgfp4_status s = read_options(given, &options, diag);
-    if (s != SGFP4_OK)
-        return s;
+    const sgfp4_vk_tensor *vt = p->vt;
     if (ctx->info.matvec_path == SGFP4_VK_MATVEC_UNAVAILABLE)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: device '%s' cannot declare RoundingModeRTE and "
                           "SignedZeroInfNanPreserve for 32-bit floats, which the exact "
                           "matrix-vector products need",
                           ctx->info.name);
-    if (!class_a && dtype != SGFP4_DTYPE_F32 && dtype != SGFP4_DTYPE_F16)
+    if (!p->class_a && p->dtype != SGFP4_DTYPE_F32 && p->dtype != SGFP4_DTYPE_F16)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "matrix-vector product: activations must be f32 or f16");
-    const uint64_t elem = class_a ? 1 : sgfp4_dtype_size(dtype);
-    if (x_stride == 0)
-        x_stride = vt->cols;
-    if (y_stride == 0)
-        y_stride = vt->rows;
-    if (batch < 1 || batch > SGFP4_MATVEC_MAX_BATCH || (!class_a && x_stride < vt->cols) ||
-        y_stride < vt->rows || x_offset % (class_a ? 4 : elem) != 0 || y_offset % 4 != 0)
+    const uint64_t elem = p->class_a ? 1 : sgfp4_dtype_size(p->dtype);
+    if (p->x_stride == 0)
+        p->x_stride = vt->cols;
+    if (p->y_stride == 0)
+        p->y_stride = vt->rows;
+    if (p->batch < 1 || p->batch > SGFP4_MATVEC_MAX_BATCH ||
+        (!p->class_a && p->x_stride < vt->cols) || p->y_stride < vt->rows ||
+        p->x_offset % (p->class_a ? 4 : elem) != 0 || p->y_offset % 4 != 0)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "matrix-vector product: batch outside 1..%d, a stride below the "
                           "vector length, or a misaligned offset",
                           SGFP4_MATVEC_MAX_BATCH);
-    const int v1 = vt->profile == SGFP4_PROFILE_V1;
-    if (!v1 && vt->product_bytes == 0)
+    if (vt->profile != SGFP4_PROFILE_V1 && vt->product_bytes == 0)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: the products' layout of this %llux%llu tensor exceeds the "
                           "device's maxStorageBufferRange (%u bytes)",
                           (unsigned long long)vt->rows, (unsigned long long)vt->cols,
                           ctx->limits.maxStorageBufferRange);
-    split sp = {0};
-    if ((s = choose_split(ctx, vt, class_a, batch, &options, &sp, diag)) != SGFP4_OK)
-        return s;
+    return SGFP4_OK;
+}
 
-    /* The ranges bound, and where in them each array starts. */
-    const uint64_t vector_bytes = (vt->tiles_x * 68 + 63) & ~(uint64_t)63;
-    const uint64_t x_bytes =
-        class_a ? batch * vector_bytes : ((batch - 1) * x_stride + vt->cols) * elem;
-    const uint64_t y_floats = (batch - 1) * y_stride + vt->rows;
-    const uint64_t row_groups = vt->tiles_y * (64 / sp.rows);
-    const uint64_t counters = (row_groups + 15) & ~(uint64_t)15;
-    const uint64_t parts = sp.slices > 1 ? row_groups * sp.slices * batch * sp.rows : 0;
+/* Where a product's buffers are bound (infos[0..4]; the scratch, binding 5, comes with the
+ * op) and the push constants that say where each array starts in its binding. */
+typedef struct product_bindings {
     VkDescriptorBufferInfo infos[6];
+    matvec_params params;
+    uint64_t src_skip, row_groups, scratch_words;
+} product_bindings;
+
+static sgfp4_status bind_product(const sgfp4_vk_context *ctx, const product *p, const split *sp,
+                                 product_bindings *b, sgfp4_diag *diag)
+{
+    const sgfp4_vk_tensor *vt = p->vt;
+    const int v1 = vt->profile == SGFP4_PROFILE_V1;
+    const uint64_t elem = p->class_a ? 1 : sgfp4_dtype_size(p->dtype);
+    const uint64_t vector_bytes = (vt->tiles_x * 68 + 63) & ~(uint64_t)63;
+    const uint64_t x_bytes = p->class_a ? p->batch * vector_bytes
+                                        : ((p->batch - 1) * p->x_stride + vt->cols) * elem;
+    const uint64_t y_floats = (p->batch - 1) * p->y_stride + vt->rows;
+    b->row_groups = vt->tiles_y * (64 / sp->rows);
+    const uint64_t counters = (b->row_groups + 15) & ~(uint64_t)15;
+    const uint64_t parts = sp->slices > 1 ? b->row_groups * sp->slices * p->batch * sp->rows : 0;
+    b->scratch_words = counters + parts;
     /* v1 reads the container; v2 the products' layout (codes, maps and descriptions as
      * words and 16-byte vectors, the leaves' S and Bias as pairs). */
-    uint64_t src_skip, x_skip, y_skip, unused;
-    if (v1)
-        s = sgfp4_vk_range(ctx, vt->src, vt->src_offset, vt->container_bytes, &infos[0],
-                           &src_skip, diag);
-    else
-        s = sgfp4_vk_range(ctx, vt->product.buffer, 0, vt->product_bytes, &infos[0], &src_skip,
-                           diag);
-    infos[1] = infos[2] = infos[0];
+    uint64_t x_skip, y_skip;
+    sgfp4_status s = v1 ? sgfp4_vk_range(ctx, vt->src, vt->src_offset, vt->container_bytes,
+                                         &b->infos[0], &b->src_skip, diag)
+                        : sgfp4_vk_range(ctx, vt->product.buffer, 0, vt->product_bytes,
+                                         &b->infos[0], &b->src_skip, diag);
+    b->infos[1] = b->infos[2] = b->infos[0];
     if (s == SGFP4_OK)
-        s = sgfp4_vk_range(ctx, x, x_offset, x_bytes, &infos[3], &x_skip, diag);
+        s = sgfp4_vk_range(ctx, p->x, p->x_offset, x_bytes, &b->infos[3], &x_skip, diag);
     if (s == SGFP4_OK)
-        s = sgfp4_vk_range(ctx, y, y_offset, y_floats * 4, &infos[4], &y_skip, diag);
+        s = sgfp4_vk_range(ctx, p->y, p->y_offset, y_floats * 4, &b->infos[4], &y_skip, diag);
     if (s != SGFP4_OK)
         return s;
-    const uint64_t x_base = class_a ? x_skip / 4 : x_skip / elem;
-    const uint64_t x_step = class_a ? vector_bytes / 4 : x_stride;
-    if (x_base + (batch - 1) * x_step + (class_a ? vector_bytes / 4 : vt->cols) > UINT32_MAX ||
-        y_skip / 4 + y_floats > UINT32_MAX || counters + parts > UINT32_MAX / 4 ||
-        row_groups > ctx->limits.maxComputeWorkGroupCount[1] || vt->rows > UINT32_MAX ||
+    const uint64_t x_base = p->class_a ? x_skip / 4 : x_skip / elem;
+    const uint64_t x_step = p->class_a ? vector_bytes / 4 : p->x_stride;
+    const uint64_t x_len = p->class_a ? vector_bytes / 4 : vt->cols;
+    if (x_base + (p->batch - 1) * x_step + x_len > UINT32_MAX || y_skip / 4 + y_floats > UINT32_MAX ||
+        b->scratch_words > UINT32_MAX / 4 ||
+        b->row_groups > ctx->limits.maxComputeWorkGroupCount[1] || vt->rows > UINT32_MAX ||
         vt->cols > UINT32_MAX)
         return sgfp4_fail(diag, SGFP4_ERR_UNSUPPORTED, -1, -1, -1,
                           "Vulkan: a %llux%llu product of batch %u exceeds the shader's 32-bit "
                           "indices or the device's workgroup counts",
-                          (unsigned long long)vt->rows, (unsigned long long)vt->cols, batch);
+                          (unsigned long long)vt->rows, (unsigned long long)vt->cols, p->batch);
+    b->params = (matvec_params){(uint32_t)vt->tiles_x,
+                                (uint32_t)vt->rows,
+                                (uint32_t)vt->cols,
+                                (uint32_t)vt->blocks,
+                                (uint32_t)(b->src_skip / 4),
+                                (uint32_t)(v1 ? 0 : vt->product_at.maps),
+                                (uint32_t)(v1 ? 0 : vt->product_at.desc),
+                                (uint32_t)(v1 ? 0 : vt->product_at.sb / 2),
+                                (uint32_t)x_base,
+                                (uint32_t)x_step,
+                                (uint32_t)(y_skip / 4),
+                                (uint32_t)p->y_stride,
+                                sp->slices,
+                                sp->classes,
+                                sp->steps,
+                                (uint32_t)counters};
+    return SGFP4_OK;
+}
 
+/* The product's pipeline, by its specialization constants. */
+static sgfp4_status product_pipeline(sgfp4_vk_context *ctx, const product *p, const split *sp,
+                                     const product_bindings *b,
+                                     const sgfp4_vk_matvec_options *o, VkPipeline *out,
+                                     sgfp4_diag *diag)
+{
+    const int v1 = p->vt->profile == SGFP4_PROFILE_V1;
     const uint32_t key[K_COUNT] = {
         [K_PROFILE] = v1 ? 0 : 1,
-        [K_CLASS] = class_a ? 0 : 1,
-        [K_BATCH] = batch,
-        [K_X_F16] = !class_a && dtype == SGFP4_DTYPE_F16,
-        [K_LEVELS] = sp.levels,
-        [K_ROWS] = sp.rows,
-        [K_VEC] = !v1 || (src_skip / 4 + 2 * vt->blocks) % 4 == 0,
-        [K_GROUP] = sp.rows * sp.subs,
-        [K_S_LEVELS] = sp.s_levels,
-        [K_PREFETCH] = !(options.flags & SGFP4_VK_MATVEC_NO_PREFETCH),
-        [K_ACT_ALL] = sp.act_all,
-        [K_LEAVES_AHEAD] = leaves_ahead(v1, class_a, options.flags),
-        [K_FAST] = (uint32_t)options.fast};
+        [K_CLASS] = p->class_a ? 0 : 1,
+        [K_BATCH] = p->batch,
+        [K_X_F16] = !p->class_a && p->dtype == SGFP4_DTYPE_F16,
+        [K_LEVELS] = sp->levels,
+        [K_ROWS] = sp->rows,
+        [K_VEC] = !v1 || (b->src_skip / 4 + 2 * p->vt->blocks) % 4 == 0,
+        [K_GROUP] = sp->rows * sp->subs,
+        [K_S_LEVELS] = sp->s_levels,
+        [K_PREFETCH] = !(o->flags & SGFP4_VK_MATVEC_NO_PREFETCH),
+        [K_ACT_ALL] = sp->act_all,
+        [K_LEAVES_AHEAD] = leaves_ahead(v1, p->class_a, o->flags),
+        [K_FAST] = (uint32_t)o->fast};
+    return sgfp4_vk_kernel_pipeline(ctx, SGFP4_VK_MATVEC, key, K_COUNT, out, diag);
+}
+
+/* Prepares a product op: checks, splits, binds, and zeroes the op's scratch. */
+static sgfp4_status product_create(sgfp4_vk_context *ctx, product *p,
+                                   const sgfp4_vk_matvec_options *given, sgfp4_vk_op **out,
+                                   sgfp4_diag *diag)
+{
+    if (out)
+        *out = NULL;
+    if (!ctx || !p->vt || !out || p->x == VK_NULL_HANDLE || p->y == VK_NULL_HANDLE)
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "matrix-vector product: NULL argument");
+    sgfp4_vk_matvec_options options;
+    sgfp4_status s = read_options(given, &options, diag);
+    if (s == SGFP4_OK)
+        s = check_product(ctx, p, diag);
+    split sp = {0};
+    if (s == SGFP4_OK)
+        s = choose_split(ctx, p->vt, p->class_a, p->batch, &options, &sp, diag);
+    product_bindings b;
+    if (s == SGFP4_OK)
+        s = bind_product(ctx, p, &sp, &b, diag);
     VkPipeline pipeline = VK_NULL_HANDLE;
-    if ((s = matvec_pipeline(ctx, key, &pipeline, diag)) != SGFP4_OK)
-        return s;
-    sgfp4_vk_op *op;
-    if ((s = sgfp4_vk_op_begin(ctx, SGFP4_VK_OP_PRODUCT, 6, &op, diag)) != SGFP4_OK)
-        return s;
-    s = sgfp4_vk_buffer_init(ctx, 4 * (counters + parts), 0, &op->scratch, diag);
+    if (s == SGFP4_OK)
+        s = product_pipeline(ctx, p, &sp, &b, &options, &pipeline, diag);
+    sgfp4_vk_op *op = NULL;
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_op_begin(ctx, SGFP4_VK_OP_PRODUCT, 6, &op, diag);
+    if (s == SGFP4_OK)
+        s = sgfp4_vk_buffer_init(ctx, 4 * b.scratch_words, 0, &op->scratch, diag);
     if (s == SGFP4_OK)
         s = zero_scratch(ctx, &op->scratch, diag);
+    uint64_t unused;
     if (s == SGFP4_OK)
-        s = sgfp4_vk_range(ctx, op->scratch.buffer, 0, 4 * (counters + parts), &infos[5], &unused,
-                           diag);
+        s = sgfp4_vk_range(ctx, op->scratch.buffer, 0, 4 * b.scratch_words, &b.infos[5],
+                           &unused, diag);
+    const sgfp4_vk_kernel *k = &ctx->kernels[SGFP4_VK_MATVEC];
     if (s == SGFP4_OK)
-        s = sgfp4_vk_bind_buffers(ctx, op->pool, ctx->matvec_set_layout, infos, 6, 0,
+        s = sgfp4_vk_bind_buffers(ctx, op->pool, k->set_layout, b.infos, 6, 0,
                                   &op->dispatch.set, diag);
     if (s != SGFP4_OK) {
         sgfp4_vk_op_free(op);
         return s;
     }
-    const matvec_params p = {(uint32_t)vt->tiles_x,
-                             (uint32_t)vt->rows,
-                             (uint32_t)vt->cols,
-                             (uint32_t)vt->blocks,
-                             (uint32_t)(src_skip / 4),
-                             (uint32_t)(v1 ? 0 : vt->product_at.maps),
-                             (uint32_t)(v1 ? 0 : vt->product_at.desc),
-                             (uint32_t)(v1 ? 0 : vt->product_at.sb / 2),
-                             (uint32_t)x_base,
-                             (uint32_t)x_step,
-                             (uint32_t)(y_skip / 4),
-                             (uint32_t)y_stride,
-                             sp.slices,
-                             sp.classes,
-                             sp.steps,
-                             (uint32_t)counters};
     op->dispatch.pipeline = pipeline;
-    op->dispatch.layout = ctx->matvec_pipeline_layout;
-    memcpy(op->dispatch.push, &p, sizeof p);
-    op->dispatch.push_bytes = sizeof p;
+    op->dispatch.layout = k->pipeline_layout;
+    memcpy(op->dispatch.push, &b.params, sizeof b.params);
+    op->dispatch.push_bytes = sizeof b.params;
     op->dispatch.groups_x = sp.slices;
-    op->dispatch.groups_y = (uint32_t)row_groups;
+    op->dispatch.groups_y = (uint32_t)b.row_groups;
     *out = op;
     return SGFP4_OK;
 }
@@ -364,19 +356,19 @@ sgfp4_status sgfp4_vk_matvec_q8_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
                                        const sgfp4_vk_matvec_options *options, sgfp4_vk_op **out,
                                        sgfp4_diag *diag)
 {
-    return sgfp4_vk_matvec_op_create(ctx, tensor, 1, q8, q8_offset, SGFP4_DTYPE_F32, 0, batch, y,
-                                     y_offset, y_stride, options, out, diag);
+    product p = {tensor, 1, q8, q8_offset, SGFP4_DTYPE_F32, batch, 0, y, y_offset, y_stride};
+    return product_create(ctx, &p, options, out, diag);
 }
 
 sgfp4_status sgfp4_vk_matvec_float_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                           VkBuffer x, VkDeviceSize x_offset, sgfp4_dtype dtype,
-                                          uint64_t x_stride, unsigned batch, VkBuffer y,
+                                          unsigned batch, uint64_t x_stride, VkBuffer y,
                                           VkDeviceSize y_offset, uint64_t y_stride,
                                           const sgfp4_vk_matvec_options *options,
                                           sgfp4_vk_op **out, sgfp4_diag *diag)
 {
-    return sgfp4_vk_matvec_op_create(ctx, tensor, 0, x, x_offset, dtype, x_stride, batch, y,
-                                     y_offset, y_stride, options, out, diag);
+    product p = {tensor, 0, x, x_offset, dtype, batch, x_stride, y, y_offset, y_stride};
+    return product_create(ctx, &p, options, out, diag);
 }
 
 sgfp4_status sgfp4_vk_matvec_q8(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
@@ -395,13 +387,13 @@ sgfp4_status sgfp4_vk_matvec_q8(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *te
 
 sgfp4_status sgfp4_vk_matvec_float(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                    VkBuffer x, VkDeviceSize x_offset, sgfp4_dtype dtype,
-                                   uint64_t x_stride, unsigned batch, VkBuffer y,
+                                   unsigned batch, uint64_t x_stride, VkBuffer y,
                                    VkDeviceSize y_offset, uint64_t y_stride,
                                    const sgfp4_vk_matvec_options *options, sgfp4_diag *diag)
 {
     sgfp4_vk_op *op;
-    sgfp4_status s = sgfp4_vk_matvec_float_create(ctx, tensor, x, x_offset, dtype, x_stride,
-                                                  batch, y, y_offset, y_stride, options, &op,
+    sgfp4_status s = sgfp4_vk_matvec_float_create(ctx, tensor, x, x_offset, dtype, batch,
+                                                  x_stride, y, y_offset, y_stride, options, &op,
                                                   diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_op_run(op, diag);

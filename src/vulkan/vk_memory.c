@@ -103,6 +103,11 @@ sgfp4_status sgfp4_vk_buffer_create(sgfp4_vk_context *ctx, uint64_t size, sgfp4_
     return SGFP4_OK;
 }
 
+uint64_t sgfp4_vk_buffer_size(const sgfp4_vk_buffer *buffer)
+{
+    return buffer ? buffer->size : 0;
+}
+
 VkBuffer sgfp4_vk_buffer_handle(const sgfp4_vk_buffer *buffer)
 {
     return buffer ? buffer->buffer : VK_NULL_HANDLE;

@@ -1,6 +1,6 @@
-/* Prepared operations (the quantizer and the matrix-vector products): one dispatch with its
- * own descriptor set, recorded into the caller's command buffer or run synchronously on the
- * context's queue; and the helpers their preparation shares.
+/* Prepared operations (the quantizer, the decode and the matrix-vector products): one
+ * dispatch with its own descriptor set, recorded into the caller's command buffer or run
+ * synchronously on the context's queue; and the helpers their preparation shares.
  * SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
@@ -14,84 +14,6 @@ sgfp4_status sgfp4_vk_matvec_options_init_sized(sgfp4_vk_matvec_options *options
     sgfp4_vk_matvec_options defaults;
     memset(&defaults, 0, sizeof defaults);
     return SGFP4_OPTIONS_INIT(sgfp4_vk_matvec_options, options, size, &defaults);
-}
-
-sgfp4_status sgfp4_vk_module(sgfp4_vk_context *ctx, const uint32_t *words, size_t bytes,
-                             VkShaderModule *out, sgfp4_diag *diag)
-{
-    const VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                           .codeSize = bytes,
-                                           .pCode = words};
-    const VkResult r = vkCreateShaderModule(ctx->device, &smci, NULL, out);
-    if (r != VK_SUCCESS) {
-        *out = VK_NULL_HANDLE;
-        return sgfp4_vk_fail(diag, r, "vkCreateShaderModule");
-    }
-    return SGFP4_OK;
-}
-
-sgfp4_status sgfp4_vk_op_layouts(VkDevice device, uint32_t buffers, uint32_t push_bytes,
-                                 VkDescriptorSetLayout *set_layout,
-                                 VkPipelineLayout *pipeline_layout, sgfp4_diag *diag)
-{
-    VkDescriptorSetLayoutBinding bindings[SGFP4_VK_MAX_BINDINGS];
-    for (uint32_t i = 0; i < buffers; i++)
-        bindings[i] = (VkDescriptorSetLayoutBinding){
-            .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = 1,
-            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    const VkDescriptorSetLayoutCreateInfo dsl = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = buffers,
-        .pBindings = bindings};
-    VkResult r = vkCreateDescriptorSetLayout(device, &dsl, NULL, set_layout);
-    if (r != VK_SUCCESS) {
-        *set_layout = VK_NULL_HANDLE;
-        return sgfp4_vk_fail(diag, r, "vkCreateDescriptorSetLayout");
-    }
-    const VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-                                       .size = push_bytes};
-    const VkPipelineLayoutCreateInfo plci = {
-        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-        .setLayoutCount = 1,
-        .pSetLayouts = set_layout,
-        .pushConstantRangeCount = 1,
-        .pPushConstantRanges = &range};
-    if ((r = vkCreatePipelineLayout(device, &plci, NULL, pipeline_layout)) != VK_SUCCESS) {
-        *pipeline_layout = VK_NULL_HANDLE;
-        return sgfp4_vk_fail(diag, r, "vkCreatePipelineLayout");
-    }
-    return SGFP4_OK;
-}
-
-sgfp4_status sgfp4_vk_compute_pipeline(sgfp4_vk_context *ctx, VkShaderModule module,
-                                       VkPipelineLayout layout, const uint32_t *values,
-                                       uint32_t count, VkPipeline *out, sgfp4_diag *diag)
-{
-    VkSpecializationMapEntry entries[16];
-    if (count > 16)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "too many constants");
-    for (uint32_t i = 0; i < count; i++)
-        entries[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
-    const VkSpecializationInfo spec = {.mapEntryCount = count,
-                                       .pMapEntries = entries,
-                                       .dataSize = 4 * (size_t)count,
-                                       .pData = values};
-    const VkComputePipelineCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = module,
-                  .pName = "main",
-                  .pSpecializationInfo = &spec},
-        .layout = layout};
-    const VkResult r = vkCreateComputePipelines(ctx->device, VK_NULL_HANDLE, 1, &ci, NULL, out);
-    if (r != VK_SUCCESS) {
-        *out = VK_NULL_HANDLE;
-        return sgfp4_vk_fail(diag, r, "vkCreateComputePipelines");
-    }
-    return SGFP4_OK;
 }
 
 sgfp4_status sgfp4_vk_range(const sgfp4_vk_context *ctx, VkBuffer buffer, VkDeviceSize offset,
@@ -148,8 +70,8 @@ sgfp4_status sgfp4_vk_op_run(sgfp4_vk_op *op, sgfp4_diag *diag)
 {
     if (!op)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "sgfp4_vk_op_run: NULL op");
-    const sgfp4_status s = sgfp4_vk_run_dispatch(op->ctx, &op->dispatch, SGFP4_VK_LAST_MATVEC,
-                                                 diag);
+    const int last = op->kind == SGFP4_VK_OP_DECODE ? SGFP4_VK_LAST_DECODE : SGFP4_VK_LAST_MATVEC;
+    const sgfp4_status s = sgfp4_vk_run_dispatch(op->ctx, &op->dispatch, last, diag);
     return s == SGFP4_OK ? sgfp4_vk_op_status(op, diag) : s;
 }
 

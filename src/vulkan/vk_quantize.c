@@ -11,39 +11,6 @@ typedef struct quantize_params {
     uint32_t cols, tiles_x, x_base, x_stride, q_base, q_stride;
 } quantize_params;
 
-void sgfp4_vk_quantize_release(sgfp4_vk_context *ctx)
-{
-    for (unsigned i = 0; i < 2; i++)
-        if (ctx->quantize_pipelines[i])
-            vkDestroyPipeline(ctx->device, ctx->quantize_pipelines[i], NULL);
-    if (ctx->quantize_pipeline_layout)
-        vkDestroyPipelineLayout(ctx->device, ctx->quantize_pipeline_layout, NULL);
-    if (ctx->quantize_set_layout)
-        vkDestroyDescriptorSetLayout(ctx->device, ctx->quantize_set_layout, NULL);
-    if (ctx->quantize_module)
-        vkDestroyShaderModule(ctx->device, ctx->quantize_module, NULL);
-}
-
-static sgfp4_status quantize_pipeline(sgfp4_vk_context *ctx, int f16, VkPipeline *out,
-                                      sgfp4_diag *diag)
-{
-    sgfp4_status s = SGFP4_OK;
-    if (!ctx->quantize_module)
-        s = sgfp4_vk_module(ctx, sgfp4_vk_spv_quantize, sgfp4_vk_spv_quantize_size,
-                            &ctx->quantize_module, diag);
-    if (s == SGFP4_OK && !ctx->quantize_pipeline_layout)
-        s = sgfp4_vk_op_layouts(ctx->device, 3, sizeof(quantize_params),
-                                &ctx->quantize_set_layout, &ctx->quantize_pipeline_layout, diag);
-    VkPipeline *slot = &ctx->quantize_pipelines[f16 ? 1 : 0];
-    if (s == SGFP4_OK && !*slot) {
-        const uint32_t value = f16 ? 1u : 0u;
-        s = sgfp4_vk_compute_pipeline(ctx, ctx->quantize_module, ctx->quantize_pipeline_layout,
-                                      &value, 1, slot, diag);
-    }
-    *out = *slot;
-    return s;
-}
-
 sgfp4_status sgfp4_vk_quantize_create(sgfp4_vk_context *ctx, VkBuffer x, VkDeviceSize x_offset,
                                       sgfp4_dtype dtype, uint64_t cols, unsigned batch,
                                       uint64_t x_stride, VkBuffer q8, VkDeviceSize q8_offset,
@@ -85,7 +52,9 @@ sgfp4_status sgfp4_vk_quantize_create(sgfp4_vk_context *ctx, VkBuffer x, VkDevic
     if (s != SGFP4_OK)
         return s;
     VkPipeline pipeline;
-    if ((s = quantize_pipeline(ctx, dtype == SGFP4_DTYPE_F16, &pipeline, diag)) != SGFP4_OK)
+    const uint32_t f16 = dtype == SGFP4_DTYPE_F16;
+    if ((s = sgfp4_vk_kernel_pipeline(ctx, SGFP4_VK_QUANTIZE, &f16, 1, &pipeline, diag)) !=
+        SGFP4_OK)
         return s;
     sgfp4_vk_op *op;
     if ((s = sgfp4_vk_op_begin(ctx, SGFP4_VK_OP_QUANTIZE, 3, &op, diag)) != SGFP4_OK)
@@ -97,7 +66,8 @@ sgfp4_status sgfp4_vk_quantize_create(sgfp4_vk_context *ctx, VkBuffer x, VkDevic
         s = sgfp4_vk_range(ctx, op->scratch.buffer, 0, 16, &infos[2], &unused, diag);
     }
     if (s == SGFP4_OK)
-        s = sgfp4_vk_bind_buffers(ctx, op->pool, ctx->quantize_set_layout, infos, 3, 0,
+        s = sgfp4_vk_bind_buffers(ctx, op->pool, ctx->kernels[SGFP4_VK_QUANTIZE].set_layout,
+                                  infos, 3, 0,
                                   &op->dispatch.set, diag);
     if (s != SGFP4_OK) {
         sgfp4_vk_op_free(op);
@@ -110,7 +80,7 @@ sgfp4_status sgfp4_vk_quantize_create(sgfp4_vk_context *ctx, VkBuffer x, VkDevic
                                (uint32_t)(q_skip / 4),
                                (uint32_t)(vector_bytes / 4)};
     op->dispatch.pipeline = pipeline;
-    op->dispatch.layout = ctx->quantize_pipeline_layout;
+    op->dispatch.layout = ctx->kernels[SGFP4_VK_QUANTIZE].pipeline_layout;
     memcpy(op->dispatch.push, &p, sizeof p);
     op->dispatch.push_bytes = sizeof p;
     op->dispatch.groups_x = (uint32_t)tiles_x;

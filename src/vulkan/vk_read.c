@@ -18,32 +18,6 @@ typedef struct read_params {
  * benchmarks read (at most tens of MB) is one chunk a workgroup, all of them launched. */
 #define READ_MAX_GROUPS 4096u
 
-void sgfp4_vk_read_release(sgfp4_vk_context *ctx)
-{
-    if (ctx->read_pipeline)
-        vkDestroyPipeline(ctx->device, ctx->read_pipeline, NULL);
-    if (ctx->read_pipeline_layout)
-        vkDestroyPipelineLayout(ctx->device, ctx->read_pipeline_layout, NULL);
-    if (ctx->read_set_layout)
-        vkDestroyDescriptorSetLayout(ctx->device, ctx->read_set_layout, NULL);
-    if (ctx->read_module)
-        vkDestroyShaderModule(ctx->device, ctx->read_module, NULL);
-}
-
-static sgfp4_status read_init(sgfp4_vk_context *ctx, sgfp4_diag *diag)
-{
-    sgfp4_status s = SGFP4_OK;
-    if (!ctx->read_module)
-        s = sgfp4_vk_module(ctx, sgfp4_vk_spv_read, sgfp4_vk_spv_read_size, &ctx->read_module,
-                            diag);
-    if (s == SGFP4_OK && !ctx->read_pipeline_layout)
-        s = sgfp4_vk_op_layouts(ctx->device, 3, sizeof(read_params), &ctx->read_set_layout,
-                                &ctx->read_pipeline_layout, diag);
-    if (s == SGFP4_OK && !ctx->read_pipeline)
-        s = sgfp4_vk_compute_pipeline(ctx, ctx->read_module, ctx->read_pipeline_layout, NULL, 0,
-                                      &ctx->read_pipeline, diag);
-    return s;
-}
 
 sgfp4_status sgfp4_vk_prepare_read(sgfp4_vk_context *ctx, VkBuffer src,
                                    VkDeviceSize src_offset, uint64_t bytes, VkBuffer sink,
@@ -63,10 +37,12 @@ sgfp4_status sgfp4_vk_prepare_read(sgfp4_vk_context *ctx, VkBuffer src,
     sgfp4_status s = sgfp4_vk_range(ctx, src, src_offset, bytes, &infos[0], &skip, diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_range(ctx, sink, 0, 16, &infos[2], &unused, diag);
+    VkPipeline pipeline;
     if (s == SGFP4_OK)
-        s = read_init(ctx, diag);
+        s = sgfp4_vk_kernel_pipeline(ctx, SGFP4_VK_READ, NULL, 0, &pipeline, diag);
     if (s != SGFP4_OK)
         return s;
+    const sgfp4_vk_kernel *k = &ctx->kernels[SGFP4_VK_READ];
     infos[1] = infos[0];
     const uint64_t words = (bytes + 3) / 4;
     const uint64_t count = words / 4;
@@ -76,11 +52,11 @@ sgfp4_status sgfp4_vk_prepare_read(sgfp4_vk_context *ctx, VkBuffer src,
         groups = ctx->limits.maxComputeWorkGroupCount[0];
     if (groups == 0) /* the tail alone */
         groups = 1;
-    *d = (sgfp4_vk_dispatch){.pipeline = ctx->read_pipeline,
-                             .layout = ctx->read_pipeline_layout,
+    *d = (sgfp4_vk_dispatch){.pipeline = pipeline,
+                             .layout = k->pipeline_layout,
                              .groups_x = (uint32_t)groups,
                              .groups_y = 1};
-    s = sgfp4_vk_bind_buffers(ctx, pool, ctx->read_set_layout, infos, 3, 0, &d->set, diag);
+    s = sgfp4_vk_bind_buffers(ctx, pool, k->set_layout, infos, 3, 0, &d->set, diag);
     const read_params params = {(uint32_t)count, (uint32_t)(skip / 16), (uint32_t)groups,
                                 (uint32_t)(words % 4), SGFP4_VK_READ_UNEXPECTED};
     memcpy(d->push, &params, sizeof params);

@@ -100,6 +100,12 @@ sgfp4_status sgfp4_vk_buffer_create(sgfp4_vk_context *ctx, uint64_t size, sgfp4_
     return unavailable(diag);
 }
 
+uint64_t sgfp4_vk_buffer_size(const sgfp4_vk_buffer *buffer)
+{
+    (void)buffer;
+    return 0;
+}
+
 VkBuffer sgfp4_vk_buffer_handle(const sgfp4_vk_buffer *buffer)
 {
     (void)buffer;
@@ -142,16 +148,33 @@ void sgfp4_vk_tensor_free(sgfp4_vk_context *ctx, sgfp4_vk_tensor *tensor)
     (void)tensor;
 }
 
+sgfp4_status sgfp4_vk_decode_options_init_sized(sgfp4_vk_decode_options *options, size_t size)
+{
+    sgfp4_vk_decode_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    return SGFP4_OPTIONS_INIT(sgfp4_vk_decode_options, options, size, &defaults);
+}
+
+sgfp4_status sgfp4_vk_decode_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
+                                    sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
+                                    uint64_t row_stride, uint64_t dst_capacity,
+                                    const sgfp4_vk_decode_options *options, sgfp4_vk_op **out,
+                                    sgfp4_diag *diag)
+{
+    (void)ctx, (void)tensor, (void)dtype, (void)dst, (void)dst_offset, (void)row_stride;
+    (void)dst_capacity, (void)options;
+    if (out)
+        *out = NULL;
+    return unavailable(diag);
+}
+
 sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                        sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
-                                       uint64_t row_stride, sgfp4_diag *diag)
+                                       uint64_t row_stride, uint64_t dst_capacity,
+                                       const sgfp4_vk_decode_options *options, sgfp4_diag *diag)
 {
-    (void)ctx;
-    (void)tensor;
-    (void)dtype;
-    (void)dst;
-    (void)dst_offset;
-    (void)row_stride;
+    (void)ctx, (void)tensor, (void)dtype, (void)dst, (void)dst_offset, (void)row_stride;
+    (void)dst_capacity, (void)options;
     return unavailable(diag);
 }
 
@@ -311,7 +334,7 @@ sgfp4_status sgfp4_vk_matvec_q8_create(sgfp4_vk_context *ctx, const sgfp4_vk_ten
 
 sgfp4_status sgfp4_vk_matvec_float_create(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                           VkBuffer x, VkDeviceSize x_offset, sgfp4_dtype dtype,
-                                          uint64_t x_stride, unsigned batch, VkBuffer y,
+                                          unsigned batch, uint64_t x_stride, VkBuffer y,
                                           VkDeviceSize y_offset, uint64_t y_stride,
                                           const sgfp4_vk_matvec_options *options,
                                           sgfp4_vk_op **out, sgfp4_diag *diag)
@@ -370,7 +393,7 @@ sgfp4_status sgfp4_vk_matvec_q8(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *te
 
 sgfp4_status sgfp4_vk_matvec_float(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
                                    VkBuffer x, VkDeviceSize x_offset, sgfp4_dtype dtype,
-                                   uint64_t x_stride, unsigned batch, VkBuffer y,
+                                   unsigned batch, uint64_t x_stride, VkBuffer y,
                                    VkDeviceSize y_offset, uint64_t y_stride,
                                    const sgfp4_vk_matvec_options *options, sgfp4_diag *diag)
 {

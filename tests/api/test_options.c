@@ -249,6 +249,7 @@ INIT_SIZED(sgfp4_output_options)
 INIT_SIZED(sgfp4_vk_context_options)
 INIT_SIZED(sgfp4_matvec_options)
 INIT_SIZED(sgfp4_vk_matvec_options)
+INIT_SIZED(sgfp4_vk_decode_options)
 INIT_SIZED(sgfp4_hessian_options)
 
 #define KIND(type, ...) {#type, init_##type, sizeof(type), __VA_ARGS__, SGFP4_LAYOUT_COUNT(type)}
@@ -270,6 +271,7 @@ static const options_kind kinds[] = {
     KIND(sgfp4_matvec_options,
          {sizeof(matvec_options_before_pool), sizeof(matvec_options_before_fast)}),
     KIND(sgfp4_vk_matvec_options, {sizeof(vk_matvec_options_before_fast)}),
+    KIND(sgfp4_vk_decode_options, {0}),
     KIND(sgfp4_hessian_options, {0}),
 };
 

@@ -229,7 +229,7 @@ static void run_fast(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *vt, int class
                                sgfp4_vk_buffer_handle(yb), 0, 0, &o, &diag);
     } else {
         s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb),
-                                  first * cols * sgfp4_dtype_size(dtype), dtype, 0, batch,
+                                  first * cols * sgfp4_dtype_size(dtype), dtype, batch, 0,
                                   sgfp4_vk_buffer_handle(yb), 0, 0, &o, &diag);
     }
     if (s != SGFP4_OK)
@@ -566,7 +566,7 @@ static void test_opt_in(void **state)
     o.fast = 2;
     sgfp4_diag diag;
     assert_int_equal(sgfp4_vk_matvec_float(contexts[0], vt, sgfp4_vk_buffer_handle(b), 0,
-                                           SGFP4_DTYPE_F32, 0, 1, sgfp4_vk_buffer_handle(b),
+                                           SGFP4_DTYPE_F32, 1, 0, sgfp4_vk_buffer_handle(b),
                                            4 * cols, 0, &o, &diag),
                      SGFP4_ERR_ARGUMENT);
     assert_non_null(strstr(diag.message, "fast"));

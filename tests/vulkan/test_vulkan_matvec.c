@@ -252,8 +252,8 @@ static float *check_product(const product_case *c, const sgfp4_tensor *t,
         s = sgfp4_vk_matvec_q8(ctx, vt, sgfp4_vk_buffer_handle(qb), q_off, batch,
                                sgfp4_vk_buffer_handle(yb), y_off, y_stride, &o, &diag);
     } else {
-        s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), x_off, c->dtype, x_stride,
-                                  batch, sgfp4_vk_buffer_handle(yb), y_off, y_stride, &o, &diag);
+        s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), x_off, c->dtype, batch,
+                                  x_stride, sgfp4_vk_buffer_handle(yb), y_off, y_stride, &o, &diag);
     }
     if (s != SGFP4_OK)
         fail_msg("%s [%s]: product: %s", c->what, context_names[c->ctx], diag.message);
@@ -583,7 +583,7 @@ static void test_golden(void **state)
                 s = sgfp4_vk_matvec_q8(ctx, vt, sgfp4_vk_buffer_handle(qb), 0, batch,
                                        sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
             } else {
-                s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), 0, dtype, 0, batch,
+                s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), 0, dtype, batch, 0,
                                           sgfp4_vk_buffer_handle(yb), 0, 0, NULL, &diag);
             }
             if (s != SGFP4_OK)
@@ -869,8 +869,8 @@ static void test_recorded(void **state)
                                                    sizeof(float) * i * batch * Y_ROWS, Y_ROWS,
                                                    NULL, &prod[i], &diag),
                          SGFP4_OK);
-    assert_int_equal(sgfp4_vk_matvec_float_create(ctx, vt[2], xb.buffer, 0, SGFP4_DTYPE_F32, 0,
-                                                  batch, yb.buffer,
+    assert_int_equal(sgfp4_vk_matvec_float_create(ctx, vt[2], xb.buffer, 0, SGFP4_DTYPE_F32,
+                                                  batch, 0, yb.buffer,
                                                   sizeof(float) * 3 * batch * Y_ROWS, Y_ROWS,
                                                   NULL, &prod[3], &diag),
                      SGFP4_OK);
@@ -1151,13 +1151,13 @@ static void test_bad_arguments(void **state)
                      SGFP4_ERR_ARGUMENT); /* y offset */
     assert_int_equal(sgfp4_vk_matvec_q8(ctx, vt, buf, 0, 2, buf, 0, rows - 1, NULL, &diag),
                      SGFP4_ERR_ARGUMENT); /* y stride below rows */
-    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_F32, cols - 1, 2, buf, 0,
+    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 2, cols - 1, buf, 0,
                                            0, NULL, &diag),
                      SGFP4_ERR_ARGUMENT); /* x stride below cols */
-    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_BF16, 0, 1, buf, 0, 0,
+    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_BF16, 1, 0, buf, 0, 0,
                                            NULL, &diag),
                      SGFP4_ERR_UNSUPPORTED);
-    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 2, SGFP4_DTYPE_F32, 0, 1, buf, 0, 0,
+    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 2, SGFP4_DTYPE_F32, 1, 0, buf, 0, 0,
                                            NULL, &diag),
                      SGFP4_ERR_ARGUMENT); /* an f32 x at a 2-byte offset */
     sgfp4_vk_matvec_options o;
@@ -1188,12 +1188,12 @@ static void test_bad_arguments(void **state)
     for (uint64_t i = 0; i < cols; i++)
         x[i] = (float)((int)below(2001) - 1000) / 256.0f;
     assert_int_equal(sgfp4_vk_buffer_write(ctx, buf, 0, x, sizeof x, &diag), SGFP4_OK);
-    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 0, 1, buf, 1024, 0,
+    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 1, 0, buf, 1024, 0,
                                            NULL, &diag),
                      SGFP4_OK);
     sgfp4_vk_op *ops[2] = {NULL, NULL};
     for (int i = 0; i < 2; i++)
-        assert_int_equal(sgfp4_vk_matvec_float_create(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 0, 1, buf,
+        assert_int_equal(sgfp4_vk_matvec_float_create(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 1, 0, buf,
                                                       2048 + 1024 * (uint64_t)i, 0, NULL, &ops[i],
                                                       &diag),
                          SGFP4_OK);

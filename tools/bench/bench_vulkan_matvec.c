@@ -626,7 +626,7 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                                                             &diag)
                                 : sgfp4_vk_matvec_float_create(
                                       j->ctx, vt[c], sgfp4_vk_buffer_handle(xb), 0,
-                                      SGFP4_DTYPE_F32, 0, batch, sgfp4_vk_buffer_handle(yb),
+                                      SGFP4_DTYPE_F32, batch, 0, sgfp4_vk_buffer_handle(yb),
                                       c * j->y_step, 0, &o, &j->ops[c], &diag);
                 if (s == SGFP4_ERR_ARGUMENT) { /* a split this shape does not allow */
                     for (unsigned c = 0; c < copies; c++)

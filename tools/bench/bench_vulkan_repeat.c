@@ -73,7 +73,7 @@ static bool sync_step(void *arg)
     sgfp4_vk_timing t;
     const sgfp4_status s = sgfp4_vk_decode_to_buffer(j->c->ctx, j->c->vt, j->c->dtype,
                                                      sgfp4_vk_buffer_handle(j->c->out), 0, 0,
-                                                     NULL);
+                                                     sgfp4_vk_buffer_size(j->c->out), NULL, NULL);
     sgfp4_vk_context_last_timing(j->c->ctx, &t);
     j->seconds = t.gpu_seconds;
     return s == SGFP4_OK;
@@ -163,12 +163,6 @@ static int next_arm(const int *wanted, int *done)
     return best;
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int bench_vulkan_repeat(const cli_args *a)
 {
     static const int not_here[] = {KEY_SHAPE,  KEY_PROFILE, KEY_BPW,      KEY_CODES,
@@ -251,10 +245,9 @@ int bench_vulkan_repeat(const cli_args *a)
         for (int k = 0; k < total && m; k++)
             if (results[k].arm == arm)
                 m[n++] = results[k].decode.median;
-        if (n) {
-            qsort(m, (size_t)n, sizeof *m, compare_double);
-            reference[arm] = m[n / 2];
-        }
+        bv_stats of_arm;
+        bv_stats_of(m, n, &of_arm); /* n 0: all zero */
+        reference[arm] = of_arm.median;
         free(m);
     }
     json_t *cases = json_array(), *summary = json_object();

@@ -22,144 +22,6 @@
 
 #if SGFP4_HAVE_VULKAN
 
-static int compare_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Best and median of n samples (sorts them). */
-static void summarize(double *v, int n, double *best, double *median)
-{
-    qsort(v, (size_t)n, sizeof *v, compare_double);
-    *best = v[0];
-    *median = v[n / 2];
-}
-
-/* Times vkCmdCopyBuffer of `bytes` between two device buffers: best and median seconds. */
-static bool time_transfer_copy(sgfp4_vk_context *ctx, uint64_t bytes, int repeat, double *best,
-                      double *median)
-{
-    sgfp4_vk_handles h;
-    sgfp4_vk_context_get_handles(ctx, &h);
-    VkPhysicalDeviceProperties p;
-    vkGetPhysicalDeviceProperties(h.physical_device, &p);
-    sgfp4_vk_buffer *a = NULL, *b = NULL;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    VkQueryPool queries = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
-    bool ok = false;
-    double samples[64];
-    if (sgfp4_vk_buffer_create(ctx, bytes, &a, NULL) != SGFP4_OK ||
-        sgfp4_vk_buffer_create(ctx, bytes, &b, NULL) != SGFP4_OK)
-        goto done;
-    const VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                         .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                         .queueFamilyIndex = h.queue_family};
-    const VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                       .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                       .queryCount = 2};
-    const VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    if (vkCreateCommandPool(h.device, &pci, NULL, &pool) != VK_SUCCESS ||
-        vkCreateQueryPool(h.device, &qci, NULL, &queries) != VK_SUCCESS ||
-        vkCreateFence(h.device, &fci, NULL, &fence) != VK_SUCCESS)
-        goto done;
-    VkCommandBuffer cmd;
-    const VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                             .commandPool = pool,
-                                             .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                             .commandBufferCount = 1};
-    if (vkAllocateCommandBuffers(h.device, &cai, &cmd) != VK_SUCCESS)
-        goto done;
-    if (repeat > 62)
-        repeat = 62;
-    for (int i = 0; i < repeat + 2; i++) { /* two warm-up runs */
-        const VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        vkResetCommandBuffer(cmd, 0);
-        vkBeginCommandBuffer(cmd, &bi);
-        vkCmdResetQueryPool(cmd, queries, 0, 2);
-        vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0);
-        const VkBufferCopy c = {0, 0, bytes};
-        vkCmdCopyBuffer(cmd, sgfp4_vk_buffer_handle(a), sgfp4_vk_buffer_handle(b), 1, &c);
-        vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
-        vkEndCommandBuffer(cmd);
-        const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                                 .commandBufferCount = 1,
-                                 .pCommandBuffers = &cmd};
-        vkResetFences(h.device, 1, &fence);
-        if (vkQueueSubmit(h.queue, 1, &si, fence) != VK_SUCCESS ||
-            vkWaitForFences(h.device, 1, &fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS)
-            goto done;
-        uint64_t t[2];
-        if (vkGetQueryPoolResults(h.device, queries, 0, 2, sizeof t, t, sizeof t[0],
-                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
-            goto done;
-        if (i >= 2)
-            samples[i - 2] = (double)(t[1] - t[0]) * p.limits.timestampPeriod * 1e-9;
-    }
-    summarize(samples, repeat, best, median);
-    ok = true;
-done:
-    if (fence)
-        vkDestroyFence(h.device, fence, NULL);
-    if (queries)
-        vkDestroyQueryPool(h.device, queries, NULL);
-    if (pool)
-        vkDestroyCommandPool(h.device, pool, NULL);
-    sgfp4_vk_buffer_free(ctx, a);
-    sgfp4_vk_buffer_free(ctx, b);
-    return ok;
-}
-
-/* Runs `step` until `seconds` have passed, so that the GPU clocks are up before measuring. */
-static bool warm_up(bool (*step)(void *), void *arg, double seconds)
-{
-    const double end = tool_now() + seconds;
-    while (tool_now() < end)
-        if (!step(arg))
-            return false;
-    return true;
-}
-
-typedef struct copy_job {
-    sgfp4_vk_context *ctx;
-    sgfp4_vk_buffer *a, *b;
-    uint64_t bytes;
-    double seconds;
-} copy_job;
-
-static bool copy_step(void *arg)
-{
-    copy_job *j = arg;
-    sgfp4_vk_timing timing;
-    if (sgfp4_vk_copy_buffer(j->ctx, sgfp4_vk_buffer_handle(j->a), 0,
-                             sgfp4_vk_buffer_handle(j->b), 0, j->bytes, NULL) != SGFP4_OK)
-        return false;
-    sgfp4_vk_context_last_timing(j->ctx, &timing);
-    j->seconds = timing.gpu_seconds;
-    return true;
-}
-
-/* Times the compute-shader copy (sgfp4_vk_copy_buffer) of `bytes`: best and median. */
-static bool time_shader_copy(sgfp4_vk_context *ctx, uint64_t bytes, int repeat, double *best,
-                             double *median)
-{
-    copy_job j = {ctx, NULL, NULL, (bytes + 15) & ~(uint64_t)15, 0};
-    double samples[64];
-    bool ok = sgfp4_vk_buffer_create(ctx, j.bytes, &j.a, NULL) == SGFP4_OK &&
-              sgfp4_vk_buffer_create(ctx, j.bytes, &j.b, NULL) == SGFP4_OK &&
-              warm_up(copy_step, &j, 0.2);
-    for (int i = 0; ok && i < repeat; i++) {
-        ok = copy_step(&j);
-        samples[i] = j.seconds;
-    }
-    if (ok)
-        summarize(samples, repeat, best, median);
-    sgfp4_vk_buffer_free(ctx, j.a);
-    sgfp4_vk_buffer_free(ctx, j.b);
-    return ok;
-}
-
 typedef struct decode_job {
     sgfp4_vk_context *ctx;
     sgfp4_vk_tensor *vt;
@@ -172,7 +34,7 @@ static bool decode_step(void *arg)
 {
     decode_job *j = arg;
     if (sgfp4_vk_decode_to_buffer(j->ctx, j->vt, j->dtype, sgfp4_vk_buffer_handle(j->out), 0,
-                                  0, NULL) != SGFP4_OK)
+                                  0, sgfp4_vk_buffer_size(j->out), NULL, NULL) != SGFP4_OK)
         return false;
     sgfp4_vk_context_last_timing(j->ctx, &j->timing);
     return true;
@@ -215,7 +77,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     decode_job job = {ctx, vt, bc->dtype, out, {0, 0, 0}};
     /* A second: the driver lowers the clock while the GPU waits for the CPU (the container's
      * generation and upload) and raises it again in steps of about 100 ms. */
-    if (!warm_up(decode_step, &job, 1.0)) {
+    if (!bv_warm_up(decode_step, &job, 1.0)) {
         cli_error("bench", "%s: decode failed", bc->name);
         goto done;
     }
@@ -227,21 +89,19 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
         decode[i] = job.timing.gpu_seconds;
         submit[i] = job.timing.submit_seconds;
     }
-    double best, median, submit_best, submit_median;
-    double shader_copy_best = 0, shader_copy_median = 0, dma_copy_best = 0, dma_copy_median = 0;
-    summarize(decode, repeat, &best, &median);
-    summarize(submit, repeat, &submit_best, &submit_median);
+    bv_stats st, submit_st;
+    bv_stats_of(decode, repeat, &st);
+    bv_stats_of(submit, repeat, &submit_st);
+    const double best = st.best, median = st.median, submit_median = submit_st.median;
     /* The copy moves traffic/2 bytes: read once and written once, the same traffic. */
     const uint64_t traffic = size + out_bytes;
     const uint64_t copy_bytes = (traffic / 2 + 15) & ~(uint64_t)15;
-    if (!time_shader_copy(ctx, copy_bytes, repeat, &shader_copy_best, &shader_copy_median) ||
-        !time_transfer_copy(ctx, copy_bytes, repeat, &dma_copy_best, &dma_copy_median)) {
+    double shader_copy_gbps = 0, dma_copy_gbps = 0;
+    if (!bv_copy_ceiling(ctx, copy_bytes, repeat, 0.2, &shader_copy_gbps, &dma_copy_gbps)) {
         cli_error("bench", "%s: the copy benchmark failed", bc->name);
         goto done;
     }
     const double gbps = (double)traffic / best * 1e-9;
-    const double shader_copy_gbps = (double)(2 * copy_bytes) / shader_copy_best * 1e-9;
-    const double dma_copy_gbps = (double)(2 * copy_bytes) / dma_copy_best * 1e-9;
     /* The ceiling: the faster of the two copies. */
     const double copy_gbps = shader_copy_gbps > dma_copy_gbps ? shader_copy_gbps : dma_copy_gbps;
     int identical = -1;
@@ -274,8 +134,6 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     json_object_set_new(r, "cmd_copy_buffer_GBps", json_real(dma_copy_gbps));
     json_object_set_new(r, "decode_GBps_median", json_real((double)traffic / median * 1e-9));
     json_object_set_new(r, "bit_identical", identical < 0 ? json_null() : json_boolean(identical));
-    bv_stats st;
-    bv_stats_of(decode, repeat, &st);
     json_object_set_new(r, "slow_repetitions", json_integer(st.slow));
     json_object_set_new(r, "decode_gpu_seconds_max", json_real(st.max));
     json_array_append_new(results, r);

@@ -148,8 +148,8 @@ bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows
                 s = sgfp4_vk_matvec_q8(ctx, vt, sgfp4_vk_buffer_handle(qb), 0, n,
                                        sgfp4_vk_buffer_handle(yb), 0, 0, &o, &diag);
         } else if (s == SGFP4_OK) {
-            s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, 0,
-                                      n, sgfp4_vk_buffer_handle(yb), 0, 0, &o, &diag);
+            s = sgfp4_vk_matvec_float(ctx, vt, sgfp4_vk_buffer_handle(xb), 0, SGFP4_DTYPE_F32, n,
+                                      0, sgfp4_vk_buffer_handle(yb), 0, 0, &o, &diag);
         }
         if (s == SGFP4_OK)
             s = sgfp4_vk_buffer_read(ctx, sgfp4_vk_buffer_handle(yb), 0, y + k * rows,
