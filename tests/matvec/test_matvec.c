@@ -33,6 +33,7 @@
 #include "sgfp4_model.h"
 #include "datagen/generator.h"
 #include "datagen/reference_numbers.h"
+#include "support/real_matrices.h"
 
 static const sgfp4_matvec_kernels *kernel_sets[MATVEC_MAX_KERNEL_SETS];
 static unsigned kernel_set_count;
@@ -858,57 +859,34 @@ static void encoded_shapes(void **state)
 }
 
 /* Real trained matrices (../shared/weights), encoded as v2 at 4.5 bits per weight and v1. */
+static void check_real(void *ctx, const char *name, const float *w, uint64_t rows,
+                       uint64_t cols)
+{
+    (void)ctx;
+    for (int profile = 2; profile >= 1; profile--) {
+        sgfp4_encode_options o;
+        sgfp4_encode_options_init(&o);
+        o.profile = (sgfp4_profile)profile;
+        o.threads = 2;
+        void *bytes = NULL;
+        size_t size = 0;
+        assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);
+        sgfp4_tensor *t = open_or_fail(bytes, size, (sgfp4_profile)profile, rows, cols);
+        d8_matrix m;
+        assert_true(d8_matrix_from_tensor(&m, t, bytes));
+        char what[160];
+        snprintf(what, sizeof what, "%s v%d", name, profile);
+        check_tensor(what, t, &m, 2, 1);
+        d8_matrix_free(&m);
+        sgfp4_tensor_close(t);
+        sgfp4_free(bytes);
+    }
+}
+
 static void real_tensors(void **state)
 {
     (void)state;
-    const char *shared = getenv("SGFP4_SHARED_DIR");
-    static const struct {
-        const char *file, *tensor;
-    } picks[] = {
-        {"gpt2-small-attn/gpt2-small-attn-L0-L5-L11.safetensors", "decoder12/att.proj.w"},
-        {"stories260K/stories260K.safetensors", "layers.0.feed_forward.w1.weight"},
-        {"stories260K/stories260K.safetensors", "layers.4.feed_forward.w2.weight"},
-    };
-    unsigned found = 0;
-    for (unsigned i = 0; i < sizeof picks / sizeof picks[0]; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/weights/%s", shared ? shared : "../shared",
-                 picks[i].file);
-        sgfp4_model *model;
-        if (sgfp4_model_open(path, &model, NULL, NULL) != SGFP4_OK)
-            continue;
-        const sgfp4_model_tensor *mt = sgfp4_model_tensor_find(model, picks[i].tensor);
-        if (!mt || mt->dtype != SGFP4_ST_F32 || mt->rank != 2) {
-            sgfp4_model_close(model);
-            fail_msg("%s: no F32 matrix %s", path, picks[i].tensor);
-        }
-        const uint64_t rows = mt->shape[0], cols = mt->shape[1];
-        float *w = malloc(rows * cols * 4);
-        assert_non_null(w);
-        memcpy(w, mt->data, rows * cols * 4);
-        for (int profile = 2; profile >= 1; profile--) {
-            sgfp4_encode_options o;
-            sgfp4_encode_options_init(&o);
-            o.profile = (sgfp4_profile)profile;
-            o.threads = 2;
-            void *bytes = NULL;
-            size_t size = 0;
-            assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL),
-                             SGFP4_OK);
-            sgfp4_tensor *t = open_or_fail(bytes, size, (sgfp4_profile)profile, rows, cols);
-            d8_matrix m;
-            assert_true(d8_matrix_from_tensor(&m, t, bytes));
-            char what[160];
-            snprintf(what, sizeof what, "%s v%d", picks[i].tensor, profile);
-            check_tensor(what, t, &m, 2, 1);
-            d8_matrix_free(&m);
-            sgfp4_tensor_close(t);
-            sgfp4_free(bytes);
-        }
-        free(w);
-        sgfp4_model_close(model);
-        found++;
-    }
+    const unsigned found = real_matrices_each(check_real, NULL);
     if (!found)
         skip();
     print_message("real tensors checked: %u\n", found);

@@ -33,6 +33,7 @@
 #include "sgfp4_experimental.h"
 #include "datagen/generator.h"
 #include "datagen/reference_numbers.h"
+#include "support/real_matrices.h"
 
 enum { CTX_DEFAULT, CTX_PLAIN_DOT, CTX_COUNT };
 static sgfp4_vk_context *contexts[CTX_COUNT];
@@ -501,39 +502,17 @@ static void test_encoded(void **state)
     }
 }
 
+static void check_real(void *ctx, const char *name, const float *w, uint64_t rows,
+                       uint64_t cols)
+{
+    (void)ctx;
+    check_encoded(name, w, rows, cols);
+}
+
 static void test_real_tensors(void **state)
 {
     (void)state;
-    const char *shared = getenv("SGFP4_SHARED_DIR");
-    static const struct {
-        const char *file, *tensor;
-    } picks[] = {
-        {"gpt2-small-attn/gpt2-small-attn-L0-L5-L11.safetensors", "decoder12/att.proj.w"},
-        {"stories260K/stories260K.safetensors", "layers.0.feed_forward.w1.weight"},
-        {"stories260K/stories260K.safetensors", "layers.4.feed_forward.w2.weight"},
-    };
-    unsigned found = 0;
-    for (unsigned i = 0; i < sizeof picks / sizeof picks[0]; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/weights/%s", shared ? shared : "../shared",
-                 picks[i].file);
-        sgfp4_model *model;
-        if (sgfp4_model_open(path, &model, NULL, NULL) != SGFP4_OK)
-            continue;
-        const sgfp4_model_tensor *mt = sgfp4_model_tensor_find(model, picks[i].tensor);
-        if (!mt || mt->dtype != SGFP4_ST_F32 || mt->rank != 2) {
-            sgfp4_model_close(model);
-            fail_msg("%s: no F32 matrix %s", path, picks[i].tensor);
-        }
-        const uint64_t rows = mt->shape[0], cols = mt->shape[1];
-        float *w = malloc(rows * cols * 4);
-        assert_non_null(w);
-        memcpy(w, mt->data, rows * cols * 4);
-        check_encoded(picks[i].tensor, w, rows, cols);
-        free(w);
-        sgfp4_model_close(model);
-        found++;
-    }
+    const unsigned found = real_matrices_each(check_real, NULL);
     if (!found)
         skip();
     print_message("real tensors checked: %u\n", found);
