@@ -1,6 +1,7 @@
-/* The public encode calls: argument checks, the passes over macroblocks (each block's work
- * independent of the others, so the output is the same for any thread count), rate control,
- * and a final strict open of the produced container as a self-check.
+/* The public encode calls: the passes over macroblocks (each block's work independent of
+ * the others, so the output is the same for any thread count), rate control,
+ * and a final strict open of the produced container as a self-check (the argument checks:
+ * encode_checks.c).
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "encode/block_policy.h"
 #include "encode/block_write.h"
 #include "encode/calibrate.h"
+#include "encode/encode_checks.h"
 #include "encode/error_weights.h"
 #include "encode/rate_control.h"
 #include "encode/simd.h"
@@ -40,24 +42,12 @@ sgfp4_status sgfp4_encode_options_init_sized(sgfp4_encode_options *options, size
 /* Largest v2 record: MIXED head (4 + 12 + 4 * 256, padded) plus 256 padded 4x4 payloads. */
 #define MAX_RECORD_BYTES (1040u + 16u + 256u * 16u)
 
-static int shape_ok(uint64_t rows, uint64_t cols, uint64_t *blocks)
-{
-    if (rows == 0 || cols == 0 || rows > (UINT64_C(1) << 40) || cols > (UINT64_C(1) << 40) ||
-        rows > (UINT64_C(1) << 40) / cols) /* at most 2^40 weights */
-        return 0;
-    const uint64_t ty = (rows + 63) / 64, tx = (cols + 63) / 64;
-    if (ty > UINT64_MAX / tx)
-        return 0;
-    *blocks = ty * tx;
-    return *blocks <= UINT32_MAX;
-}
-
 size_t sgfp4_encode_bound(sgfp4_profile profile, uint64_t rows, uint64_t cols)
 {
     uint64_t blocks;
     if ((profile != SGFP4_PROFILE_AUTO && profile != SGFP4_PROFILE_V1 &&
          profile != SGFP4_PROFILE_V2) ||
-        !shape_ok(rows, cols, &blocks))
+        !sgfp4_encode_shape_ok(rows, cols, &blocks))
         return 0;
     const uint64_t per = profile == SGFP4_PROFILE_V1 ? SGFP4_V1_BLOCK_BYTES : MAX_RECORD_BYTES;
     if (blocks > (UINT64_MAX - 64) / (per + 4))
@@ -149,161 +139,6 @@ static void write_block(void *ctx, uint64_t b, unsigned worker)
     float *block = load_block(j, b, worker, &rows, &cols);
     sgfp4_write_record(&j->plans[b], block, block + 4096,
                        j->out + sgfp4_v2_table_bytes(j->blocks) + j->offsets[b]);
-}
-
-/* NULL when the options are valid, else what is wrong, naming the field (into buf). */
-static const char *options_problem(const sgfp4_encode_options *o, char *buf, size_t size)
-{
-    if (o->profile != SGFP4_PROFILE_AUTO && o->profile != SGFP4_PROFILE_V1 &&
-        o->profile != SGFP4_PROFILE_V2)
-        snprintf(buf, size, "profile %d is not AUTO, V1 or V2", (int)o->profile);
-    else if (o->policy != SGFP4_POLICY_RATE && o->policy != SGFP4_POLICY_THRESHOLD)
-        snprintf(buf, size, "policy %d is not RATE or THRESHOLD", (int)o->policy);
-    else if (o->fit != SGFP4_FIT_BEST && o->fit != SGFP4_FIT_REFERENCE &&
-             o->fit != SGFP4_FIT_FAST)
-        snprintf(buf, size, "fit %d is not BEST, REFERENCE or FAST", (int)o->fit);
-    else if (sgfp4_threads_resolve(o->threads) == 0)
-        snprintf(buf, size, "threads %u is above %d", o->threads, SGFP4_MAX_THREADS);
-    else if (!(o->delta >= 0 && o->delta <= 1e6))
-        snprintf(buf, size, "delta %g is outside [0, 1e6]", o->delta);
-    else if (!(o->threshold > 0 && o->threshold <= 1e12))
-        snprintf(buf, size, "threshold %g is outside (0, 1e12]", o->threshold);
-    else if (o->metric != SGFP4_METRIC_SSE && o->metric != SGFP4_METRIC_ROW_RELATIVE)
-        snprintf(buf, size, "metric %d is not SSE or ROW_RELATIVE", (int)o->metric);
-    /* target_bpw matters only to the v2 rate policy (v1 is fixed-rate). */
-    else if (o->profile != SGFP4_PROFILE_V1 && o->policy == SGFP4_POLICY_RATE &&
-             !(o->target_bpw > 0 && o->target_bpw <= 64))
-        snprintf(buf, size, "target_bpw %g is outside (0, 64]", o->target_bpw);
-    else
-        return NULL;
-    return buf;
-}
-
-/* Whether every input is finite, and how many values lie beyond the fp16 range (*clipped)
- * and the largest magnitude (*max_abs). x - x is 0 for a finite x and NaN for an infinity
- * or a NaN, so eight lanes of such sums are all 0 exactly when every value is finite; the
- * counts and maxima are per lane too (no branch in the loop). */
-SGFP4_VECTOR_CLONES
-static int inputs_scan(const float *src, uint64_t rows, uint64_t cols, size_t stride,
-                       uint64_t *clipped, float *max_abs)
-{
-    uint64_t over = 0;
-    float top = 0;
-    for (uint64_t r = 0; r < rows; r++) {
-        const float *restrict row = src + r * stride;
-        const uint64_t body = cols & ~(uint64_t)7;
-        float acc[8] = {0}, big[8] = {0};
-        uint64_t count[8] = {0};
-        for (uint64_t c = 0; c < body; c += 8)
-            SGFP4_LANE_LOOP
-            for (unsigned j = 0; j < 8; j++) {
-                const float v = row[c + j], m = fabsf(v);
-                acc[j] += v - v;
-                count[j] += m > SGFP4_HALF_MAX;
-                big[j] = m > big[j] ? m : big[j];
-            }
-        for (uint64_t c = body; c < cols; c++) {
-            const float v = row[c], m = fabsf(v);
-            acc[0] += v - v;
-            count[0] += m > SGFP4_HALF_MAX;
-            big[0] = m > big[0] ? m : big[0];
-        }
-        for (unsigned j = 0; j < 8; j++) {
-            if (acc[j] != 0.0f)
-                return 0;
-            over += count[j];
-            top = big[j] > top ? big[j] : top;
-        }
-    }
-    *clipped = over;
-    *max_abs = top;
-    return 1;
-}
-
-/* The first value of the input that is not finite, named in diag (row, column, byte
- * offset from src). */
-static sgfp4_status nonfinite_input(const float *src, uint64_t rows, uint64_t cols,
-                                    size_t stride, sgfp4_diag *diag)
-{
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < cols; c++)
-            if (!isfinite(src[r * stride + c])) {
-                sgfp4_fail(diag, SGFP4_ERR_ARGUMENT,
-                           (int64_t)((r * stride + c) * sizeof(float)), -1, -1,
-                           "input row %llu, column %llu is %s (the encoder takes finite "
-                           "values)", (unsigned long long)r, (unsigned long long)c,
-                           isnan(src[r * stride + c]) ? "NaN" : "infinite");
-                return sgfp4_fail_at_element(diag, SGFP4_ERR_ARGUMENT, r, c);
-            }
-    return SGFP4_ERR_ARGUMENT;
-}
-
-/* The mean of w^2 (clipped to the fp16 range): the threshold policy's scale. */
-static double mean_square(const float *src, uint64_t rows, uint64_t cols, size_t stride)
-{
-    double sum = 0;
-    for (uint64_t r = 0; r < rows; r++) {
-        const float *row = src + r * stride;
-        float acc = 0;
-        for (uint64_t c = 0; c < cols; c++) {
-            const float v = fminf(fabsf(row[c]), SGFP4_HALF_MAX);
-            acc += v * v;
-        }
-        sum += acc;
-    }
-    return sum / ((double)rows * (double)cols);
-}
-
-/* The checks of an encode call's arguments and input, before any work: on success *o holds
- * the options (profile AUTO resolved), *blocks the number of 64x64 blocks, *stride the row
- * stride, and the report the input's clipped count and largest magnitude. */
-static sgfp4_status arguments_check(const float *src, uint64_t rows, uint64_t cols,
-                                    size_t *stride, const size_t *written,
-                                    sgfp4_encode_options *o, uint64_t *blocks, sgfp4_diag *diag)
-{
-    char problem[160];
-    if (!src || !written)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL %s",
-                          !src ? "src" : "written");
-    if (options_problem(o, problem, sizeof problem))
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "%s", problem);
-    if (!shape_ok(rows, cols, blocks))
-        return sgfp4_fail(diag, SGFP4_ERR_SHAPE, -1, -1, -1,
-                          "shape %llux%llu: rows and cols 1..2^40, at most 2^40 weights and "
-                          "2^32 blocks of 64x64", (unsigned long long)rows,
-                          (unsigned long long)cols);
-    if (*stride == 0)
-        *stride = (size_t)cols;
-    if (*stride < cols)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "src_stride %zu is below cols %llu", *stride,
-                          (unsigned long long)cols);
-    if (o->profile == SGFP4_PROFILE_AUTO)
-        o->profile = SGFP4_PROFILE_V2;
-    if (o->profile == SGFP4_PROFILE_V1 && *blocks * SGFP4_V1_PAYLOAD > UINT32_MAX)
-        return sgfp4_fail(diag, SGFP4_ERR_LIMIT, -1, -1, -1,
-                          "%llu blocks: a v1 container addresses at most %llu",
-                          (unsigned long long)*blocks,
-                          (unsigned long long)(UINT32_MAX / SGFP4_V1_PAYLOAD));
-    uint64_t clipped;
-    float max_abs;
-    if (!inputs_scan(src, rows, cols, *stride, &clipped, &max_abs))
-        return nonfinite_input(src, rows, cols, *stride, diag);
-    if (o->report) {
-        o->report->clipped = clipped;
-        o->report->max_abs = max_abs;
-    }
-    const bool columns_ok = sgfp4_importance_ok(o->column_importance, cols);
-    if (!columns_ok || !sgfp4_importance_ok(o->row_importance, rows))
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "%s_importance: not %llu finite values >= 0, not all 0",
-                          columns_ok ? "row" : "column",
-                          (unsigned long long)(columns_ok ? rows : cols));
-    if (o->hessian && o->hessian->dim != cols)
-        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
-                          "hessian: dimension %llu for %llu columns",
-                          (unsigned long long)o->hessian->dim, (unsigned long long)cols);
-    return SGFP4_OK;
 }
 
 /* The working memory of the passes: per-worker scratch, the plans, the v2 record offsets and,
@@ -456,7 +291,7 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
                                     sgfp4_diag *diag)
 {
     sgfp4_encode_options o;
-    uint64_t blocks = 0; /* set by arguments_check() */
+    uint64_t blocks = 0; /* set by sgfp4_encode_arguments_check() */
     sgfp4_diag_clear(diag);
     /* On a struct_size it does not know, no field of the struct can be trusted: the report
      * stays untouched. */
@@ -471,14 +306,14 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
     if (written)
         *written = 0;
     sgfp4_status status =
-        arguments_check(src, rows, cols, &src_stride, written, &o, &blocks, diag);
+        sgfp4_encode_arguments_check(src, rows, cols, &src_stride, written, &o, &blocks, diag);
     if (status != SGFP4_OK)
         return status;
 
     const unsigned threads = sgfp4_threads_resolve(o.threads);
     const int threshold = o.profile == SGFP4_PROFILE_V2 && o.policy == SGFP4_POLICY_THRESHOLD;
     job j = {src, rows, cols, (cols + 63) / 64, blocks, src_stride, o,
-             threshold ? mean_square(src, rows, cols, src_stride) : 0,
+             threshold ? sgfp4_encode_mean_square(src, rows, cols, src_stride) : 0,
              NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     uint8_t *allocated = NULL;
     float *sweep_scratch = NULL;
@@ -531,16 +366,17 @@ static sgfp4_status curve_in_scope(const float *src, uint64_t rows, uint64_t col
     uint64_t blocks;
     char problem[160];
     if (SGFP4_OPTIONS_READ(sgfp4_encode_options, options, &o) != SGFP4_OK || !src ||
-        options_problem(&o, problem, sizeof problem) || o.profile == SGFP4_PROFILE_V1 ||
-        o.policy != SGFP4_POLICY_RATE)
+        sgfp4_encode_options_problem(&o, problem, sizeof problem) ||
+        o.profile == SGFP4_PROFILE_V1 || o.policy != SGFP4_POLICY_RATE)
         return SGFP4_ERR_ARGUMENT;
-    if (!shape_ok(rows, cols, &blocks))
+    if (!sgfp4_encode_shape_ok(rows, cols, &blocks))
         return SGFP4_ERR_SHAPE;
     if (src_stride == 0)
         src_stride = (size_t)cols;
     uint64_t clipped;
     float max_abs;
-    if (src_stride < cols || !inputs_scan(src, rows, cols, src_stride, &clipped, &max_abs) ||
+    if (src_stride < cols ||
+        !sgfp4_encode_inputs_scan(src, rows, cols, src_stride, &clipped, &max_abs) ||
         !sgfp4_importance_ok(o.column_importance, cols) ||
         !sgfp4_importance_ok(o.row_importance, rows) || (o.hessian && o.hessian->dim != cols))
         return SGFP4_ERR_ARGUMENT;
