@@ -168,7 +168,8 @@ sgfp4_status sgfp4_vk_kernel_pipeline(sgfp4_vk_context *ctx, unsigned id, const 
     if (s != SGFP4_OK)
         return s;
     sgfp4_vk_pipeline_entry want = {.count = count};
-    memcpy(want.key, key, 4 * (size_t)count);
+    if (count) /* a kernel without constants may pass key NULL */
+        memcpy(want.key, key, 4 * (size_t)count);
     for (unsigned i = 0; i < k->count; i++)
         if (memcmp(&k->pipelines[i].key, &want.key, sizeof want.key) == 0 &&
             k->pipelines[i].count == count) {
