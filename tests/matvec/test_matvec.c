@@ -33,6 +33,7 @@
 #include "sgfp4_model.h"
 #include "datagen/generator.h"
 #include "datagen/reference_numbers.h"
+#include "support/options.h"
 #include "support/real_matrices.h"
 
 static const sgfp4_matvec_kernels *kernel_sets[MATVEC_MAX_KERNEL_SETS];
@@ -836,10 +837,7 @@ static void encoded_shapes(void **state)
             assert_non_null(w);
             for (uint64_t k = 0; k < rows * cols; k++)
                 w[k] = value_of(X_GAUSS, -4);
-            sgfp4_encode_options o;
-            sgfp4_encode_options_init(&o);
-            o.profile = (sgfp4_profile)profile;
-            o.threads = 1;
+            sgfp4_encode_options o = encode_options((sgfp4_profile)profile, 1);
             void *bytes = NULL;
             size_t size = 0;
             assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL),
@@ -864,10 +862,7 @@ static void check_real(void *ctx, const char *name, const float *w, uint64_t row
 {
     (void)ctx;
     for (int profile = 2; profile >= 1; profile--) {
-        sgfp4_encode_options o;
-        sgfp4_encode_options_init(&o);
-        o.profile = (sgfp4_profile)profile;
-        o.threads = 2;
+        sgfp4_encode_options o = encode_options((sgfp4_profile)profile, 2);
         void *bytes = NULL;
         size_t size = 0;
         assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);
@@ -923,11 +918,8 @@ static void every_batch_size(void **state)
     float *w = gen_llm_weights(rows, cols, 7);
     assert_non_null(w);
     for (int profile = 2; profile >= 1; profile--) {
-        sgfp4_encode_options o;
-        sgfp4_encode_options_init(&o);
-        o.profile = (sgfp4_profile)profile;
+        sgfp4_encode_options o = encode_options((sgfp4_profile)profile, 2);
         o.target_bpw = 4.5;
-        o.threads = 2;
         void *bytes = NULL;
         size_t size = 0;
         assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);

@@ -18,4 +18,14 @@ static inline sgfp4_decode_options decode_options(sgfp4_backend backend, unsigne
     return o;
 }
 
+/* Encode options with the given profile and thread count (the rest the defaults). */
+static inline sgfp4_encode_options encode_options(sgfp4_profile profile, unsigned threads)
+{
+    sgfp4_encode_options o;
+    sgfp4_encode_options_init(&o);
+    o.profile = profile;
+    o.threads = threads;
+    return o;
+}
+
 #endif

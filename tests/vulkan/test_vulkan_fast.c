@@ -33,6 +33,7 @@
 #include "sgfp4_experimental.h"
 #include "datagen/generator.h"
 #include "datagen/reference_numbers.h"
+#include "support/options.h"
 #include "support/real_matrices.h"
 
 enum { CTX_DEFAULT, CTX_PLAIN_DOT, CTX_COUNT };
@@ -467,10 +468,7 @@ static void test_hostile(void **state)
 static void check_encoded(const char *what, const float *w, uint64_t rows, uint64_t cols)
 {
     for (int profile = 2; profile >= 1; profile--) {
-        sgfp4_encode_options o;
-        sgfp4_encode_options_init(&o);
-        o.profile = (sgfp4_profile)profile;
-        o.threads = 8;
+        sgfp4_encode_options o = encode_options((sgfp4_profile)profile, 8);
         void *bytes = NULL;
         size_t size = 0;
         assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);

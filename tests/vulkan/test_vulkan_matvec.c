@@ -35,6 +35,7 @@
 #include "sgfp4_experimental.h"
 #include "datagen/generator.h"
 #include "datagen/reference_numbers.h"
+#include "support/options.h"
 #include "support/real_matrices.h"
 #include "tool_clock.h"
 #if SGFP4_HAVE_VULKAN
@@ -628,10 +629,7 @@ static void test_encoded(void **state)
         float *w = gen_llm_weights(rows, cols, 40 + i);
         assert_non_null(w);
         for (int profile = 1; profile <= 2; profile++) {
-            sgfp4_encode_options o;
-            sgfp4_encode_options_init(&o);
-            o.profile = (sgfp4_profile)profile;
-            o.threads = 8;
+            sgfp4_encode_options o = encode_options((sgfp4_profile)profile, 8);
             void *bytes = NULL;
             size_t size = 0;
             assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL),
@@ -653,10 +651,7 @@ static void check_real(void *ctx, const char *name, const float *w, uint64_t row
 {
     (void)ctx;
     for (int profile = 2; profile >= 1; profile--) {
-        sgfp4_encode_options o;
-        sgfp4_encode_options_init(&o);
-        o.profile = (sgfp4_profile)profile;
-        o.threads = 8;
+        sgfp4_encode_options o = encode_options((sgfp4_profile)profile, 8);
         void *bytes = NULL;
         size_t size = 0;
         assert_int_equal(sgfp4_encode_alloc(w, rows, cols, 0, &bytes, &size, &o, NULL), SGFP4_OK);
