@@ -23,28 +23,35 @@ if(NOT _sgfp4_vk_mode MATCHES "^(OFF|FALSE|NO|0)$")
   endif()
 endif()
 
-if(SGFP4_HAVE_VULKAN)
-  message(STATUS "libsgfp4: Vulkan backend ON (${Vulkan_LIBRARY}, ${Vulkan_GLSLANG_VALIDATOR_EXECUTABLE})")
-  set(_sgfp4_spv_dir ${PROJECT_BINARY_DIR}/generated/shaders)
-  file(MAKE_DIRECTORY ${_sgfp4_spv_dir})
-  file(GLOB _sgfp4_shaders CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/shaders/*.comp)
-  set(_sgfp4_spv_headers "")
-  foreach(src ${_sgfp4_shaders})
+# sgfp4_compile_shaders(<target> <out_dir> <shader.comp>...): a custom target that compiles
+# each shader into <out_dir>/<name>.spv.h, a C array named sgfp4_spv_<name> (the library's
+# shaders/ and the benchmark kit's tools/bench/vulkan/shaders/ each use it).
+function(sgfp4_compile_shaders target out_dir)
+  file(MAKE_DIRECTORY ${out_dir})
+  set(headers "")
+  foreach(src ${ARGN})
     get_filename_component(name ${src} NAME_WE)
-    set(out ${_sgfp4_spv_dir}/${name}.spv.h)
-    # --vn writes a C array named sgfp4_spv_<name>; --depfile records the #include'd files.
+    get_filename_component(dir ${src} DIRECTORY)
+    set(out ${out_dir}/${name}.spv.h)
+    # --depfile records the #include'd files.
     add_custom_command(
       OUTPUT ${out}
       COMMAND ${Vulkan_GLSLANG_VALIDATOR_EXECUTABLE} --quiet --target-env vulkan1.1
-              -I${PROJECT_SOURCE_DIR}/shaders --vn sgfp4_spv_${name}
-              --depfile ${out}.d -o ${out} ${src}
+              -I${dir} --vn sgfp4_spv_${name} --depfile ${out}.d -o ${out} ${src}
       DEPENDS ${src}
       DEPFILE ${out}.d
       COMMENT "Compiling shader ${name}.comp"
       VERBATIM)
-    list(APPEND _sgfp4_spv_headers ${out})
+    list(APPEND headers ${out})
   endforeach()
-  add_custom_target(sgfp4_shaders DEPENDS ${_sgfp4_spv_headers})
+  add_custom_target(${target} DEPENDS ${headers})
+endfunction()
+
+if(SGFP4_HAVE_VULKAN)
+  message(STATUS "libsgfp4: Vulkan backend ON (${Vulkan_LIBRARY}, ${Vulkan_GLSLANG_VALIDATOR_EXECUTABLE})")
+  set(_sgfp4_spv_dir ${PROJECT_BINARY_DIR}/generated/shaders)
+  file(GLOB _sgfp4_shaders CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/shaders/*.comp)
+  sgfp4_compile_shaders(sgfp4_shaders ${_sgfp4_spv_dir} ${_sgfp4_shaders})
   list(APPEND SGFP4_OBJECT_DEPENDS sgfp4_shaders)
 
   file(GLOB _sgfp4_vk_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/vulkan/*.c)

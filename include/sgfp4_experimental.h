@@ -79,7 +79,7 @@ SGFP4_API int sgfp4_vk_decode_reads_layout(const sgfp4_vk_context *ctx,
  *  sgfp4_vk_tensor_create_from_buffer), for v2 its products' layout (about 1.2x the
  *  container for encoder output). SGFP4_ERR_UNSUPPORTED for a v2 tensor without the layout
  *  (its products refuse it too), SGFP4_ERR_ARGUMENT for a NULL argument. For benchmarks
- *  that read the same bytes (sgfp4_vk_bench_read_create). */
+ *  that read the same bytes (the plain read of `sgfp4 bench --backend vulkan`). */
 SGFP4_API sgfp4_status sgfp4_vk_tensor_product_range(const sgfp4_vk_tensor *tensor,
                                                      VkBuffer *buffer, VkDeviceSize *offset,
                                                      uint64_t *bytes, sgfp4_diag *diag);
@@ -99,31 +99,20 @@ SGFP4_API sgfp4_status sgfp4_vk_tensor_product_range(const sgfp4_vk_tensor *tens
  *  default); wins over SGFP4_VK_MATVEC_LEAVES_AHEAD. */
 #define SGFP4_VK_MATVEC_LEAVES_AT_USE (1u << 5)
 
-/* ---- Vulkan: timing and the bandwidth reference ---------------------------------------------- */
+/* ---- Vulkan: timing ------------------------------------------------------------------------- */
 
-/** Times of the last GPU call of a context (decode, copy or GEMV), for benchmarks (0 where
- *  unknown; a burst leaves none). */
+/** Times of the last synchronous GPU call of a context (a decode or a product), for
+ *  benchmarks (0 where unknown). */
 typedef struct sgfp4_vk_timing {
-    double gpu_seconds;    /**< the decode (or copy) dispatch, from timestamp queries */
+    double gpu_seconds;    /**< the dispatch, from timestamp queries */
     double submit_seconds; /**< wall clock from recording to the fence signalling */
     double copy_seconds;   /**< decode_to_host: the device-to-host copy, from timestamps */
 } sgfp4_vk_timing;
 
-/** Fills *timing with the times of the context's last decode or copy (all 0 before any). */
+/** Fills *timing with the times of the context's last call (all 0 before any). */
 SGFP4_API void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *timing);
 
-/**
- * Copies `size` bytes from src at src_offset to dst at dst_offset with a compute shader
- * (16-byte vectors). Offsets and size must be multiples of 16; the ranges must not overlap.
- * This is the bandwidth reference of the benchmark: the same kind of work as a decode
- * (storage-buffer loads and stores from a compute shader), with no arithmetic.
- */
-SGFP4_API sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src,
-                                            VkDeviceSize src_offset, VkBuffer dst,
-                                            VkDeviceSize dst_offset, uint64_t size,
-                                            sgfp4_diag *diag);
-
-/* ---- Vulkan: benchmark operations ------------------------------------------------------- */
+/* ---- Vulkan: host transfers ------------------------------------------------------------------ */
 
 /** Copies `size` bytes from host memory into `buffer` at `offset` (a buffer with
  *  TRANSFER_DST usage, as the library's are) through a staging buffer; synchronous. */
@@ -134,88 +123,6 @@ SGFP4_API sgfp4_status sgfp4_vk_buffer_write(sgfp4_vk_context *ctx, VkBuffer buf
 SGFP4_API sgfp4_status sgfp4_vk_buffer_read(sgfp4_vk_context *ctx, VkBuffer buffer,
                                             VkDeviceSize offset, void *data, size_t size,
                                             sgfp4_diag *diag);
-
-/** The largest batch of sgfp4_vk_gemv_f16(). */
-#define SGFP4_VK_GEMV_MAX_BATCH 16
-
-/**
- * The dense product y = W x that the SGFP4 matrix-vector product is measured against. W is
- * rows x cols f16 (row-major, at w_offset), x is batch x cols f32 (at x_offset), y is
- * batch x rows f32 (at y_offset); offsets are multiples of 16, cols a multiple of 8, batch
- * 1..SGFP4_VK_GEMV_MAX_BATCH. A plain f32 sum, not bit-exact (subgroup reductions); needs
- * subgroup arithmetic in compute shaders (else SGFP4_ERR_UNSUPPORTED). Synchronous; its time
- * is the context's last timing.
- */
-SGFP4_API sgfp4_status sgfp4_vk_gemv_f16(sgfp4_vk_context *ctx, VkBuffer w,
-                                         VkDeviceSize w_offset, VkBuffer x,
-                                         VkDeviceSize x_offset, VkBuffer y,
-                                         VkDeviceSize y_offset, uint64_t rows, uint64_t cols,
-                                         unsigned batch, sgfp4_diag *diag);
-
-/**
- * `rounds` rounds (1..1024) in one submission, each a decode of `tensor` into `dst` at
- * offset 0, packed rows (as sgfp4_vk_decode_to_buffer), then, if copy_bytes > 0, a copy of
- * copy_bytes from copy_src to copy_dst (as sgfp4_vk_copy_buffer). Each dispatch follows a
- * full barrier and lies between GPU timestamps: decode_seconds[r], copy_seconds[r]. The GPU
- * runs them back to back, busy as under a runtime's submissions, and a decode and its
- * ceiling see the same clock (docs/benchmarks.md says why that matters).
- */
-SGFP4_API sgfp4_status sgfp4_vk_bench_decode_burst(sgfp4_vk_context *ctx,
-                                                   const sgfp4_vk_tensor *tensor,
-                                                   sgfp4_dtype dtype, VkBuffer dst,
-                                                   VkBuffer copy_src, VkBuffer copy_dst,
-                                                   uint64_t copy_bytes, unsigned rounds,
-                                                   double *decode_seconds,
-                                                   double *copy_seconds, sgfp4_diag *diag);
-
-/** The same for sgfp4_vk_gemv_f16 (offsets 0), round r reading the weights w[r % n_weights]
- *  (1..16 buffers, so that the weights need not come from the cache). */
-SGFP4_API sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const VkBuffer *w,
-                                                 unsigned n_weights, VkBuffer x, VkBuffer y,
-                                                 uint64_t rows, uint64_t cols, unsigned batch,
-                                                 VkBuffer copy_src, VkBuffer copy_dst,
-                                                 uint64_t copy_bytes, unsigned rounds,
-                                                 double *gemv_seconds, double *copy_seconds,
-                                                 sgfp4_diag *diag);
-
-/** The same for prepared operations of ctx (sgfp4_vk_matvec_q8_create, ...): round r runs
- *  ops[r % n_ops] (1..64 operations, e.g. products on copies of a tensor that together
- *  exceed the cache), then the copy. Each dispatch follows a full barrier. */
-SGFP4_API sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
-                                               unsigned n_ops, VkBuffer copy_src,
-                                               VkBuffer copy_dst, uint64_t copy_bytes,
-                                               unsigned rounds, double *op_seconds,
-                                               double *copy_seconds, sgfp4_diag *diag);
-
-/** A stream of independent products, as a runtime records them (q, k, v; gate, up): each
- *  round records ops[0..n_ops-1] back to back with no barrier between them (they must write
- *  distinct outputs), between two timestamps, then the copy after a barrier. op_seconds[r]
- *  is round r's time divided by n_ops (1..64 operations); rounds * (n_ops + 1) <= 2048. */
-SGFP4_API sgfp4_status sgfp4_vk_bench_op_stream(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
-                                                unsigned n_ops, VkBuffer copy_src,
-                                                VkBuffer copy_dst, uint64_t copy_bytes,
-                                                unsigned rounds, double *op_seconds,
-                                                double *copy_seconds, sgfp4_diag *diag);
-
-/** A prepared operation that only reads `bytes` of `buffer` at `offset` (a multiple of 16;
- *  the range rounded up to whole 4-byte words, as the products bind theirs): 16-byte loads,
- *  eight in flight per invocation, combined into a value written to a sink of its own only
- *  by chance, so that the loads stay and the writes are nil. The ceiling of a kernel that
- *  reads the same bytes as a product at the same size: time it like the products, with
- *  sgfp4_vk_bench_op_burst and sgfp4_vk_bench_op_stream; free it with sgfp4_vk_op_free. */
-SGFP4_API sgfp4_status sgfp4_vk_bench_read_create(sgfp4_vk_context *ctx, VkBuffer buffer,
-                                                  VkDeviceSize offset, uint64_t bytes,
-                                                  sgfp4_vk_op **out, sgfp4_diag *diag);
-
-/** The same stream for sgfp4_vk_gemv_f16: weights w[i] (1..16) write y at i * y_step bytes
- *  (a multiple of 16). */
-SGFP4_API sgfp4_status sgfp4_vk_bench_gemv_stream(sgfp4_vk_context *ctx, const VkBuffer *w,
-                                                  unsigned n_weights, VkBuffer x, VkBuffer y,
-                                                  uint64_t y_step, uint64_t rows, uint64_t cols,
-                                                  unsigned batch, VkBuffer copy_src,
-                                                  VkBuffer copy_dst, uint64_t copy_bytes,
-                                                  unsigned rounds, double *gemv_seconds,
-                                                  double *copy_seconds, sgfp4_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -156,9 +156,7 @@ void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *
     timing->gpu_seconds = sgfp4_vk_timestamp_seconds(ctx, 0);
     if (ctx->last_call == SGFP4_VK_LAST_DECODE_TO_HOST)
         timing->copy_seconds = sgfp4_vk_timestamp_seconds(ctx, 2);
-    else if (ctx->last_call == SGFP4_VK_LAST_COPY)
-        timing->copy_seconds = timing->gpu_seconds;
-    /* SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_GEMV: gpu_seconds alone */
+    /* SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_MATVEC: gpu_seconds alone */
 }
 
 sgfp4_status sgfp4_vk_decode_options_init_sized(sgfp4_vk_decode_options *options, size_t size)

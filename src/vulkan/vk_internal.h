@@ -36,10 +36,9 @@ struct sgfp4_vk_buffer {
 
 /* The compute kernels, one record each (vk_kernel.c): the decode (decode_rte or decode_int,
  * by the context's pipeline), the decode of f16 outputs by the device's conversion
- * (decode_rte16), the products, the quantizer, and the benchmarks' copy, plain read and
- * dense f16 GEMV. */
-enum { SGFP4_VK_DECODE, SGFP4_VK_DECODE_F16, SGFP4_VK_MATVEC, SGFP4_VK_QUANTIZE, SGFP4_VK_COPY,
-       SGFP4_VK_READ, SGFP4_VK_GEMV, SGFP4_VK_KERNEL_COUNT };
+ * (decode_rte16), the products and the quantizer. */
+enum { SGFP4_VK_DECODE, SGFP4_VK_DECODE_F16, SGFP4_VK_MATVEC, SGFP4_VK_QUANTIZE,
+       SGFP4_VK_KERNEL_COUNT };
 /* The most specialization constants of any kernel (the products'). */
 #define SGFP4_VK_MAX_CONSTANTS 13
 
@@ -86,7 +85,7 @@ struct sgfp4_vk_context {
     /* What the last GPU call was, for sgfp4_vk_context_last_timing(): the timestamps stay
      * in `queries` until the next call resets them. */
     enum { SGFP4_VK_LAST_NONE, SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_DECODE_TO_HOST,
-           SGFP4_VK_LAST_COPY, SGFP4_VK_LAST_GEMV, SGFP4_VK_LAST_MATVEC } last_call;
+           SGFP4_VK_LAST_MATVEC } last_call;
     double last_submit_seconds;
 
     int dot_enabled;           /* our device was created with shaderIntegerDotProduct */
@@ -163,10 +162,8 @@ void sgfp4_vk_record_dispatch_into(VkCommandBuffer cmd, const sgfp4_vk_dispatch 
 
 /* A prepared quantization or product (vk_op.c): one dispatch with its own descriptor set,
  * and a scratch buffer (products on several workgroups per band: counters and partial sums,
- * zeroed at creation), a status word (the quantizer: host-visible, UINT32_MAX = none) or a
- * sink (the benchmarks' plain read: 16 bytes nothing reads). */
-enum { SGFP4_VK_OP_QUANTIZE = 1, SGFP4_VK_OP_PRODUCT = 2, SGFP4_VK_OP_READ = 3,
-       SGFP4_VK_OP_DECODE = 4 };
+ * zeroed at creation) or a status word (the quantizer: host-visible, UINT32_MAX = none). */
+enum { SGFP4_VK_OP_QUANTIZE = 1, SGFP4_VK_OP_PRODUCT = 2, SGFP4_VK_OP_DECODE = 4 };
 struct sgfp4_vk_op {
     sgfp4_vk_context *ctx;
     int kind;
@@ -196,21 +193,6 @@ sgfp4_status sgfp4_vk_range(const sgfp4_vk_context *ctx, VkBuffer buffer, VkDevi
  * sgfp4_vk_context_last_timing(). */
 sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d,
                                    int last_call, sgfp4_diag *diag);
-/* One submission of `rounds` rounds of the n dispatches (n * rounds <= SGFP4_VK_BURST_MAX),
- * each after a full barrier and between two timestamps: seconds[r * n + k] is dispatch k of
- * round r. */
-#define SGFP4_VK_BURST_MAX 2048
-sgfp4_status sgfp4_vk_run_burst(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
-                                unsigned rounds, double *seconds, sgfp4_diag *diag);
-/* One submission of `rounds` rounds of a stream: the n dispatches recorded back to back with
- * no barrier between them (as a runtime records independent products), between two
- * timestamps, then (if `after` is not NULL) that dispatch alone, after a barrier. With
- * `after`, seconds[2 r] is round r's n dispatches together and seconds[2 r + 1] its `after`;
- * without, seconds[r] is round r's n dispatches. */
-sgfp4_status sgfp4_vk_run_stream(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d, unsigned n,
-                                 const sgfp4_vk_dispatch *after, unsigned rounds,
-                                 double *seconds, sgfp4_diag *diag);
-
 /* Whether the context's v2 decodes read the products' layout of a tensor that has one (else
  * the container: the leaf table or the record walk), by its flags (vk_decode.c). */
 int sgfp4_vk_layout_decodes(const sgfp4_vk_context *ctx);
@@ -223,28 +205,6 @@ sgfp4_status sgfp4_vk_prepare_decode(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
                                      sgfp4_dtype dtype, VkBuffer dst, VkDeviceSize dst_offset,
                                      uint64_t row_stride, VkDescriptorPool pool,
                                      sgfp4_vk_dispatch *d, sgfp4_diag *diag);
-sgfp4_status sgfp4_vk_prepare_copy(sgfp4_vk_context *ctx, VkBuffer src,
-                                   VkDeviceSize src_offset, VkBuffer dst,
-                                   VkDeviceSize dst_offset, uint64_t size, sgfp4_vk_dispatch *d,
-                                   sgfp4_diag *diag);
-/* The plain read of [src_offset, src_offset + bytes) of src rounded up to whole words
- * (src_offset a multiple of 16), with the set from `pool` (not reset) and a 16-byte `sink`
- * (vk_read.c). An invocation writes the XOR of the words it read to word 0 of the sink only
- * where it equals SGFP4_VK_READ_UNEXPECTED: by chance in real data; the tests place it to
- * see that every word of the range is read, and none outside. */
-#define SGFP4_VK_READ_UNEXPECTED 0x9E3779B9u
-sgfp4_status sgfp4_vk_prepare_read(sgfp4_vk_context *ctx, VkBuffer src,
-                                   VkDeviceSize src_offset, uint64_t bytes, VkBuffer sink,
-                                   VkDescriptorPool pool, sgfp4_vk_dispatch *d,
-                                   sgfp4_diag *diag);
-/* reset: 1 for the first of several GEMV dispatches recorded together (at most
- * SGFP4_VK_GEMV_SETS sets between resets). */
-#define SGFP4_VK_GEMV_SETS 16
-sgfp4_status sgfp4_vk_prepare_gemv(sgfp4_vk_context *ctx, VkBuffer w, VkDeviceSize w_offset,
-                                   VkBuffer x, VkDeviceSize x_offset, VkBuffer y,
-                                   VkDeviceSize y_offset, uint64_t rows, uint64_t cols,
-                                   unsigned batch, int reset, sgfp4_vk_dispatch *d,
-                                   sgfp4_diag *diag);
 
 
 /* The embedded SPIR-V (vk_shaders.c). */
@@ -254,18 +214,12 @@ extern const uint32_t *const sgfp4_vk_spv_int;
 extern const size_t sgfp4_vk_spv_int_size;
 extern const uint32_t *const sgfp4_vk_spv_rte16;
 extern const size_t sgfp4_vk_spv_rte16_size;
-extern const uint32_t *const sgfp4_vk_spv_gemv;
-extern const size_t sgfp4_vk_spv_gemv_size;
-extern const uint32_t *const sgfp4_vk_spv_copy;
-extern const size_t sgfp4_vk_spv_copy_size;
 extern const uint32_t *const sgfp4_vk_spv_matvec;
 extern const size_t sgfp4_vk_spv_matvec_size;
 extern const uint32_t *const sgfp4_vk_spv_matvec_dot;
 extern const size_t sgfp4_vk_spv_matvec_dot_size;
 extern const uint32_t *const sgfp4_vk_spv_quantize;
 extern const size_t sgfp4_vk_spv_quantize_size;
-extern const uint32_t *const sgfp4_vk_spv_read;
-extern const size_t sgfp4_vk_spv_read_size;
 
 /* A malloc'ed copy of the SPIR-V module `words` (count words) with the capabilities and the
  * execution modes (mode, operand) of its entry point added; NULL if the module cannot be

@@ -16,10 +16,7 @@ static const struct {
 } kernel_shape[SGFP4_VK_KERNEL_COUNT] = {[SGFP4_VK_DECODE] = {SGFP4_VK_BINDINGS, 1},
                                          [SGFP4_VK_DECODE_F16] = {SGFP4_VK_BINDINGS, 1},
                                          [SGFP4_VK_MATVEC] = {6, 0},
-                                         [SGFP4_VK_QUANTIZE] = {3, 0},
-                                         [SGFP4_VK_COPY] = {2, 1},
-                                         [SGFP4_VK_READ] = {3, 0},
-                                         [SGFP4_VK_GEMV] = {3, SGFP4_VK_GEMV_SETS}};
+                                         [SGFP4_VK_QUANTIZE] = {3, 0}};
 
 static sgfp4_status module_of(sgfp4_vk_context *ctx, const uint32_t *words, size_t bytes,
                               VkShaderModule *out, sgfp4_diag *diag)
@@ -76,11 +73,7 @@ static sgfp4_status kernel_module(sgfp4_vk_context *ctx, unsigned id, VkShaderMo
     case SGFP4_VK_MATVEC:
         return module_of(ctx, dot ? sgfp4_vk_spv_matvec_dot : sgfp4_vk_spv_matvec,
                          dot ? sgfp4_vk_spv_matvec_dot_size : sgfp4_vk_spv_matvec_size, out, diag);
-    case SGFP4_VK_QUANTIZE:
-        return module_of(ctx, sgfp4_vk_spv_quantize, sgfp4_vk_spv_quantize_size, out, diag);
-    case SGFP4_VK_COPY: return module_of(ctx, sgfp4_vk_spv_copy, sgfp4_vk_spv_copy_size, out, diag);
-    case SGFP4_VK_READ: return module_of(ctx, sgfp4_vk_spv_read, sgfp4_vk_spv_read_size, out, diag);
-    default: return module_of(ctx, sgfp4_vk_spv_gemv, sgfp4_vk_spv_gemv_size, out, diag);
+    default: return module_of(ctx, sgfp4_vk_spv_quantize, sgfp4_vk_spv_quantize_size, out, diag);
     }
 }
 

@@ -9,28 +9,19 @@
 #include "decode_rte.spv.h"
 #include "decode_int.spv.h"
 #include "decode_rte16.spv.h"
-#include "copy.spv.h"
-#include "gemv_f16.spv.h"
 #include "matvec.spv.h"
 #include "matvec_dot.spv.h"
 #include "quantize.spv.h"
-#include "read.spv.h"
 
 const uint32_t *const sgfp4_vk_spv_rte = sgfp4_spv_decode_rte;
 const size_t sgfp4_vk_spv_rte_size = sizeof sgfp4_spv_decode_rte;
 const uint32_t *const sgfp4_vk_spv_int = sgfp4_spv_decode_int;
 const size_t sgfp4_vk_spv_int_size = sizeof sgfp4_spv_decode_int;
-const uint32_t *const sgfp4_vk_spv_copy = sgfp4_spv_copy;
-const size_t sgfp4_vk_spv_copy_size = sizeof sgfp4_spv_copy;
 const uint32_t *const sgfp4_vk_spv_rte16 = sgfp4_spv_decode_rte16;
 const size_t sgfp4_vk_spv_rte16_size = sizeof sgfp4_spv_decode_rte16;
-const uint32_t *const sgfp4_vk_spv_gemv = sgfp4_spv_gemv_f16;
-const size_t sgfp4_vk_spv_gemv_size = sizeof sgfp4_spv_gemv_f16;
 const uint32_t *const sgfp4_vk_spv_matvec = sgfp4_spv_matvec;
 const size_t sgfp4_vk_spv_matvec_size = sizeof sgfp4_spv_matvec;
 const uint32_t *const sgfp4_vk_spv_matvec_dot = sgfp4_spv_matvec_dot;
 const size_t sgfp4_vk_spv_matvec_dot_size = sizeof sgfp4_spv_matvec_dot;
 const uint32_t *const sgfp4_vk_spv_quantize = sgfp4_spv_quantize;
 const size_t sgfp4_vk_spv_quantize_size = sizeof sgfp4_spv_quantize;
-const uint32_t *const sgfp4_vk_spv_read = sgfp4_spv_read;
-const size_t sgfp4_vk_spv_read_size = sizeof sgfp4_spv_read;

@@ -191,37 +191,6 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     return unavailable(diag);
 }
 
-sgfp4_status sgfp4_vk_copy_buffer(sgfp4_vk_context *ctx, VkBuffer src, VkDeviceSize src_offset,
-                                  VkBuffer dst, VkDeviceSize dst_offset, uint64_t size,
-                                  sgfp4_diag *diag)
-{
-    (void)ctx;
-    (void)src;
-    (void)src_offset;
-    (void)dst;
-    (void)dst_offset;
-    (void)size;
-    return unavailable(diag);
-}
-
-sgfp4_status sgfp4_vk_gemv_f16(sgfp4_vk_context *ctx, VkBuffer w, VkDeviceSize w_offset,
-                               VkBuffer x, VkDeviceSize x_offset, VkBuffer y,
-                               VkDeviceSize y_offset, uint64_t rows, uint64_t cols,
-                               unsigned batch, sgfp4_diag *diag)
-{
-    (void)ctx;
-    (void)w;
-    (void)w_offset;
-    (void)x;
-    (void)x_offset;
-    (void)y;
-    (void)y_offset;
-    (void)rows;
-    (void)cols;
-    (void)batch;
-    return unavailable(diag);
-}
-
 sgfp4_status sgfp4_vk_buffer_write(sgfp4_vk_context *ctx, VkBuffer buffer, VkDeviceSize offset,
                                    const void *data, size_t size, sgfp4_diag *diag)
 {
@@ -241,49 +210,6 @@ sgfp4_status sgfp4_vk_buffer_read(sgfp4_vk_context *ctx, VkBuffer buffer, VkDevi
     (void)offset;
     (void)data;
     (void)size;
-    return unavailable(diag);
-}
-
-sgfp4_status sgfp4_vk_bench_decode_burst(sgfp4_vk_context *ctx, const sgfp4_vk_tensor *tensor,
-                                         sgfp4_dtype dtype, VkBuffer dst, VkBuffer copy_src,
-                                         VkBuffer copy_dst, uint64_t copy_bytes,
-                                         unsigned rounds, double *decode_seconds,
-                                         double *copy_seconds, sgfp4_diag *diag)
-{
-    (void)ctx;
-    (void)tensor;
-    (void)dtype;
-    (void)dst;
-    (void)copy_src;
-    (void)copy_dst;
-    (void)copy_bytes;
-    (void)rounds;
-    (void)decode_seconds;
-    (void)copy_seconds;
-    return unavailable(diag);
-}
-
-sgfp4_status sgfp4_vk_bench_gemv_burst(sgfp4_vk_context *ctx, const VkBuffer *w,
-                                       unsigned n_weights, VkBuffer x, VkBuffer y,
-                                       uint64_t rows, uint64_t cols, unsigned batch,
-                                       VkBuffer copy_src, VkBuffer copy_dst, uint64_t copy_bytes,
-                                       unsigned rounds, double *gemv_seconds,
-                                       double *copy_seconds, sgfp4_diag *diag)
-{
-    (void)ctx;
-    (void)w;
-    (void)n_weights;
-    (void)x;
-    (void)y;
-    (void)rows;
-    (void)cols;
-    (void)batch;
-    (void)copy_src;
-    (void)copy_dst;
-    (void)copy_bytes;
-    (void)rounds;
-    (void)gemv_seconds;
-    (void)copy_seconds;
     return unavailable(diag);
 }
 
@@ -399,49 +325,5 @@ sgfp4_status sgfp4_vk_matvec_float(sgfp4_vk_context *ctx, const sgfp4_vk_tensor 
 {
     (void)ctx, (void)tensor, (void)x, (void)x_offset, (void)dtype, (void)x_stride, (void)batch;
     (void)y, (void)y_offset, (void)y_stride, (void)options;
-    return unavailable(diag);
-}
-
-sgfp4_status sgfp4_vk_bench_op_burst(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
-                                     unsigned n_ops, VkBuffer copy_src, VkBuffer copy_dst,
-                                     uint64_t copy_bytes, unsigned rounds, double *op_seconds,
-                                     double *copy_seconds, sgfp4_diag *diag)
-{
-    (void)ctx, (void)ops, (void)n_ops, (void)copy_src, (void)copy_dst, (void)copy_bytes;
-    (void)rounds, (void)op_seconds, (void)copy_seconds;
-    return unavailable(diag);
-}
-
-sgfp4_status sgfp4_vk_bench_op_stream(sgfp4_vk_context *ctx, sgfp4_vk_op *const *ops,
-                                      unsigned n_ops, VkBuffer copy_src, VkBuffer copy_dst,
-                                      uint64_t copy_bytes, unsigned rounds, double *op_seconds,
-                                      double *copy_seconds, sgfp4_diag *diag)
-{
-    (void)ctx, (void)ops, (void)n_ops, (void)copy_src, (void)copy_dst, (void)copy_bytes;
-    (void)rounds, (void)op_seconds, (void)copy_seconds;
-    return unavailable(diag);
-}
-
-sgfp4_status sgfp4_vk_bench_gemv_stream(sgfp4_vk_context *ctx, const VkBuffer *w,
-                                        unsigned n_weights, VkBuffer x, VkBuffer y,
-                                        uint64_t y_step, uint64_t rows, uint64_t cols,
-                                        unsigned batch, VkBuffer copy_src, VkBuffer copy_dst,
-                                        uint64_t copy_bytes, unsigned rounds,
-                                        double *gemv_seconds, double *copy_seconds,
-                                        sgfp4_diag *diag)
-{
-    (void)ctx, (void)w, (void)n_weights, (void)x, (void)y, (void)y_step, (void)rows, (void)cols;
-    (void)batch, (void)copy_src, (void)copy_dst, (void)copy_bytes, (void)rounds;
-    (void)gemv_seconds, (void)copy_seconds;
-    return unavailable(diag);
-}
-
-sgfp4_status sgfp4_vk_bench_read_create(sgfp4_vk_context *ctx, VkBuffer buffer,
-                                        VkDeviceSize offset, uint64_t bytes, sgfp4_vk_op **out,
-                                        sgfp4_diag *diag)
-{
-    (void)ctx, (void)buffer, (void)offset, (void)bytes;
-    if (out)
-        *out = NULL;
     return unavailable(diag);
 }

@@ -8,7 +8,8 @@
 # fails when an options struct's init is exported itself: sgfp4_<x>_options_init must be the
 # header's inline function that passes the caller's sizeof to the exported
 # sgfp4_<x>_options_init_sized (a library that writes its own sizeof would overrun the struct
-# of a caller built against an older header), and every struct has both.
+# of a caller built against an older header), and every struct has both. And fails when a
+# benchmark entry point is exported.
 # SPDX-License-Identifier: MIT
 set -eu
 lib=$1
@@ -58,6 +59,14 @@ for header in "$@"; do
         fi
     done
 done
+
+# The GPU benchmark kit (timing, the copy, read and dense GEMV references) is tool code
+# (tools/bench/vulkan): no entry point of it in the library, declared or not.
+if grep -iE 'bench|gemv|copy_buffer' "$work/exported" >"$work/odd"; then
+    echo "benchmark entry points exported (they belong to tools/bench/vulkan):"
+    sed 's/^/  /' "$work/odd"
+    status=1
+fi
 
 if ! cmp -s "$work/declared" "$work/exported"; then
     echo "declared in the headers but not exported:"

@@ -41,7 +41,8 @@
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>
 
-#include "vulkan/vk_internal.h" /* the plain read's sink (test_bench_read) */
+#include "vulkan/vk_internal.h" /* where a tensor's bytes lie (test_bench_read) */
+#include "vk_kit.h"
 #endif
 
 enum { CTX_DEFAULT, CTX_PLAIN_DOT, CTX_COUNT };
@@ -952,41 +953,45 @@ static void test_recorded(void **state)
     sgfp4_vk_context_free(ctx);
 }
 
-/* Runs the plain read of [offset, offset + bytes) of buf (words, on the host) with the word
- * at `marked` set to SGFP4_VK_READ_UNEXPECTED, every other word 0: whether the read wrote
+/* Runs the kit's plain read of [offset, offset + bytes) of buf (words, on the host) with the
+ * word at `marked` set to VKIT_READ_UNEXPECTED, every other word 0: whether the read wrote
  * its sink, i.e. whether it read that word. */
-static int read_sees(sgfp4_vk_context *ctx, sgfp4_vk_buffer *buf, uint32_t *words,
-                     size_t n_words, uint64_t offset, uint64_t bytes, size_t marked)
+static int read_sees(vkit *kit, sgfp4_vk_buffer *buf, uint32_t *words, size_t n_words,
+                     uint64_t offset, uint64_t bytes, size_t marked)
 {
+    sgfp4_vk_context *ctx = vkit_context(kit);
     sgfp4_diag diag;
-    sgfp4_vk_op *op = NULL;
+    vkit_dispatch d;
     const VkBuffer handle = sgfp4_vk_buffer_handle(buf);
-    if (sgfp4_vk_bench_read_create(ctx, handle, offset, bytes, &op, &diag) != SGFP4_OK)
+    if (vkit_read_prepare(kit, handle, offset, bytes, &d, &diag) != SGFP4_OK)
         fail_msg("read of %llu bytes at %llu: %s", (unsigned long long)bytes,
                  (unsigned long long)offset, diag.message);
     const uint32_t zero[4] = {0};
     uint32_t sink = 0;
-    words[marked] = SGFP4_VK_READ_UNEXPECTED;
+    double seconds;
+    words[marked] = VKIT_READ_UNEXPECTED;
     assert_int_equal(sgfp4_vk_buffer_write(ctx, handle, 0, words, 4 * n_words, &diag), SGFP4_OK);
     words[marked] = 0;
-    assert_int_equal(sgfp4_vk_buffer_write(ctx, op->scratch.buffer, 0, zero, 16, &diag),
+    assert_int_equal(sgfp4_vk_buffer_write(ctx, vkit_read_sink(kit), 0, zero, 16, &diag),
                      SGFP4_OK);
-    assert_int_equal(sgfp4_vk_op_run(op, &diag), SGFP4_OK);
-    assert_int_equal(sgfp4_vk_buffer_read(ctx, op->scratch.buffer, 0, &sink, 4, &diag),
+    assert_int_equal(vkit_time(kit, (vkit_step){NULL, &d}, &seconds, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_vk_buffer_read(ctx, vkit_read_sink(kit), 0, &sink, 4, &diag),
                      SGFP4_OK);
-    sgfp4_vk_op_free(op);
-    return sink == SGFP4_VK_READ_UNEXPECTED;
+    vkit_dispatch_free(kit, &d);
+    return sink == VKIT_READ_UNEXPECTED;
 }
 
-/* The benchmarks' plain read: every word of its range (rounded up to whole words) is read,
- * whatever the split into whole vectors, tail words and workgroups, and no word outside;
- * it runs through the benchmark hooks; the range of a tensor's products is where they read;
- * arguments are checked. */
+/* The benchmark kit's plain read: every word of its range (rounded up to whole words) is
+ * read, whatever the split into whole vectors, tail words and workgroups, and no word
+ * outside; it runs in the kit's bursts and streams; the range of a tensor's products is where
+ * they read; arguments are checked. */
 static void test_bench_read(void **state)
 {
     (void)state;
     sgfp4_vk_context *ctx = contexts[0];
     sgfp4_diag diag;
+    vkit *kit = NULL;
+    assert_int_equal(vkit_open(ctx, &kit, &diag), SGFP4_OK);
     enum { WORDS = 24576 }; /* 96 KiB: three workgroups' chunks of 32 KiB */
     uint32_t *words = calloc(WORDS, 4);
     sgfp4_vk_buffer *buf = device_buffer(ctx, 4 * WORDS);
@@ -1002,14 +1007,14 @@ static void test_bench_read(void **state)
         for (int k = 3; k < 9; k++)
             inside[k] = first + (size_t)(k - 2) * (end - first) / 7;
         for (int k = 0; k < 9; k++)
-            if (!read_sees(ctx, buf, words, WORDS, ranges[r][0], ranges[r][1], inside[k]))
+            if (!read_sees(kit, buf, words, WORDS, ranges[r][0], ranges[r][1], inside[k]))
                 fail_msg("read of %llu bytes at %llu missed word %zu",
                          (unsigned long long)ranges[r][1], (unsigned long long)ranges[r][0],
                          inside[k]);
         if (first > 0)
-            assert_false(read_sees(ctx, buf, words, WORDS, ranges[r][0], ranges[r][1],
+            assert_false(read_sees(kit, buf, words, WORDS, ranges[r][0], ranges[r][1],
                                    first - 1));
-        assert_false(read_sees(ctx, buf, words, WORDS, ranges[r][0], ranges[r][1], end));
+        assert_false(read_sees(kit, buf, words, WORDS, ranges[r][0], ranges[r][1], end));
     }
 
     /* A v1 and a v2 tensor: the products read the container and the products' layout. */
@@ -1030,23 +1035,21 @@ static void test_bench_read(void **state)
         assert_true(where == (profile == 1 ? vt->container.buffer : vt->product.buffer));
         assert_int_equal(offset, 0);
         assert_int_equal(n, profile == 1 ? size : vt->product_bytes);
-        sgfp4_vk_op *ops[2] = {NULL, NULL};
-        for (int i = 0; i < 2; i++)
-            assert_int_equal(sgfp4_vk_bench_read_create(ctx, where, offset, n, &ops[i], &diag),
+        vkit_dispatch d[2];
+        vkit_step steps[2];
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(vkit_read_prepare(kit, where, offset, n, &d[i], &diag), SGFP4_OK);
+            steps[i] = (vkit_step){NULL, &d[i]};
+        }
+        for (int stream = 0; stream < 2; stream++) {
+            double seconds[3] = {0};
+            assert_int_equal(vkit_run(kit, steps, 2, NULL, 3, stream, seconds, NULL, &diag),
                              SGFP4_OK);
-        double seconds[3];
-        assert_int_equal(sgfp4_vk_bench_op_burst(ctx, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0,
-                                                 3, seconds, NULL, &diag),
-                         SGFP4_OK);
-        for (int i = 0; i < 3; i++)
-            assert_true(seconds[i] > 0);
-        assert_int_equal(sgfp4_vk_bench_op_stream(ctx, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0,
-                                                  3, seconds, NULL, &diag),
-                         SGFP4_OK);
-        for (int i = 0; i < 3; i++)
-            assert_true(seconds[i] > 0);
+            for (int i = 0; i < 3; i++)
+                assert_true(seconds[i] > 0);
+        }
         for (int i = 0; i < 2; i++)
-            sgfp4_vk_op_free(ops[i]);
+            vkit_dispatch_free(kit, &d[i]);
         assert_int_equal(sgfp4_vk_tensor_product_range(vt, &where, &offset, NULL, &diag),
                          SGFP4_ERR_ARGUMENT);
         assert_int_equal(sgfp4_vk_tensor_product_range(NULL, &where, &offset, &n, &diag),
@@ -1057,20 +1060,86 @@ static void test_bench_read(void **state)
     }
 
     const VkBuffer handle = sgfp4_vk_buffer_handle(buf);
-    sgfp4_vk_op *op = (sgfp4_vk_op *)&diag; /* must be reset to NULL on failure */
-    assert_int_equal(sgfp4_vk_bench_read_create(ctx, handle, 8, 64, &op, &diag),
+    vkit_dispatch d;
+    assert_int_equal(vkit_read_prepare(kit, handle, 8, 64, &d, &diag),
                      SGFP4_ERR_ARGUMENT); /* offset not a multiple of 16 */
-    assert_null(op);
-    assert_int_equal(sgfp4_vk_bench_read_create(ctx, handle, 0, 0, &op, &diag),
+    assert_int_equal(vkit_read_prepare(kit, handle, 0, 0, &d, &diag),
                      SGFP4_ERR_ARGUMENT); /* no bytes */
-    assert_int_equal(sgfp4_vk_bench_read_create(NULL, handle, 0, 64, &op, &diag),
+    assert_int_equal(vkit_read_prepare(NULL, handle, 0, 64, &d, &diag), SGFP4_ERR_ARGUMENT);
+    assert_int_equal(vkit_read_prepare(kit, VK_NULL_HANDLE, 0, 64, &d, &diag),
                      SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_vk_bench_read_create(ctx, VK_NULL_HANDLE, 0, 64, &op, &diag),
-                     SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_vk_bench_read_create(ctx, handle, 0, 64, NULL, &diag),
-                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(vkit_read_prepare(kit, handle, 0, 64, NULL, &diag), SGFP4_ERR_ARGUMENT);
     sgfp4_vk_buffer_free(ctx, buf);
     free(words);
+    vkit_close(kit);
+}
+
+/* The benchmark kit's stream: two products recorded back to back write the bits of the
+ * synchronous call, each into its own output; its arguments are checked. */
+static void test_kit_stream(void **state)
+{
+    (void)state;
+    sgfp4_vk_context *ctx = contexts[0];
+    sgfp4_diag diag;
+    const uint64_t rows = 10, cols = 100;
+    gen_params p = gen_shape_params(2, rows, cols);
+    size_t size;
+    uint8_t *bytes = gen_container_bytes(&p, 8, &size);
+    sgfp4_tensor *t = NULL;
+    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, NULL),
+                     SGFP4_OK);
+    sgfp4_vk_tensor *vt = NULL;
+    assert_int_equal(sgfp4_vk_tensor_create(ctx, t, &vt, NULL), SGFP4_OK);
+    sgfp4_vk_buffer *b = device_buffer(ctx, 4096);
+    const VkBuffer buf = sgfp4_vk_buffer_handle(b);
+    vkit *kit = NULL;
+    assert_int_equal(vkit_open(ctx, &kit, &diag), SGFP4_OK);
+    float x[100], y[3][10]; /* cols, rows */
+    for (uint64_t i = 0; i < cols; i++)
+        x[i] = (float)((int)below(2001) - 1000) / 256.0f;
+    assert_int_equal(sgfp4_vk_buffer_write(ctx, buf, 0, x, sizeof x, &diag), SGFP4_OK);
+    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 1, 0, buf, 1024, 0,
+                                           NULL, &diag),
+                     SGFP4_OK);
+    sgfp4_vk_op *ops[2] = {NULL, NULL};
+    vkit_step steps[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sgfp4_vk_matvec_float_create(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 1, 0, buf,
+                                                      2048 + 1024 * (uint64_t)i, 0, NULL, &ops[i],
+                                                      &diag),
+                         SGFP4_OK);
+        steps[i] = (vkit_step){ops[i], NULL};
+    }
+    double op_seconds[3];
+    assert_int_equal(vkit_run(kit, steps, 2, NULL, 3, 1, op_seconds, NULL, &diag), SGFP4_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(sgfp4_vk_buffer_read(ctx, buf, 1024 + 1024 * (uint64_t)i, y[i],
+                                              sizeof y[i], &diag),
+                         SGFP4_OK);
+        if (i > 0)
+            assert_memory_equal(y[0], y[i], sizeof y[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_true(op_seconds[i] > 0);
+    assert_int_equal(vkit_run(kit, steps, 2, NULL, 0, 1, op_seconds, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT); /* no rounds */
+    assert_int_equal(vkit_run(NULL, steps, 2, NULL, 1, 1, op_seconds, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(vkit_run(kit, steps, 0, NULL, 1, 1, op_seconds, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(vkit_run(kit, steps, 2, NULL, VKIT_MAX_TIMED, 1, op_seconds, NULL, &diag),
+                     SGFP4_ERR_ARGUMENT); /* more dispatches than one submission times */
+    vkit_dispatch d;
+    assert_int_equal(vkit_gemv_prepare(kit, VK_NULL_HANDLE, buf, buf, 0, 8, 8, 1, &d, &diag),
+                     SGFP4_ERR_ARGUMENT);
+    assert_int_equal(vkit_copy_prepare(kit, buf, buf, 24, &d, &diag), SGFP4_ERR_ARGUMENT);
+    sgfp4_vk_op_free(ops[0]);
+    sgfp4_vk_op_free(ops[1]);
+    vkit_close(kit);
+    sgfp4_vk_buffer_free(ctx, b);
+    sgfp4_vk_tensor_free(ctx, vt);
+    sgfp4_tensor_close(t);
+    free(bytes);
 }
 #else
 static void test_recorded(void **state)
@@ -1080,6 +1149,12 @@ static void test_recorded(void **state)
 }
 
 static void test_bench_read(void **state)
+{
+    (void)state;
+    skip();
+}
+
+static void test_kit_stream(void **state)
 {
     (void)state;
     skip();
@@ -1155,49 +1230,6 @@ static void test_bad_arguments(void **state)
     assert_int_equal(sgfp4_vk_quantize(ctx, buf, 2, SGFP4_DTYPE_F32, cols, 1, 0, buf, 0, NULL,
                                        &diag),
                      SGFP4_ERR_ARGUMENT);
-    /* The benchmark's stream: two products recorded back to back write the bits of the
-     * synchronous call, each into its own output. */
-    float x[100], y[3][10]; /* cols, rows */
-    for (uint64_t i = 0; i < cols; i++)
-        x[i] = (float)((int)below(2001) - 1000) / 256.0f;
-    assert_int_equal(sgfp4_vk_buffer_write(ctx, buf, 0, x, sizeof x, &diag), SGFP4_OK);
-    assert_int_equal(sgfp4_vk_matvec_float(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 1, 0, buf, 1024, 0,
-                                           NULL, &diag),
-                     SGFP4_OK);
-    sgfp4_vk_op *ops[2] = {NULL, NULL};
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(sgfp4_vk_matvec_float_create(ctx, vt, buf, 0, SGFP4_DTYPE_F32, 1, 0, buf,
-                                                      2048 + 1024 * (uint64_t)i, 0, NULL, &ops[i],
-                                                      &diag),
-                         SGFP4_OK);
-    double op_seconds[3];
-    assert_int_equal(sgfp4_vk_bench_op_stream(ctx, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 3,
-                                              op_seconds, NULL, &diag),
-                     SGFP4_OK);
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(sgfp4_vk_buffer_read(ctx, buf, 1024 + 1024 * (uint64_t)i, y[i],
-                                              sizeof y[i], &diag),
-                         SGFP4_OK);
-        if (i > 0)
-            assert_memory_equal(y[0], y[i], sizeof y[i]);
-    }
-    for (int i = 0; i < 3; i++)
-        assert_true(op_seconds[i] > 0);
-    assert_int_equal(sgfp4_vk_bench_op_stream(ctx, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 0,
-                                              op_seconds, NULL, &diag),
-                     SGFP4_ERR_ARGUMENT); /* no rounds */
-    assert_int_equal(sgfp4_vk_bench_op_stream(NULL, ops, 2, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 1,
-                                              op_seconds, NULL, &diag),
-                     SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_vk_bench_op_stream(ctx, ops, 0, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 1,
-                                              op_seconds, NULL, &diag),
-                     SGFP4_ERR_ARGUMENT);
-    assert_int_equal(sgfp4_vk_bench_gemv_stream(ctx, NULL, 1, buf, buf, 0, 8, 8, 1,
-                                                VK_NULL_HANDLE, VK_NULL_HANDLE, 0, 1, op_seconds,
-                                                NULL, &diag),
-                     SGFP4_ERR_ARGUMENT);
-    sgfp4_vk_op_free(ops[0]);
-    sgfp4_vk_op_free(ops[1]);
     assert_int_equal(sgfp4_vk_op_run(NULL, &diag), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_vk_op_status(NULL, &diag), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_vk_op_bytes(NULL), 0);
@@ -1243,7 +1275,7 @@ int main(void)
         cmocka_unit_test(test_hostile),       cmocka_unit_test(test_recorded),
         cmocka_unit_test(test_encoded),       cmocka_unit_test(test_real_tensors),
         cmocka_unit_test(test_run_to_run),    cmocka_unit_test(test_corpus),
-        cmocka_unit_test(test_bench_read),
+        cmocka_unit_test(test_bench_read),    cmocka_unit_test(test_kit_stream),
     };
     if (getenv("SGFP4_VK_TEST")) /* one test by name, while developing */
         cmocka_set_test_filter(getenv("SGFP4_VK_TEST"));

@@ -10,7 +10,13 @@
 
 #include <jansson.h>
 
+#include "sgfp4_config.h"
 #include "sgfp4_experimental.h"
+#if SGFP4_HAVE_VULKAN
+#include "vk_kit.h"
+#else
+typedef struct vkit vkit;
+#endif
 
 /* A repetition or case slower than this factor times the reference is an outlier. */
 #define BV_SLOW_FACTOR 1.5
@@ -25,15 +31,22 @@ typedef struct bv_stats {
 void bv_stats_of(const double *samples, int n, bv_stats *out);
 json_t *bv_stats_json(const bv_stats *s);
 
-/* The copy ceiling for `bytes` copied (2 * bytes of traffic): a compute-shader copy
- * (sgfp4_vk_copy_buffer) and vkCmdCopyBuffer between two fresh device buffers, `repeat`
- * timed runs after `warm_seconds` of shader copies; best GB/s of each (read + written). */
-bool bv_copy_ceiling(sgfp4_vk_context *ctx, uint64_t bytes, int repeat, double warm_seconds,
+/* The copy ceiling for `bytes` copied (2 * bytes of traffic): the kit's compute-shader copy
+ * and vkCmdCopyBuffer between two fresh device buffers, `repeat` timed runs after
+ * `warm_seconds` of shader copies; best GB/s of each (read + written). */
+bool bv_copy_ceiling(vkit *kit, uint64_t bytes, int repeat, double warm_seconds,
                      double *shader_gbps, double *dma_gbps);
 
 /* The device, its exactness properties, the context's pipeline choices and its memory heaps
  * and types, as JSON. */
 json_t *bv_device_json(sgfp4_vk_context *ctx);
+/* `rounds` rounds in one submission of a decode of vt as dtype into dst (packed rows) and,
+ * where copy_bytes is not 0, a copy of copy_bytes from copy_a to copy_b: their GPU seconds
+ * (vkit_run, a burst). */
+bool bv_decode_burst(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
+                     sgfp4_vk_buffer *dst, sgfp4_vk_buffer *copy_a, sgfp4_vk_buffer *copy_b,
+                     uint64_t copy_bytes, unsigned rounds, double *decode_seconds,
+                     double *copy_seconds);
 /* Bytes in use on heap 0 and its budget (VK_EXT_memory_budget); false where unsupported. */
 bool bv_heap_usage(sgfp4_vk_context *ctx, uint64_t *usage, uint64_t *budget);
 
@@ -41,7 +54,7 @@ bool bv_heap_usage(sgfp4_vk_context *ctx, uint64_t *usage, uint64_t *budget);
 bool bv_warm_up(bool (*step)(void *), void *arg, double seconds);
 
 /* Bringing the GPU to its working clock before a measurement: `burst` runs one burst of
- * the operation with a copy of copy_bytes interleaved (sgfp4_vk_bench_*_burst) and reports
+ * the operation with a copy of copy_bytes interleaved (vkit_run) and reports
  * the copy's median GB/s. Bursts are repeated until that rate is within 3% of the best this
  * process has seen for copies of that size (the first time: after a second of bursts), or
  * `limit_seconds` pass (then settled is false, and the result says so). */

@@ -1,7 +1,7 @@
 /* sgfp4 bench --backend vulkan --op gemv [--shape OxI] [--batch B] [--repeat R] [--json]:
- * the dense f16 matrix-vector product (sgfp4_vk_gemv_f16: W f16 O x I, x and y f32) at the
- * shapes the SGFP4 product is measured at (4096x4096, 14336x4096, 4096x14336, 8192x8192;
- * batches 1 and 4), against the device-copy ceiling measured in the same burst. These frame
+ * the dense f16 matrix-vector product (the kit's vkit_gemv_prepare: W f16 O x I, x and y
+ * f32) at the shapes the SGFP4 product is measured at (4096x4096, 14336x4096, 4096x14336,
+ * 8192x8192; batches 1 and 4), against the device-copy ceiling measured in the same burst. These frame
  * the SGFP4 matrix-vector numbers: the ceiling says how fast any stream can be read, the
  * dense product what an uncompressed f16 model gets.
  * Each measurement is a burst: R rounds (default 50) in one submission of a GEMV reading the
@@ -63,8 +63,10 @@ static double relative_error(const uint16_t *w, const float *x, const float *y, 
 }
 
 typedef struct gemv_job {
-    sgfp4_vk_context *ctx;
+    vkit *kit;
     VkBuffer w[MAX_COPIES];
+    vkit_dispatch gemv_d[MAX_COPIES], copy_d;
+    vkit_step steps[MAX_COPIES], copy_step;
     unsigned copies;
     sgfp4_vk_buffer *x, *y, *copy_a, *copy_b;
     uint64_t rows, cols, copy_bytes;
@@ -75,16 +77,32 @@ typedef struct gemv_job {
 static bool gemv_burst(void *arg, double *copy_gbps)
 {
     gemv_job *j = arg;
-    if (sgfp4_vk_bench_gemv_burst(j->ctx, j->w, j->copies, sgfp4_vk_buffer_handle(j->x),
-                                  sgfp4_vk_buffer_handle(j->y), j->rows, j->cols, j->batch,
-                                  sgfp4_vk_buffer_handle(j->copy_a),
-                                  sgfp4_vk_buffer_handle(j->copy_b), j->copy_bytes, j->rounds,
-                                  j->gemv, j->copy, NULL) != SGFP4_OK)
+    if (vkit_run(j->kit, j->steps, j->copies, &j->copy_step, j->rounds, 0, j->gemv, j->copy,
+                 NULL) != SGFP4_OK)
         return false;
     bv_stats st;
     bv_stats_of(j->copy, (int)j->rounds, &st);
     *copy_gbps = 2.0 * (double)j->copy_bytes / st.median * 1e-9;
     return true;
+}
+
+/* The product's dispatches at job->batch, one per weight copy. */
+static bool prepare_gemv(gemv_job *j, sgfp4_diag *diag)
+{
+    bool ok = true;
+    for (unsigned c = 0; ok && c < j->copies; c++) {
+        ok = vkit_gemv_prepare(j->kit, j->w[c], sgfp4_vk_buffer_handle(j->x),
+                               sgfp4_vk_buffer_handle(j->y), 0, j->rows, j->cols, j->batch,
+                               &j->gemv_d[c], diag) == SGFP4_OK;
+        j->steps[c] = (vkit_step){NULL, &j->gemv_d[c]};
+    }
+    return ok;
+}
+
+static void free_gemv(gemv_job *j)
+{
+    for (unsigned c = 0; c < j->copies; c++)
+        vkit_dispatch_free(j->kit, &j->gemv_d[c]);
 }
 
 /* Runs every batch of one shape; appends a JSON object per batch. */
@@ -132,14 +150,15 @@ static bool run_shape(sgfp4_vk_context *ctx, uint64_t rows, uint64_t cols,
         bv_settled settled = {0};
         double copy_gbps = 0;
         job->rounds = SETTLE_ROUNDS;
-        ok = sgfp4_vk_gemv_f16(ctx, job->w[0], 0, sgfp4_vk_buffer_handle(job->x), 0,
-                               sgfp4_vk_buffer_handle(job->y), 0, rows, cols, job->batch,
-                               &diag) == SGFP4_OK &&
+        double once;
+        ok = prepare_gemv(job, &diag) &&
+             vkit_time(job->kit, job->steps[0], &once, &diag) == SGFP4_OK &&
              sgfp4_vk_buffer_read(ctx, sgfp4_vk_buffer_handle(job->y), 0, host_y,
                                   (size_t)(4 * job->batch * rows), &diag) == SGFP4_OK &&
              bv_settle(gemv_burst, job, job->copy_bytes, 2.0, &settled);
         job->rounds = (unsigned)repeat;
         ok = ok && gemv_burst(job, &copy_gbps);
+        free_gemv(job);
         if (!ok) {
             cli_error("bench", "gemv %llux%llu batch %u failed: %s", (unsigned long long)rows,
                       (unsigned long long)cols, job->batch, diag.message);
@@ -229,17 +248,22 @@ int bench_vulkan_gemv(const cli_args *a)
         ceiling_bytes = (info.max_storage_buffer_range / 2) & ~(uint64_t)0xFFFF;
     gemv_job *job = calloc(1, sizeof *job);
     double shader = 0, dma = 0;
-    bool ok = job && bv_copy_ceiling(ctx, ceiling_bytes, 10, 0.2, &shader, &dma);
+    bool ok = job && vkit_open(ctx, &job->kit, &diag) == SGFP4_OK &&
+              bv_copy_ceiling(job->kit, ceiling_bytes, 10, 0.2, &shader, &dma);
     if (ok) {
-        job->ctx = ctx;
         job->copy_bytes = ceiling_bytes;
         ok = sgfp4_vk_buffer_create(ctx, ceiling_bytes, &job->copy_a, &diag) == SGFP4_OK &&
-             sgfp4_vk_buffer_create(ctx, ceiling_bytes, &job->copy_b, &diag) == SGFP4_OK;
+             sgfp4_vk_buffer_create(ctx, ceiling_bytes, &job->copy_b, &diag) == SGFP4_OK &&
+             vkit_copy_prepare(job->kit, sgfp4_vk_buffer_handle(job->copy_a),
+                               sgfp4_vk_buffer_handle(job->copy_b), ceiling_bytes, &job->copy_d,
+                               &diag) == SGFP4_OK;
+        job->copy_step = (vkit_step){NULL, &job->copy_d};
     }
     if (!ok) {
         if (job) {
             sgfp4_vk_buffer_free(ctx, job->copy_a);
             sgfp4_vk_buffer_free(ctx, job->copy_b);
+            vkit_close(job->kit);
         }
         free(job);
         sgfp4_vk_context_free(ctx);
@@ -266,6 +290,7 @@ int bench_vulkan_gemv(const cli_args *a)
     }
     sgfp4_vk_buffer_free(ctx, job->copy_a);
     sgfp4_vk_buffer_free(ctx, job->copy_b);
+    vkit_close(job->kit);
     free(job);
     sgfp4_vk_context_free(ctx);
     return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;

@@ -3,7 +3,7 @@
  * The D8 matrix-vector products on the GPU (Class A and Class B), measured in the same run
  * as their three references: the device copy (the memory ceiling), a plain read of the bytes
  * the products read (the read arm, below) and the dense f16 GEMV of the same shape and batch
- * (sgfp4_vk_gemv_f16, the uncompressed peer). Shapes: 4096x4096,
+ * (the kit's vkit_gemv_prepare, the uncompressed peer). Shapes: 4096x4096,
  * 14336x4096, 4096x14336, 8192x8192 (or --shape); batches 1 and 4 (or --batch); tensors:
  * v1 (random codes: v1 has one layout, so its speed does not depend on the content) and v2
  * encoder output (sgfp4_encode of an LLM-like matrix at --bpw, default 4.5; shapes made of
@@ -19,7 +19,7 @@
  * over the product's, each timing against the same. The read arm: for each shape and tensor,
  * a kernel that only reads the bytes a product reads from device memory (v1: the container;
  * v2: the products' layout the tensor holds, about 1.2x the container;
- * sgfp4_vk_tensor_product_range, sgfp4_vk_bench_read_create), on the same copies, timed the
+ * sgfp4_vk_tensor_product_range, the kit's vkit_read_prepare), on the same copies, timed the
  * same ways: the ceiling of reading those bytes at this size, where a few MB take a few
  * microseconds. Its line gives its GB/s of the bytes it reads and its ratio to the copy;
  * each product's line ends with its ratio to the read ("of read": the read's median time
@@ -83,21 +83,18 @@ static const variant all_variants[] = {
 };
 #define N_VARIANTS (sizeof all_variants / sizeof all_variants[0])
 
-/* One burst's worth of work: the ops (products on the copies) or the dense GEMV, and the
- * copy interleaved. */
+/* One burst's worth of work: the ops (products on the copies), or the kit's dispatches (the
+ * plain reads, the dense GEMV), and the copy interleaved. */
 typedef struct burst_job {
     sgfp4_vk_context *ctx;
+    vkit *kit;
     sgfp4_vk_op *ops[MAX_COPIES];
     unsigned n_ops;
-    /* the dense GEMV instead, when n_ops == 0 */
-    VkBuffer w[MAX_GEMV_COPIES];
-    unsigned n_w;
-    VkBuffer x, y;
-    uint64_t rows, cols;
-    unsigned batch;
-    VkBuffer copy_a, copy_b;
+    vkit_dispatch own[MAX_COPIES]; /* when n_ops == 0 */
+    unsigned n_own;
+    vkit_dispatch copy_d;
     uint64_t copy_bytes;
-    uint64_t y_step; /* the stream: op or weights i writes its output at i * y_step bytes */
+    uint64_t y_step; /* the stream: op i writes its output at i * y_step bytes */
     unsigned rounds;
     bool stream; /* the round's ops back to back, no barrier between them (one time each) */
     bool no_copy; /* no copy between rounds (the ops alone, one after another) */
@@ -107,22 +104,13 @@ typedef struct burst_job {
 static bool run_burst(void *arg, double *copy_gbps)
 {
     burst_job *j = arg;
-    const uint64_t copy_bytes = j->no_copy ? 0 : j->copy_bytes;
-    sgfp4_status s;
-    if (j->stream)
-        s = j->n_ops ? sgfp4_vk_bench_op_stream(j->ctx, j->ops, j->n_ops, j->copy_a, j->copy_b,
-                                                copy_bytes, j->rounds, j->op, j->copy, NULL)
-                     : sgfp4_vk_bench_gemv_stream(j->ctx, j->w, j->n_w, j->x, j->y, j->y_step,
-                                                  j->rows, j->cols, j->batch, j->copy_a,
-                                                  j->copy_b, copy_bytes, j->rounds, j->op,
-                                                  j->copy, NULL);
-    else
-        s = j->n_ops ? sgfp4_vk_bench_op_burst(j->ctx, j->ops, j->n_ops, j->copy_a, j->copy_b,
-                                               copy_bytes, j->rounds, j->op, j->copy, NULL)
-                     : sgfp4_vk_bench_gemv_burst(j->ctx, j->w, j->n_w, j->x, j->y, j->rows,
-                                                 j->cols, j->batch, j->copy_a, j->copy_b,
-                                                 copy_bytes, j->rounds, j->op, j->copy, NULL);
-    if (s != SGFP4_OK)
+    const unsigned n = j->n_ops ? j->n_ops : j->n_own;
+    vkit_step steps[MAX_COPIES];
+    for (unsigned i = 0; i < n; i++)
+        steps[i] = j->n_ops ? (vkit_step){j->ops[i], NULL} : (vkit_step){NULL, &j->own[i]};
+    const vkit_step copy = {NULL, &j->copy_d};
+    if (vkit_run(j->kit, steps, n, j->no_copy ? NULL : &copy, j->rounds, j->stream, j->op,
+                 j->copy, NULL) != SGFP4_OK)
         return false;
     bv_stats st;
     if (!j->no_copy) {
@@ -153,7 +141,7 @@ static bool measure(burst_job *j, unsigned repeat, bv_stats *st, double *copy_gb
     if (!run_burst(j, copy_gbps))
         return false;
     bv_stats_of(j->op, (int)repeat, st);
-    const unsigned n = j->n_ops ? j->n_ops : j->n_w;
+    const unsigned n = j->n_ops ? j->n_ops : j->n_own;
     bool ok = true;
     for (int way = 0; ok && way < 3; way++) {
         j->stream = way != 1;
@@ -201,7 +189,6 @@ static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigne
         ok = sgfp4_vk_buffer_create(j->ctx, w_bytes, &w[c], NULL) == SGFP4_OK &&
              sgfp4_vk_buffer_write(j->ctx, sgfp4_vk_buffer_handle(w[c]), 0, host_w,
                                    (size_t)w_bytes, NULL) == SGFP4_OK;
-        j->w[c] = sgfp4_vk_buffer_handle(w[c]);
     }
     ok = ok && sgfp4_vk_buffer_create(j->ctx, 4 * 16 * cols, &x, NULL) == SGFP4_OK &&
          sgfp4_vk_buffer_create(j->ctx, 4 * 16 * rows * copies, &y, NULL) == SGFP4_OK &&
@@ -209,18 +196,19 @@ static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigne
                                (size_t)(4 * 16 * cols), NULL) == SGFP4_OK;
     for (int bi = 0; ok && bi < n_batches; bi++) {
         j->n_ops = 0;
-        j->n_w = (unsigned)copies;
-        j->x = sgfp4_vk_buffer_handle(x);
-        j->y = sgfp4_vk_buffer_handle(y);
-        j->y_step = 4 * 16 * rows;
-        j->rows = rows;
-        j->cols = cols;
-        j->batch = batches[bi];
+        j->n_own = (unsigned)copies;
+        for (unsigned c = 0; ok && c < copies; c++) /* the stream's outputs are distinct */
+            ok = vkit_gemv_prepare(j->kit, sgfp4_vk_buffer_handle(w[c]),
+                                   sgfp4_vk_buffer_handle(x), sgfp4_vk_buffer_handle(y),
+                                   c * 4 * 16 * rows, rows, cols, batches[bi], &j->own[c],
+                                   NULL) == SGFP4_OK;
         bv_stats st;
         bv_settled settled;
         double copy_gbps = 0;
         other_times *o = &dense_other[bi];
-        ok = measure(j, repeat, &st, &copy_gbps, &settled, o);
+        ok = ok && measure(j, repeat, &st, &copy_gbps, &settled, o);
+        for (unsigned c = 0; c < copies; c++)
+            vkit_dispatch_free(j->kit, &j->own[c]);
         if (!ok)
             break;
         dense[bi] = st.median;
@@ -380,22 +368,20 @@ static bool measure_read(burst_job *j, const bench_setup *b, sgfp4_vk_tensor *co
 {
     sgfp4_diag diag = {0};
     bool ok = true;
-    for (unsigned c = 0; c < copies; c++)
-        j->ops[c] = NULL;
     for (unsigned c = 0; ok && c < copies; c++) {
         VkBuffer buffer;
         VkDeviceSize offset;
         ok = sgfp4_vk_tensor_product_range(vt[c], &buffer, &offset, &r->bytes, &diag) ==
                  SGFP4_OK &&
-             sgfp4_vk_bench_read_create(j->ctx, buffer, offset, r->bytes, &j->ops[c], &diag) ==
-                 SGFP4_OK;
+             vkit_read_prepare(j->kit, buffer, offset, r->bytes, &j->own[c], &diag) == SGFP4_OK;
     }
-    j->n_ops = copies;
+    j->n_ops = 0;
+    j->n_own = copies;
     bv_settled settled = {0};
     double copy_gbps = 0;
     ok = ok && measure(j, b->repeat, &r->st, &copy_gbps, &settled, &r->other);
     for (unsigned c = 0; c < copies; c++)
-        sgfp4_vk_op_free(j->ops[c]);
+        vkit_dispatch_free(j->kit, &j->own[c]);
     if (!ok)
         return cli_error("bench", "matvec %s: the read arm failed: %s", what, diag.message) == 0;
     const double gbps = (double)r->bytes / r->st.median * 1e-9;
@@ -847,13 +833,15 @@ int bench_vulkan_matvec(const cli_args *a)
     burst_job *j = calloc(1, sizeof *j);
     sgfp4_vk_buffer *copy_a = NULL, *copy_b = NULL;
     double shader = 0, dma = 0;
-    bool ok = j && bv_copy_ceiling(ctx, ceiling_bytes, 10, 0.2, &shader, &dma) &&
+    bool ok = j && vkit_open(ctx, &j->kit, &diag) == SGFP4_OK &&
+              bv_copy_ceiling(j->kit, ceiling_bytes, 10, 0.2, &shader, &dma) &&
               sgfp4_vk_buffer_create(ctx, ceiling_bytes, &copy_a, &diag) == SGFP4_OK &&
-              sgfp4_vk_buffer_create(ctx, ceiling_bytes, &copy_b, &diag) == SGFP4_OK;
+              sgfp4_vk_buffer_create(ctx, ceiling_bytes, &copy_b, &diag) == SGFP4_OK &&
+              vkit_copy_prepare(j->kit, sgfp4_vk_buffer_handle(copy_a),
+                                sgfp4_vk_buffer_handle(copy_b), ceiling_bytes, &j->copy_d,
+                                &diag) == SGFP4_OK;
     if (ok) {
         j->ctx = ctx;
-        j->copy_a = sgfp4_vk_buffer_handle(copy_a);
-        j->copy_b = sgfp4_vk_buffer_handle(copy_b);
         j->copy_bytes = ceiling_bytes;
     } else {
         cli_error(cmd, "the copy ceiling could not be measured");
@@ -890,6 +878,8 @@ int bench_vulkan_matvec(const cli_args *a)
     }
     sgfp4_vk_buffer_free(ctx, copy_a);
     sgfp4_vk_buffer_free(ctx, copy_b);
+    if (j)
+        vkit_close(j->kit);
     free(j);
     sgfp4_vk_context_free(ctx);
     return ok && !differ ? CLI_EXIT_OK : CLI_EXIT_FAIL;

@@ -40,6 +40,7 @@ static const char *const dtype_names[3] = {"f32", "f16", "bf16"};
 
 typedef struct case_buffers {
     sgfp4_vk_context *ctx;
+    vkit *kit;
     sgfp4_vk_tensor *vt;
     sgfp4_vk_buffer *out, *copy_a, *copy_b;
     sgfp4_dtype dtype;
@@ -51,10 +52,8 @@ typedef struct case_buffers {
 static bool burst_step(void *arg, double *copy_gbps)
 {
     case_buffers *c = arg;
-    if (sgfp4_vk_bench_decode_burst(c->ctx, c->vt, c->dtype, sgfp4_vk_buffer_handle(c->out),
-                                    sgfp4_vk_buffer_handle(c->copy_a),
-                                    sgfp4_vk_buffer_handle(c->copy_b), c->copy_bytes, c->rounds,
-                                    c->decode, c->copy, NULL) != SGFP4_OK)
+    if (!bv_decode_burst(c->kit, c->vt, c->dtype, c->out, c->copy_a, c->copy_b, c->copy_bytes,
+                         (unsigned)c->rounds, c->decode, c->copy))
         return false;
     bv_stats st;
     bv_stats_of(c->copy, c->rounds, &st);
@@ -102,7 +101,7 @@ static bool measure(case_buffers *c, int arm, int repeat, case_result *r)
         }
         bv_stats_of(c->decode, repeat, &r->decode);
         double shader, dma;
-        if (!bv_copy_ceiling(c->ctx, c->copy_bytes, 3, 0.02, &shader, &dma))
+        if (!bv_copy_ceiling(c->kit, c->copy_bytes, 3, 0.02, &shader, &dma))
             return false;
         r->copy_gbps = shader;
         return true;
@@ -203,7 +202,10 @@ int bench_vulkan_repeat(const cli_args *a)
     sgfp4_vk_context *ctx = NULL;
     sgfp4_vk_context_options options;
     sgfp4_vk_context_options_init(&options);
-    if (sgfp4_vk_context_create(&ctx, &options, &diag) != SGFP4_OK) {
+    vkit *kit = NULL;
+    if (sgfp4_vk_context_create(&ctx, &options, &diag) != SGFP4_OK ||
+        vkit_open(ctx, &kit, &diag) != SGFP4_OK) {
+        sgfp4_vk_context_free(ctx);
         sgfp4_tensor_close(t);
         free(bytes);
         return cli_error(cmd, "--backend vulkan: %s", diag.message);
@@ -212,7 +214,7 @@ int bench_vulkan_repeat(const cli_args *a)
     const uint64_t copy_bytes = ((bytes_size + out_bytes) / 2 + 15) & ~(uint64_t)15;
     const double traffic = (double)bytes_size + (double)out_bytes;
     /* The resident arm's tensor and buffers, made once. */
-    case_buffers resident = {.ctx = ctx, .dtype = dtype, .copy_bytes = copy_bytes};
+    case_buffers resident = {.ctx = ctx, .kit = kit, .dtype = dtype, .copy_bytes = copy_bytes};
     bool ok = wanted[ARM_RESIDENT] == 0 || buffers_create(&resident, t, out_bytes, &diag);
     case_result *results = calloc((size_t)total, sizeof *results);
     ok = ok && results;
@@ -230,7 +232,7 @@ int bench_vulkan_repeat(const cli_args *a)
         if (r->arm == ARM_RESIDENT) {
             ok = measure(&resident, r->arm, (int)repeat, r);
         } else {
-            case_buffers c = {.ctx = ctx, .dtype = dtype, .copy_bytes = copy_bytes};
+            case_buffers c = {.ctx = ctx, .kit = kit, .dtype = dtype, .copy_bytes = copy_bytes};
             ok = buffers_create(&c, t, out_bytes, &diag) && measure(&c, r->arm, (int)repeat, r);
             buffers_free(&c);
         }
@@ -318,6 +320,7 @@ int bench_vulkan_repeat(const cli_args *a)
     }
     free(results);
     buffers_free(&resident);
+    vkit_close(kit);
     sgfp4_vk_context_free(ctx);
     sgfp4_tensor_close(t);
     free(bytes);

@@ -103,112 +103,74 @@ json_t *bv_settled_json(const bv_settled *s)
 }
 
 typedef struct copy_job {
-    sgfp4_vk_context *ctx;
-    sgfp4_vk_buffer *a, *b;
-    uint64_t bytes;
+    vkit *kit;
+    vkit_dispatch d;
     double seconds;
 } copy_job;
 
-static bool shader_copy_step(void *arg)
+static bool copy_step(void *arg)
 {
     copy_job *j = arg;
-    sgfp4_vk_timing t;
-    if (sgfp4_vk_copy_buffer(j->ctx, sgfp4_vk_buffer_handle(j->a), 0,
-                             sgfp4_vk_buffer_handle(j->b), 0, j->bytes, NULL) != SGFP4_OK)
-        return false;
-    sgfp4_vk_context_last_timing(j->ctx, &t);
-    j->seconds = t.gpu_seconds;
-    return true;
+    return vkit_time(j->kit, (vkit_step){NULL, &j->d}, &j->seconds, NULL) == SGFP4_OK;
 }
 
-/* vkCmdCopyBuffer a -> b between two timestamps, `repeat` times: the best seconds. */
-static bool dma_copy_best(sgfp4_vk_context *ctx, VkBuffer a, VkBuffer b, uint64_t bytes,
-                          int repeat, double *best)
+/* The best of `repeat` timed runs of the copy `d` (after a warm-up of `warm_seconds`). */
+static bool copy_best(vkit *kit, vkit_dispatch d, int repeat, double warm_seconds, double *best)
 {
-    sgfp4_vk_handles h;
-    sgfp4_vk_context_get_handles(ctx, &h);
-    VkPhysicalDeviceProperties p;
-    vkGetPhysicalDeviceProperties(h.physical_device, &p);
-    VkCommandPool pool = VK_NULL_HANDLE;
-    VkQueryPool queries = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
-    VkCommandBuffer cmd;
-    bool ok = false;
-    const VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                         .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                         .queueFamilyIndex = h.queue_family};
-    const VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                       .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                       .queryCount = 2};
-    const VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    if (vkCreateCommandPool(h.device, &pci, NULL, &pool) != VK_SUCCESS ||
-        vkCreateQueryPool(h.device, &qci, NULL, &queries) != VK_SUCCESS ||
-        vkCreateFence(h.device, &fci, NULL, &fence) != VK_SUCCESS)
-        goto done;
-    const VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                             .commandPool = pool,
-                                             .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                             .commandBufferCount = 1};
-    if (vkAllocateCommandBuffers(h.device, &cai, &cmd) != VK_SUCCESS)
-        goto done;
+    copy_job j = {kit, d, 0};
+    bool ok = copy_step(&j) && bv_warm_up(copy_step, &j, warm_seconds); /* one at least */
     *best = 1e30;
-    for (int i = 0; i < repeat + 1; i++) { /* one warm-up run */
-        const VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        vkResetCommandBuffer(cmd, 0);
-        vkBeginCommandBuffer(cmd, &bi);
-        vkCmdResetQueryPool(cmd, queries, 0, 2);
-        vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0);
-        const VkBufferCopy c = {0, 0, bytes};
-        vkCmdCopyBuffer(cmd, a, b, 1, &c);
-        vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
-        vkEndCommandBuffer(cmd);
-        const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                                 .commandBufferCount = 1,
-                                 .pCommandBuffers = &cmd};
-        vkResetFences(h.device, 1, &fence);
-        uint64_t t[2];
-        if (vkQueueSubmit(h.queue, 1, &si, fence) != VK_SUCCESS ||
-            vkWaitForFences(h.device, 1, &fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS ||
-            vkGetQueryPoolResults(h.device, queries, 0, 2, sizeof t, t, sizeof t[0],
-                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) !=
-                VK_SUCCESS)
-            goto done;
-        const double s = (double)(t[1] - t[0]) * p.limits.timestampPeriod * 1e-9;
-        if (i > 0 && s < *best)
-            *best = s;
+    for (int i = 0; ok && i < repeat; i++) {
+        ok = copy_step(&j);
+        if (j.seconds < *best)
+            *best = j.seconds;
     }
-    ok = true;
-done:
-    if (fence)
-        vkDestroyFence(h.device, fence, NULL);
-    if (queries)
-        vkDestroyQueryPool(h.device, queries, NULL);
-    if (pool)
-        vkDestroyCommandPool(h.device, pool, NULL);
     return ok;
 }
 
-bool bv_copy_ceiling(sgfp4_vk_context *ctx, uint64_t bytes, int repeat, double warm_seconds,
+bool bv_copy_ceiling(vkit *kit, uint64_t bytes, int repeat, double warm_seconds,
                      double *shader_gbps, double *dma_gbps)
 {
-    copy_job j = {ctx, NULL, NULL, (bytes + 15) & ~(uint64_t)15, 0};
-    double best = 1e30, dma = 0;
-    bool ok = sgfp4_vk_buffer_create(ctx, j.bytes, &j.a, NULL) == SGFP4_OK &&
-              sgfp4_vk_buffer_create(ctx, j.bytes, &j.b, NULL) == SGFP4_OK &&
-              bv_warm_up(shader_copy_step, &j, warm_seconds);
-    for (int i = 0; ok && i < repeat; i++) {
-        ok = shader_copy_step(&j);
-        if (j.seconds < best)
-            best = j.seconds;
-    }
-    ok = ok && dma_copy_best(ctx, sgfp4_vk_buffer_handle(j.a), sgfp4_vk_buffer_handle(j.b),
-                             j.bytes, repeat, &dma);
+    sgfp4_vk_context *ctx = vkit_context(kit);
+    bytes = (bytes + 15) & ~(uint64_t)15;
+    sgfp4_vk_buffer *a = NULL, *b = NULL;
+    vkit_dispatch shader = {0};
+    double best = 0, dma = 0;
+    bool ok = sgfp4_vk_buffer_create(ctx, bytes, &a, NULL) == SGFP4_OK &&
+              sgfp4_vk_buffer_create(ctx, bytes, &b, NULL) == SGFP4_OK &&
+              vkit_copy_prepare(kit, sgfp4_vk_buffer_handle(a), sgfp4_vk_buffer_handle(b), bytes,
+                                &shader, NULL) == SGFP4_OK &&
+              copy_best(kit, shader, repeat, warm_seconds, &best) &&
+              copy_best(kit, vkit_dma(sgfp4_vk_buffer_handle(a), sgfp4_vk_buffer_handle(b), bytes),
+                        repeat, 0, &dma);
     if (ok) {
-        *shader_gbps = 2.0 * (double)j.bytes / best * 1e-9;
-        *dma_gbps = 2.0 * (double)j.bytes / dma * 1e-9;
+        *shader_gbps = 2.0 * (double)bytes / best * 1e-9;
+        *dma_gbps = 2.0 * (double)bytes / dma * 1e-9;
     }
-    sgfp4_vk_buffer_free(ctx, j.a);
-    sgfp4_vk_buffer_free(ctx, j.b);
+    vkit_dispatch_free(kit, &shader);
+    sgfp4_vk_buffer_free(ctx, a);
+    sgfp4_vk_buffer_free(ctx, b);
+    return ok;
+}
+
+bool bv_decode_burst(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
+                     sgfp4_vk_buffer *dst, sgfp4_vk_buffer *copy_a, sgfp4_vk_buffer *copy_b,
+                     uint64_t copy_bytes, unsigned rounds, double *decode_seconds,
+                     double *copy_seconds)
+{
+    sgfp4_vk_op *op = NULL;
+    vkit_dispatch copy = {0};
+    bool ok = sgfp4_vk_decode_create(vkit_context(kit), vt, dtype, sgfp4_vk_buffer_handle(dst), 0,
+                                     0, sgfp4_vk_buffer_size(dst), NULL, &op, NULL) == SGFP4_OK &&
+              (copy_bytes == 0 ||
+               vkit_copy_prepare(kit, sgfp4_vk_buffer_handle(copy_a),
+                                 sgfp4_vk_buffer_handle(copy_b), copy_bytes, &copy,
+                                 NULL) == SGFP4_OK);
+    const vkit_step step = {op, NULL}, copy_step = {NULL, &copy};
+    ok = ok && vkit_run(kit, &step, 1, copy_bytes ? &copy_step : NULL, rounds, 0, decode_seconds,
+                        copy_seconds, NULL) == SGFP4_OK;
+    vkit_dispatch_free(kit, &copy);
+    sgfp4_vk_op_free(op);
     return ok;
 }
 

@@ -84,7 +84,7 @@ typedef struct tensor_case {
 } tensor_case;
 
 typedef struct burst_job {
-    sgfp4_vk_context *ctx;
+    vkit *kit;
     sgfp4_vk_tensor *vt;
     sgfp4_vk_buffer *out, *copy_a, *copy_b;
     sgfp4_dtype dtype;
@@ -96,10 +96,8 @@ typedef struct burst_job {
 static bool burst_step(void *arg, double *copy_gbps)
 {
     burst_job *j = arg;
-    if (sgfp4_vk_bench_decode_burst(j->ctx, j->vt, j->dtype, sgfp4_vk_buffer_handle(j->out),
-                                    sgfp4_vk_buffer_handle(j->copy_a),
-                                    sgfp4_vk_buffer_handle(j->copy_b), j->copy_bytes, j->rounds,
-                                    j->decode, j->copy, NULL) != SGFP4_OK)
+    if (!bv_decode_burst(j->kit, j->vt, j->dtype, j->out, j->copy_a, j->copy_b, j->copy_bytes,
+                         j->rounds, j->decode, j->copy))
         return false;
     bv_stats st;
     bv_stats_of(j->copy, (int)j->rounds, &st);
@@ -194,10 +192,13 @@ int bench_vulkan_variants(const cli_args *a)
         if (a->variant && variant_index(a->variant) != v)
             continue;
         sgfp4_vk_context *ctx = NULL;
+        vkit *kit = NULL;
         sgfp4_vk_context_options o;
         sgfp4_vk_context_options_init(&o);
         o.flags = variants[v].flags; /* 0: the default choice of every path */
-        if (sgfp4_vk_context_create(&ctx, &o, &diag) != SGFP4_OK) {
+        if (sgfp4_vk_context_create(&ctx, &o, &diag) != SGFP4_OK ||
+            vkit_open(ctx, &kit, &diag) != SGFP4_OK) {
+            sgfp4_vk_context_free(ctx);
             ok = cli_error(cmd, "%s: %s", variants[v].name, diag.message) == 0;
             break;
         }
@@ -215,7 +216,7 @@ int bench_vulkan_variants(const cli_args *a)
                 if (!(variants[v].dtypes & (1u << d)))
                     continue;
                 const uint64_t out_bytes = (uint64_t)size * size * sgfp4_dtype_size((sgfp4_dtype)d);
-                burst_job job = {.ctx = ctx, .vt = vt, .dtype = (sgfp4_dtype)d,
+                burst_job job = {.kit = kit, .vt = vt, .dtype = (sgfp4_dtype)d,
                                  .copy_bytes = ((tc[i].size + out_bytes) / 2 + 15) & ~(uint64_t)15,
                                  .rounds = SETTLE_ROUNDS};
                 bv_settled settled = {0};
@@ -267,6 +268,7 @@ int bench_vulkan_variants(const cli_args *a)
             }
             sgfp4_vk_tensor_free(ctx, vt);
         }
+        vkit_close(kit);
         sgfp4_vk_context_free(ctx);
     }
     if (as_json) {

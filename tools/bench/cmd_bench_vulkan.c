@@ -97,7 +97,12 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     const uint64_t traffic = size + out_bytes;
     const uint64_t copy_bytes = (traffic / 2 + 15) & ~(uint64_t)15;
     double shader_copy_gbps = 0, dma_copy_gbps = 0;
-    if (!bv_copy_ceiling(ctx, copy_bytes, repeat, 0.2, &shader_copy_gbps, &dma_copy_gbps)) {
+    vkit *kit = NULL;
+    const bool copied =
+        vkit_open(ctx, &kit, NULL) == SGFP4_OK &&
+        bv_copy_ceiling(kit, copy_bytes, repeat, 0.2, &shader_copy_gbps, &dma_copy_gbps);
+    vkit_close(kit);
+    if (!copied) {
         cli_error("bench", "%s: the copy benchmark failed", bc->name);
         goto done;
     }

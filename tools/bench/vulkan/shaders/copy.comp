@@ -1,5 +1,5 @@
 // A plain device-to-device copy in 16-byte vectors: the memory-bandwidth reference that
-// `sgfp4 bench --backend vulkan` measures beside the decode (sgfp4_vk_copy_buffer).
+// `sgfp4 bench --backend vulkan` measures beside the decode (vkit_copy_prepare).
 // Each workgroup copies 1024 vectors (16 KiB): four coalesced loads in flight per
 // invocation, then four stores.
 // SPDX-License-Identifier: MIT

@@ -1,5 +1,5 @@
 // Dense y = W x, the peer that the SGFP4 matrix-vector product is measured against
-// (sgfp4_vk_gemv_f16, `sgfp4 bench --backend vulkan --op gemv`): W f16, rows x cols,
+// (vkit_gemv_prepare, `sgfp4 bench --backend vulkan --op gemv`): W f16, rows x cols,
 // row-major; x and y f32, BATCH columns (x: BATCH x cols, y: BATCH x rows).
 //
 // A straightforward memory-bound kernel: each subgroup takes ROWS rows at a time (a

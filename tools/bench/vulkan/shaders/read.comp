@@ -1,6 +1,6 @@
 // A plain read of a byte range: the ceiling of a kernel that does nothing but read the bytes
 // a product reads, at the product's size (`sgfp4 bench --backend vulkan --op matvec`, its
-// "read" arm; sgfp4_vk_bench_read_create). A few MB are a few microseconds on a GPU, where
+// "read" arm; vkit_read_prepare). A few MB are a few microseconds on a GPU, where
 // the launch, the ramp-up of the loads and the drain weigh as much as the streaming rate.
 //
 // 256 invocations a workgroup, each with LOADS = 8 independent 16-byte loads issued before any
@@ -14,7 +14,7 @@
 // The words are XORed together, and an invocation writes its result only where it equals a
 // push constant that the host chooses not to expect: the compiler cannot drop the loads (the
 // store depends on every word) and the write traffic is nil (a match, 2^-32 an invocation,
-// writes one word of the op's own sink). No float arithmetic, so no float controls.
+// writes one word of the kit's sink). No float arithmetic, so no float controls.
 // SPDX-License-Identifier: MIT
 #version 450
 layout(local_size_x = 256) in;
