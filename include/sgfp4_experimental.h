@@ -99,19 +99,6 @@ SGFP4_API sgfp4_status sgfp4_vk_tensor_product_range(const sgfp4_vk_tensor *tens
  *  default); wins over SGFP4_VK_MATVEC_LEAVES_AHEAD. */
 #define SGFP4_VK_MATVEC_LEAVES_AT_USE (1u << 5)
 
-/* ---- Vulkan: timing ------------------------------------------------------------------------- */
-
-/** Times of the last synchronous GPU call of a context (a decode or a product), for
- *  benchmarks (0 where unknown). */
-typedef struct sgfp4_vk_timing {
-    double gpu_seconds;    /**< the dispatch, from timestamp queries */
-    double submit_seconds; /**< wall clock from recording to the fence signalling */
-    double copy_seconds;   /**< decode_to_host: the device-to-host copy, from timestamps */
-} sgfp4_vk_timing;
-
-/** Fills *timing with the times of the context's last call (all 0 before any). */
-SGFP4_API void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *timing);
-
 /* ---- Vulkan: host transfers ------------------------------------------------------------------ */
 
 /** Copies `size` bytes from host memory into `buffer` at `offset` (a buffer with

@@ -238,7 +238,7 @@ static int pick_queue_family(VkPhysicalDevice pd, uint32_t *family)
     return found;
 }
 
-/* Everything after the device exists: properties, timestamps, pipelines, commands. */
+/* Everything after the device exists: properties, pipelines, commands. */
 static sgfp4_status finish_context(sgfp4_vk_context *ctx, uint32_t index, sgfp4_diag *diag)
 {
     describe_device(ctx->physical_device, index, &ctx->info);
@@ -274,18 +274,6 @@ static sgfp4_status finish_context(sgfp4_vk_context *ctx, uint32_t index, sgfp4_
                                 ? SGFP4_VK_MATVEC_DOT_PRODUCT
                                 : SGFP4_VK_MATVEC_SHADER;
 
-
-    uint32_t nq = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nq, NULL);
-    VkQueueFamilyProperties *q = calloc(nq ? nq : 1, sizeof *q);
-    if (!q)
-        return sgfp4_fail(diag, SGFP4_ERR_NOMEM, -1, -1, -1, "out of memory");
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nq, q);
-    ctx->timestamps = ctx->queue_family < nq && q[ctx->queue_family].timestampValidBits > 0 &&
-                      p.limits.timestampPeriod > 0;
-    free(q);
-    ctx->timestamp_ns = p.limits.timestampPeriod;
-
     VkResult r;
     const VkCommandPoolCreateInfo pool = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -303,13 +291,6 @@ static sgfp4_status finish_context(sgfp4_vk_context *ctx, uint32_t index, sgfp4_
     const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     if ((r = vkCreateFence(ctx->device, &fence, NULL, &ctx->fence)) != VK_SUCCESS)
         return sgfp4_vk_fail(diag, r, "vkCreateFence");
-    if (ctx->timestamps) {
-        const VkQueryPoolCreateInfo qp = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                          .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                          .queryCount = 4};
-        if (vkCreateQueryPool(ctx->device, &qp, NULL, &ctx->queries) != VK_SUCCESS)
-            ctx->timestamps = 0;
-    }
     return SGFP4_OK; /* the kernels are created on first use (vk_kernel.c) */
 }
 
@@ -493,8 +474,6 @@ void sgfp4_vk_context_free(sgfp4_vk_context *ctx)
     if (ctx->device) {
         vkDeviceWaitIdle(ctx->device);
         sgfp4_vk_kernels_release(ctx);
-        if (ctx->queries)
-            vkDestroyQueryPool(ctx->device, ctx->queries, NULL);
         if (ctx->fence)
             vkDestroyFence(ctx->device, ctx->fence, NULL);
         if (ctx->command_pool)

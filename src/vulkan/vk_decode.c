@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "vulkan/vk_internal.h"
-#include "common/clock.h"
 #include "common/diag.h"
 #include "common/options.h"
 
@@ -128,37 +127,6 @@ static sgfp4_status check_args(const sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     return SGFP4_OK;
 }
 
-double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first)
-{
-    uint64_t ticks[2];
-    if (!ctx->timestamps ||
-        vkGetQueryPoolResults(ctx->device, ctx->queries, first, 2, sizeof ticks, ticks,
-                              sizeof ticks[0],
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
-        return 0;
-    return (double)(ticks[1] - ticks[0]) * ctx->timestamp_ns * 1e-9;
-}
-
-static void stamp(sgfp4_vk_context *ctx, uint32_t query)
-{
-    if (ctx->timestamps)
-        vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->queries, query);
-}
-
-void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *timing)
-{
-    if (!timing)
-        return;
-    memset(timing, 0, sizeof *timing);
-    if (!ctx || ctx->last_call == SGFP4_VK_LAST_NONE)
-        return;
-    timing->submit_seconds = ctx->last_submit_seconds;
-    timing->gpu_seconds = sgfp4_vk_timestamp_seconds(ctx, 0);
-    if (ctx->last_call == SGFP4_VK_LAST_DECODE_TO_HOST)
-        timing->copy_seconds = sgfp4_vk_timestamp_seconds(ctx, 2);
-    /* SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_MATVEC: gpu_seconds alone */
-}
-
 sgfp4_status sgfp4_vk_decode_options_init_sized(sgfp4_vk_decode_options *options, size_t size)
 {
     sgfp4_vk_decode_options defaults;
@@ -247,7 +215,7 @@ sgfp4_status sgfp4_vk_decode_to_buffer(sgfp4_vk_context *ctx, const sgfp4_vk_ten
         s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, dst, dst_offset, row_stride,
                                     VK_NULL_HANDLE, &d, diag);
     if (s == SGFP4_OK)
-        s = sgfp4_vk_run_dispatch(ctx, &d, SGFP4_VK_LAST_DECODE, diag);
+        s = sgfp4_vk_run_dispatch(ctx, &d, diag);
     return s;
 }
 
@@ -272,8 +240,6 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     s = sgfp4_vk_buffer_init(ctx, packed, 0, &device, diag);
     if (s == SGFP4_OK)
         s = sgfp4_vk_buffer_init(ctx, packed, 1, &readback, diag);
-    const double t0 = sgfp4_now();
-    ctx->last_call = SGFP4_VK_LAST_NONE;
     sgfp4_vk_dispatch d;
     if (s == SGFP4_OK)
         s = sgfp4_vk_prepare_decode(ctx, tensor, dtype, device.buffer, 0, tensor->cols,
@@ -281,17 +247,11 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
     if (s == SGFP4_OK)
         s = sgfp4_vk_begin(ctx, diag);
     if (s == SGFP4_OK) {
-        if (ctx->timestamps)
-            vkCmdResetQueryPool(ctx->cmd, ctx->queries, 0, 4);
         sgfp4_vk_barrier_all(ctx);
-        stamp(ctx, 0);
         sgfp4_vk_record_dispatch(ctx, &d);
-        stamp(ctx, 1);
         sgfp4_vk_barrier_all(ctx);
-        stamp(ctx, 2);
         const VkBufferCopy c = {0, 0, packed};
         vkCmdCopyBuffer(ctx->cmd, device.buffer, readback.buffer, 1, &c);
-        stamp(ctx, 3);
         const VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                                     .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                                     .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
@@ -309,8 +269,6 @@ sgfp4_status sgfp4_vk_decode_to_host(sgfp4_vk_context *ctx, const sgfp4_vk_tenso
             for (uint64_t r = 0; r < tensor->rows; r++)
                 memcpy(to + r * row_stride * elem, from + r * row_bytes, row_bytes);
         }
-        ctx->last_call = SGFP4_VK_LAST_DECODE_TO_HOST;
-        ctx->last_submit_seconds = sgfp4_now() - t0;
     }
     sgfp4_vk_buffer_release(ctx, &device);
     sgfp4_vk_buffer_release(ctx, &readback);

@@ -73,20 +73,12 @@ struct sgfp4_vk_context {
     sgfp4_vk_device_info info;
     VkPhysicalDeviceMemoryProperties memory;
     VkPhysicalDeviceLimits limits;
-    int timestamps;            /* the queue family has timestamp bits */
-    double timestamp_ns;       /* nanoseconds per timestamp tick */
 
     uint32_t variant[SGFP4_VK_VARIANT_CONSTANTS]; /* the context's choice, fixed at creation */
     int float16_enabled;       /* our device was created with shaderFloat16 */
     VkCommandPool command_pool;
     VkCommandBuffer cmd;
     VkFence fence;
-    VkQueryPool queries;       /* 4 timestamps, or VK_NULL_HANDLE */
-    /* What the last GPU call was, for sgfp4_vk_context_last_timing(): the timestamps stay
-     * in `queries` until the next call resets them. */
-    enum { SGFP4_VK_LAST_NONE, SGFP4_VK_LAST_DECODE, SGFP4_VK_LAST_DECODE_TO_HOST,
-           SGFP4_VK_LAST_MATVEC } last_call;
-    double last_submit_seconds;
 
     int dot_enabled;           /* our device was created with shaderIntegerDotProduct */
     sgfp4_vk_kernel kernels[SGFP4_VK_KERNEL_COUNT]; /* sgfp4_vk_kernel_pipeline() */
@@ -188,11 +180,9 @@ void sgfp4_vk_kernels_release(sgfp4_vk_context *ctx);
 sgfp4_status sgfp4_vk_range(const sgfp4_vk_context *ctx, VkBuffer buffer, VkDeviceSize offset,
                             uint64_t bytes, VkDescriptorBufferInfo *info, uint64_t *skip,
                             sgfp4_diag *diag);
-/* Records, submits and waits for one dispatch between timestamps 0 and 1 of ctx->queries
- * (with barriers before and after); on success the context's last call is `last_call`, for
- * sgfp4_vk_context_last_timing(). */
+/* Records, submits and waits for one dispatch (with barriers before and after). */
 sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d,
-                                   int last_call, sgfp4_diag *diag);
+                                   sgfp4_diag *diag);
 /* Whether the context's v2 decodes read the products' layout of a tensor that has one (else
  * the container: the leaf table or the record walk), by its flags (vk_decode.c). */
 int sgfp4_vk_layout_decodes(const sgfp4_vk_context *ctx);
@@ -229,8 +219,6 @@ uint32_t *sgfp4_vk_spirv_add_modes(const uint32_t *words, size_t count,
                                    const uint32_t (*modes)[2], unsigned n_modes,
                                    size_t *out_count);
 
-/* Timestamps [first, first + 1] as seconds; 0 if timestamps are unavailable (vk_decode.c). */
-double sgfp4_vk_timestamp_seconds(const sgfp4_vk_context *ctx, uint32_t first);
 
 /* The CPU-built v2 leaf table (vk_leaf_table.c): (blocks + 1) first-leaf indices, blocks
  * record locations, one packed word per leaf (see shaders/decode_body.glsl, s_leaf). Returns

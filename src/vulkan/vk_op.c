@@ -70,8 +70,7 @@ sgfp4_status sgfp4_vk_op_run(sgfp4_vk_op *op, sgfp4_diag *diag)
 {
     if (!op)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "sgfp4_vk_op_run: NULL op");
-    const int last = op->kind == SGFP4_VK_OP_DECODE ? SGFP4_VK_LAST_DECODE : SGFP4_VK_LAST_MATVEC;
-    const sgfp4_status s = sgfp4_vk_run_dispatch(op->ctx, &op->dispatch, last, diag);
+    const sgfp4_status s = sgfp4_vk_run_dispatch(op->ctx, &op->dispatch, diag);
     return s == SGFP4_OK ? sgfp4_vk_op_status(op, diag) : s;
 }
 

@@ -1,10 +1,7 @@
 /* Recording and submitting the context's one command buffer, synchronously; descriptor sets;
- * one timed dispatch.
+ * one dispatch.
  * SPDX-License-Identifier: MIT */
-#include <stdlib.h>
-
 #include "vulkan/vk_internal.h"
-#include "common/clock.h"
 #include "common/diag.h"
 
 sgfp4_status sgfp4_vk_begin(sgfp4_vk_context *ctx, sgfp4_diag *diag)
@@ -94,25 +91,13 @@ void sgfp4_vk_record_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d)
 }
 
 sgfp4_status sgfp4_vk_run_dispatch(sgfp4_vk_context *ctx, const sgfp4_vk_dispatch *d,
-                                   int last_call, sgfp4_diag *diag)
+                                   sgfp4_diag *diag)
 {
-    const double t0 = sgfp4_now();
-    ctx->last_call = SGFP4_VK_LAST_NONE;
-    sgfp4_status s = sgfp4_vk_begin(ctx, diag);
+    const sgfp4_status s = sgfp4_vk_begin(ctx, diag);
     if (s != SGFP4_OK)
         return s;
-    if (ctx->timestamps)
-        vkCmdResetQueryPool(ctx->cmd, ctx->queries, 0, 4);
     sgfp4_vk_barrier_all(ctx); /* earlier work of this queue is visible */
-    if (ctx->timestamps)
-        vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->queries, 0);
     sgfp4_vk_record_dispatch(ctx, d);
-    if (ctx->timestamps)
-        vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->queries, 1);
     sgfp4_vk_barrier_all(ctx); /* the results are visible to later work of this queue */
-    if ((s = sgfp4_vk_submit_wait(ctx, diag)) != SGFP4_OK)
-        return s;
-    ctx->last_call = last_call;
-    ctx->last_submit_seconds = sgfp4_now() - t0;
-    return SGFP4_OK;
+    return sgfp4_vk_submit_wait(ctx, diag);
 }

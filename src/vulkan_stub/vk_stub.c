@@ -83,13 +83,6 @@ sgfp4_status sgfp4_vk_tensor_product_range(const sgfp4_vk_tensor *tensor, VkBuff
     return unavailable(diag);
 }
 
-void sgfp4_vk_context_last_timing(const sgfp4_vk_context *ctx, sgfp4_vk_timing *timing)
-{
-    (void)ctx;
-    if (timing)
-        memset(timing, 0, sizeof *timing);
-}
-
 sgfp4_status sgfp4_vk_buffer_create(sgfp4_vk_context *ctx, uint64_t size, sgfp4_vk_buffer **out,
                                     sgfp4_diag *diag)
 {

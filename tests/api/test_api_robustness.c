@@ -477,8 +477,6 @@ static void vulkan_without_a_context(void **state)
     sgfp4_vk_context_get_info(NULL, &info);
     sgfp4_vk_handles handles;
     sgfp4_vk_context_get_handles(NULL, &handles);
-    sgfp4_vk_timing timing;
-    sgfp4_vk_context_last_timing(NULL, &timing);
     assert_int_equal(sgfp4_vk_decode_reads_layout(NULL, NULL, SGFP4_DTYPE_F16), 0);
     assert_int_equal(sgfp4_vk_tensor_device_bytes(NULL), 0);
     sgfp4_vk_buffer *vk_buf = NULL;

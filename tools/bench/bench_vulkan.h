@@ -47,6 +47,10 @@ bool bv_decode_burst(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
                      sgfp4_vk_buffer *dst, sgfp4_vk_buffer *copy_a, sgfp4_vk_buffer *copy_b,
                      uint64_t copy_bytes, unsigned rounds, double *decode_seconds,
                      double *copy_seconds);
+/* One synchronous decode of vt as dtype into dst (packed rows), prepared, run and freed as
+ * sgfp4_vk_decode_to_buffer does: its GPU seconds (timestamps) and the call's wall clock. */
+bool bv_decode_sync(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
+                    sgfp4_vk_buffer *dst, double *gpu_seconds, double *wall_seconds);
 /* Bytes in use on heap 0 and its budget (VK_EXT_memory_budget); false where unsupported. */
 bool bv_heap_usage(sgfp4_vk_context *ctx, uint64_t *usage, uint64_t *budget);
 

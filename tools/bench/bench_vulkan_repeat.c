@@ -69,13 +69,8 @@ typedef struct sync_job {
 static bool sync_step(void *arg)
 {
     sync_job *j = arg;
-    sgfp4_vk_timing t;
-    const sgfp4_status s = sgfp4_vk_decode_to_buffer(j->c->ctx, j->c->vt, j->c->dtype,
-                                                     sgfp4_vk_buffer_handle(j->c->out), 0, 0,
-                                                     sgfp4_vk_buffer_size(j->c->out), NULL, NULL);
-    sgfp4_vk_context_last_timing(j->c->ctx, &t);
-    j->seconds = t.gpu_seconds;
-    return s == SGFP4_OK;
+    double wall;
+    return bv_decode_sync(j->c->kit, j->c->vt, j->c->dtype, j->c->out, &j->seconds, &wall);
 }
 
 typedef struct case_result {

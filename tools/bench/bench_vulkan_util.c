@@ -174,6 +174,21 @@ bool bv_decode_burst(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
     return ok;
 }
 
+bool bv_decode_sync(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
+                    sgfp4_vk_buffer *dst, double *gpu_seconds, double *wall_seconds)
+{
+    const double t0 = tool_now();
+    sgfp4_vk_op *op = NULL;
+    const bool ok = sgfp4_vk_decode_create(vkit_context(kit), vt, dtype,
+                                           sgfp4_vk_buffer_handle(dst), 0, 0,
+                                           sgfp4_vk_buffer_size(dst), NULL, &op, NULL) ==
+                        SGFP4_OK &&
+                    vkit_time(kit, (vkit_step){op, NULL}, gpu_seconds, NULL) == SGFP4_OK;
+    sgfp4_vk_op_free(op);
+    *wall_seconds = tool_now() - t0;
+    return ok;
+}
+
 static bool has_device_extension(VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;

@@ -23,21 +23,17 @@
 #if SGFP4_HAVE_VULKAN
 
 typedef struct decode_job {
-    sgfp4_vk_context *ctx;
+    vkit *kit;
     sgfp4_vk_tensor *vt;
     sgfp4_dtype dtype;
     sgfp4_vk_buffer *out;
-    sgfp4_vk_timing timing;
+    double gpu_seconds, wall_seconds;
 } decode_job;
 
 static bool decode_step(void *arg)
 {
     decode_job *j = arg;
-    if (sgfp4_vk_decode_to_buffer(j->ctx, j->vt, j->dtype, sgfp4_vk_buffer_handle(j->out), 0,
-                                  0, sgfp4_vk_buffer_size(j->out), NULL, NULL) != SGFP4_OK)
-        return false;
-    sgfp4_vk_context_last_timing(j->ctx, &j->timing);
-    return true;
+    return bv_decode_sync(j->kit, j->vt, j->dtype, j->out, &j->gpu_seconds, &j->wall_seconds);
 }
 
 typedef struct bench_case {
@@ -63,10 +59,12 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     bool ok = false;
     sgfp4_vk_tensor *vt = NULL;
     sgfp4_vk_buffer *out = NULL;
+    vkit *kit = NULL;
     uint8_t *want = NULL, *got = NULL;
     double decode[64], submit[64];
     const double t0 = tool_now();
-    if (sgfp4_vk_tensor_create(ctx, t, &vt, &diag) != SGFP4_OK ||
+    if (vkit_open(ctx, &kit, &diag) != SGFP4_OK ||
+        sgfp4_vk_tensor_create(ctx, t, &vt, &diag) != SGFP4_OK ||
         sgfp4_vk_buffer_create(ctx, out_bytes, &out, &diag) != SGFP4_OK) {
         cli_error("bench", "%s: %s", bc->name, diag.message);
         goto done;
@@ -74,7 +72,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     const double upload = tool_now() - t0;
     if (repeat > 62)
         repeat = 62;
-    decode_job job = {ctx, vt, bc->dtype, out, {0, 0, 0}};
+    decode_job job = {kit, vt, bc->dtype, out, 0, 0};
     /* A second: the driver lowers the clock while the GPU waits for the CPU (the container's
      * generation and upload) and raises it again in steps of about 100 ms. */
     if (!bv_warm_up(decode_step, &job, 1.0)) {
@@ -86,8 +84,8 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
             cli_error("bench", "%s: decode failed", bc->name);
             goto done;
         }
-        decode[i] = job.timing.gpu_seconds;
-        submit[i] = job.timing.submit_seconds;
+        decode[i] = job.gpu_seconds;
+        submit[i] = job.wall_seconds;
     }
     bv_stats st, submit_st;
     bv_stats_of(decode, repeat, &st);
@@ -97,12 +95,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     const uint64_t traffic = size + out_bytes;
     const uint64_t copy_bytes = (traffic / 2 + 15) & ~(uint64_t)15;
     double shader_copy_gbps = 0, dma_copy_gbps = 0;
-    vkit *kit = NULL;
-    const bool copied =
-        vkit_open(ctx, &kit, NULL) == SGFP4_OK &&
-        bv_copy_ceiling(kit, copy_bytes, repeat, 0.2, &shader_copy_gbps, &dma_copy_gbps);
-    vkit_close(kit);
-    if (!copied) {
+    if (!bv_copy_ceiling(kit, copy_bytes, repeat, 0.2, &shader_copy_gbps, &dma_copy_gbps)) {
         cli_error("bench", "%s: the copy benchmark failed", bc->name);
         goto done;
     }
@@ -155,6 +148,7 @@ done:
     free(got);
     sgfp4_vk_buffer_free(ctx, out);
     sgfp4_vk_tensor_free(ctx, vt);
+    vkit_close(kit);
     sgfp4_tensor_close(t);
     return ok;
 }
