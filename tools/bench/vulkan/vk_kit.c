@@ -138,14 +138,15 @@ static void record(const vkit *k, const vkit_step *step)
     vkCmdDispatch(k->cmd, d->groups_x, d->groups_y, 1);
 }
 
-/* Records and submits `groups` timed groups (group g: steps seq[g][0..len[g])) and waits. */
+/* Records and submits `groups` timed groups (group g: steps first[g][0..len[g])) and waits. */
 static sgfp4_status submit_groups(vkit *k, const vkit_step *const *first, const unsigned *len,
                                   unsigned groups, double *seconds, sgfp4_diag *diag)
 {
-    VkResult r = vkResetCommandBuffer(k->cmd, 0);
+    /* the pool resets its buffers on begin */
     const VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                          .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    if (r != VK_SUCCESS || (r = vkBeginCommandBuffer(k->cmd, &bi)) != VK_SUCCESS)
+    VkResult r = vkBeginCommandBuffer(k->cmd, &bi);
+    if (r != VK_SUCCESS)
         return vkit_vk_fail(diag, r, "vkBeginCommandBuffer");
     vkCmdResetQueryPool(k->cmd, k->queries, 0, 2 * groups);
     for (unsigned g = 0; g < groups; g++) {
