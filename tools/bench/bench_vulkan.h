@@ -1,6 +1,6 @@
-/* Helpers shared by the GPU benchmarks (`sgfp4 bench --backend vulkan`, bench_vulkan_*.c):
- * timing statistics with explicit slow outliers, the device-copy ceiling, bringing the GPU to
- * its working clock, the device's memory.
+/* Helpers shared by the GPU benchmarks (`sgfp4 bench --backend vulkan`, bench_vulkan_*.c) on
+ * the benchmark kit (vk_kit.h) and the timing module (timing.h): the device-copy ceiling,
+ * timed decodes, bringing the GPU to its working clock, the device as JSON.
  * SPDX-License-Identifier: MIT */
 #ifndef SGFP4_BENCH_VULKAN_H
 #define SGFP4_BENCH_VULKAN_H
@@ -12,24 +12,12 @@
 
 #include "sgfp4_config.h"
 #include "sgfp4_experimental.h"
+#include "timing.h"
 #if SGFP4_HAVE_VULKAN
 #include "vk_kit.h"
 #else
 typedef struct vkit vkit;
 #endif
-
-/* A repetition or case slower than this factor times the reference is an outlier. */
-#define BV_SLOW_FACTOR 1.5
-
-typedef struct bv_stats {
-    int n;
-    double best, median, max; /* seconds */
-    int slow;                 /* samples above BV_SLOW_FACTOR * best */
-} bv_stats;
-
-/* Statistics of n samples (n >= 1; the array is left as it is). */
-void bv_stats_of(const double *samples, int n, bv_stats *out);
-json_t *bv_stats_json(const bv_stats *s);
 
 /* The copy ceiling for `bytes` copied (2 * bytes of traffic): the kit's compute-shader copy
  * and vkCmdCopyBuffer between two fresh device buffers, `repeat` timed runs after
@@ -51,11 +39,7 @@ bool bv_decode_burst(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
  * sgfp4_vk_decode_to_buffer does: its GPU seconds (timestamps) and the call's wall clock. */
 bool bv_decode_sync(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
                     sgfp4_vk_buffer *dst, double *gpu_seconds, double *wall_seconds);
-/* Bytes in use on heap 0 and its budget (VK_EXT_memory_budget); false where unsupported. */
-bool bv_heap_usage(sgfp4_vk_context *ctx, uint64_t *usage, uint64_t *budget);
 
-/* Runs `step` until `seconds` have passed (the synchronous method's warm-up). */
-bool bv_warm_up(bool (*step)(void *), void *arg, double seconds);
 
 /* Bringing the GPU to its working clock before a measurement: `burst` runs one burst of
  * the operation with a copy of copy_bytes interleaved (vkit_run) and reports

@@ -80,8 +80,8 @@ static bool gemv_burst(void *arg, double *copy_gbps)
     if (vkit_run(j->kit, j->steps, j->copies, &j->copy_step, j->rounds, 0, j->gemv, j->copy,
                  NULL) != SGFP4_OK)
         return false;
-    bv_stats st;
-    bv_stats_of(j->copy, (int)j->rounds, &st);
+    bench_stats st;
+    bench_stats_of(j->copy, (int)j->rounds, &st);
     *copy_gbps = 2.0 * (double)j->copy_bytes / st.median * 1e-9;
     return true;
 }
@@ -165,8 +165,8 @@ static bool run_shape(sgfp4_vk_context *ctx, uint64_t rows, uint64_t cols,
             break;
         }
         const double err = relative_error(host_w, host_x, host_y, rows, cols, job->batch);
-        bv_stats st;
-        bv_stats_of(job->gemv, repeat, &st);
+        bench_stats st;
+        bench_stats_of(job->gemv, repeat, &st);
         const double bytes = (double)w_bytes + 4.0 * job->batch * (double)(cols + rows);
         const double gbps = bytes / st.median * 1e-9, gbps_best = bytes / st.best * 1e-9;
         json_t *r = json_pack("{s:I,s:I,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:o,s:o}", "rows",
@@ -174,7 +174,7 @@ static bool run_shape(sgfp4_vk_context *ctx, uint64_t rows, uint64_t cols,
                               (int)job->batch, "weight_copies", (int)copies, "GBps", gbps,
                               "GBps_best", gbps_best, "copy_GBps", copy_gbps, "ratio_to_copy",
                               gbps / copy_gbps, "relative_l2_error", err, "weight_MB",
-                              (double)w_bytes / 1e6, "time", bv_stats_json(&st), "settle",
+                              (double)w_bytes / 1e6, "time", bench_stats_json(&st), "settle",
                               bv_settled_json(&settled));
         json_array_append_new(results, r);
         if (!as_json)

@@ -112,9 +112,9 @@ static bool run_burst(void *arg, double *copy_gbps)
     if (vkit_run(j->kit, steps, n, j->no_copy ? NULL : &copy, j->rounds, j->stream, j->op,
                  j->copy, NULL) != SGFP4_OK)
         return false;
-    bv_stats st;
+    bench_stats st;
     if (!j->no_copy) {
-        bv_stats_of(j->copy, (int)j->rounds, &st);
+        bench_stats_of(j->copy, (int)j->rounds, &st);
         *copy_gbps = 2.0 * (double)j->copy_bytes / st.median * 1e-9;
     }
     return true;
@@ -125,12 +125,12 @@ static bool run_burst(void *arg, double *copy_gbps)
  * op), each with the copy after every round or with no copy at all (without it the L2 does
  * not start a round full of the copy's dirty lines, which the op then writes back). */
 typedef struct other_times {
-    bv_stats stream, alone, stream_alone; /* stream + copy; isolated, no copy; stream, no copy */
+    bench_stats stream, alone, stream_alone; /* stream + copy; isolated, no copy; stream, no copy */
 } other_times;
 
 /* Settles, then measures `repeat` rounds: the op's statistics and the copy's GB/s; then the
  * other timings into *other. */
-static bool measure(burst_job *j, unsigned repeat, bv_stats *st, double *copy_gbps,
+static bool measure(burst_job *j, unsigned repeat, bench_stats *st, double *copy_gbps,
                     bv_settled *settled, other_times *other)
 {
     j->stream = j->no_copy = false;
@@ -140,7 +140,7 @@ static bool measure(burst_job *j, unsigned repeat, bv_stats *st, double *copy_gb
     j->rounds = repeat;
     if (!run_burst(j, copy_gbps))
         return false;
-    bv_stats_of(j->op, (int)repeat, st);
+    bench_stats_of(j->op, (int)repeat, st);
     const unsigned n = j->n_ops ? j->n_ops : j->n_own;
     bool ok = true;
     for (int way = 0; ok && way < 3; way++) {
@@ -152,7 +152,7 @@ static bool measure(burst_job *j, unsigned repeat, bv_stats *st, double *copy_gb
         double unused = 0;
         ok = run_burst(j, &unused);
         if (ok)
-            bv_stats_of(j->op, (int)j->rounds,
+            bench_stats_of(j->op, (int)j->rounds,
                         way == 0 ? &other->stream : way == 1 ? &other->alone
                                                              : &other->stream_alone);
     }
@@ -162,8 +162,8 @@ static bool measure(burst_job *j, unsigned repeat, bv_stats *st, double *copy_gb
 
 static json_t *other_json(const other_times *o)
 {
-    return json_pack("{s:o,s:o,s:o}", "stream", bv_stats_json(&o->stream), "no_copy",
-                     bv_stats_json(&o->alone), "stream_no_copy", bv_stats_json(&o->stream_alone));
+    return json_pack("{s:o,s:o,s:o}", "stream", bench_stats_json(&o->stream), "no_copy",
+                     bench_stats_json(&o->alone), "stream_no_copy", bench_stats_json(&o->stream_alone));
 }
 
 /* The dense f16 GEMV of rows x cols at each batch: median seconds into dense[]. */
@@ -202,7 +202,7 @@ static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigne
                                    sgfp4_vk_buffer_handle(x), sgfp4_vk_buffer_handle(y),
                                    c * 4 * 16 * rows, rows, cols, batches[bi], &j->own[c],
                                    NULL) == SGFP4_OK;
-        bv_stats st;
+        bench_stats st;
         bv_settled settled;
         double copy_gbps = 0;
         other_times *o = &dense_other[bi];
@@ -218,7 +218,7 @@ static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigne
                                "dense_f16_gemv", "rows", (json_int_t)rows, "cols",
                                (json_int_t)cols, "batch", (int)batches[bi], "GBps", gbps,
                                "copy_GBps", copy_gbps, "ratio_to_copy", gbps / copy_gbps, "time",
-                               bv_stats_json(&st), "stream_products", (int)copies,
+                               bench_stats_json(&st), "stream_products", (int)copies,
                                "other_times", other_json(o), "settle",
                                bv_settled_json(&settled)));
         fprintf(as_json ? stderr : stdout,
@@ -358,7 +358,7 @@ typedef struct bench_setup {
  * ways): the ceiling of reading those bytes at this size. */
 typedef struct read_arm {
     uint64_t bytes; /* of one copy */
-    bv_stats st;    /* isolated, with the copy (the table's timing) */
+    bench_stats st;    /* isolated, with the copy (the table's timing) */
     other_times other;
 } read_arm;
 
@@ -393,7 +393,7 @@ static bool measure_read(burst_job *j, const bench_setup *b, sgfp4_vk_tensor *co
                   "container_bytes", (json_int_t)container_bytes, "read_bytes",
                   (json_int_t)r->bytes, "copies", (int)copies, "GBps", gbps, "copy_GBps",
                   copy_gbps, "ratio_to_copy", gbps / copy_gbps, "stream_ratio_to_copy",
-                  stream_gbps / copy_gbps, "time", bv_stats_json(&r->st), "other_times",
+                  stream_gbps / copy_gbps, "time", bench_stats_json(&r->st), "other_times",
                   other_json(&r->other), "settle", bv_settled_json(&settled)));
     fprintf(b->as_json ? stderr : stdout,
             "%5llux%-5llu %-12s read %16llu bytes %8.2f us  %7.1f GB/s  copy %6.0f  ratio %.3f  "
@@ -425,7 +425,7 @@ static bool measure_quantize(burst_job *j, const bench_setup *b, VkBuffer x, uin
                                       sgfp4_vk_buffer_handle(out), c * q8_batch, NULL,
                                       &j->ops[c], &diag) == SGFP4_OK;
     j->n_ops = copies;
-    bv_stats st;
+    bench_stats st;
     other_times other = {0};
     bv_settled settled = {0};
     double copy_gbps = 0;
@@ -439,7 +439,7 @@ static bool measure_quantize(burst_job *j, const bench_setup *b, VkBuffer x, uin
     json_array_append_new(results,
                           json_pack("{s:s,s:I,s:i,s:o,s:o}", "op", "quantize", "cols",
                                     (json_int_t)cols, "batch", (int)batch, "time",
-                                    bv_stats_json(&st), "other_times", other_json(&other)));
+                                    bench_stats_json(&st), "other_times", other_json(&other)));
     fprintf(b->as_json ? stderr : stdout,
             "      x%-5llu quantize batch %2u %8.2f us | stream %.2f us, no copy %.2f, stream "
             "no copy %.2f\n",
@@ -619,7 +619,7 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                         sgfp4_vk_op_free(j->ops[c]);
                     continue;
                 }
-                bv_stats st;
+                bench_stats st;
                 other_times other = {0};
                 bv_settled settled = {0};
                 double copy_gbps = 0;
@@ -671,7 +671,7 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                               dense_other[bi].stream.median / other.stream.median,
                               "bit_identical",
                               b->check && !fast ? json_boolean(same) : json_null(), "time",
-                              bv_stats_json(&st), "settle", bv_settled_json(&settled));
+                              bench_stats_json(&st), "settle", bv_settled_json(&settled));
                 json_object_set_new(result, "products", json_string(products));
                 if (fast) {
                     json_object_set_new(result, "bound_c", json_real(bound_c));

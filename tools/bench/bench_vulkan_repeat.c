@@ -55,8 +55,8 @@ static bool burst_step(void *arg, double *copy_gbps)
     if (!bv_decode_burst(c->kit, c->vt, c->dtype, c->out, c->copy_a, c->copy_b, c->copy_bytes,
                          (unsigned)c->rounds, c->decode, c->copy))
         return false;
-    bv_stats st;
-    bv_stats_of(c->copy, c->rounds, &st);
+    bench_stats st;
+    bench_stats_of(c->copy, c->rounds, &st);
     *copy_gbps = 2.0 * (double)c->copy_bytes / st.median * 1e-9;
     return true;
 }
@@ -76,7 +76,7 @@ static bool sync_step(void *arg)
 typedef struct case_result {
     int arm;
     double start;
-    bv_stats decode;
+    bench_stats decode;
     double copy_gbps; /* the burst's interleaved copies (median), or the synchronous copy */
     bv_settled settle;
     int remeasured; /* bursts measured again: their copy was below the settled share */
@@ -87,14 +87,14 @@ static bool measure(case_buffers *c, int arm, int repeat, case_result *r)
 {
     if (arm == ARM_SYNC) {
         sync_job j = {c, 0};
-        if (!bv_warm_up(sync_step, &j, 0.05))
+        if (!bench_warm_up(sync_step, &j, 0.05))
             return false;
         for (int i = 0; i < repeat; i++) {
             if (!sync_step(&j))
                 return false;
             c->decode[i] = j.seconds;
         }
-        bv_stats_of(c->decode, repeat, &r->decode);
+        bench_stats_of(c->decode, repeat, &r->decode);
         double shader, dma;
         if (!bv_copy_ceiling(c->kit, c->copy_bytes, 3, 0.02, &shader, &dma))
             return false;
@@ -114,7 +114,7 @@ static bool measure(case_buffers *c, int arm, int repeat, case_result *r)
             break;
         r->remeasured++;
     }
-    bv_stats_of(c->decode, repeat, &r->decode);
+    bench_stats_of(c->decode, repeat, &r->decode);
     r->copy_gbps = gbps;
     return true;
 }
@@ -242,8 +242,8 @@ int bench_vulkan_repeat(const cli_args *a)
         for (int k = 0; k < total && m; k++)
             if (results[k].arm == arm)
                 m[n++] = results[k].decode.median;
-        bv_stats of_arm;
-        bv_stats_of(m, n, &of_arm); /* n 0: all zero */
+        bench_stats of_arm;
+        bench_stats_of(m, n, &of_arm); /* n 0: all zero */
         reference[arm] = of_arm.median;
         free(m);
     }
@@ -254,7 +254,7 @@ int bench_vulkan_repeat(const cli_args *a)
     for (int k = 0; k < total && ok; k++) {
         const case_result *r = &results[k];
         const double factor = r->decode.median / reference[r->arm];
-        const bool outlier = factor > BV_SLOW_FACTOR;
+        const bool outlier = factor > BENCH_SLOW_FACTOR;
         const double copy_gbps = r->copy_gbps;
         const double ratio = traffic / r->decode.median * 1e-9 / copy_gbps;
         outliers[r->arm] += outlier;
@@ -266,7 +266,7 @@ int bench_vulkan_repeat(const cli_args *a)
         ratio_max[r->arm] = ratio > ratio_max[r->arm] ? ratio : ratio_max[r->arm];
         json_t *c = json_pack("{s:i,s:s,s:f,s:o,s:f,s:f,s:b,s:f,s:f}", "case", k, "arm",
                               arm_names[r->arm], "start_s", r->start, "decode",
-                              bv_stats_json(&r->decode), "decode_GBps_median",
+                              bench_stats_json(&r->decode), "decode_GBps_median",
                               traffic / r->decode.median * 1e-9, "factor_to_arm_median", factor,
                               "outlier", outlier, "copy_GBps_median", copy_gbps,
                               "ratio_to_copy", ratio);
@@ -297,7 +297,7 @@ int bench_vulkan_repeat(const cli_args *a)
             printf("%-8s %d cases: median %.1f us, OUTLIERS %d (case median > %.1fx), slow "
                    "repetitions %d of %d, worst case x%.2f, ratio to copy %.3f..%.3f, cases "
                    "measured again (their copy below %.2f of the best) %d\n",
-                   arm_names[arm], wanted[arm], reference[arm] * 1e6, outliers[arm], BV_SLOW_FACTOR,
+                   arm_names[arm], wanted[arm], reference[arm] * 1e6, outliers[arm], BENCH_SLOW_FACTOR,
                    slow_reps[arm], wanted[arm] * (int)repeat, worst[arm], ratio_min[arm], ratio_max[arm],
                    BV_SETTLED_SHARE, remeasured[arm]);
     }

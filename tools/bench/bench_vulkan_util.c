@@ -11,46 +11,6 @@
 #if SGFP4_HAVE_VULKAN
 #include <vulkan/vulkan.h>
 
-static int compare_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-void bv_stats_of(const double *samples, int n, bv_stats *out)
-{
-    double *v = malloc(sizeof *v * (size_t)n);
-    memset(out, 0, sizeof *out);
-    if (!v || n < 1) {
-        free(v);
-        return;
-    }
-    memcpy(v, samples, sizeof *v * (size_t)n);
-    qsort(v, (size_t)n, sizeof *v, compare_double);
-    out->n = n;
-    out->best = v[0];
-    out->median = v[n / 2];
-    out->max = v[n - 1];
-    for (int i = 0; i < n; i++)
-        out->slow += v[i] > BV_SLOW_FACTOR * v[0];
-    free(v);
-}
-
-json_t *bv_stats_json(const bv_stats *s)
-{
-    return json_pack("{s:i,s:f,s:f,s:f,s:i}", "n", s->n, "best_us", s->best * 1e6, "median_us",
-                     s->median * 1e6, "max_us", s->max * 1e6, "slow", s->slow);
-}
-
-bool bv_warm_up(bool (*step)(void *), void *arg, double seconds)
-{
-    const double end = tool_now() + seconds;
-    while (tool_now() < end)
-        if (!step(arg))
-            return false;
-    return true;
-}
-
 /* The best copy rate seen in this process, per power-of-two copy size. */
 static double best_copy_gbps[64];
 
@@ -118,7 +78,7 @@ static bool copy_step(void *arg)
 static bool copy_best(vkit *kit, vkit_dispatch d, int repeat, double warm_seconds, double *best)
 {
     copy_job j = {kit, d, 0};
-    bool ok = copy_step(&j) && bv_warm_up(copy_step, &j, warm_seconds); /* one at least */
+    bool ok = copy_step(&j) && bench_warm_up(copy_step, &j, warm_seconds); /* one at least */
     *best = 1e30;
     for (int i = 0; ok && i < repeat; i++) {
         ok = copy_step(&j);
@@ -187,36 +147,6 @@ bool bv_decode_sync(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
     sgfp4_vk_op_free(op);
     *wall_seconds = tool_now() - t0;
     return ok;
-}
-
-static bool has_device_extension(VkPhysicalDevice pd, const char *name)
-{
-    uint32_t n = 0;
-    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
-        return false;
-    VkExtensionProperties *list = calloc(n, sizeof *list);
-    bool found = false;
-    if (list && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, list) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !found; i++)
-            found = strcmp(list[i].extensionName, name) == 0;
-    free(list);
-    return found;
-}
-
-bool bv_heap_usage(sgfp4_vk_context *ctx, uint64_t *usage, uint64_t *budget)
-{
-    sgfp4_vk_handles h;
-    sgfp4_vk_context_get_handles(ctx, &h);
-    if (!has_device_extension(h.physical_device, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))
-        return false;
-    VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-    VkPhysicalDeviceMemoryProperties2 m = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
-    vkGetPhysicalDeviceMemoryProperties2(h.physical_device, &m);
-    *usage = b.heapUsage[0];
-    *budget = b.heapBudget[0];
-    return true;
 }
 
 json_t *bv_device_json(sgfp4_vk_context *ctx)

@@ -99,8 +99,8 @@ static bool burst_step(void *arg, double *copy_gbps)
     if (!bv_decode_burst(j->kit, j->vt, j->dtype, j->out, j->copy_a, j->copy_b, j->copy_bytes,
                          j->rounds, j->decode, j->copy))
         return false;
-    bv_stats st;
-    bv_stats_of(j->copy, (int)j->rounds, &st);
+    bench_stats st;
+    bench_stats_of(j->copy, (int)j->rounds, &st);
     *copy_gbps = 2.0 * (double)j->copy_bytes / st.median * 1e-9;
     return true;
 }
@@ -239,8 +239,8 @@ int bench_vulkan_variants(const cli_args *a)
                     ok = false;
                     break;
                 }
-                bv_stats st;
-                bv_stats_of(job.decode, (int)repeat, &st);
+                bench_stats st;
+                bench_stats_of(job.decode, (int)repeat, &st);
                 const double traffic = (double)tc[i].size + (double)out_bytes;
                 const double gbps = traffic / st.median * 1e-9;
                 /* Over the bytes actually moved: the layout read (v2) and the output. */
@@ -255,7 +255,7 @@ int bench_vulkan_variants(const cli_args *a)
                               "copy_GBps", gbps_copy, "ratio_to_copy", gbps / gbps_copy,
                               "layout_bytes", (json_int_t)layout, "ratio_moved_to_copy",
                               moved / st.median * 1e-9 / gbps_copy, "time",
-                              bv_stats_json(&st), "settle", bv_settled_json(&settled),
+                              bench_stats_json(&st), "settle", bv_settled_json(&settled),
                               "bit_identical", same < 0 ? json_null() : json_boolean(same)));
                 if (!as_json)
                     printf("%-16s %-15s %-4s %8.1f us (best %8.1f, slow %d/%d) %7.1f GB/s  copy "

@@ -75,7 +75,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
     decode_job job = {kit, vt, bc->dtype, out, 0, 0};
     /* A second: the driver lowers the clock while the GPU waits for the CPU (the container's
      * generation and upload) and raises it again in steps of about 100 ms. */
-    if (!bv_warm_up(decode_step, &job, 1.0)) {
+    if (!bench_warm_up(decode_step, &job, 1.0)) {
         cli_error("bench", "%s: decode failed", bc->name);
         goto done;
     }
@@ -87,9 +87,9 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
         decode[i] = job.gpu_seconds;
         submit[i] = job.wall_seconds;
     }
-    bv_stats st, submit_st;
-    bv_stats_of(decode, repeat, &st);
-    bv_stats_of(submit, repeat, &submit_st);
+    bench_stats st, submit_st;
+    bench_stats_of(decode, repeat, &st);
+    bench_stats_of(submit, repeat, &submit_st);
     const double best = st.best, median = st.median, submit_median = submit_st.median;
     /* The copy moves traffic/2 bytes: read once and written once, the same traffic. */
     const uint64_t traffic = size + out_bytes;
