@@ -1,9 +1,8 @@
 #!/bin/sh
-# The GPU benchmark's operations run to completion at tiny sizes: the dense f16 GEMV (which
-# fails on a relative error above 1e-4 against a double-precision product), a decode variant
-# checked against the CPU decoder on each of its five containers, the fresh-memory repeat
-# cases of every arm, and the matrix-vector products of every kernel variant with the plain
-# read of their bytes. Timings on lavapipe mean nothing (and its copy rate never settles, so
+# The GPU benchmark's operations run to completion at tiny sizes: a decode variant checked
+# against the CPU decoder on each of its five containers, and the matrix-vector products of
+# every kernel variant with the plain read of their bytes; the operations it no longer has
+# are usage errors. Timings on lavapipe mean nothing (and its copy rate never settles, so
 # each measurement waits out the 2 s settle limit); this checks the code paths. Exits 77
 # without a device.
 # Usage: cli_vulkan_bench.sh SGFP4
@@ -13,15 +12,9 @@ cli=$1
 "$cli" info --devices | grep -q '^vulkan device 0:' || exit 77
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$cli" bench --backend vulkan --op gemv --shape 100x72 --batch 3 --repeat 4 --json \
-    > "$work/gemv.json"
-grep -q '"relative_l2_error"' "$work/gemv.json"
 "$cli" bench --backend vulkan --op variants --size 72 --repeat 3 --variant f16-guard --json \
     > "$work/variants.json"
 test "$(grep -c '"bit_identical": true' "$work/variants.json")" -eq 5
-"$cli" bench --backend vulkan --op repeat --size 72 --cases 1 --sync-cases 1 \
-    --resident-cases 1 --repeat 3 > "$work/repeat.txt"
-grep -q '^resident 1 cases' "$work/repeat.txt"
 # The D8 products: every variant, both profiles and classes, checked against the CPU oracle
 # (the command fails on a difference).
 "$cli" bench --backend vulkan --op matvec --shape 70x200 --batch 3 --repeat 2 --variant all \
@@ -29,7 +22,6 @@ grep -q '^resident 1 cases' "$work/repeat.txt"
 # Of the splits only slices1 fits 70x200 (4 blocks a row): v1 6 variants, v2 5 (default, noprefetch, leavesahead,
 # leavesatuse, slices1), each for both classes.
 test "$(grep -c '"bit_identical": true' "$work/matvec.json")" -eq 22
-grep -q '"speedup_vs_dense_f16"' "$work/matvec.json"
 # The read arm: one per tensor (v1, v2), and every product's ratio to it; its figures and the
 # ratios present and positive.
 test "$(grep -c '"op": "read"' "$work/matvec.json")" -eq 2
@@ -47,9 +39,14 @@ test "$(grep -c '"products": "D9-fast"' "$work/fast.json")" -eq 4
 test "$(grep -c '"within_bound": true' "$work/fast.json")" -eq 4
 test "$(grep -c '"bit_identical": true' "$work/fast.json")" -eq 4
 status=0
-"$cli" bench --backend vulkan --op gemv --shape 64x64 --fast > /dev/null 2>&1 || status=$?
+"$cli" bench --backend vulkan --op variants --size 64 --fast > /dev/null 2>&1 || status=$?
 test $status -eq 2
+for op in gemv repeat; do
+    status=0
+    "$cli" bench --backend vulkan --op $op > /dev/null 2>&1 || status=$?
+    test $status -eq 2
+done
 status=0
 "$cli" bench --op matvec --shape 64x64 --fast > /dev/null 2>&1 || status=$?
 test $status -eq 2
-echo "bench --backend vulkan: gemv, variants, repeat and matvec ran"
+echo "bench --backend vulkan: variants and matvec ran"

@@ -1130,8 +1130,6 @@ static void test_kit_stream(void **state)
     assert_int_equal(vkit_run(kit, steps, 2, NULL, VKIT_MAX_TIMED, 1, op_seconds, NULL, &diag),
                      SGFP4_ERR_ARGUMENT); /* more dispatches than one submission times */
     vkit_dispatch d;
-    assert_int_equal(vkit_gemv_prepare(kit, VK_NULL_HANDLE, buf, buf, 0, 8, 8, 1, &d, &diag),
-                     SGFP4_ERR_ARGUMENT);
     assert_int_equal(vkit_copy_prepare(kit, buf, buf, 24, &d, &diag), SGFP4_ERR_ARGUMENT);
     sgfp4_vk_op_free(ops[0]);
     sgfp4_vk_op_free(ops[1]);

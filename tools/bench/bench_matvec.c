@@ -371,8 +371,7 @@ static void report(const bench *b, const char *source, const unsigned *threads, 
 int bench_matvec(const cli_args *args)
 {
     static const int not_here[] = {KEY_STORE,   KEY_DTYPE,  KEY_GATHER_ROWS, KEY_OFFSET,
-                                   KEY_SIZE,    KEY_REPEAT, KEY_INTEGER,     KEY_VARIANT,
-                                   KEY_CASES,   KEY_SYNC_CASES, KEY_RESIDENT_CASES, 0};
+                                   KEY_SIZE,    KEY_REPEAT, KEY_INTEGER,     KEY_VARIANT, 0};
     if (args->given[KEY_FAST])
         return cli_usage_error(args->command, "--fast: the fast products (DECISIONS D9) are "
                                "not offered on the CPU backends; --backend vulkan offers them");

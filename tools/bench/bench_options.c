@@ -22,23 +22,15 @@ const cli_option_spec cli_bench_specs[] = {
      "--backend vulkan, --op matvec: skip the bit-exactness "
      "check"},
     {KEY_INTEGER, "integer", NULL, "--backend vulkan: force the integer-exact pipeline"},
-    {KEY_OP, "op", "decode|open|matvec|gemv|repeat|variants",
+    {KEY_OP, "op", "decode|open|matvec|variants",
      "what to time: decode (default); the CPU: open (against a decode) or "
      "matvec (the matrix-vector products against a plain read); "
-     "--backend vulkan: gemv (the dense f16 product), matvec (the D8 "
-     "products against copy and dense f16), repeat (many fresh-memory "
-     "cases, outliers reported) or variants (every exact decode path)"},
+     "--backend vulkan: matvec (the D8 products against a copy and a "
+     "plain read of their bytes) or variants (every exact decode path)"},
     {KEY_VARIANT, "variant", "NAME",
      "--op variants: only default, f16-guard, f16-add or "
      "integer-pipeline; --op matvec: a comma list of kernel "
      "variants, or all"},
-    {KEY_CASES, "cases", "N", "--op repeat: cases of the burst method, 0..10000 (default 100)"},
-    {KEY_SYNC_CASES, "sync-cases", "N",
-     "--op repeat: cases of the synchronous method "
-     "(default 0)"},
-    {KEY_RESIDENT_CASES, "resident-cases", "N",
-     "--op repeat: burst cases on one resident "
-     "tensor, no new memory (default 0)"},
     {KEY_LAYERS, "layers", "N", "decoder layers (default 4, at most 1024)"},
     {KEY_DIM, "dim", "D", "model width (default 512)"},
     {KEY_FFN, "ffn", "F", "MLP width (default 1408)"},
@@ -70,17 +62,11 @@ const char *cli_bench_take(cli_args *a, int key, const char *v)
     case KEY_VOCAB: return cli_parse_uint_in(v, 1, 1u << 20, &a->vocab) ? NULL : "wants 1..1048576";
     case KEY_OP:
         a->op = v;
-        return strcmp(v, "decode") == 0 || strcmp(v, "open") == 0 || strcmp(v, "gemv") == 0 ||
-                       strcmp(v, "repeat") == 0 || strcmp(v, "variants") == 0 ||
+        return strcmp(v, "decode") == 0 || strcmp(v, "open") == 0 || strcmp(v, "variants") == 0 ||
                        strcmp(v, "matvec") == 0
                    ? NULL
-                   : "wants decode, open, gemv, repeat, variants or matvec";
+                   : "wants decode, open, variants or matvec";
     case KEY_VARIANT: /* the operation checks the name */ a->variant = v; return NULL;
-    case KEY_CASES: return cli_parse_uint_in(v, 0, 10000, &a->cases) ? NULL : "wants 0..10000";
-    case KEY_SYNC_CASES:
-        return cli_parse_uint_in(v, 0, 10000, &a->sync_cases) ? NULL : "wants 0..10000";
-    case KEY_RESIDENT_CASES:
-        return cli_parse_uint_in(v, 0, 10000, &a->resident_cases) ? NULL : "wants 0..10000";
     default: return NULL; /* the flags: args->given says they were there */
     }
 }
@@ -96,5 +82,4 @@ void cli_bench_defaults(cli_args *a)
     a->dim = 512;
     a->ffn = 1408;
     a->vocab = 4096;
-    a->cases = 100;
 }

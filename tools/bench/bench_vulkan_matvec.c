@@ -1,9 +1,9 @@
 /* sgfp4 bench --backend vulkan --op matvec [--shape OxI] [--batch B] [--profile v1|v2]
  *     [--bpw X] [--variant LIST] [--repeat R] [--no-check] [--json]
  * The D8 matrix-vector products on the GPU (Class A and Class B), measured in the same run
- * as their three references: the device copy (the memory ceiling), a plain read of the bytes
- * the products read (the read arm, below) and the dense f16 GEMV of the same shape and batch
- * (the kit's vkit_gemv_prepare, the uncompressed peer). Shapes: 4096x4096,
+ * as their two references: the device copy (the memory ceiling) and a plain read of the
+ * bytes the products read (the read arm, below); the uncompressed peers (ggml's CUDA f16 and
+ * q4_0 products, torch's) are timed by tools/gpu/gpu_peers.sh. Shapes: 4096x4096,
  * 14336x4096, 4096x14336, 8192x8192 (or --shape); batches 1 and 4 (or --batch); tensors:
  * v1 (random codes: v1 has one layout, so its speed does not depend on the content) and v2
  * encoder output (sgfp4_encode of an LLM-like matrix at --bpw, default 4.5; shapes made of
@@ -11,12 +11,11 @@
  * Each measurement is a burst (bench_vulkan.h): R rounds (default 50) in one submission of a
  * product on the next of enough resident copies of the tensor to total at least 256 MiB
  * (so that its weights come from device memory, not the cache), then a device copy of 1 GiB,
- * after bursts that bring the copy rate to its best. Then the same op (and the dense peer)
+ * after bursts that bring the copy rate to its best. Then the same op
  * timed three other ways: the stream (each round every copy's op back to back with no barrier
  * between them, distinct outputs, then the copy: the time per op), and both without the
  * copy. GB/s counts the compressed bytes (the container); the ratio is over the copy's GB/s
- * (read + written), medians of one burst; the speedup is the dense f16 GEMV's median time
- * over the product's, each timing against the same. The read arm: for each shape and tensor,
+ * (read + written), medians of one burst. The read arm: for each shape and tensor,
  * a kernel that only reads the bytes a product reads from device memory (v1: the container;
  * v2: the products' layout the tensor holds, about 1.2x the container;
  * sgfp4_vk_tensor_product_range, the kit's vkit_read_prepare), on the same copies, timed the
@@ -53,10 +52,9 @@
 
 #if SGFP4_HAVE_VULKAN
 
-enum { MAX_SHAPES = 4, MAX_BATCHES = 2, MAX_COPIES = 64, MAX_GEMV_COPIES = 16, MAX_REPEAT = 62,
+enum { MAX_SHAPES = 4, MAX_BATCHES = 2, MAX_COPIES = 64, MAX_REPEAT = 62,
        SETTLE_ROUNDS = 20, MAX_VARIANTS = 16, STREAM_DISPATCHES = 2048 };
 #define ROTATION_BYTES ((uint64_t)256 << 20)
-#define GEMV_ROTATION_BYTES ((uint64_t)512 << 20)
 #define CEILING_BYTES ((uint64_t)1 << 30)
 
 typedef struct variant {
@@ -84,7 +82,7 @@ static const variant all_variants[] = {
 #define N_VARIANTS (sizeof all_variants / sizeof all_variants[0])
 
 /* One burst's worth of work: the ops (products on the copies), or the kit's dispatches (the
- * plain reads, the dense GEMV), and the copy interleaved. */
+ * plain reads), and the copy interleaved. */
 typedef struct burst_job {
     sgfp4_vk_context *ctx;
     vkit *kit;
@@ -164,84 +162,6 @@ static json_t *other_json(const other_times *o)
 {
     return json_pack("{s:o,s:o,s:o}", "stream", bench_stats_json(&o->stream), "no_copy",
                      bench_stats_json(&o->alone), "stream_no_copy", bench_stats_json(&o->stream_alone));
-}
-
-/* The dense f16 GEMV of rows x cols at each batch: median seconds into dense[]. */
-static bool dense_peer(burst_job *j, uint64_t rows, uint64_t cols, const unsigned *batches,
-                       int n_batches, unsigned repeat, double *dense,
-                       other_times *dense_other, json_t *results, bool as_json)
-{
-    const uint64_t w_bytes = rows * cols * 2;
-    uint64_t copies = (GEMV_ROTATION_BYTES + w_bytes - 1) / w_bytes;
-    copies = copies < 1 ? 1 : copies > MAX_GEMV_COPIES ? MAX_GEMV_COPIES : copies;
-    sgfp4_vk_buffer *w[MAX_GEMV_COPIES] = {0}, *x = NULL, *y = NULL;
-    uint16_t *host_w = malloc((size_t)w_bytes);
-    float *host_x = malloc(sizeof *host_x * 16 * (size_t)cols);
-    bool ok = host_w && host_x && cols % 8 == 0;
-    gen_rng rng = {rows * 131 + cols};
-    for (uint64_t i = 0; ok && i < rows * cols; i++) { /* in [-1, 1], never 0 or subnormal */
-        const uint32_t r = (uint32_t)gen_next(&rng);
-        host_w[i] = (uint16_t)((r & 0x8000u) | ((5u + r % 10u) << 10) | ((r >> 4) & 0x3FFu));
-    }
-    for (uint64_t i = 0; ok && i < 16 * cols; i++)
-        host_x[i] = (float)((int)gen_below(&rng, 2001) - 1000) / 1000.0f;
-    for (unsigned c = 0; ok && c < copies; c++) {
-        ok = sgfp4_vk_buffer_create(j->ctx, w_bytes, &w[c], NULL) == SGFP4_OK &&
-             sgfp4_vk_buffer_write(j->ctx, sgfp4_vk_buffer_handle(w[c]), 0, host_w,
-                                   (size_t)w_bytes, NULL) == SGFP4_OK;
-    }
-    ok = ok && sgfp4_vk_buffer_create(j->ctx, 4 * 16 * cols, &x, NULL) == SGFP4_OK &&
-         sgfp4_vk_buffer_create(j->ctx, 4 * 16 * rows * copies, &y, NULL) == SGFP4_OK &&
-         sgfp4_vk_buffer_write(j->ctx, sgfp4_vk_buffer_handle(x), 0, host_x,
-                               (size_t)(4 * 16 * cols), NULL) == SGFP4_OK;
-    for (int bi = 0; ok && bi < n_batches; bi++) {
-        j->n_ops = 0;
-        j->n_own = (unsigned)copies;
-        for (unsigned c = 0; ok && c < copies; c++) /* the stream's outputs are distinct */
-            ok = vkit_gemv_prepare(j->kit, sgfp4_vk_buffer_handle(w[c]),
-                                   sgfp4_vk_buffer_handle(x), sgfp4_vk_buffer_handle(y),
-                                   c * 4 * 16 * rows, rows, cols, batches[bi], &j->own[c],
-                                   NULL) == SGFP4_OK;
-        bench_stats st;
-        bv_settled settled;
-        double copy_gbps = 0;
-        other_times *o = &dense_other[bi];
-        ok = ok && measure(j, repeat, &st, &copy_gbps, &settled, o);
-        for (unsigned c = 0; c < copies; c++)
-            vkit_dispatch_free(j->kit, &j->own[c]);
-        if (!ok)
-            break;
-        dense[bi] = st.median;
-        const double gbps = (double)w_bytes / st.median * 1e-9;
-        json_array_append_new(
-            results, json_pack("{s:s,s:I,s:I,s:i,s:f,s:f,s:f,s:o,s:i,s:o,s:o}", "op",
-                               "dense_f16_gemv", "rows", (json_int_t)rows, "cols",
-                               (json_int_t)cols, "batch", (int)batches[bi], "GBps", gbps,
-                               "copy_GBps", copy_gbps, "ratio_to_copy", gbps / copy_gbps, "time",
-                               bench_stats_json(&st), "stream_products", (int)copies,
-                               "other_times", other_json(o), "settle",
-                               bv_settled_json(&settled)));
-        fprintf(as_json ? stderr : stdout,
-                "%5llux%-5llu dense f16 GEMV        batch %2u  %8.2f us  %7.1f GB/s "
-                "(weights)  copy %6.0f  ratio %.3f  | stream of %u %.2f us ratio %.3f, "
-                "no copy %.2f, stream no copy %.2f%s\n",
-                (unsigned long long)rows, (unsigned long long)cols, batches[bi],
-                st.median * 1e6, gbps, copy_gbps, gbps / copy_gbps, (unsigned)copies,
-                o->stream.median * 1e6, (double)w_bytes / o->stream.median * 1e-9 / copy_gbps,
-                o->alone.median * 1e6, o->stream_alone.median * 1e6,
-                settled.settled ? "" : "  UNSETTLED");
-        fflush(as_json ? stderr : stdout);
-    }
-    for (unsigned c = 0; c < copies; c++)
-        sgfp4_vk_buffer_free(j->ctx, w[c]);
-    sgfp4_vk_buffer_free(j->ctx, x);
-    sgfp4_vk_buffer_free(j->ctx, y);
-    free(host_w);
-    free(host_x);
-    if (!ok)
-        cli_error("bench", "dense f16 GEMV %llux%llu failed", (unsigned long long)rows,
-                  (unsigned long long)cols);
-    return ok;
 }
 
 static uint32_t load32(const uint8_t *p)
@@ -493,10 +413,9 @@ static double fast_bound_units(int class_a, uint64_t rows, uint64_t cols, unsign
     return worst;
 }
 
-/* Every class, batch and variant of one tensor; the dense times per batch in dense[]. */
+/* Every class, batch and variant of one tensor. */
 static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t rows,
-                       uint64_t cols, const double *dense, const other_times *dense_other,
-                       json_t *results, bool *differ)
+                       uint64_t cols, json_t *results, bool *differ)
 {
     char what[32];
     size_t size = 0;
@@ -650,13 +569,12 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                                               sizeof *got * check_rows(rows)) == 0;
                     }
                 const double gbps = (double)size / st.median * 1e-9;
-                const double speedup = dense[bi] / st.median;
                 const double stream_gbps = (double)size / other.stream.median * 1e-9;
                 const double of_read = read.st.median / st.median;
                 const double stream_of_read = read.other.stream.median / other.stream.median;
                 json_t *result =
-                    json_pack("{s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:i,s:f,s:f,s:f,s:f,"
-                              "s:f,s:o,s:f,s:f,s:o,s:o,s:o}",
+                    json_pack("{s:s,s:I,s:I,s:s,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:i,s:f,s:f,s:f,s:o,"
+                              "s:f,s:o,s:o,s:o}",
                               "op", "matvec", "rows", (json_int_t)rows, "cols", (json_int_t)cols,
                               "tensor", what, "class", class_a ? "A" : "B", "batch", (int)batch,
                               "variant", v->name, "container_bytes", (json_int_t)size,
@@ -664,12 +582,8 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                               "device_bytes", (json_int_t)sgfp4_vk_tensor_device_bytes(vt[0]),
                               "scratch_bytes", (json_int_t)scratch, "copies", (int)copies,
                               "GBps", gbps, "copy_GBps", copy_gbps, "ratio_to_copy",
-                              gbps / copy_gbps, "dense_f16_us", dense[bi] * 1e6,
-                              "speedup_vs_dense_f16", speedup, "other_times",
-                              other_json(&other), "stream_ratio_to_copy",
-                              stream_gbps / copy_gbps, "stream_speedup_vs_dense_f16",
-                              dense_other[bi].stream.median / other.stream.median,
-                              "bit_identical",
+                              gbps / copy_gbps, "other_times", other_json(&other),
+                              "stream_ratio_to_copy", stream_gbps / copy_gbps, "bit_identical",
                               b->check && !fast ? json_boolean(same) : json_null(), "time",
                               bench_stats_json(&st), "settle", bv_settled_json(&settled));
                 json_object_set_new(result, "products", json_string(products));
@@ -688,19 +602,13 @@ static bool run_tensor(burst_job *j, const bench_setup *b, int profile, uint64_t
                 /* The table line; with --json on stderr, as progress. */
                 fprintf(b->as_json ? stderr : stdout,
                         "%5llux%-5llu %-12s class %s batch %2u %-10s %-7s %8.2f us  %7.1f GB/s  "
-                           "copy %6.0f  ratio %.3f  x%.2f dense  | stream %.2f us ratio %.3f "
-                           "x%.2f, no copy %.2f x%.2f, stream no copy %.2f x%.2f  | of read "
-                           "%.3f, stream %.3f  %s%s\n",
+                           "copy %6.0f  ratio %.3f  | stream %.2f us ratio %.3f, no copy %.2f, "
+                           "stream no copy %.2f  | of read %.3f, stream %.3f  %s%s\n",
                            (unsigned long long)rows, (unsigned long long)cols, what,
                            class_a ? "A" : "B", batch, v->name, products, st.median * 1e6, gbps,
-                           copy_gbps, gbps / copy_gbps, speedup, other.stream.median * 1e6,
-                           stream_gbps / copy_gbps,
-                           dense_other[bi].stream.median / other.stream.median,
-                           other.alone.median * 1e6,
-                           dense_other[bi].alone.median / other.alone.median,
-                           other.stream_alone.median * 1e6,
-                           dense_other[bi].stream_alone.median / other.stream_alone.median,
-                           of_read, stream_of_read,
+                           copy_gbps, gbps / copy_gbps, other.stream.median * 1e6,
+                           stream_gbps / copy_gbps, other.alone.median * 1e6,
+                           other.stream_alone.median * 1e6, of_read, stream_of_read,
                            !b->check ? "unchecked"
                            : fast    ? (same ? "within D9 bound" : "BEYOND D9 BOUND")
                            : same    ? "same bits"
@@ -771,17 +679,13 @@ static bool parse_variants(const char *list, bench_setup *b)
 int bench_vulkan_matvec(const cli_args *a)
 {
     static const int not_here[] = {KEY_CODES, KEY_SEED, KEY_THREADS, KEY_OFFSET, KEY_STORE,
-                                   KEY_DTYPE, KEY_RUNS, KEY_GATHER_ROWS, KEY_SIZE, KEY_INTEGER,
-                                   KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES, 0};
+                                   KEY_DTYPE, KEY_RUNS, KEY_GATHER_ROWS, KEY_SIZE, KEY_INTEGER, 0};
     const char *cmd = a->command;
     const int rc = cli_reject(a, "--op matvec", not_here);
     if (rc >= 0)
         return rc;
     if (a->in)
         return cli_usage_error(cmd, "--op matvec takes no input file");
-    if (a->given[KEY_SHAPE] && a->cols % 8 != 0)
-        return cli_usage_error(cmd, "--op matvec: --shape wants I (columns) a multiple of 8 "
-                                    "(the dense f16 peer reads 8 weights at a time)");
     bench_setup b = {0};
     if (!parse_variants(a->given[KEY_VARIANT] ? a->variant : NULL, &b))
         return cli_usage_error(cmd, "--op matvec: --variant wants default, all or a comma list "
@@ -855,13 +759,8 @@ int bench_vulkan_matvec(const cli_args *a)
     json_t *results = json_array();
     bool differ = false;
     for (int s = 0; ok && s < n_shapes; s++) {
-        double dense[MAX_BATCHES] = {0};
-        other_times dense_other[MAX_BATCHES] = {0};
-        ok = dense_peer(j, shapes[s][0], shapes[s][1], b.batches, b.n_batches, b.repeat, dense,
-                        dense_other, results, b.as_json);
         for (int p = 0; ok && p < b.n_profiles; p++)
-            ok = run_tensor(j, &b, b.profiles[p], shapes[s][0], shapes[s][1], dense,
-                            dense_other, results, &differ);
+            ok = run_tensor(j, &b, b.profiles[p], shapes[s][0], shapes[s][1], results, &differ);
     }
     if (b.as_json) {
         json_t *root = json_pack("{s:s,s:o,s:s,s:I,s:f,s:f,s:o}", "op", "matvec", "device",

@@ -149,8 +149,7 @@ int bench_vulkan_variants(const cli_args *a)
 {
     static const int not_here[] = {KEY_SHAPE,  KEY_PROFILE, KEY_BPW,     KEY_CODES,
                                    KEY_SEED,   KEY_OFFSET,  KEY_STORE,   KEY_DTYPE,
-                                   KEY_RUNS,   KEY_GATHER_ROWS, KEY_INTEGER, KEY_BATCH,
-                                   KEY_CASES,  KEY_SYNC_CASES, KEY_RESIDENT_CASES, KEY_FAST, 0};
+                                   KEY_RUNS,   KEY_GATHER_ROWS, KEY_INTEGER, KEY_BATCH, KEY_FAST, 0};
     const char *cmd = a->command;
     const int rc = cli_reject(a, "--op variants", not_here);
     if (rc >= 0)

@@ -34,9 +34,6 @@ static const cli_accept options[] = {
     {KEY_VARIANT, NULL},
     {KEY_FAST, "--backend vulkan --op matvec: also time the fast products (DECISIONS D9) "
                "beside D8's, each result named by its products"},
-    {KEY_CASES, NULL},
-    {KEY_SYNC_CASES, NULL},
-    {KEY_RESIDENT_CASES, NULL},
     {0, NULL},
 };
 
@@ -194,7 +191,6 @@ static int bench_decode(const cli_args *args)
 {
     static const int vulkan_only[] = {KEY_SIZE,       KEY_REPEAT,        KEY_NO_CHECK,
                                       KEY_INTEGER,    KEY_BATCH,         KEY_VARIANT,
-                                      KEY_CASES,      KEY_SYNC_CASES,    KEY_RESIDENT_CASES,
                                       KEY_FAST,       0};
     static const int decode_only[] = {KEY_GATHER_ROWS, 0};
     int rc = cli_reject(args, "the CPU benchmark", vulkan_only);
@@ -277,9 +273,8 @@ const cli_command cli_bench = {
     "usage: sgfp4 bench [FILE] [options]\n"
     "       sgfp4 bench [FILE] --op open [options]\n"
     "       sgfp4 bench [FILE] --op matvec [--batch B] [--json] [--no-check] [options]\n"
-    "       sgfp4 bench --backend vulkan [--op decode|gemv|repeat|variants] [--json] [--size N]\n"
+    "       sgfp4 bench --backend vulkan [--op decode|variants|matvec] [--json] [--size N]\n"
     "                   [--repeat R] [--no-check] [--integer] [--batch B] [--variant NAME]\n"
-    "                   [--cases N] [--sync-cases N] [--resident-cases N]\n"
     "\n"
     "Times CPU decode of one tensor and, in the same run and for the same output bytes, the\n"
     "two memory ceilings: memset (write-only, what decode really competes with) and memcpy,\n"
@@ -294,12 +289,10 @@ const cli_command cli_bench = {
     "cache) and warm, after checking them bit for bit against the scalar reference.\n"
     "--backend vulkan decodes random NxN containers on the Vulkan device instead and measures\n"
     "a device-to-device copy of the same traffic as the ceiling (--op decode, counting\n"
-    "repetitions slower than 1.5x the case's best). Its other operations: gemv times the\n"
-    "dense f16 matrix-vector product at the shapes of the SGFP4 product (or --shape) against\n"
-    "the copy; variants times every exact decode path on the same containers; repeat decodes\n"
-    "one large MIXED-heavy container in many cases with fresh memory and reports every slow\n"
-    "outlier. gemv, variants and repeat time bursts: the operation and a copy interleaved in\n"
-    "one submission until the copy rate settles (benchmarks.md says why).\n"
+    "repetitions slower than 1.5x the case's best). Its other operations: variants times\n"
+    "every exact decode path on the same containers; matvec the D8 products against the copy\n"
+    "and a plain read of their bytes. Both time bursts: the operation and a copy interleaved\n"
+    "in one submission until the copy rate settles (benchmarks.md says why).\n"
     "--op open (the CPU) times sgfp4_tensor_open() (every acceptance rule) of the container\n"
     "against its decode, in alternating rounds: one open per round, its bytes not in cache.\n",
     options, run};

@@ -1,8 +1,9 @@
 /* sgfp4 bench --backend vulkan [--json] [--size N] [--repeat R] [--no-check] [--integer]
  * GPU decode speed against a device-to-device copy of the same number of bytes, measured in
  * the same run, with synchronous calls; repetitions slower than 1.5x the case's best are
- * counted. The other operations (--op gemv, repeat, variants) are in bench_vulkan_*.c. Containers are random (tools/datagen/generator.c): v1, v2 uniform-64, v2
- * MIXED-heavy (4x4/8x8 leaves) and v2 with every layout; v2 runs both kernels (CPU-built
+ * counted. The other operations (--op variants, matvec) are in bench_vulkan_*.c. Containers
+ * are random (tools/datagen/generator.c): v1, v2 uniform-64, v2 MIXED-heavy (4x4/8x8 leaves)
+ * and v2 with every layout; v2 runs both kernels (CPU-built
  * leaf table, record walk in the shader). Each decode is also checked
  * bit for bit against the scalar decoder unless --no-check.
  * Decode GB/s counts container bytes read + output bytes written; the copy moves half that
@@ -155,10 +156,6 @@ done:
 
 int cmd_bench_vulkan(const cli_args *a)
 {
-    if (a->op && strcmp(a->op, "gemv") == 0)
-        return bench_vulkan_gemv(a);
-    if (a->op && strcmp(a->op, "repeat") == 0)
-        return bench_vulkan_repeat(a);
     if (a->op && strcmp(a->op, "variants") == 0)
         return bench_vulkan_variants(a);
     if (a->op && strcmp(a->op, "matvec") == 0)
@@ -166,8 +163,7 @@ int cmd_bench_vulkan(const cli_args *a)
     static const int cpu_only[] = {KEY_SHAPE,  KEY_PROFILE, KEY_BPW,  KEY_CODES,
                                    KEY_SEED,   KEY_THREADS, KEY_OFFSET, KEY_STORE,
                                    KEY_DTYPE,  KEY_RUNS,    KEY_GATHER_ROWS, KEY_BATCH,
-                                   KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
-                                   KEY_FAST, 0};
+                                   KEY_VARIANT, KEY_FAST, 0};
     const char *cmd = a->command;
     const int rc = cli_reject(a, "--op decode", cpu_only);
     if (rc >= 0)

@@ -27,9 +27,7 @@ for path in sys.argv[1:]:
             if r["op"] == "quantize":
                 quant[(r["cols"], r["batch"])].append(t)
                 continue
-            if r["op"] == "dense_f16_gemv":
-                arm = "sgfp4 dense f16"
-            elif r["op"] == "matvec":
+            if r["op"] == "matvec":
                 arm = ("v1" if r["tensor"].startswith("v1") else "v2") + " " + r["class"]
                 if r.get("variant", "default") != "default":
                     arm += " " + r["variant"]

@@ -63,7 +63,7 @@ enum cli_key {
      * tools/bench/bench_options.c) */
     KEY_CODES, KEY_SEED, KEY_RUNS, KEY_GATHER_ROWS, KEY_OFFSET, KEY_SIZE, KEY_REPEAT,
     KEY_NO_CHECK, KEY_INTEGER, KEY_LAYERS, KEY_DIM, KEY_FFN, KEY_KV_DIM, KEY_VOCAB, KEY_OP,
-    KEY_VARIANT, KEY_CASES, KEY_SYNC_CASES, KEY_RESIDENT_CASES,
+    KEY_VARIANT,
     /* the limits on model inputs (cli_limits.c) */
     KEY_MAX_HEADER_BYTES, KEY_MAX_TENSORS, KEY_MAX_ZSTD_RATIO, KEY_MAX_TEMP_SPACE,
     KEY_MAX_DECOMPRESSED, KEY_MAX_OUTPUT_ELEMENTS,
@@ -94,11 +94,11 @@ typedef struct cli_args {
     bool random_codes;              /* bench --codes random */
     unsigned seed, runs, gather_rows, offset, size, repeat;
     unsigned layers, dim, ffn, kv_dim, vocab;
-    /* bench: the operation (NULL: decode; the CPU's open, or the GPU's gemv, repeat,
-     * variants); --backend vulkan: the GEMV batch (0: 1 and 4), one decode variant (NULL:
-     * all), and the repeat operation's cases per arm */
+    /* bench: the operation (NULL: decode; the CPU's open or matvec, the GPU's matvec or
+     * variants); the products' batch (0: the benchmark's default), one decode variant or a
+     * list of product variants (NULL: all) */
     const char *op, *variant;
-    unsigned batch, cases, sync_cases, resident_cases;
+    unsigned batch;
     /* matvec: the activations file (--x) and the class (--class a|b: false = A) */
     const char *x;
     bool class_b;
@@ -263,10 +263,8 @@ bool cli_vulkan_matvec(const char *command, const sgfp4_tensor *t, uint64_t rows
                        bool class_b, bool fast, const float *x, uint64_t batch, float *y);
 /* The GPU benchmark (tools/bench; the CPU's: bench_cpu.h). */
 int cmd_bench_vulkan(const cli_args *args);
-/* The GPU benchmark's other operations (tools/bench/bench_vulkan_*.c): --op gemv, matvec,
- * repeat and variants. */
-int bench_vulkan_gemv(const cli_args *args);
-int bench_vulkan_repeat(const cli_args *args);
+/* The GPU benchmark's other operations (tools/bench/bench_vulkan_*.c): --op variants and
+ * matvec. */
 int bench_vulkan_variants(const cli_args *args);
 int bench_vulkan_matvec(const cli_args *args);
 

@@ -49,9 +49,8 @@ static const option_spec specs[] = {
     {KEY_MAP, "map", "OUT.png", "draw the leaf map (one pixel per 4x4 cell; man sgfp4); "
                                 "needs libpng"},
     {KEY_DEVICES, "devices", NULL, "list the Vulkan devices and their exactness features"},
-    {KEY_BATCH, "batch", "B", "--op gemv: batch 1..16 (default: 1 and 4); --op matvec: the "
-                              "batched Class A arm (default 4), with --backend vulkan the "
-                              "batch (default: 1 and 4)"},
+    {KEY_BATCH, "batch", "B", "--op matvec: the batched Class A arm (default 4), with "
+                              "--backend vulkan the batch 1..16 (default: 1 and 4)"},
     {KEY_X, "x", "FILE", "activations X: a .npy of [N][I] or [I] values (float32 or float16), "
                          "or raw little-endian float32 [N][I]"},
     {KEY_CLASS, "class", "a|b", "a: integer activations, quantized per 64 columns (default); b: "

@@ -63,9 +63,6 @@ sgfp4_status vkit_open(sgfp4_vk_context *ctx, vkit **out, sgfp4_diag *diag)
         return vkit_fail(diag, SGFP4_ERR_NOMEM, "out of memory");
     k->ctx = ctx;
     sgfp4_vk_context_get_handles(ctx, &k->h);
-    sgfp4_vk_device_info info;
-    sgfp4_vk_context_get_info(ctx, &info);
-    k->subgroup_size = info.subgroup_size;
     VkPhysicalDeviceProperties p;
     vkGetPhysicalDeviceProperties(k->h.physical_device, &p);
     k->limits = p.limits;

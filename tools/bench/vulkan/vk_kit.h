@@ -1,7 +1,7 @@
 /* The GPU benchmark kit: what `sgfp4 bench --backend vulkan` and the Vulkan tests time and
  * compare with, built on the library's public Vulkan API only (the context's handles and
  * recordable operations). It owns a command buffer, a fence, timestamp queries and the
- * reference kernels (a compute-shader copy, a plain read, a dense f16 GEMV); it times library
+ * reference kernels (a compute-shader copy and a plain read); it times library
  * operations and its own dispatches in bursts or streams within one submission, so that the
  * GPU stays busy and an operation and its copy ceiling see the same clock
  * (docs/benchmarks.md). Not thread-safe: one kit per context, used by one thread.
@@ -35,8 +35,6 @@ typedef struct vkit_step {
 /* The most steps of one run, and of dispatches (steps and copies) a submission times. */
 #define VKIT_MAX_STEPS 64
 #define VKIT_MAX_TIMED 2048
-/* The largest batch of vkit_gemv_prepare. */
-#define VKIT_GEMV_MAX_BATCH 16
 /* The word that makes a plain read write its sink (vkit_read_prepare): by chance only in
  * real data; the tests place it to see that every word was read. */
 #define VKIT_READ_UNEXPECTED 0x9E3779B9u
@@ -73,13 +71,6 @@ sgfp4_status vkit_read_prepare(vkit *kit, VkBuffer buffer, VkDeviceSize offset, 
                                vkit_dispatch *out, sgfp4_diag *diag);
 /* The sink of the plain reads (16 bytes, device-local). */
 VkBuffer vkit_read_sink(const vkit *kit);
-/* The dense product y = W x the SGFP4 products are measured against: W rows x cols f16
- * (row-major, offset 0), x batch x cols f32 (offset 0), y batch x rows f32 at y_offset (a
- * multiple of 16); cols a multiple of 8, batch 1..VKIT_GEMV_MAX_BATCH. A plain f32 sum with
- * subgroup reductions, not bit-exact; SGFP4_ERR_UNSUPPORTED without subgroup arithmetic. */
-sgfp4_status vkit_gemv_prepare(vkit *kit, VkBuffer w, VkBuffer x, VkBuffer y, VkDeviceSize y_offset,
-                               uint64_t rows, uint64_t cols, unsigned batch, vkit_dispatch *out,
-                               sgfp4_diag *diag);
 void vkit_dispatch_free(vkit *kit, vkit_dispatch *d);
 
 #endif

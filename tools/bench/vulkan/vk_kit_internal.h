@@ -5,13 +5,12 @@
 
 #include "vk_kit.h"
 
-enum { VKIT_COPY, VKIT_READ, VKIT_GEMV, VKIT_KERNELS };
+enum { VKIT_COPY, VKIT_READ, VKIT_KERNELS };
 
 struct vkit {
     sgfp4_vk_context *ctx;
     sgfp4_vk_handles h;
     VkPhysicalDeviceLimits limits;
-    uint32_t subgroup_size;
     VkCommandPool pool;
     VkCommandBuffer cmd;
     VkFence fence;
@@ -22,7 +21,7 @@ struct vkit {
     VkPipelineLayout layout;
     VkDescriptorPool sets;
     VkShaderModule modules[VKIT_KERNELS];
-    VkPipeline copy, read, gemv[VKIT_GEMV_MAX_BATCH];
+    VkPipeline copy, read;
     sgfp4_vk_buffer *sink;
 };
 

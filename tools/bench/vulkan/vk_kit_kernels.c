@@ -1,5 +1,4 @@
-/* The kit's reference kernels (shaders/: copy.comp, read.comp, gemv_f16.comp beside this
- * file), their layouts and pipelines, and their dispatches.
+/* The kit's reference kernels (shaders/: copy.comp and read.comp beside this file), their layouts and pipelines, and their dispatches.
  * SPDX-License-Identifier: MIT */
 #include <stddef.h>
 #include <stdint.h>
@@ -8,7 +7,6 @@
 #include "vk_kit_internal.h"
 
 #include "copy.spv.h"
-#include "gemv_f16.spv.h"
 #include "read.spv.h"
 
 /* Descriptor sets alive at once (a benchmark case holds at most a few dozen). */
@@ -47,9 +45,8 @@ sgfp4_status vkit_kernels_init(vkit *k, sgfp4_diag *diag)
                                              .pPoolSizes = &size};
     if ((r = vkCreateDescriptorPool(dev, &dpci, NULL, &k->sets)) != VK_SUCCESS)
         return vkit_vk_fail(diag, r, "vkCreateDescriptorPool");
-    const uint32_t *code[VKIT_KERNELS] = {sgfp4_spv_copy, sgfp4_spv_read, sgfp4_spv_gemv_f16};
-    const size_t bytes[VKIT_KERNELS] = {sizeof sgfp4_spv_copy, sizeof sgfp4_spv_read,
-                                        sizeof sgfp4_spv_gemv_f16};
+    const uint32_t *code[VKIT_KERNELS] = {sgfp4_spv_copy, sgfp4_spv_read};
+    const size_t bytes[VKIT_KERNELS] = {sizeof sgfp4_spv_copy, sizeof sgfp4_spv_read};
     for (int i = 0; i < VKIT_KERNELS; i++) {
         const VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                                .codeSize = bytes[i],
@@ -63,11 +60,10 @@ sgfp4_status vkit_kernels_init(vkit *k, sgfp4_diag *diag)
 void vkit_kernels_release(vkit *k)
 {
     const VkDevice dev = k->h.device;
-    VkPipeline all[2 + VKIT_GEMV_MAX_BATCH] = {k->copy, k->read};
-    memcpy(&all[2], k->gemv, sizeof k->gemv);
-    for (int i = 0; i < 2 + VKIT_GEMV_MAX_BATCH; i++)
-        if (all[i])
-            vkDestroyPipeline(dev, all[i], NULL);
+    if (k->copy)
+        vkDestroyPipeline(dev, k->copy, NULL);
+    if (k->read)
+        vkDestroyPipeline(dev, k->read, NULL);
     for (int i = 0; i < VKIT_KERNELS; i++)
         if (k->modules[i])
             vkDestroyShaderModule(dev, k->modules[i], NULL);
@@ -80,21 +76,17 @@ void vkit_kernels_release(vkit *k)
     sgfp4_vk_buffer_free(k->ctx, k->sink);
 }
 
-/* *pipeline, created on first use from kernel `id` with `batch` at constant_id 0 (0: none). */
-static sgfp4_status pipeline_of(vkit *k, int id, uint32_t batch, VkPipeline *pipeline,
-                                sgfp4_diag *diag)
+/* *pipeline, created on first use from kernel `id`. */
+static sgfp4_status pipeline_of(vkit *k, int id, VkPipeline *pipeline, sgfp4_diag *diag)
 {
     if (*pipeline)
         return SGFP4_OK;
-    const VkSpecializationMapEntry entry = {0, 0, 4};
-    const VkSpecializationInfo spec = {1, &entry, 4, &batch};
     const VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = k->modules[id],
-                  .pName = "main",
-                  .pSpecializationInfo = batch ? &spec : NULL},
+                  .pName = "main"},
         .layout = k->layout};
     const VkResult r =
         vkCreateComputePipelines(k->h.device, VK_NULL_HANDLE, 1, &ci, NULL, pipeline);
@@ -172,7 +164,7 @@ sgfp4_status vkit_copy_prepare(vkit *k, VkBuffer src, VkBuffer dst, uint64_t byt
         return vkit_fail(diag, SGFP4_ERR_UNSUPPORTED,
                          "copy: %llu bytes is too large for one dispatch",
                          (unsigned long long)bytes);
-    sgfp4_status s = pipeline_of(k, VKIT_COPY, 0, &k->copy, diag);
+    sgfp4_status s = pipeline_of(k, VKIT_COPY, &k->copy, diag);
     const VkDescriptorBufferInfo infos[2] = {{src, 0, bytes}, {dst, 0, bytes}};
     const uint32_t push[4] = {(uint32_t)count, (uint32_t)groups_x, 0, 0};
     return s == SGFP4_OK
@@ -207,7 +199,7 @@ sgfp4_status vkit_read_prepare(vkit *k, VkBuffer buffer, VkDeviceSize offset, ui
         groups = k->limits.maxComputeWorkGroupCount[0];
     if (groups == 0) /* the tail alone */
         groups = 1;
-    sgfp4_status s = pipeline_of(k, VKIT_READ, 0, &k->read, diag);
+    sgfp4_status s = pipeline_of(k, VKIT_READ, &k->read, diag);
     const VkDescriptorBufferInfo infos[3] = {
         {buffer, at, span}, {buffer, at, span}, {vkit_read_sink(k), 0, 16}};
     const uint32_t push[5] = {(uint32_t)count, (uint32_t)((offset - at) / 16), (uint32_t)groups,
@@ -215,55 +207,4 @@ sgfp4_status vkit_read_prepare(vkit *k, VkBuffer buffer, VkDeviceSize offset, ui
     return s == SGFP4_OK
                ? dispatch_of(k, k->read, infos, 3, push, sizeof push, groups, 1, out, diag)
                : s;
-}
-
-/* Whether compute shaders have subgroupAdd (gemv_f16.comp reduces with it). */
-static int subgroups_usable(const vkit *k)
-{
-    VkPhysicalDeviceSubgroupProperties sub = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                      .pNext = &sub};
-    vkGetPhysicalDeviceProperties2(k->h.physical_device, &p2);
-    return (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-           (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) && sub.subgroupSize >= 1;
-}
-
-sgfp4_status vkit_gemv_prepare(vkit *k, VkBuffer w, VkBuffer x, VkBuffer y, VkDeviceSize y_offset,
-                               uint64_t rows, uint64_t cols, unsigned batch, vkit_dispatch *out,
-                               sgfp4_diag *diag)
-{
-    enum { ROWS_PER_SUBGROUP = 2, GROUP = 256 }; /* gemv_f16.comp: ROWS, local size */
-    if (!k || !out || w == VK_NULL_HANDLE || x == VK_NULL_HANDLE || y == VK_NULL_HANDLE ||
-        rows == 0 || cols == 0 || cols % 8 != 0 || batch < 1 || batch > VKIT_GEMV_MAX_BATCH ||
-        y_offset % 16 != 0)
-        return vkit_fail(diag, SGFP4_ERR_ARGUMENT,
-                         "gemv: NULL handle, zero shape, cols not a multiple of 8, batch "
-                         "outside 1..%d or an offset not a multiple of 16",
-                         VKIT_GEMV_MAX_BATCH);
-    const uint64_t w_bytes = rows * cols * 2, x_bytes = batch * cols * 4,
-                   y_bytes = batch * rows * 4;
-    if (rows > UINT32_MAX || cols > UINT32_MAX || w_bytes / 16 > UINT32_MAX ||
-        w_bytes > k->limits.maxStorageBufferRange)
-        return vkit_fail(diag, SGFP4_ERR_UNSUPPORTED,
-                         "gemv: %llux%llu is too large for one dispatch", (unsigned long long)rows,
-                         (unsigned long long)cols);
-    if (!subgroups_usable(k))
-        return vkit_fail(diag, SGFP4_ERR_UNSUPPORTED,
-                         "Vulkan: the dense GEMV needs subgroup arithmetic in compute shaders");
-    /* One subgroup per row group; the shader's grid-stride loop covers any excess (and a
-     * subgroup size other than the reported one). */
-    const uint64_t subgroups = GROUP / (k->subgroup_size ? k->subgroup_size : 32);
-    const uint64_t row_groups = (rows + ROWS_PER_SUBGROUP - 1) / ROWS_PER_SUBGROUP;
-    uint64_t groups = (row_groups + subgroups - 1) / subgroups;
-    groups = groups < 65535 ? groups : 65535;
-    sgfp4_status s = pipeline_of(k, VKIT_GEMV, batch, &k->gemv[batch - 1], diag);
-    const VkDeviceSize y_at = y_offset - y_offset % offset_align(k);
-    const VkDescriptorBufferInfo infos[3] = {
-        {w, 0, w_bytes}, {x, 0, x_bytes}, {y, y_at, y_offset - y_at + y_bytes}};
-    const uint32_t push[5] = {(uint32_t)rows, (uint32_t)cols, 0, 0,
-                              (uint32_t)((y_offset - y_at) / 4)};
-    return s == SGFP4_OK ? dispatch_of(k, k->gemv[batch - 1], infos, 3, push, sizeof push, groups,
-                                       1, out, diag)
-                         : s;
 }
