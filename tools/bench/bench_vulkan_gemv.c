@@ -222,6 +222,7 @@ int bench_vulkan_gemv(const cli_args *a)
     if (sgfp4_vk_context_create(&ctx, NULL, &diag) != SGFP4_OK)
         return cli_error(cmd, "--backend vulkan: %s", diag.message);
     sgfp4_vk_device_info info;
+    sgfp4_vk_device_info_init(&info);
     sgfp4_vk_context_get_info(ctx, &info);
     /* 1 GiB, or what one storage-buffer binding reaches (lavapipe: 128 MiB). */
     uint64_t ceiling_bytes = CEILING_BYTES;

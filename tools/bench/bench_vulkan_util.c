@@ -245,6 +245,7 @@ bool bv_heap_usage(sgfp4_vk_context *ctx, uint64_t *usage, uint64_t *budget)
 json_t *bv_device_json(sgfp4_vk_context *ctx)
 {
     sgfp4_vk_device_info info;
+    sgfp4_vk_device_info_init(&info);
     sgfp4_vk_context_get_info(ctx, &info);
     sgfp4_vk_handles h;
     sgfp4_vk_context_get_handles(ctx, &h);
