@@ -28,6 +28,18 @@
  * library. A size that is no layout of the struct (released layouts: docs/api.md) is
  * SGFP4_ERR_ARGUMENT, nothing written. The calls read no field past struct_size (the
  * missing ones take their defaults) and refuse a struct_size they do not know.
+ *
+ * Result structs (the structs a call fills for the caller: sgfp4_tensor_info,
+ * sgfp4_quality, sgfp4_encode_report, and in sgfp4_model.h and sgfp4_vulkan.h
+ * sgfp4_model_verify_result, sgfp4_model_summary, sgfp4_model_decision,
+ * sgfp4_vk_device_info) also start with `size_t struct_size` and only ever grow at the end.
+ * The caller initialises one with its inline sgfp4_<x>_init(&r), which zeroes the struct
+ * and sets struct_size = sizeof the struct as the caller's header declares it; a call that
+ * fills it writes the fields inside struct_size bytes and not one byte past them, and
+ * leaves struct_size as it was. A struct_size that is no released layout of the struct (0,
+ * an uninitialised struct, one from a newer header) is SGFP4_ERR_ARGUMENT before any work,
+ * nothing written. An array of result structs (sgfp4_vk_list_devices) is initialised
+ * element by element.
  */
 #ifndef SGFP4_H
 #define SGFP4_H
@@ -63,6 +75,18 @@ extern "C" {
 SGFP4_API unsigned sgfp4_version(void);
 /** The version of the linked library as a string, "major.minor.patch". */
 SGFP4_API const char *sgfp4_version_string(void);
+
+/** The body of every result struct's sgfp4_<x>_init(): zeroes `size` bytes at `result` and
+ *  sets its leading struct_size to `size` (sgfp4.h, "Result structs"). NULL: nothing. */
+static inline void sgfp4_result_init_(void *result, size_t size)
+{
+    if (!result)
+        return;
+    unsigned char *bytes = (unsigned char *)result;
+    for (size_t k = 0; k < size; k++)
+        bytes[k] = 0;
+    *(size_t *)result = size;
+}
 
 /* ---- Status codes -------------------------------------------------------------------- */
 
@@ -245,8 +269,10 @@ typedef enum sgfp4_layout {
 /** Leaf code modes (flag bit 0). */
 typedef enum sgfp4_mode { SGFP4_MODE_FP4 = 0, SGFP4_MODE_T158 = 1 } sgfp4_mode;
 
-/** What an opened container holds. Filled by sgfp4_tensor_get_info(). */
+/** What an opened container holds. Filled by sgfp4_tensor_get_info(); a result struct
+ *  (sgfp4.h, "Result structs"). */
 typedef struct sgfp4_tensor_info {
+    size_t struct_size;               /**< set by sgfp4_tensor_info_init() */
     sgfp4_profile profile;
     uint64_t rows, cols;              /**< logical shape (O, I) */
     uint64_t tiles_y, tiles_x;        /**< ceil(O/64), ceil(I/64) */
@@ -261,13 +287,23 @@ typedef struct sgfp4_tensor_info {
     uint64_t error_hint_blocks;       /**< v1 only: blocks with flag ERROR_HINT set */
 } sgfp4_tensor_info;
 
-/** Fills *info for an opened tensor. */
-SGFP4_API void sgfp4_tensor_get_info(const sgfp4_tensor *tensor, sgfp4_tensor_info *info);
+/** Zeroes *info and sets struct_size. The only way to initialise the struct. */
+static inline void sgfp4_tensor_info_init(sgfp4_tensor_info *info)
+{
+    sgfp4_result_init_(info, sizeof *info);
+}
+
+/** Fills *info (initialised by sgfp4_tensor_info_init()) for an opened tensor.
+ *  SGFP4_ERR_ARGUMENT for NULL pointers or a struct_size this library does not know
+ *  (nothing written). */
+SGFP4_API sgfp4_status sgfp4_tensor_get_info(const sgfp4_tensor *tensor,
+                                             sgfp4_tensor_info *info);
 
 /** Counts T158 code symbols equal to the reserved 0b11 (they decode as 0). Reads payloads. */
 SGFP4_API uint64_t sgfp4_tensor_reserved_symbols(const sgfp4_tensor *tensor);
 
-/** One leaf of a block, as stored (positions within the 64x64 macroblock). */
+/** One leaf of a block, as stored (positions within the 64x64 macroblock). Frozen: its
+ *  fields are those the format stores, so it carries no struct_size and never grows. */
 typedef struct sgfp4_leaf {
     uint8_t y, x;            /**< top-left corner within the macroblock */
     uint8_t size;            /**< 64, 32, 16, 8 or 4 */
@@ -385,8 +421,10 @@ SGFP4_API sgfp4_status sgfp4_decode_gather(const sgfp4_tensor *tensor, const uin
  * (sgfp4_tensor_container_sha256, sgfp4_tensor_decoded_sha256) are in sgfp4_model.h: they
  * need OpenSSL, which the model component links and this library does not. */
 
-/** How far a decoded tensor ŵ is from reference weights w. */
+/** How far a decoded tensor ŵ is from reference weights w; a result struct (sgfp4.h,
+ *  "Result structs"). */
 typedef struct sgfp4_quality {
+    size_t struct_size;  /**< set by sgfp4_quality_init() */
     uint64_t count;      /**< weights compared: rows * cols */
     double sse;          /**< sum of (w - ŵ)^2, in double, in row-major order */
     double reference_sq; /**< sum of w^2 */
@@ -400,8 +438,16 @@ typedef struct sgfp4_quality {
                               that opened: a check for the encoder's own output) */
 } sgfp4_quality;
 
+/** Zeroes *quality and sets struct_size. The only way to initialise the struct. */
+static inline void sgfp4_quality_init(sgfp4_quality *quality)
+{
+    sgfp4_result_init_(quality, sizeof *quality);
+}
+
 /** Compares the decoded tensor with `reference` (rows x cols float32, rows
- *  `reference_stride` elements apart; 0 = cols) and fills *quality. */
+ *  `reference_stride` elements apart; 0 = cols) and fills *quality (initialised by
+ *  sgfp4_quality_init(); a struct_size this library does not know is SGFP4_ERR_ARGUMENT,
+ *  nothing written). */
 SGFP4_API sgfp4_status sgfp4_tensor_compare(const sgfp4_tensor *tensor, const float *reference,
                                             size_t reference_stride, sgfp4_quality *quality,
                                             const sgfp4_decode_options *options);
@@ -444,8 +490,10 @@ typedef enum sgfp4_error_metric {
     SGFP4_METRIC_ROW_RELATIVE = 1
 } sgfp4_error_metric;
 
-/** What an encode call reports beside its status (sgfp4_encode_options.report). */
+/** What an encode call reports beside its status (sgfp4_encode_options.report); a result
+ *  struct (sgfp4.h, "Result structs"). */
 typedef struct sgfp4_encode_report {
+    size_t struct_size; /**< set by sgfp4_encode_report_init() */
     /** Input weights whose magnitude is above 65504, the largest binary16 value: the format
      *  cannot store them, and each was encoded as +-65504 (its error at least |w| - 65504).
      *  Counted over the whole input, also when the call fails afterwards. */
@@ -453,6 +501,12 @@ typedef struct sgfp4_encode_report {
     /** The largest |w| of the input (0 when the input was not scanned). */
     double max_abs;
 } sgfp4_encode_report;
+
+/** Zeroes *report and sets struct_size. The only way to initialise the struct. */
+static inline void sgfp4_encode_report_init(sgfp4_encode_report *report)
+{
+    sgfp4_result_init_(report, sizeof *report);
+}
 
 /**
  * An input's Hessian prepared for calibrated encoding (docs/encoder.md, "Calibrated
@@ -545,8 +599,10 @@ typedef struct sgfp4_encode_options {
      *  output, or any proxy): NULL (all alike, the default) or `rows` finite floats >= 0,
      *  not all 0, read during the call. Multiplies the metric's row weights. */
     const float *row_importance;
-    /** If not NULL: filled by each call with these options, also when it fails (what was
-     *  clipped, and why a call failed); NULL (the default): nothing reported. */
+    /** If not NULL (initialised by sgfp4_encode_report_init()): filled by each call with
+     *  these options, also when it fails (what was clipped, and why a call failed); a
+     *  struct_size this library does not know fails the call (SGFP4_ERR_ARGUMENT) before
+     *  anything is written; NULL (the default): nothing reported. */
     sgfp4_encode_report *report;
     /** Cancellation: NULL (the default), or called with cancel_user on the calling thread
      *  (never on the encoder's other threads) when the encode starts and then about every

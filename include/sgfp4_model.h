@@ -309,8 +309,9 @@ SGFP4_API sgfp4_status sgfp4_model_tensor_to_f32(const sgfp4_model_tensor *tenso
 SGFP4_API sgfp4_status sgfp4_model_tensor_matrix(const sgfp4_model_tensor *tensor,
                                                  uint64_t *rows, uint64_t *cols);
 
-/** What sgfp4_model_verify() found. */
+/** What sgfp4_model_verify() found; a result struct (sgfp4.h, "Result structs"). */
 typedef struct sgfp4_model_verify_result {
+    size_t struct_size;      /**< set by sgfp4_model_verify_result_init() */
     size_t tensors;          /**< every tensor of the file */
     size_t quantized_v1;     /**< quantized tensors whose container is v1 */
     size_t quantized_v2;     /**< ... and v2 */
@@ -319,10 +320,18 @@ typedef struct sgfp4_model_verify_result {
     int d6_aligned;
 } sgfp4_model_verify_result;
 
+/** Zeroes *result and sets struct_size. The only way to initialise the struct. */
+static inline void sgfp4_model_verify_result_init(sgfp4_model_verify_result *result)
+{
+    sgfp4_result_init_(result, sizeof *result);
+}
+
 /**
  * Verifies a model: every quantized tensor with sgfp4_model_tensor_verify() (strict open,
  * sha256 against the manifest), releasing each tensor's pages afterwards; fills *result
- * (may be NULL). Stops at the first failure, which *diag describes. A model without a
+ * (may be NULL; initialised by sgfp4_model_verify_result_init(): a struct_size this library
+ * does not know is SGFP4_ERR_ARGUMENT before any work, nothing written). Stops at the first
+ * failure, which *diag describes. A model without a
  * manifest has no quantized tensor: its structure was checked by sgfp4_model_open().
  */
 SGFP4_API sgfp4_status sgfp4_model_verify(const sgfp4_model *model,
@@ -423,8 +432,10 @@ SGFP4_API void sgfp4_model_policy_free(sgfp4_model_policy *policy);
 /** What the policy decided for one tensor: whether to quantize, and the encoder settings a
  *  policy sets (its defaults, then the matching rule's); sgfp4_model_decision_options()
  *  makes the encode options of them. It holds values only (no options struct, no pointers),
- *  so it does not change when sgfp4_encode_options grows. */
+ *  so it does not change when sgfp4_encode_options grows. A result struct (sgfp4.h,
+ *  "Result structs"). */
 typedef struct sgfp4_model_decision {
+    size_t struct_size;            /**< set by sgfp4_model_decision_init() */
     bool quantize;                 /**< true: quantize with these settings; false: pass through */
     uint64_t rows, cols;           /**< the 2-D view: [prod(leading dims), last dim] */
     sgfp4_profile profile;         /**< V1 or V2 (a policy's AUTO resolved) */
@@ -440,24 +451,36 @@ typedef struct sgfp4_model_decision {
     char warning[160];
 } sgfp4_model_decision;
 
-/** Decides for `tensor`. */
-SGFP4_API void sgfp4_model_policy_decide(const sgfp4_model_policy *policy,
-                                         const sgfp4_model_tensor *tensor,
-                                         sgfp4_model_decision *decision);
+/** Zeroes *decision and sets struct_size. The only way to initialise the struct. */
+static inline void sgfp4_model_decision_init(sgfp4_model_decision *decision)
+{
+    sgfp4_result_init_(decision, sizeof *decision);
+}
+
+/** Decides for `tensor` into *decision (initialised by sgfp4_model_decision_init()).
+ *  Errors: SGFP4_ERR_ARGUMENT for a NULL decision or a struct_size this library does not
+ *  know (nothing written), and for a NULL policy or tensor (the decision then says so in
+ *  `reason`, with `quantize` false). */
+SGFP4_API sgfp4_status sgfp4_model_policy_decide(const sgfp4_model_policy *policy,
+                                                 const sgfp4_model_tensor *tensor,
+                                                 sgfp4_model_decision *decision);
 
 /** Sets *options (initialised by the caller with sgfp4_encode_options_init(): only its
  *  struct_size bytes are written) to the encode options of a decision: the policy's defaults
  *  (sgfp4_model_policy_defaults(): threads, allocator, ...; the encode options' defaults for
  *  a NULL policy) with the decision's encoder settings. Errors: SGFP4_ERR_ARGUMENT for a NULL
- *  decision or options, or options not initialised. */
+ *  decision or options, or either not initialised (a struct_size this library does not
+ *  know); nothing is written then. */
 SGFP4_API sgfp4_status sgfp4_model_decision_options(const sgfp4_model_policy *policy,
                                                    const sgfp4_model_decision *decision,
                                                    sgfp4_encode_options *options);
 
 /* ---- quantizing and restoring whole models --------------------------------------------- */
 
-/** What a whole-model job did, in total: the closing summary of encode and decode. */
+/** What a whole-model job did, in total: the closing summary of encode and decode. A
+ *  result struct (sgfp4.h, "Result structs"). */
 typedef struct sgfp4_model_summary {
+    size_t struct_size;            /**< set by sgfp4_model_summary_init() */
     size_t tensors;                /**< tensors written */
     size_t quantized;              /**< encode: quantized; decode: restored from containers */
     uint64_t bytes_in;             /**< tensor data bytes of the source */
@@ -481,6 +504,12 @@ typedef struct sgfp4_model_summary {
      *  (SGFP4_RATES_SENSITIVITY). */
     size_t rated;
 } sgfp4_model_summary;
+
+/** Zeroes *summary and sets struct_size. The only way to initialise the struct. */
+static inline void sgfp4_model_summary_init(sgfp4_model_summary *summary)
+{
+    sgfp4_result_init_(summary, sizeof *summary);
+}
 
 /** Progress of a streaming model job, reported after each tensor (and at the start). */
 typedef struct sgfp4_model_progress {
@@ -532,7 +561,9 @@ typedef struct sgfp4_model_write_options {
     const sgfp4_decode_options *decode;
     /** Called after each tensor with what was done to it (gets progress_user); may be NULL. */
     void (*tensor_report)(void *user, const sgfp4_model_tensor_report *report);
-    /** If not NULL: the job's totals, filled when it succeeds (zeroed when it fails). */
+    /** If not NULL (initialised by sgfp4_model_summary_init()): the job's totals, filled
+     *  when it succeeds (zeroed when it fails); a struct_size this library does not know
+     *  fails the job (SGFP4_ERR_ARGUMENT) before any work, nothing written. */
     sgfp4_model_summary *summary;
     /** Decode only: most elements the quantized tensors may decode to, all together
      *  (SGFP4_ERR_LIMIT before anything is written); 0: SGFP4_MODEL_DECODE_ELEMENTS_PER_BYTE

@@ -65,8 +65,10 @@ typedef struct sgfp4_vk_tensor sgfp4_vk_tensor;
 /** A device-local storage buffer that the library allocated. */
 typedef struct sgfp4_vk_buffer sgfp4_vk_buffer;
 
-/** What a Vulkan device reports about the features decode cares about. */
+/** What a Vulkan device reports about the features decode cares about. A result struct
+ *  (sgfp4.h, "Result structs"). */
 typedef struct sgfp4_vk_device_info {
+    size_t struct_size;           /**< set by sgfp4_vk_device_info_init() */
     char name[256];
     uint32_t index;               /**< position in vkEnumeratePhysicalDevices */
     uint32_t vendor_id, device_id;
@@ -94,6 +96,12 @@ typedef struct sgfp4_vk_device_info {
     int matvec_path;
 } sgfp4_vk_device_info;
 
+/** Zeroes *info and sets struct_size. The only way to initialise the struct. */
+static inline void sgfp4_vk_device_info_init(sgfp4_vk_device_info *info)
+{
+    sgfp4_result_init_(info, sizeof *info);
+}
+
 /** Values of sgfp4_vk_device_info.matvec_path. */
 enum {
     /** No products: the device cannot declare RoundingModeRTE and SignedZeroInfNanPreserve
@@ -119,8 +127,11 @@ enum {
     SGFP4_VK_F16_DEVICE_CONVERSION = 2
 };
 
-/** Lists the Vulkan devices of this machine into out[0..capacity); *count gets the total.
- *  SGFP4_ERR_VK_NO_DEVICE when there is no loader or no device. */
+/** Lists the Vulkan devices of this machine into out[0..capacity) (each element initialised
+ *  by sgfp4_vk_device_info_init(); out may be NULL when capacity is 0); *count gets the
+ *  total. SGFP4_ERR_ARGUMENT, nothing written, for a NULL count, or an element whose
+ *  struct_size this library does not know or differs from out[0]'s; SGFP4_ERR_VK_NO_DEVICE
+ *  when there is no loader or no device. */
 SGFP4_API sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity,
                                              size_t *count, sgfp4_diag *diag);
 
@@ -154,7 +165,8 @@ SGFP4_API sgfp4_status sgfp4_vk_context_create(sgfp4_vk_context **out,
                                                sgfp4_diag *diag);
 
 /** The Vulkan objects of a context: what sgfp4_vk_context_get_handles() reports, and what a
- *  runtime hands to sgfp4_vk_context_import() to share its device. */
+ *  runtime hands to sgfp4_vk_context_import() to share its device. Frozen: the objects a
+ *  device is shared by, so it carries no struct_size and never grows. */
 typedef struct sgfp4_vk_handles {
     VkInstance instance;
     VkPhysicalDevice physical_device;
@@ -175,9 +187,11 @@ SGFP4_API sgfp4_status sgfp4_vk_context_import(const sgfp4_vk_handles *handles,
 /** Waits for the context's work, then releases it. Accepts NULL. */
 SGFP4_API void sgfp4_vk_context_free(sgfp4_vk_context *ctx);
 
-/** Fills *info for the context's device (exact_path says which pipeline it uses). */
-SGFP4_API void sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx,
-                                         sgfp4_vk_device_info *info);
+/** Fills *info (initialised by sgfp4_vk_device_info_init()) for the context's device
+ *  (exact_path says which pipeline it uses). SGFP4_ERR_ARGUMENT for NULL pointers or a
+ *  struct_size this library does not know (nothing written). */
+SGFP4_API sgfp4_status sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx,
+                                                 sgfp4_vk_device_info *info);
 
 /** The instance, device, queue and queue family a context uses (for runtimes that record
  *  their own commands around a decode). */

@@ -123,8 +123,18 @@ class OpenOptions(ctypes.Structure):
                 ("copy", c_int)]
 
 
-class TensorInfo(ctypes.Structure):
-    _fields_ = [("profile", c_int), ("rows", c_u64), ("cols", c_u64), ("tiles_y", c_u64),
+class ResultStruct(ctypes.Structure):
+    """A struct the library fills (sgfp4.h, "Result structs"): made with struct_size = the
+    size of this mirror, as the C header's sgfp4_<x>_init() does; the library refuses a
+    size it does not know and writes nothing past it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.struct_size = ctypes.sizeof(self)
+
+
+class TensorInfo(ResultStruct):
+    _fields_ = [("struct_size", c_size_t), ("profile", c_int), ("rows", c_u64), ("cols", c_u64), ("tiles_y", c_u64),
                 ("tiles_x", c_u64), ("blocks", c_u64), ("container_bytes", c_u64),
                 ("bits_per_weight", c_double), ("leaves", c_u64),
                 ("leaves_by_size", c_u64 * 5), ("leaves_by_size_mode", (c_u64 * 2) * 5),
@@ -142,8 +152,8 @@ class DecodeOptions(ctypes.Structure):
                 ("store", c_int)]
 
 
-class EncodeReport(ctypes.Structure):
-    _fields_ = [("clipped", c_u64), ("max_abs", c_double)]
+class EncodeReport(ResultStruct):
+    _fields_ = [("struct_size", c_size_t), ("clipped", c_u64), ("max_abs", c_double)]
 
 
 CANCEL_FN = ctypes.CFUNCTYPE(c_int, c_void_p)
@@ -200,8 +210,8 @@ class StEntry(ctypes.Structure):
                 ("shape", POINTER(c_u64))]
 
 
-class ModelDecision(ctypes.Structure):
-    _fields_ = [("quantize", ctypes.c_bool), ("rows", c_u64), ("cols", c_u64),
+class ModelDecision(ResultStruct):
+    _fields_ = [("struct_size", c_size_t), ("quantize", ctypes.c_bool), ("rows", c_u64), ("cols", c_u64),
                 ("profile", c_int), ("policy", c_int), ("target_bpw", c_double),
                 ("threshold", c_double), ("delta", c_double), ("fit", c_int), ("metric", c_int),
                 ("reason", ctypes.c_char * 96), ("warning", ctypes.c_char * 160)]
@@ -215,8 +225,8 @@ class ModelProgress(ctypes.Structure):
 PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ModelProgress))
 
 
-class ModelSummary(ctypes.Structure):
-    _fields_ = [("tensors", c_size_t), ("quantized", c_size_t), ("bytes_in", c_u64),
+class ModelSummary(ResultStruct):
+    _fields_ = [("struct_size", c_size_t), ("tensors", c_size_t), ("quantized", c_size_t), ("bytes_in", c_u64),
                 ("bytes_out", c_u64), ("file_bytes_out", c_u64), ("quantized_weights", c_u64),
                 ("quantized_bytes", c_u64), ("bits_per_weight", c_double),
                 ("above_target", c_size_t), ("below_target", c_size_t), ("files", c_size_t),
@@ -274,7 +284,7 @@ _PROTOTYPES = [
     ("sgfp4_tensor_open", c_int, c_void_p, c_size_t, c_int, c_u64, c_u64, P(c_void_p),
      P(OpenOptions), P(Diag)),
     ("sgfp4_tensor_close", None, c_void_p),
-    ("sgfp4_tensor_get_info", None, c_void_p, P(TensorInfo)),
+    ("sgfp4_tensor_get_info", c_int, c_void_p, P(TensorInfo)),
     ("sgfp4_tensor_reserved_symbols", c_u64, c_void_p),
     ("sgfp4_tensor_block_leaves", c_size_t, c_void_p, c_u64, P(Leaf), c_size_t),
     # decode
@@ -341,7 +351,7 @@ _PROTOTYPES = [
     ("sgfp4_model_policy_set_embeddings", None, c_void_p, c_int),
     ("sgfp4_model_policy_set_rates", c_int, c_void_p, c_int),
     ("sgfp4_model_policy_free", None, c_void_p),
-    ("sgfp4_model_policy_decide", None, c_void_p, P(ModelTensor), P(ModelDecision)),
+    ("sgfp4_model_policy_decide", c_int, c_void_p, P(ModelTensor), P(ModelDecision)),
     ("sgfp4_model_decision_options", c_int, c_void_p, P(ModelDecision), P(EncodeOptions)),
     ("sgfp4_model_write_options_init_sized", c_int, P(ModelWriteOptions), c_size_t),
     ("sgfp4_model_encode", c_int, c_void_p, c_void_p, P(Sink), P(ModelWriteOptions), P(Diag)),

@@ -445,7 +445,8 @@ class Policy:
     def decide(self, tensor):
         """The Decision for a ModelTensor."""
         d = _lib.ModelDecision()
-        lib.sgfp4_model_policy_decide(self._h.ptr, tensor._ptr(), ctypes.byref(d))
+        check(lib.sgfp4_model_policy_decide(self._h.ptr, tensor._ptr(), ctypes.byref(d)),
+              "the policy's decision")
         o = _lib.EncodeOptions()
         check(lib.sgfp4_encode_options_init_sized(ctypes.byref(o), ctypes.sizeof(o)),
               "encode options")
@@ -485,7 +486,8 @@ def _report_callback(report, out):
 
 
 def _summary(c):
-    return Summary(*(getattr(c, f) for f, _ in _lib.ModelSummary._fields_))
+    return Summary(*(getattr(c, f) for f, _ in _lib.ModelSummary._fields_
+                     if f != "struct_size"))
 
 
 def _progress_callback(progress, out):

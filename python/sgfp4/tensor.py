@@ -213,7 +213,7 @@ class Tensor:
         if self._info is None:
             h = self._handle()
             i = _lib.TensorInfo()
-            lib.sgfp4_tensor_get_info(h.ptr, ctypes.byref(i))
+            check(lib.sgfp4_tensor_get_info(h.ptr, ctypes.byref(i)), "tensor info")
             self._info = TensorInfo(
                 Profile(i.profile), i.rows, i.cols, i.tiles_y, i.tiles_x, i.blocks,
                 i.container_bytes, i.bits_per_weight, i.leaves, tuple(i.leaves_by_size),

@@ -159,6 +159,24 @@ def test_options_struct_sizes_are_accepted_and_unknown_ones_refused():
     assert errors.status_name(status) == "ARGUMENT"
 
 
+def test_result_structs_carry_their_size_and_unknown_sizes_are_refused():
+    """Result structs are made with struct_size = the mirror's size; a size the library does
+    not know is refused and not one byte of the struct is written."""
+    for cls in (_lib.TensorInfo, _lib.EncodeReport, _lib.ModelDecision, _lib.ModelSummary):
+        assert cls().struct_size == ctypes.sizeof(cls)
+    t = sgfp4.open(sgfp4.encode(__import__("numpy").ones((64, 64), "float32")), (64, 64))
+    info = _lib.TensorInfo()
+    assert _lib.lib.sgfp4_tensor_get_info(t._h.ptr, ctypes.byref(info)) == 0
+    assert info.rows == 64 and info.struct_size == ctypes.sizeof(info)
+    for size in (0, 8, ctypes.sizeof(info) - 8, ctypes.sizeof(info) + 8):
+        ctypes.memset(ctypes.byref(info), 0xA5, ctypes.sizeof(info))
+        info.struct_size = size
+        status = _lib.lib.sgfp4_tensor_get_info(t._h.ptr, ctypes.byref(info))
+        assert errors.status_name(status) == "ARGUMENT"
+        assert bytes(ctypes.string_at(ctypes.byref(info), ctypes.sizeof(info)))[8:] == \
+            b"\xa5" * (ctypes.sizeof(info) - 8)
+
+
 def test_options_are_initialised_to_the_size_of_the_bindings_mirror():
     """The library writes defaults into exactly the bytes the binding's struct has: a mirror of
     an earlier, shorter layout (as an older binding declares it) gets its fields' defaults,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/options.h"
+#include "common/results.h"
 #include "common/diag.h"
 #include "container/validate.h"
 
@@ -152,8 +153,10 @@ void sgfp4_tensor_close(sgfp4_tensor *tensor)
     }
 }
 
-void sgfp4_tensor_get_info(const sgfp4_tensor *tensor, sgfp4_tensor_info *info)
+sgfp4_status sgfp4_tensor_get_info(const sgfp4_tensor *tensor, sgfp4_tensor_info *info)
 {
-    if (tensor && info)
-        *info = tensor->info;
+    if (!tensor || !info || !SGFP4_RESULT_KNOWN(sgfp4_tensor_info, info))
+        return SGFP4_ERR_ARGUMENT;
+    sgfp4_result_store(info, &tensor->info);
+    return SGFP4_OK;
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/results.h"
 #include "container/tensor.h"
 #include "decode/bands.h"
 
@@ -42,24 +43,23 @@ sgfp4_status sgfp4_tensor_compare(const sgfp4_tensor *tensor, const float *refer
                                   size_t reference_stride, sgfp4_quality *quality,
                                   const sgfp4_decode_options *options)
 {
-    if (!tensor || !reference || !quality)
+    if (!tensor || !reference || !quality || !SGFP4_RESULT_KNOWN(sgfp4_quality, quality))
         return SGFP4_ERR_ARGUMENT;
-    memset(quality, 0, sizeof *quality);
+    sgfp4_result_clear(quality);
     if (reference_stride == 0)
         reference_stride = (size_t)tensor->cols;
     if (reference_stride < tensor->cols)
         return SGFP4_ERR_ARGUMENT;
-    compare_job j = {reference, reference_stride, tensor->cols, quality};
+    sgfp4_quality q;
+    memset(&q, 0, sizeof q);
+    compare_job j = {reference, reference_stride, tensor->cols, &q};
     const sgfp4_status s = sgfp4_decode_bands(tensor, options, compare_band, &j);
-    if (s != SGFP4_OK) {
-        memset(quality, 0, sizeof *quality);
+    if (s != SGFP4_OK)
         return s;
-    }
-    sgfp4_quality *q = quality;
-    q->count = tensor->rows * tensor->cols;
-    q->rmse = sqrt(q->sse / (double)q->count);
-    q->rel_l2 = q->reference_sq > 0 ? sqrt(q->sse / q->reference_sq)
-                                    : (q->sse > 0 ? INFINITY : 0.0);
-    q->snr_db = q->sse > 0 ? 10.0 * log10(q->reference_sq / q->sse) : INFINITY;
+    q.count = tensor->rows * tensor->cols;
+    q.rmse = sqrt(q.sse / (double)q.count);
+    q.rel_l2 = q.reference_sq > 0 ? sqrt(q.sse / q.reference_sq) : (q.sse > 0 ? INFINITY : 0.0);
+    q.snr_db = q.sse > 0 ? 10.0 * log10(q.reference_sq / q.sse) : INFINITY;
+    sgfp4_result_store(quality, &q);
     return SGFP4_OK;
 }

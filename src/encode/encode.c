@@ -11,6 +11,7 @@
 #include "common/diag.h"
 #include "common/fp_env.h"
 #include "common/options.h"
+#include "common/results.h"
 #include "container/tensor.h"
 #include "encode/block_io.h"
 #include "encode/block_plan.h"
@@ -299,10 +300,13 @@ static sgfp4_status encode_in_scope(const float *src, uint64_t rows, uint64_t co
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
                           "options: struct_size %zu is no layout of sgfp4_encode_options",
                           options->struct_size);
-    if (o.report) {
-        o.report->clipped = 0;
-        o.report->max_abs = 0;
-    }
+    if (o.report && !SGFP4_RESULT_KNOWN(sgfp4_encode_report, o.report))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options.report: struct_size %zu is no layout of sgfp4_encode_report "
+                          "(initialise it with sgfp4_encode_report_init)",
+                          o.report->struct_size);
+    if (o.report)
+        sgfp4_result_clear(o.report);
     if (written)
         *written = 0;
     sgfp4_status status =

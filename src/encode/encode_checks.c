@@ -5,9 +5,11 @@
  * SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/diag.h"
 #include "common/options.h"
+#include "common/results.h"
 #include "encode/block_plan.h"
 #include "encode/encode_checks.h"
 #include "encode/error_weights.h"
@@ -167,8 +169,11 @@ sgfp4_status sgfp4_encode_arguments_check(const float *src, uint64_t rows, uint6
     if (!sgfp4_encode_inputs_scan(src, rows, cols, *stride, &clipped, &max_abs))
         return nonfinite_input(src, rows, cols, *stride, diag);
     if (o->report) {
-        o->report->clipped = clipped;
-        o->report->max_abs = max_abs;
+        sgfp4_encode_report report;
+        memset(&report, 0, sizeof report);
+        report.clipped = clipped;
+        report.max_abs = max_abs;
+        sgfp4_result_store(o->report, &report); /* its struct_size was checked */
     }
     const bool columns_ok = sgfp4_importance_ok(o->column_importance, cols);
     if (!columns_ok || !sgfp4_importance_ok(o->row_importance, rows))

@@ -154,7 +154,8 @@ static sgfp4_status encode_one(encode_job *job, const sgfp4_model_tensor *t, pla
     void *container = NULL;
     size_t size = 0;
     if (s == SGFP4_OK) {
-        sgfp4_encode_report report = {0};
+        sgfp4_encode_report report;
+        sgfp4_encode_report_init(&report);
         sgfp4_diag why;
         p->options.report = &report;
         if (job->options->cancel) { /* the job's hook, asked while the tensor is encoded */
@@ -428,6 +429,7 @@ sgfp4_status sgfp4_model_encode_part(const sgfp4_model *src, const sgfp4_model_p
         const sgfp4_model_tensor *t = sgfp4_model_tensor_k(src, k);
         if ((s = sgfp4_report_cancelled(report, diag)) != SGFP4_OK)
             break;
+        sgfp4_model_decision_init(&job.plan[k].decision);
         sgfp4_model_policy_decide(policy, t, &job.plan[k].decision);
         sgfp4_encode_options_init(&job.plan[k].options);
         sgfp4_model_decision_options(policy, &job.plan[k].decision, &job.plan[k].options);

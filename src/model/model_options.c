@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/options.h"
+#include "common/results.h"
 #include "model/model_internal.h"
 
 sgfp4_status sgfp4_model_open_options_init_sized(sgfp4_model_open_options *options,
@@ -29,5 +30,10 @@ sgfp4_status sgfp4_model_write_options_read(const sgfp4_model_write_options *giv
                           "options: struct_size %zu is not one this library knows "
                           "(initialise them with sgfp4_model_write_options_init)",
                           given->struct_size);
+    if (out->summary && !SGFP4_RESULT_KNOWN(sgfp4_model_summary, out->summary))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "options.summary: struct_size %zu is no layout of sgfp4_model_summary "
+                          "(initialise it with sgfp4_model_summary_init)",
+                          out->summary->struct_size);
     return SGFP4_OK;
 }

@@ -31,6 +31,7 @@ sgfp4_status sgfp4_model_check_encoded(const char *path, const char *shown,
     if (s != SGFP4_OK)
         return s;
     sgfp4_model_verify_result r;
+    sgfp4_model_verify_result_init(&r);
     sgfp4_diag why;
     const sgfp4_status v = sgfp4_model_verify(m, &r, &why);
     if (v != SGFP4_OK)

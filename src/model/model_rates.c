@@ -117,6 +117,7 @@ sgfp4_status sgfp4_model_plan_rates(const sgfp4_model *source, const sgfp4_model
     for (size_t k = 0; s == SGFP4_OK && k < count; k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(source, k);
         sgfp4_model_decision d;
+        sgfp4_model_decision_init(&d);
         sgfp4_model_policy_decide(policy, t, &d);
         if (!d.quantize || d.profile == SGFP4_PROFILE_V1 || d.policy != SGFP4_POLICY_RATE ||
             !sgfp4_model_policy_rate_is_default(policy, t))

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/results.h"
 #include "model/model_internal.h"
 
 static void send(const model_report *r, size_t done, uint64_t bytes_done, const char *current)
@@ -23,8 +24,8 @@ void sgfp4_report_begin(model_report *r, const sgfp4_model_write_options *o, siz
     r->tensors_total = tensors;
     r->bytes_total = bytes;
     r->start = r->last = sgfp4_now();
-    if (o && o->summary)
-        memset(o->summary, 0, sizeof *o->summary);
+    if (o && o->summary) /* its struct_size was checked (sgfp4_model_write_options_read) */
+        sgfp4_result_clear(o->summary);
     send(r, 0, 0, NULL);
 }
 
@@ -88,7 +89,7 @@ void sgfp4_report_end(model_report *r, size_t files)
     s->bits_per_weight =
         s->quantized_weights ? 8.0 * (double)s->quantized_bytes / (double)s->quantized_weights : 0;
     if (r->options && r->options->summary)
-        *r->options->summary = *s;
+        sgfp4_result_store(r->options->summary, s);
 }
 
 sgfp4_status sgfp4_report_cancelled(const model_report *r, sgfp4_diag *diag)

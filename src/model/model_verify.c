@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "common/results.h"
 #include "model/model_internal.h"
 
 sgfp4_status sgfp4_model_tensor_matrix(const sgfp4_model_tensor *t, uint64_t *rows,
@@ -22,10 +23,15 @@ sgfp4_status sgfp4_model_verify(const sgfp4_model *m, sgfp4_model_verify_result 
                                 sgfp4_diag *diag)
 {
     sgfp4_diag_clear(diag);
+    if (result && !SGFP4_RESULT_KNOWN(sgfp4_model_verify_result, result))
+        return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                          "result: struct_size %zu is no layout of sgfp4_model_verify_result "
+                          "(initialise it with sgfp4_model_verify_result_init)",
+                          result->struct_size);
     sgfp4_model_verify_result r;
     memset(&r, 0, sizeof r);
     if (result)
-        *result = r;
+        sgfp4_result_clear(result);
     if (!m)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL model");
     r.tensors = sgfp4_model_tensor_count(m);
@@ -46,6 +52,6 @@ sgfp4_status sgfp4_model_verify(const sgfp4_model *m, sgfp4_model_verify_result 
         }
     }
     if (result)
-        *result = r;
+        sgfp4_result_store(result, &r);
     return SGFP4_OK;
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "common/options.h"
+#include "common/results.h"
 #include "model/model_internal.h"
 
 enum {
@@ -377,16 +378,10 @@ bool sgfp4_model_policy_rate_is_default(const sgfp4_model_policy *p,
     return !rule || !(rule->set & SET_BPW);
 }
 
-void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_tensor *t,
-                               sgfp4_model_decision *d)
+/* The decision for tensor t (policy and tensor not NULL) into the whole struct *d. */
+static void decide(const sgfp4_model_policy *p, const sgfp4_model_tensor *t,
+                   sgfp4_model_decision *d)
 {
-    if (!d)
-        return;
-    memset(d, 0, sizeof *d);
-    if (!p || !t || !t->name) {
-        snprintf(d->reason, sizeof d->reason, "no policy or no tensor");
-        return;
-    }
     sgfp4_encode_options o = p->defaults;
     if (o.profile == SGFP4_PROFILE_AUTO)
         o.profile = SGFP4_PROFILE_V2;
@@ -445,14 +440,32 @@ void sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_te
                  d->target_bpw);
 }
 
+sgfp4_status sgfp4_model_policy_decide(const sgfp4_model_policy *p, const sgfp4_model_tensor *t,
+                                       sgfp4_model_decision *decision)
+{
+    if (!decision || !SGFP4_RESULT_KNOWN(sgfp4_model_decision, decision))
+        return SGFP4_ERR_ARGUMENT;
+    sgfp4_model_decision d;
+    memset(&d, 0, sizeof d);
+    const bool given = p && t && t->name;
+    if (given)
+        decide(p, t, &d);
+    else
+        snprintf(d.reason, sizeof d.reason, "no policy or no tensor");
+    sgfp4_result_store(decision, &d);
+    return given ? SGFP4_OK : SGFP4_ERR_ARGUMENT;
+}
+
 sgfp4_status sgfp4_model_decision_options(const sgfp4_model_policy *p,
                                           const sgfp4_model_decision *d,
                                           sgfp4_encode_options *o)
 {
     sgfp4_encode_options full;
-    if (!d || !o || SGFP4_OPTIONS_READ(sgfp4_encode_options, o, &full) != SGFP4_OK)
+    if (!d || !o || !SGFP4_RESULT_KNOWN(sgfp4_model_decision, d) ||
+        SGFP4_OPTIONS_READ(sgfp4_encode_options, o, &full) != SGFP4_OK)
         return SGFP4_ERR_ARGUMENT;
-    /* The caller's struct may be an older, shorter layout: only its struct_size bytes. */
+    /* The caller's options may be an older, shorter layout: only its struct_size bytes. The
+     * decision's fields read here are all in its first layout. */
     const size_t size = o->struct_size;
     if (p)
         full = p->defaults;

@@ -7,6 +7,7 @@
 
 #include "vulkan/vk_internal.h"
 #include "common/options.h"
+#include "common/results.h"
 #include "common/diag.h"
 
 static int has_extension(const VkExtensionProperties *list, uint32_t n, const char *name)
@@ -194,10 +195,20 @@ static sgfp4_status no_loader(sgfp4_diag *diag, VkResult r)
 sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity, size_t *count,
                                    sgfp4_diag *diag)
 {
-    if (count)
-        *count = 0;
     if (!count || (capacity && !out))
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1, "NULL argument");
+    /* The caller's elements are struct_size bytes apart: its sizeof of the struct. */
+    const size_t stride = capacity ? out->struct_size : 0;
+    for (size_t k = 0; k < capacity; k++) {
+        const sgfp4_vk_device_info *e =
+            (const sgfp4_vk_device_info *)((const unsigned char *)out + k * stride);
+        if (!SGFP4_RESULT_KNOWN(sgfp4_vk_device_info, e) || e->struct_size != stride)
+            return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,
+                              "out[%zu]: struct_size %zu is no layout of sgfp4_vk_device_info "
+                              "(initialise each element with sgfp4_vk_device_info_init)",
+                              k, e->struct_size);
+    }
+    *count = 0;
     VkInstance instance;
     VkResult r = create_instance(&instance);
     if (r != VK_SUCCESS)
@@ -206,8 +217,11 @@ sgfp4_status sgfp4_vk_list_devices(sgfp4_vk_device_info *out, size_t capacity, s
     uint32_t n;
     sgfp4_status s = enumerate(instance, &devices, &n, diag);
     if (s == SGFP4_OK) {
-        for (uint32_t i = 0; i < n && i < capacity; i++)
-            describe_device(devices[i], i, &out[i]);
+        for (uint32_t i = 0; i < n && i < capacity; i++) {
+            sgfp4_vk_device_info full;
+            describe_device(devices[i], i, &full);
+            sgfp4_result_store((unsigned char *)out + i * stride, &full);
+        }
         *count = n;
         free(devices);
     }
@@ -486,15 +500,12 @@ void sgfp4_vk_context_free(sgfp4_vk_context *ctx)
     free(ctx);
 }
 
-void sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
+sgfp4_status sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
 {
-    if (!info)
-        return;
-    if (!ctx) {
-        memset(info, 0, sizeof *info);
-        return;
-    }
-    *info = ctx->info;
+    if (!ctx || !info || !SGFP4_RESULT_KNOWN(sgfp4_vk_device_info, info))
+        return SGFP4_ERR_ARGUMENT;
+    sgfp4_result_store(info, &ctx->info);
+    return SGFP4_OK;
 }
 
 void sgfp4_vk_context_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles)

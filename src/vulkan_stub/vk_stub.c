@@ -54,11 +54,12 @@ sgfp4_status sgfp4_vk_context_import(const sgfp4_vk_handles *handles, sgfp4_vk_c
 
 void sgfp4_vk_context_free(sgfp4_vk_context *ctx) { (void)ctx; }
 
-void sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
+sgfp4_status sgfp4_vk_context_get_info(const sgfp4_vk_context *ctx, sgfp4_vk_device_info *info)
 {
+    /* No context can exist without the backend. */
     (void)ctx;
-    if (info)
-        memset(info, 0, sizeof *info);
+    (void)info;
+    return SGFP4_ERR_ARGUMENT;
 }
 
 void sgfp4_vk_context_get_handles(const sgfp4_vk_context *ctx, sgfp4_vk_handles *handles)

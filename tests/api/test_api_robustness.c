@@ -81,8 +81,10 @@ static void tensor_open_and_queries(void **state)
 
     sgfp4_tensor_info info;
     memset(&info, 0x5A, sizeof info);
-    sgfp4_tensor_get_info(NULL, &info); /* nothing to describe */
-    sgfp4_tensor_get_info(tensor, NULL);
+    info.struct_size = sizeof info;
+    assert_int_equal(sgfp4_tensor_get_info(NULL, &info), SGFP4_ERR_ARGUMENT); /* nothing */
+    assert_int_equal(info.rows, 0x5A5A5A5A5A5A5A5Au);
+    assert_int_equal(sgfp4_tensor_get_info(tensor, NULL), SGFP4_ERR_ARGUMENT);
     assert_int_equal(sgfp4_tensor_reserved_symbols(NULL), 0);
 
     sgfp4_leaf leaves[4];
@@ -398,9 +400,11 @@ static void policies(void **state)
     sgfp4_model_policy_free(NULL);
     sgfp4_model_decision d;
     memset(&d, 0x5A, sizeof d);
-    sgfp4_model_policy_decide(NULL, NULL, &d);
+    d.struct_size = sizeof d;
+    assert_int_equal(sgfp4_model_policy_decide(NULL, NULL, &d), SGFP4_ERR_ARGUMENT);
     assert_false(d.quantize);
-    sgfp4_model_policy_decide(NULL, NULL, NULL);
+    assert_string_equal(d.reason, "no policy or no tensor");
+    assert_int_equal(sgfp4_model_policy_decide(NULL, NULL, NULL), SGFP4_ERR_ARGUMENT);
 }
 
 static void model_jobs(void **state)
@@ -474,7 +478,8 @@ static void vulkan_without_a_context(void **state)
     assert_int_not_equal(sgfp4_vk_context_import(NULL, &ctx, NULL, &diag), SGFP4_OK);
     sgfp4_vk_context_free(NULL);
     sgfp4_vk_device_info info;
-    sgfp4_vk_context_get_info(NULL, &info);
+    sgfp4_vk_device_info_init(&info);
+    assert_int_equal(sgfp4_vk_context_get_info(NULL, &info), SGFP4_ERR_ARGUMENT);
     sgfp4_vk_handles handles;
     sgfp4_vk_context_get_handles(NULL, &handles);
     assert_int_equal(sgfp4_vk_decode_reads_layout(NULL, NULL, SGFP4_DTYPE_F16), 0);

@@ -24,7 +24,8 @@ if(TARGET sgfp4_shared AND TARGET sgfp4_model_shared)
 endif()
 
 # The conventions every call shares, called the wrong way: NULLs, sizes, options of older
-# callers, status names.
+# callers, result structs of unknown sizes, status names.
 sgfp4_add_unit_test(test_api_robustness ${CMAKE_CURRENT_LIST_DIR}/../api/test_api_robustness.c)
 sgfp4_add_unit_test(test_options ${CMAKE_CURRENT_LIST_DIR}/../api/test_options.c)
+sgfp4_add_unit_test(test_results ${CMAKE_CURRENT_LIST_DIR}/../api/test_results.c)
 sgfp4_add_unit_test(test_status ${CMAKE_CURRENT_LIST_DIR}/../api/test_status.c)

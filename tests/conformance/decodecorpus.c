@@ -187,6 +187,7 @@ static int check_decode(uint64_t index, const gen_container *c, const sgfp4_tens
 static int check_info(uint64_t index, const gen_container *c, const sgfp4_tensor *t)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     uint64_t leaves = 0, by_mode[2] = {0, 0}, by_layout[6] = {0}, hints = 0;
     for (uint64_t k = 0; k < c->blocks; k++) {

@@ -111,6 +111,7 @@ static void check_case(json_t *c)
         fail_msg("%s: rejected: %s [%s]", name, diag.message, sgfp4_status_name(s));
 
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     uint64_t records = 0;
     for (int l = 0; l < 6; l++)

@@ -139,6 +139,7 @@ static void put_decodes(transcript *tr, const sgfp4_tensor *t, uint64_t rows, ui
 static void put_leaves(transcript *tr, const sgfp4_tensor *t)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     sgfp4_leaf leaves[256];
     for (uint64_t b = 0; b < info.blocks; b++) {

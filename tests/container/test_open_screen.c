@@ -155,6 +155,7 @@ static void check_container(uint8_t *data, size_t size, uint64_t rows, uint64_t 
             sum.records_by_layout[l] += counted.records_by_layout[l];
     }
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     assert_int_equal(info.leaves, sum.leaves);
     assert_memory_equal(info.leaves_by_mode, sum.leaves_by_mode, sizeof sum.leaves_by_mode);

@@ -156,6 +156,7 @@ void fuzz_check_tensor(const sgfp4_tensor *t, const uint8_t *container, size_t s
                        uint8_t flags)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     check_info(&info, size);
     const uint64_t rows = info.rows, cols = info.cols, count = rows * cols;

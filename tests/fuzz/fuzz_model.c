@@ -40,6 +40,7 @@ static void check_quantized(const sgfp4_model *m, const sgfp4_model_tensor *t,
     const sgfp4_status opened = sgfp4_model_tensor_open(m, t, &view, &options, &diag);
     if (opened == SGFP4_OK) {
         sgfp4_tensor_info info;
+        sgfp4_tensor_info_init(&info);
         sgfp4_tensor_get_info(view, &info);
         FUZZ_ASSERT(info.rows == q->rows && info.cols == q->cols);
         FUZZ_ASSERT(info.container_bytes == t->nbytes);

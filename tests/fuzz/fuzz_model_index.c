@@ -153,6 +153,7 @@ static void check_set(const sgfp4_model *m)
     counting set = {0}, one = {0};
     const sgfp4_model_set_sinks sinks = {count_open, count_close, &set};
     sgfp4_model_summary sum;
+    sgfp4_model_summary_init(&sum);
     sgfp4_model_write_options wo;
     sgfp4_model_write_options_init(&wo);
     wo.summary = &sum;

@@ -79,6 +79,7 @@ static int8_t unpack_code(const uint8_t *payload, unsigned mode, unsigned i)
 bool d8_matrix_from_tensor(d8_matrix *m, const sgfp4_tensor *t, const uint8_t *data)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     if (!d8_matrix_init(m, info.rows, info.cols))
         return false;

@@ -122,6 +122,7 @@ int main(int argc, char **argv)
     int rc = 0;
     sgfp4_model_policy *policy = NULL;
     sgfp4_model_summary summary;
+    sgfp4_model_summary_init(&summary);
     sgfp4_model_write_options wo;
     sgfp4_model_write_options_init(&wo);
     wo.summary = &summary;

@@ -231,6 +231,7 @@ static void hessians_reach_their_tensors(void **state)
     buffer importance = write_file(e, 3, keys, values, 2);
     buffer out;
     sgfp4_model_summary summary;
+    sgfp4_model_summary_init(&summary);
     reports rs = {{0}, 0};
     sgfp4_diag diag;
     if (encode(&f, &importance, &out, &summary, &rs, &diag) != SGFP4_OK)
@@ -317,6 +318,7 @@ static void bad_hessian_entries_are_refused(void **state)
         buffer importance = write_file(&cases[k].e, 1, keys, values, cases[k].alias_key ? 1 : 0);
         buffer out;
         sgfp4_model_summary summary;
+        sgfp4_model_summary_init(&summary);
         reports rs = {{0}, 0};
         sgfp4_diag diag;
         assert_int_equal(encode(&f, &importance, &out, &summary, &rs, &diag), SGFP4_ERR_ARGUMENT);

@@ -420,6 +420,7 @@ static void test_every_dtype_round_trip(void **state)
                      SGFP4_OK);
     reports rep;
     sgfp4_model_summary sum;
+    sgfp4_model_summary_init(&sum);
     buffer qb = encode_model(src, 4.5, &rep, &sum);
     if (sgfp4_model_open_memory(qb.data, qb.size, &q, NULL, &diag) != SGFP4_OK)
         fail_msg("open quantized: %s", diag.message);
@@ -458,6 +459,7 @@ static void test_every_dtype_round_trip(void **state)
     sgfp4_model_write_options wo;
     sgfp4_model_write_options_init(&wo);
     sgfp4_model_summary dsum;
+    sgfp4_model_summary_init(&dsum);
     wo.summary = &dsum;
     if (sgfp4_model_decode(q, &dsink, &wo, &diag) != SGFP4_OK)
         fail_msg("decode: %s", diag.message);
@@ -513,6 +515,7 @@ static void test_policy_dtypes(void **state)
     sgfp4_model_policy *p = NULL;
     assert_int_equal(sgfp4_model_policy_parse(json, strlen(json), &p, NULL), SGFP4_OK);
     sgfp4_model_decision d;
+    sgfp4_model_decision_init(&d);
     sgfp4_model_policy_decide(p, &f8, &d);
     assert_true(d.quantize);
     sgfp4_model_policy_decide(p, &f4, &d);

@@ -172,6 +172,7 @@ static void policy_metric_fit_and_low_rate_warning(void **state)
     sgfp4_model_policy *p = NULL;
     assert_int_equal(sgfp4_model_policy_parse(doc, strlen(doc), &p, NULL), SGFP4_OK);
     sgfp4_model_decision d;
+    sgfp4_model_decision_init(&d);
     sgfp4_model_policy_decide(p, t, &d);
     assert_int_equal(d.quantize, 1);
     assert_int_equal(d.fit, SGFP4_FIT_FAST);

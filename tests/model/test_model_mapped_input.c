@@ -106,6 +106,7 @@ static void views_open(const sgfp4_model *m, views *v)
 static float *decode(const sgfp4_tensor *t)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     const size_t bytes = (size_t)(info.rows * info.cols * 4);
     float *out = malloc(bytes);
@@ -118,6 +119,7 @@ static void assert_decodes_as(const views *v, float *const want[2])
 {
     for (int k = 0; k < 2; k++) {
         sgfp4_tensor_info info;
+        sgfp4_tensor_info_init(&info);
         sgfp4_tensor_get_info(v->view[k], &info);
         float *got = decode(v->view[k]);
         assert_memory_equal(got, want[k], (size_t)(info.rows * info.cols * 4));
@@ -157,6 +159,7 @@ static void mapped_views_survive_rewrites(void **state)
 
     /* v1 "a.weight": every payload offset 4 GiB away; v2 "b.weight": every record offset */
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(v.view[0], &info);
     for (uint64_t b = 0; b < info.blocks; b++)
         rewrite_u32(fd, v.tensor[0]->offset + 4 * info.blocks + 4 * b, 0xFFFFFFF0u);

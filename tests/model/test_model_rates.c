@@ -233,6 +233,7 @@ static void sensitive_tensors_get_more_bits_within_the_budget(void **state)
     sgfp4_model_policy *p = policy_with(SGFP4_RATES_SENSITIVITY);
     buffer out;
     sgfp4_model_summary summary;
+    sgfp4_model_summary_init(&summary);
     reports rs;
     sgfp4_diag diag;
     if (encode(&f, p, 2, 1, &out, &summary, &rs, &diag) != SGFP4_OK)
@@ -268,6 +269,7 @@ static void bytes_do_not_depend_on_threads(void **state)
     sgfp4_model_policy *p = policy_with(SGFP4_RATES_SENSITIVITY);
     buffer one, three;
     sgfp4_model_summary summary;
+    sgfp4_model_summary_init(&summary);
     reports rs;
     sgfp4_diag diag;
     assert_int_equal(encode(&f, p, 1, 1, &one, &summary, &rs, &diag), SGFP4_OK);
@@ -287,6 +289,7 @@ static void uniform_rates_and_rule_rates_keep_each_target(void **state)
     sgfp4_model_policy *uniform = policy_with(SGFP4_RATES_UNIFORM);
     buffer out, by_default;
     sgfp4_model_summary summary;
+    sgfp4_model_summary_init(&summary);
     reports rs;
     sgfp4_diag diag;
     assert_int_equal(encode(&f, uniform, 2, 1, &out, &summary, &rs, &diag), SGFP4_OK);
@@ -320,6 +323,7 @@ static void sensitivity_needs_an_importance_file(void **state)
     sgfp4_model_policy *p = parsed("{\"rates\": \"sensitivity\"}");
     buffer out;
     sgfp4_model_summary summary;
+    sgfp4_model_summary_init(&summary);
     reports rs;
     sgfp4_diag diag;
     assert_int_equal(encode(&f, p, 1, 0, &out, &summary, &rs, &diag), SGFP4_ERR_ARGUMENT);

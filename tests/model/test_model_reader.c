@@ -226,6 +226,7 @@ static void test_policy(void **state)
     sgfp4_model_tensor t = {"model.layers.0.mlp.up_proj.weight", SGFP4_ST_BF16, 2, mat,
                             256 * 128, 0, 0, NULL, NULL, 0};
     sgfp4_model_decision d;
+    sgfp4_model_decision_init(&d);
     sgfp4_model_policy *p = NULL;
     assert_int_equal(sgfp4_model_policy_create(&p), SGFP4_OK);
     sgfp4_model_policy_decide(p, &t, &d);
@@ -358,6 +359,7 @@ static void test_policy_any_shape(void **state)
     sgfp4_model_tensor t = {"layers.0.w", SGFP4_ST_F32, 2, fine, 4096, 0, 0, NULL, NULL, 0};
     sgfp4_model_policy_decide(p, &t, NULL);
     sgfp4_model_decision d;
+    sgfp4_model_decision_init(&d);
     /* shapes that do not multiply out to the element count: passed through, no division */
     const struct {
         size_t rank;

@@ -345,6 +345,7 @@ static void test_large_set(void **state)
     file_sinks fs = make_sinks(out_dir);
     const sgfp4_model_set_sinks sinks = {sinks_open, sinks_close, &fs};
     sgfp4_model_summary sum;
+    sgfp4_model_summary_init(&sum);
     sgfp4_model_write_options wo;
     sgfp4_model_write_options_init(&wo);
     wo.summary = &sum;
@@ -653,6 +654,7 @@ static void test_set_writer_contracts(void **state)
     /* a single file is a set of one */
     fs = make_sinks(out_dir);
     sgfp4_model_summary sum;
+    sgfp4_model_summary_init(&sum);
     sgfp4_model_write_options wo;
     sgfp4_model_write_options_init(&wo);
     wo.summary = &sum;

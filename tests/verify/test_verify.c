@@ -97,6 +97,7 @@ static void hashes_and_statistics_match_a_whole_decode(void **state)
             max_abs = fabs(diff) > max_abs ? fabs(diff) : max_abs;
         }
         sgfp4_quality q;
+        sgfp4_quality_init(&q);
         assert_int_equal(sgfp4_tensor_compare(e.t, w, 0, &q, NULL), SGFP4_OK);
         assert_int_equal(q.count, n);
         assert_true(q.sse == sse && q.reference_sq == ref && q.max_abs == max_abs);
@@ -111,6 +112,7 @@ static void hashes_and_statistics_match_a_whole_decode(void **state)
         for (uint64_t r = 0; r < rows; r++)
             memcpy(wide + r * (cols + 3), w + r * cols, cols * sizeof *w);
         sgfp4_quality q2;
+        sgfp4_quality_init(&q2);
         assert_int_equal(sgfp4_tensor_compare(e.t, wide, cols + 3, &q2, NULL), SGFP4_OK);
         assert_true(q2.sse == q.sse && q2.reference_sq == q.reference_sq);
         assert_int_equal(sgfp4_tensor_compare(e.t, wide, cols - 1, &q2, NULL),
@@ -135,6 +137,7 @@ static void bad_arguments(void **state)
     sgfp4_tensor_container_sha256(NULL, NULL);
     assert_int_equal(sgfp4_tensor_decoded_sha256(NULL, hex, NULL), SGFP4_ERR_ARGUMENT);
     sgfp4_quality q;
+    sgfp4_quality_init(&q);
     const float w[1] = {0};
     assert_int_equal(sgfp4_tensor_compare(NULL, w, 0, &q, NULL), SGFP4_ERR_ARGUMENT);
     float *m = weights(8, 8);
@@ -198,6 +201,7 @@ static void whole_model_verify(void **state)
     sgfp4_model *source = NULL;
     assert_int_equal(sgfp4_model_open_memory(src.data, src.size, &source, NULL, NULL), SGFP4_OK);
     sgfp4_model_verify_result r;
+    sgfp4_model_verify_result_init(&r);
     assert_int_equal(sgfp4_model_verify(source, &r, NULL), SGFP4_OK);
     assert_true(r.tensors == 3 && r.quantized_v1 == 0 && r.quantized_v2 == 0);
 

@@ -672,6 +672,7 @@ static void test_caller_buffers(void **state)
     sgfp4_diag diag;
     assert_int_equal(sgfp4_vk_context_import(&h, &adopted, &walk, &diag), SGFP4_OK);
     sgfp4_vk_device_info info;
+    sgfp4_vk_device_info_init(&info);
     sgfp4_vk_context_get_info(adopted, &info);
     if (!info.exact_path) /* an adopted device may lack shaderFloat16: f16 by the add */
         assert_int_equal(info.f16_conversion, SGFP4_VK_F16_FLOAT_ADD);
@@ -759,6 +760,7 @@ int main(void)
     static const char *const f16_names[3] = {"integer code", "f32 add", "device conversion"};
     for (int c = 0; c < CTX_COUNT; c++) {
         sgfp4_vk_device_info info;
+        sgfp4_vk_device_info_init(&info);
         sgfp4_vk_context_get_info(contexts[c], &info);
         if (c == 0)
             printf("device: %s (RTE float32 %d, float16 %d, RTE float16 %d, signed zeros "

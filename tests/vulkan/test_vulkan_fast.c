@@ -594,6 +594,7 @@ int main(void)
             return 1;
         }
         sgfp4_vk_device_info info;
+        sgfp4_vk_device_info_init(&info);
         sgfp4_vk_context_get_info(contexts[c], &info);
         if (info.matvec_path == SGFP4_VK_MATVEC_UNAVAILABLE) {
             printf("skip: device %s has no matrix-vector path (no RTE float32)\n", info.name);

@@ -798,6 +798,7 @@ static void test_recorded(void **state)
     sgfp4_diag diag;
     assert_int_equal(sgfp4_vk_context_import(&h, &ctx, NULL, &diag), SGFP4_OK);
     sgfp4_vk_device_info info;
+    sgfp4_vk_device_info_init(&info);
     sgfp4_vk_context_get_info(ctx, &info);
     assert_int_equal(info.matvec_path, SGFP4_VK_MATVEC_SHADER); /* adopted: no OpSDot */
 
@@ -1258,6 +1259,7 @@ int main(void)
             return 1;
         }
         sgfp4_vk_device_info info;
+        sgfp4_vk_device_info_init(&info);
         sgfp4_vk_context_get_info(contexts[c], &info);
         if (info.matvec_path == SGFP4_VK_MATVEC_UNAVAILABLE) {
             printf("skip: device %s has no exact matrix-vector path (no RTE float32)\n",

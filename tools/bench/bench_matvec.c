@@ -297,6 +297,7 @@ static void report(const bench *b, const char *source, const unsigned *threads, 
                    arm_stats res[2][2][ARMS], double quantize_s)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(b->t, &info);
     const double weights = (double)b->rows * (double)b->cols;
     const char *kernels = sgfp4_matvec_backend_name(b->a->backend);

@@ -724,6 +724,7 @@ int bench_vulkan_matvec(const cli_args *a)
     if (sgfp4_vk_context_create(&ctx, NULL, &diag) != SGFP4_OK)
         return cli_error(cmd, "--backend vulkan: %s", diag.message);
     sgfp4_vk_device_info info;
+    sgfp4_vk_device_info_init(&info);
     sgfp4_vk_context_get_info(ctx, &info);
     if (info.matvec_path == SGFP4_VK_MATVEC_UNAVAILABLE) {
         sgfp4_vk_context_free(ctx);

@@ -152,6 +152,7 @@ bool bv_decode_sync(vkit *kit, const sgfp4_vk_tensor *vt, sgfp4_dtype dtype,
 json_t *bv_device_json(sgfp4_vk_context *ctx)
 {
     sgfp4_vk_device_info info;
+    sgfp4_vk_device_info_init(&info);
     sgfp4_vk_context_get_info(ctx, &info);
     sgfp4_vk_handles h;
     sgfp4_vk_context_get_handles(ctx, &h);

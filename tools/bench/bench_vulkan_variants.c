@@ -58,6 +58,7 @@ static uint64_t layout_read_bytes(const sgfp4_vk_context *ctx, const sgfp4_vk_te
     if (!sgfp4_vk_decode_reads_layout(ctx, vt, dtype))
         return 0;
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     const uint64_t desc = 512 * info.blocks + 64 * info.records_by_layout[SGFP4_LAYOUT_MIXED];
     const uint64_t sb = (desc + 2 * info.blocks + 3) & ~(uint64_t)3;
@@ -202,6 +203,7 @@ int bench_vulkan_variants(const cli_args *a)
             break;
         }
         sgfp4_vk_device_info info;
+        sgfp4_vk_device_info_init(&info);
         sgfp4_vk_context_get_info(ctx, &info);
         for (int i = 0; i < TENSORS && ok; i++) {
             if (tc[i].halves == GEN_HALVES_LLM && v == VARIANTS - 1)

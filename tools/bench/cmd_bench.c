@@ -129,6 +129,7 @@ static void report(const cli_args *a, const sgfp4_tensor *t, const char *source,
                    const bench_ring *out, size_t gather_count, const bench_result *res, int nres)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     const double gb = (double)out->bytes / 1e9;
     const char *kernels = sgfp4_decode_backend_name(a->backend);

@@ -54,6 +54,7 @@ static void report(const open_ctx *c, const char *source, bench_stats open,
 {
     const cli_args *a = c->a;
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(c->t, &info);
     if (a->given[KEY_JSON]) {
         json_t *results = json_array();

@@ -120,6 +120,7 @@ static bool run_case(const bench_case *bc, const char *kernel, sgfp4_vk_context 
         identical = memcmp(want, got, out_bytes) == 0;
     }
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     json_t *r = json_pack(
         "{s:s,s:s,s:s,s:s,s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "case", bc->name,
@@ -186,6 +187,7 @@ int cmd_bench_vulkan(const cli_args *a)
         return cli_error(cmd, "--backend vulkan: %s", diag.message);
     }
     sgfp4_vk_device_info info;
+    sgfp4_vk_device_info_init(&info);
     sgfp4_vk_context_get_info(table, &info);
     if (!as_json)
         printf("device: %s, %s pipeline, %ux%u random containers, best of %u\n", info.name,

@@ -80,6 +80,7 @@ static double run_one(const tensor *t, setting *s, double *bpw)
     s->cpu_seconds += tool_cpu_now() - c0;
     sgfp4_tensor *view = NULL;
     sgfp4_quality q;
+    sgfp4_quality_init(&q);
     const bool ok =
         sgfp4_tensor_open(bytes, size, s->o.profile, t->rows, t->cols, &view, NULL, NULL) ==
             SGFP4_OK &&

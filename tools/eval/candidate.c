@@ -344,6 +344,7 @@ static int build_in_process(const eval_candidate *c, const eval_set *set,
         if (!t)
             continue;
         sgfp4_model_decision d;
+        sgfp4_model_decision_init(&d);
         sgfp4_encode_options eo;
         sgfp4_encode_options_init(&eo);
         if (policy) {

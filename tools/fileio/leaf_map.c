@@ -73,6 +73,7 @@ static bool write_png(fileio_output *out, const uint8_t *rgb, uint32_t width, ui
 bool fileio_leaf_map(const sgfp4_tensor *t, fileio_output *out, char *err)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     const uint64_t width = (info.cols + 3) / 4, height = (info.rows + 3) / 4;
     if (width > PNG_UINT_31_MAX || height > PNG_UINT_31_MAX || width * height > (1u << 30))

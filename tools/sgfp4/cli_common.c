@@ -118,6 +118,7 @@ static bool resolve_profile(const cli_args *a, cli_container *c)
 static uint64_t leaves_in_padding_with_data(const sgfp4_tensor *t)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     const unsigned last_rows = (unsigned)(info.rows - (info.tiles_y - 1) * 64);
     const unsigned last_cols = (unsigned)(info.cols - (info.tiles_x - 1) * 64);

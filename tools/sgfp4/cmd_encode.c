@@ -203,7 +203,8 @@ static int run(const cli_args *a)
     }
     void *bytes = NULL;
     size_t size = 0;
-    sgfp4_encode_report report = {0};
+    sgfp4_encode_report report;
+    sgfp4_encode_report_init(&report);
     o.report = &report;
     const double t0 = tool_now();
     const double c0 = tool_cpu_now();
@@ -213,6 +214,7 @@ static int run(const cli_args *a)
     const double cpu_seconds = tool_cpu_now() - c0;
     sgfp4_tensor *t = NULL;
     sgfp4_quality q;
+    sgfp4_quality_init(&q);
     char err[FILEIO_ERROR_SIZE];
     const sgfp4_decode_options d = cli_decode_options(a);
     if (s != SGFP4_OK) {

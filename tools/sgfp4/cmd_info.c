@@ -100,6 +100,7 @@ int cli_info_container(const cli_args *a, const char *name, const sgfp4_tensor *
         return CLI_EXIT_FAIL;
     }
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     char sha[65], err[FILEIO_ERROR_SIZE];
     sgfp4_tensor_container_sha256(t, sha);

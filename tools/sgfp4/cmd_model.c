@@ -332,6 +332,7 @@ static int write_model(const cli_args *a, const sgfp4_model *m, const sgfp4_mode
     report.encode = policy != NULL;
     report.warned = warned;
     sgfp4_model_summary summary;
+    sgfp4_model_summary_init(&summary);
     wo->progress = on_progress;
     wo->tensor_report = on_tensor;
     wo->progress_user = &report;
@@ -356,6 +357,7 @@ static size_t warn_decisions(const cli_args *a, const sgfp4_model *m,
     for (size_t k = 0; k < sgfp4_model_tensor_count(m); k++) {
         const sgfp4_model_tensor *t = sgfp4_model_tensor_at(m, k);
         sgfp4_model_decision d;
+        sgfp4_model_decision_init(&d);
         sgfp4_model_policy_decide(policy, t, &d);
         if (!d.quantize || !d.warning[0])
             continue;

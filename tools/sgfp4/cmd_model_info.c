@@ -329,11 +329,13 @@ int cmd_info_model(const cli_args *a)
         const double bpw = weights ? 8.0 * (double)t->nbytes / (double)weights : 0;
         const char *kind = q ? cli_profile_name(q->profile) : sgfp4_st_dtype_name(t->dtype);
         sgfp4_quality quality;
+        sgfp4_quality_init(&quality);
         bool same = false;
         const bool have = ref != NULL, numbers = have && is_float(t);
         ok = !have ||
              compare(a, m, t, ref, sgfp4_model_tensor_find(ref, t->name), &quality, &same);
         sgfp4_model_decision decision;
+        sgfp4_model_decision_init(&decision);
         if (plan)
             sgfp4_model_policy_decide(plan, t, &decision);
         uint64_t before = t->nbytes; /* a pass-through tensor: its bytes, also for F4 / F6 */

@@ -51,6 +51,7 @@ static int verify_model(const cli_args *a)
     if (!cli_model_open(a, a->in, &m))
         return CLI_EXIT_FAIL;
     sgfp4_model_verify_result r;
+    sgfp4_model_verify_result_init(&r);
     sgfp4_diag diag;
     const sgfp4_status s = sgfp4_model_verify(m, &r, &diag);
     const size_t shards = sgfp4_model_shard_count(m);
@@ -90,6 +91,7 @@ static int verify_model(const cli_args *a)
 float *cli_reference_read(const cli_args *a, const sgfp4_tensor *t)
 {
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     uint64_t rows = info.rows, cols = info.cols;
     fileio_input in;
@@ -109,8 +111,10 @@ int cli_quality_report(const cli_args *a, const sgfp4_tensor *t, const float *re
 {
     static const unsigned edges[SGFP4_LEAF_SIZES] = {64, 32, 16, 8, 4};
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(t, &info);
     sgfp4_quality q;
+    sgfp4_quality_init(&q);
     const sgfp4_decode_options d = cli_decode_options(a);
     const sgfp4_status s = sgfp4_tensor_compare(t, ref, 0, &q, &d);
     if (s != SGFP4_OK)
@@ -152,6 +156,7 @@ static int verify_container(const cli_args *a, json_t **json)
     const sgfp4_decode_options d = cli_decode_options(a);
     const uint64_t reserved = sgfp4_tensor_reserved_symbols(c.tensor);
     sgfp4_tensor_info info;
+    sgfp4_tensor_info_init(&info);
     sgfp4_tensor_get_info(c.tensor, &info);
     sgfp4_tensor_container_sha256(c.tensor, container_hex);
     const sgfp4_status s = sgfp4_tensor_decoded_sha256(c.tensor, tensor_hex, &d);

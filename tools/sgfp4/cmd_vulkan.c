@@ -23,6 +23,8 @@ int cmd_info_devices(const cli_args *a)
     if (a->in)
         return cli_usage_error(a->command, "--devices takes no input file");
     sgfp4_vk_device_info devices[16];
+    for (size_t i = 0; i < 16; i++)
+        sgfp4_vk_device_info_init(&devices[i]);
     size_t count = 0;
     sgfp4_diag diag;
     const sgfp4_status s = sgfp4_vk_list_devices(devices, 16, &count, &diag);
