@@ -733,6 +733,33 @@ static void test_run_to_run(void **state)
     free(w);
 }
 
+/* A small generated v2 tensor, resident on ctx: the fixture of the kit and argument tests. */
+enum { SMALL_ROWS = 10, SMALL_COLS = 100 };
+typedef struct small_tensor {
+    uint8_t *bytes;
+    sgfp4_tensor *t;
+    sgfp4_vk_tensor *vt;
+} small_tensor;
+
+static small_tensor small_tensor_make(sgfp4_vk_context *ctx)
+{
+    gen_params p = gen_shape_params(2, SMALL_ROWS, SMALL_COLS);
+    size_t size;
+    small_tensor s = {gen_container_bytes(&p, 8, &size), NULL, NULL};
+    assert_int_equal(sgfp4_tensor_open(s.bytes, size, SGFP4_PROFILE_V2, SMALL_ROWS, SMALL_COLS,
+                                       &s.t, NULL, NULL),
+                     SGFP4_OK);
+    assert_int_equal(sgfp4_vk_tensor_create(ctx, s.t, &s.vt, NULL), SGFP4_OK);
+    return s;
+}
+
+static void small_tensor_free(sgfp4_vk_context *ctx, small_tensor *s)
+{
+    sgfp4_vk_tensor_free(ctx, s->vt);
+    sgfp4_tensor_close(s->t);
+    free(s->bytes);
+}
+
 #if SGFP4_HAVE_VULKAN
 /* A host-visible storage buffer made with raw Vulkan, as a runtime's own. */
 typedef struct host_buffer {
@@ -1082,20 +1109,14 @@ static void test_kit_stream(void **state)
     (void)state;
     sgfp4_vk_context *ctx = contexts[0];
     sgfp4_diag diag;
-    const uint64_t rows = 10, cols = 100;
-    gen_params p = gen_shape_params(2, rows, cols);
-    size_t size;
-    uint8_t *bytes = gen_container_bytes(&p, 8, &size);
-    sgfp4_tensor *t = NULL;
-    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, NULL),
-                     SGFP4_OK);
-    sgfp4_vk_tensor *vt = NULL;
-    assert_int_equal(sgfp4_vk_tensor_create(ctx, t, &vt, NULL), SGFP4_OK);
+    const uint64_t cols = SMALL_COLS;
+    small_tensor small = small_tensor_make(ctx);
+    sgfp4_vk_tensor *vt = small.vt;
     sgfp4_vk_buffer *b = device_buffer(ctx, 4096);
     const VkBuffer buf = sgfp4_vk_buffer_handle(b);
     vkit *kit = NULL;
     assert_int_equal(vkit_open(ctx, &kit, &diag), SGFP4_OK);
-    float x[100], y[3][10]; /* cols, rows */
+    float x[SMALL_COLS], y[3][SMALL_ROWS];
     for (uint64_t i = 0; i < cols; i++)
         x[i] = (float)((int)below(2001) - 1000) / 256.0f;
     assert_int_equal(sgfp4_vk_buffer_write(ctx, buf, 0, x, sizeof x, &diag), SGFP4_OK);
@@ -1136,9 +1157,7 @@ static void test_kit_stream(void **state)
     sgfp4_vk_op_free(ops[1]);
     vkit_close(kit);
     sgfp4_vk_buffer_free(ctx, b);
-    sgfp4_vk_tensor_free(ctx, vt);
-    sgfp4_tensor_close(t);
-    free(bytes);
+    small_tensor_free(ctx, &small);
 }
 #else
 static void test_recorded(void **state)
@@ -1166,15 +1185,9 @@ static void test_bad_arguments(void **state)
     (void)state;
     sgfp4_vk_context *ctx = contexts[0];
     sgfp4_diag diag;
-    const uint64_t rows = 10, cols = 100;
-    gen_params p = gen_shape_params(2, rows, cols);
-    size_t size;
-    uint8_t *bytes = gen_container_bytes(&p, 8, &size);
-    sgfp4_tensor *t = NULL;
-    assert_int_equal(sgfp4_tensor_open(bytes, size, SGFP4_PROFILE_V2, rows, cols, &t, NULL, NULL),
-                     SGFP4_OK);
-    sgfp4_vk_tensor *vt = NULL;
-    assert_int_equal(sgfp4_vk_tensor_create(ctx, t, &vt, NULL), SGFP4_OK);
+    const uint64_t rows = SMALL_ROWS, cols = SMALL_COLS;
+    small_tensor small = small_tensor_make(ctx);
+    sgfp4_vk_tensor *vt = small.vt;
     assert_true(sgfp4_vk_tensor_table_bytes(vt) > 0);
     assert_int_equal(sgfp4_vk_tensor_table_bytes(NULL), 0);
     assert_int_equal(sgfp4_vk_tensor_device_bytes(NULL), 0);
@@ -1235,9 +1248,7 @@ static void test_bad_arguments(void **state)
     sgfp4_vk_op_free(NULL);
     sgfp4_vk_op_record(NULL, NULL);
     sgfp4_vk_buffer_free(ctx, b);
-    sgfp4_vk_tensor_free(ctx, vt);
-    sgfp4_tensor_close(t);
-    free(bytes);
+    small_tensor_free(ctx, &small);
 }
 
 int main(void)
