@@ -597,7 +597,8 @@ typedef struct sgfp4_encode_options {
     const float *column_importance;
     /** Importance of each output row (the expected square of the loss gradient at that
      *  output, or any proxy): NULL (all alike, the default) or `rows` finite floats >= 0,
-     *  not all 0, read during the call. Multiplies the metric's row weights. */
+     *  not all 0, read during the call. Multiplies the metric's row weights; with a
+     *  hessian, its square root does. */
     const float *row_importance;
     /** If not NULL (initialised by sgfp4_encode_report_init()): filled by each call with
      *  these options, also when it fails (what was clipped, and why a call failed); a

@@ -69,9 +69,14 @@ void sgfp4_error_weights(const float *src, uint64_t rows, uint64_t cols, size_t 
             if (row_weight[r] == 0.0f)
                 row_weight[r] = smallest > 0 ? (float)(1.0 / smallest) : 1.0f;
     }
+    /* A calibrated encode (with a Hessian) weights rows by the square root of their
+     * importance: row factors measured on a few thousand calibration tokens spread over
+     * decades for rarely used outputs (a token embedding's rows), and their full weight
+     * leaves such rows almost unconstrained, which costs more than it saves (docs/encoder.md,
+     * "Calibrated encoding"). */
     if (o->row_importance)
         for (uint64_t r = 0; r < rows; r++)
-            row_weight[r] *= o->row_importance[r];
+            row_weight[r] *= o->hessian ? sqrtf(o->row_importance[r]) : o->row_importance[r];
     normalize(row_weight, rows, 1e-6);
     normalize(col_weight, cols, 1e-4);
 }
