@@ -412,7 +412,7 @@ SGFP4_API void sgfp4_model_policy_set_embeddings(sgfp4_model_policy *policy, int
 /** How a whole-model encode spreads its bits over the tensors (docs/model.md, "Rates by
  *  sensitivity"). */
 typedef enum sgfp4_model_rates {
-    /** Every tensor at the bits per weight its options ask for (the default). */
+    /** Every tensor at the bits per weight its options ask for. */
     SGFP4_RATES_UNIFORM = 0,
     /** The tensors quantized at the policy's default rate (v2, rate policy, no rule setting
      *  their bpw) that the importance file has both factors for (NAME, NAME:rows) share
@@ -420,10 +420,13 @@ typedef enum sgfp4_model_rates {
      *  Fisher factors times each tensor's rate-distortion curve) is smallest: each gets its
      *  own target, their total stays within what their own targets allow. An encode with
      *  it needs an importance file (sgfp4_model_write_options.importance). */
-    SGFP4_RATES_SENSITIVITY = 1
+    SGFP4_RATES_SENSITIVITY = 1,
+    /** Rates by sensitivity where the encode has an importance file, else uniform (the
+     *  default): calibration data brings the bits' spread with it. */
+    SGFP4_RATES_AUTO = 2
 } sgfp4_model_rates;
 
-/** Sets how an encode with this policy spreads its bits (default SGFP4_RATES_UNIFORM; a
+/** Sets how an encode with this policy spreads its bits (default SGFP4_RATES_AUTO; a
  *  policy file's "rates"). SGFP4_ERR_ARGUMENT for a NULL policy or an unknown value. */
 SGFP4_API sgfp4_status sgfp4_model_policy_set_rates(sgfp4_model_policy *policy,
                                                     sgfp4_model_rates rates);

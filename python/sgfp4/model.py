@@ -385,7 +385,7 @@ class Decision:
     warning: str = ""   # why the options may hurt the model (a v2 rate below 4.125), or ""
 
 
-_RATES = {"uniform": 0, "sensitivity": 1}  # sgfp4_model_rates
+_RATES = {"uniform": 0, "sensitivity": 1, "auto": 2}  # sgfp4_model_rates
 
 
 class Policy:
@@ -397,7 +397,8 @@ class Policy:
     --bpw, --profile... do): any EncodeOptions field (profile, policy, target_bpw, delta,
     threshold, fit, threads); embeddings=False passes embeddings through; rates="sensitivity"
     spreads the bits by sensitivity (docs/model.md, "Rates by sensitivity"; the encode then
-    needs an importance file), rates="uniform" keeps each tensor at its own target.
+    needs an importance file), rates="uniform" keeps each tensor at its own target, and
+    rates="auto" (the default) is by sensitivity when the encode has an importance file.
     """
 
     def __init__(self, document=None, *, embeddings=None, rates=None, **defaults):
@@ -424,8 +425,8 @@ class Policy:
         self._h = _Handle(ptr.value, lib.sgfp4_model_policy_free)
         if rates is not None:
             if rates not in _RATES:
-                raise argument_error(f"Policy: rates must be 'uniform' or 'sensitivity', not "
-                                     f"{rates!r}")
+                raise argument_error(f"Policy: rates must be 'auto', 'uniform' or "
+                                     f"'sensitivity', not {rates!r}")
             check(lib.sgfp4_model_policy_set_rates(self._h.ptr, _RATES[rates]), "set the rates")
         if embeddings is not None:
             lib.sgfp4_model_policy_set_embeddings(self._h.ptr, 1 if embeddings else 0)
@@ -554,12 +555,13 @@ def encode_model(source, destination, policy=None, *, force=False, progress=None
     NAME:hessian, the input Hessian that calibrates the tensor's encode; docs/encoder.md,
     "The importance file"); one of another shape is an ArgumentError naming the tensor, and
     an ImportanceWarning says how many of the quantized tensors the file had vectors for
-    when it was not all of them. rates: None (the policy's), "uniform" or "sensitivity"
-    (the tensors at the default rate share their bits by the importance file's prediction
-    of what their errors cost; docs/model.md, "Rates by sensitivity"). Weights beyond the
-    fp16 range are encoded as +-65504, with a ClippedWeightsWarning per tensor (its name
-    and count). Returns the job's Summary (calibrated: how many tensors had a Hessian;
-    rated: how many got their target by sensitivity).
+    when it was not all of them. rates: None (the policy's), "auto", "uniform" or
+    "sensitivity" (the tensors at the default rate share their bits by the importance
+    file's prediction of what their errors cost; docs/model.md, "Rates by sensitivity";
+    "auto", the default policy's, is that with an importance file and uniform without).
+    Weights beyond the fp16 range are encoded as +-65504, with a ClippedWeightsWarning per
+    tensor (its name and count). Returns the job's Summary (calibrated: how many tensors had
+    a Hessian; rated: how many got their target by sensitivity).
     """
     inputs = Inputs()
     if isinstance(policy, os.PathLike) or (isinstance(policy, str) and

@@ -278,9 +278,18 @@ def test_model_rates_by_sensitivity_like_the_cli(stories, cli, tmp_path):
     again = tmp_path / "again.sgfp4.safetensors"
     sgfp4.encode_model(stories, again, sgfp4.Policy(rates="sensitivity"), importance=imp)
     assert again.read_bytes() == ours.read_bytes()
+    # the default (auto) with an importance file: by sensitivity, as the CLI's default
+    by_default = tmp_path / "default.sgfp4.safetensors"
+    assert sgfp4.encode_model(stories, by_default, importance=imp).rated == 2
+    assert by_default.read_bytes() == ours.read_bytes()
+    cli_default = tmp_path / "cli-default.sgfp4.safetensors"
+    r = cli("encode", stories, "-o", cli_default, "--threads", "1", "--importance", imp)
+    assert "2 at rates by sensitivity" in r.stderr.decode()
+    assert cli_default.read_bytes() == ours.read_bytes()
     uniform = tmp_path / "uniform.sgfp4.safetensors"
-    assert sgfp4.encode_model(stories, uniform, importance=imp).rated == 0
+    assert sgfp4.encode_model(stories, uniform, importance=imp, rates="uniform").rated == 0
+    assert uniform.read_bytes() != ours.read_bytes()
     with pytest.raises(sgfp4.ArgumentError, match="need an importance file"):
         sgfp4.encode_model(stories, tmp_path / "no.sgfp4.safetensors", rates="sensitivity")
     with pytest.raises(sgfp4.ArgumentError, match="rates"):
-        sgfp4.Policy(rates="auto")
+        sgfp4.Policy(rates="fast")

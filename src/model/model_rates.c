@@ -102,7 +102,7 @@ sgfp4_status sgfp4_model_plan_rates(const sgfp4_model *source, const sgfp4_model
 {
     memset(out, 0, sizeof *out);
     const sgfp4_model_rates mode = sgfp4_model_policy_rates(policy);
-    if (mode == SGFP4_RATES_UNIFORM)
+    if (mode == SGFP4_RATES_UNIFORM || (mode == SGFP4_RATES_AUTO && !importance))
         return SGFP4_OK;
     if (!importance)
         return sgfp4_fail(diag, SGFP4_ERR_ARGUMENT, -1, -1, -1,

@@ -45,6 +45,7 @@ sgfp4_status sgfp4_model_policy_create(sgfp4_model_policy **out)
         return SGFP4_ERR_NOMEM;
     sgfp4_encode_options_init(&p->defaults);
     p->embeddings = 1;
+    p->rates = SGFP4_RATES_AUTO;
     p->min_elements = DEFAULT_MIN_ELEMENTS;
     *out = p;
     return SGFP4_OK;
@@ -63,7 +64,8 @@ void sgfp4_model_policy_set_embeddings(sgfp4_model_policy *p, int quantize)
 
 sgfp4_status sgfp4_model_policy_set_rates(sgfp4_model_policy *p, sgfp4_model_rates rates)
 {
-    if (!p || (rates != SGFP4_RATES_UNIFORM && rates != SGFP4_RATES_SENSITIVITY))
+    if (!p || (rates != SGFP4_RATES_UNIFORM && rates != SGFP4_RATES_SENSITIVITY &&
+               rates != SGFP4_RATES_AUTO))
         return SGFP4_ERR_ARGUMENT;
     p->rates = rates;
     return SGFP4_OK;
@@ -231,9 +233,12 @@ static sgfp4_status parse_policy(sgfp4_model_policy *p, json_t *root, sgfp4_diag
     const json_t *rates = json_object_get(root, "rates");
     if (rates) {
         const char *r = json_string_value(rates);
-        if (!r || (strcmp(r, "uniform") != 0 && strcmp(r, "sensitivity") != 0))
-            return POLICY_FAIL(diag, "rates must be \"uniform\" or \"sensitivity\"");
-        p->rates = r[0] == 'u' ? SGFP4_RATES_UNIFORM : SGFP4_RATES_SENSITIVITY;
+        if (!r || (strcmp(r, "uniform") != 0 && strcmp(r, "sensitivity") != 0 &&
+                   strcmp(r, "auto") != 0))
+            return POLICY_FAIL(diag, "rates must be \"auto\", \"uniform\" or \"sensitivity\"");
+        p->rates = r[0] == 'u'   ? SGFP4_RATES_UNIFORM
+                   : r[0] == 's' ? SGFP4_RATES_SENSITIVITY
+                                 : SGFP4_RATES_AUTO;
     }
     const json_t *min = json_object_get(root, "min_elements");
     if (min) {

@@ -196,7 +196,7 @@ expect_err "missing.safetensors" "missing importance file"
 # ---- whole models: --rates ----
 run encode m.safetensors -o r.sgfp4.safetensors --rates fast
 expect_rc 2 "--rates fast"
-expect_err "wants uniform or sensitivity" "--rates fast"
+expect_err "wants auto, uniform or sensitivity" "--rates fast"
 run encode m.safetensors --tensor "$up" -o x.sgfp4 --rates sensitivity
 expect_rc 2 "--rates for one tensor"
 expect_err "--rates does not apply to a single tensor" "--rates for one tensor"
@@ -210,7 +210,10 @@ expect_rc 0 "--rates sensitivity with importance"
 if grep -q "rates by sensitivity" "$err"; then fail "rated without both vectors: $(cat "$err")"; else ok; fi
 cmp -s imp.sgfp4.safetensors r.sgfp4.safetensors && ok || fail "--rates sensitivity changed untouched tensors"
 run encode m.safetensors -o u.sgfp4.safetensors --rates uniform --importance imp.safetensors
-cmp -s imp.sgfp4.safetensors u.sgfp4.safetensors && ok || fail "--rates uniform is not the default"
+cmp -s imp.sgfp4.safetensors u.sgfp4.safetensors && ok || fail "--rates uniform: other bytes"
+run encode m.safetensors -o a.sgfp4.safetensors --rates auto --importance imp.safetensors
+expect_rc 0 "--rates auto with importance"
+cmp -s imp.sgfp4.safetensors a.sgfp4.safetensors && ok || fail "--rates auto is not the default"
 
 # ---- whole models: --fit, --metric reach every tensor and the manifest ----
 run encode m.safetensors -o fast.sgfp4.safetensors --fit fast --metric row

@@ -1,10 +1,10 @@
 /* Rates by sensitivity in whole-model encodes (docs/model.md, "Rates by sensitivity"): the
  * tensors that have both Fisher factors share the bytes their own targets allow, more going
  * to the tensor whose factors say its errors cost more; the total stays within that budget;
- * the bytes do not depend on the thread count; uniform rates (the default, with or without
- * an importance file) encode each tensor as a single encode at its own target; tensors whose
- * bpw a rule sets keep it; the mode needs an importance file; the policy file key and the
- * setter refuse unknown values.
+ * the bytes do not depend on the thread count; uniform rates encode each tensor as a single
+ * encode at its own target; the default (auto) is rates by sensitivity with an importance
+ * file and uniform without one; tensors whose bpw a rule sets keep it; the sensitivity mode
+ * needs an importance file; the policy file key and the setter refuse unknown values.
  * SPDX-License-Identifier: MIT */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -281,13 +281,13 @@ static void bytes_do_not_depend_on_threads(void **state)
     free_fixture(&f);
 }
 
-/* Uniform rates, the default policy's and set explicitly: each tensor at its own target. */
+/* Uniform rates, set or the policy file's key: each tensor at its own target. */
 static void uniform_rates_and_rule_rates_keep_each_target(void **state)
 {
     (void)state;
     fixture f = make_fixture();
     sgfp4_model_policy *uniform = policy_with(SGFP4_RATES_UNIFORM);
-    buffer out, by_default;
+    buffer out, by_file;
     sgfp4_model_summary summary;
     sgfp4_model_summary_init(&summary);
     reports rs;
@@ -297,11 +297,13 @@ static void uniform_rates_and_rule_rates_keep_each_target(void **state)
     assert_single_encode(&out, "a.w", f.w, f.rows_a, 4.5);
     assert_single_encode(&out, "b.w", f.w, f.rows_b, 4.5);
     assert_single_encode(&out, "c.w", f.c, f.rows_c, 4.5);
-    assert_int_equal(encode(&f, NULL, 2, 1, &by_default, &summary, &rs, &diag), SGFP4_OK);
+    sgfp4_model_policy *uniform_file = parsed("{\"rates\": \"uniform\"}");
+    assert_int_equal(encode(&f, uniform_file, 2, 1, &by_file, &summary, &rs, &diag), SGFP4_OK);
     assert_int_equal(summary.rated, 0);
-    assert_int_equal(out.size, by_default.size);
-    assert_memory_equal(out.data, by_default.data, out.size);
-    free(by_default.data);
+    assert_int_equal(out.size, by_file.size);
+    assert_memory_equal(out.data, by_file.data, out.size);
+    free(by_file.data);
+    sgfp4_model_policy_free(uniform_file);
     /* a rule's bpw is kept under sensitivity rates (the file's key): the others share */
     sgfp4_model_policy *rule = parsed("{\"rates\": \"sensitivity\", \"rules\": [{\"match\": "
                                       "\"b.w\", \"bpw\": 4.5}]}");
@@ -313,6 +315,46 @@ static void uniform_rates_and_rule_rates_keep_each_target(void **state)
     free(out.data), free(ruled.data);
     sgfp4_model_policy_free(uniform);
     sgfp4_model_policy_free(rule);
+    free_fixture(&f);
+}
+
+/* The default policy (auto, and "auto" set or parsed) spreads the bits by sensitivity when
+ * the encode has an importance file, and keeps every target without one. */
+static void auto_rates_follow_the_importance_file(void **state)
+{
+    (void)state;
+    fixture f = make_fixture();
+    sgfp4_model_policy *sensitivity = policy_with(SGFP4_RATES_SENSITIVITY);
+    sgfp4_model_policy *uniform = policy_with(SGFP4_RATES_UNIFORM);
+    sgfp4_model_policy *set = policy_with(SGFP4_RATES_AUTO);
+    sgfp4_model_policy *file = parsed("{\"rates\": \"auto\"}");
+    sgfp4_model_summary summary;
+    sgfp4_model_summary_init(&summary);
+    reports rs;
+    sgfp4_diag diag;
+    buffer rated, plain;
+    assert_int_equal(encode(&f, sensitivity, 1, 1, &rated, &summary, &rs, &diag), SGFP4_OK);
+    assert_int_equal(summary.rated, 3);
+    assert_int_equal(encode(&f, uniform, 1, 0, &plain, &summary, &rs, &diag), SGFP4_OK);
+    sgfp4_model_policy *autos[3] = {NULL, set, file}; /* NULL: the default policy */
+    for (unsigned k = 0; k < 3; k++) {
+        buffer out;
+        assert_int_equal(encode(&f, autos[k], 1, 1, &out, &summary, &rs, &diag), SGFP4_OK);
+        assert_int_equal(summary.rated, 3);
+        assert_int_equal(out.size, rated.size);
+        assert_memory_equal(out.data, rated.data, out.size);
+        free(out.data);
+        assert_int_equal(encode(&f, autos[k], 1, 0, &out, &summary, &rs, &diag), SGFP4_OK);
+        assert_int_equal(summary.rated, 0);
+        assert_int_equal(out.size, plain.size);
+        assert_memory_equal(out.data, plain.data, out.size);
+        free(out.data);
+    }
+    free(rated.data), free(plain.data);
+    sgfp4_model_policy_free(sensitivity);
+    sgfp4_model_policy_free(uniform);
+    sgfp4_model_policy_free(set);
+    sgfp4_model_policy_free(file);
     free_fixture(&f);
 }
 
@@ -330,7 +372,7 @@ static void sensitivity_needs_an_importance_file(void **state)
     assert_non_null(strstr(diag.message, "rates by sensitivity need an importance file"));
     assert_int_equal(out.size, 0);
     free(out.data);
-    /* the default (uniform) needs none */
+    /* the default (auto) needs none */
     assert_int_equal(encode(&f, NULL, 1, 0, &out, &summary, &rs, &diag), SGFP4_OK);
     assert_int_equal(summary.rated, 0);
     free(out.data);
@@ -348,14 +390,14 @@ static void unknown_rates_are_refused(void **state)
     assert_int_equal(sgfp4_model_policy_set_rates(NULL, SGFP4_RATES_UNIFORM),
                      SGFP4_ERR_ARGUMENT);
     sgfp4_model_policy_free(p);
-    static const char *const bad[] = {"{\"rates\": \"auto\"}", "{\"rates\": 1}"};
+    static const char *const bad[] = {"{\"rates\": \"fast\"}", "{\"rates\": 1}"};
     for (unsigned k = 0; k < 2; k++) {
         sgfp4_model_policy *q = NULL;
         sgfp4_diag diag;
         assert_int_equal(sgfp4_model_policy_parse(bad[k], strlen(bad[k]), &q, &diag),
                          SGFP4_ERR_ARGUMENT);
         assert_null(q);
-        if (!strstr(diag.message, "rates must be \"uniform\" or \"sensitivity\""))
+        if (!strstr(diag.message, "rates must be \"auto\", \"uniform\" or \"sensitivity\""))
             fail_msg("%s: %s", bad[k], diag.message);
     }
 }
@@ -366,6 +408,7 @@ int main(void)
         cmocka_unit_test(sensitive_tensors_get_more_bits_within_the_budget),
         cmocka_unit_test(bytes_do_not_depend_on_threads),
         cmocka_unit_test(uniform_rates_and_rule_rates_keep_each_target),
+        cmocka_unit_test(auto_rates_follow_the_importance_file),
         cmocka_unit_test(sensitivity_needs_an_importance_file),
         cmocka_unit_test(unknown_rates_are_refused),
     };

@@ -36,9 +36,9 @@ static const option_spec specs[] = {
     {KEY_IMPORTANCE, "importance", "FILE", "whole models: importance vectors and input "
                                            "Hessians (a safetensors file: NAME per column, "
                                            "NAME:rows per row, NAME:hessian; encoder.md)"},
-    {KEY_RATES, "rates", "uniform|sensitivity", "whole models: each tensor at its own target "
-                                               "(uniform, the default), or the bits spread "
-                                               "by sensitivity (needs --importance)"},
+    {KEY_RATES, "rates", "auto|uniform|sensitivity",
+     "whole models: the bits spread by sensitivity (needs --importance), each tensor at its "
+     "own target (uniform), or auto (the default): by sensitivity with --importance"},
     {KEY_EMBEDDINGS, "embeddings", "quantize|skip", "whole models: embeddings and lm_head "
                                                     "(default quantize)"},
     {KEY_STRICT, "strict", NULL, "also fail on reserved T158 symbols (0b11, decoded as 0)"},
@@ -235,10 +235,12 @@ static const char *take(cli_args *a, int key, const char *v)
     case KEY_METRIC: return cli_parse_metric(v, &a->metric) ? NULL : "wants sse or row";
     case KEY_IMPORTANCE: a->importance = v; return NULL;
     case KEY_RATES:
-        a->rates = strcmp(v, "sensitivity") == 0 ? SGFP4_RATES_SENSITIVITY : SGFP4_RATES_UNIFORM;
-        return a->rates == SGFP4_RATES_SENSITIVITY || strcmp(v, "uniform") == 0
+        a->rates = strcmp(v, "sensitivity") == 0 ? SGFP4_RATES_SENSITIVITY
+                   : strcmp(v, "uniform") == 0   ? SGFP4_RATES_UNIFORM
+                                                 : SGFP4_RATES_AUTO;
+        return a->rates != SGFP4_RATES_AUTO || strcmp(v, "auto") == 0
                    ? NULL
-                   : "wants uniform or sensitivity";
+                   : "wants auto, uniform or sensitivity";
     case KEY_EMBEDDINGS:
         a->quantize_embeddings = strcmp(v, "quantize") == 0;
         return a->quantize_embeddings || strcmp(v, "skip") == 0 ? NULL : "wants quantize or skip";
