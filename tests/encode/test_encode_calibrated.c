@@ -404,6 +404,17 @@ static void same_bytes_on_any_thread_count(void **state)
     free(h);
 }
 
+/* stories3M from ../shared (SGFP4_SHARED_DIR overrides), or NULL where it is absent. */
+static sgfp4_model *open_stories3M(void)
+{
+    const char *shared = getenv("SGFP4_SHARED_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/weights/stories3M/stories3M.safetensors",
+             shared ? shared : "../shared");
+    sgfp4_model *m = NULL;
+    return sgfp4_model_open(path, &m, NULL, NULL) == SGFP4_OK ? m : NULL;
+}
+
 /* Real weights (stories3M, when ../shared has it): with a Hessian of their input's shape the
  * calibrated encode has a smaller output-space error than the uncalibrated one with the
  * Hessian's diagonal as column importance (the same objective without the feedback), at the
@@ -411,12 +422,8 @@ static void same_bytes_on_any_thread_count(void **state)
 static void real_weights_lose_less_output(void **state)
 {
     (void)state;
-    const char *shared = getenv("SGFP4_SHARED_DIR");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/weights/stories3M/stories3M.safetensors",
-             shared ? shared : "../shared");
-    sgfp4_model *m = NULL;
-    if (sgfp4_model_open(path, &m, NULL, NULL) != SGFP4_OK)
+    sgfp4_model *m = open_stories3M();
+    if (!m)
         skip();
     const char *names[] = {"layers.2.attention.wq.weight", "layers.2.feed_forward.w2.weight"};
     for (unsigned k = 0; k < 2; k++) {
@@ -484,12 +491,8 @@ static double output_error_of_rows(const float *w, const float *q, const float *
 static void rarely_seen_rows_stay_accurate(void **state)
 {
     (void)state;
-    const char *shared = getenv("SGFP4_SHARED_DIR");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/weights/stories3M/stories3M.safetensors",
-             shared ? shared : "../shared");
-    sgfp4_model *m = NULL;
-    if (sgfp4_model_open(path, &m, NULL, NULL) != SGFP4_OK)
+    sgfp4_model *m = open_stories3M();
+    if (!m)
         skip();
     const sgfp4_model_tensor *t = sgfp4_model_tensor_find(m, "tok_embeddings.weight");
     assert_non_null(t);
