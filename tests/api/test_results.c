@@ -4,6 +4,7 @@
  * small, one past the struct) is SGFP4_ERR_ARGUMENT and not one byte of the struct is
  * written; a known one is filled, and nothing past it.
  * SPDX-License-Identifier: MIT */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -356,6 +357,10 @@ static void vulkan_device_info(void **state)
 
 int main(void)
 {
+    /* The device tests open a Vulkan context: keep lavapipe loaded so that LeakSanitizer can
+     * name the module of what it keeps until exit (tests/vulkan/lsan.supp; as
+     * test_vulkan_decode.c does). Harmless where it does not exist. */
+    (void)dlopen("libvulkan_lvp.so", RTLD_LAZY);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tensor_info),
         cmocka_unit_test(quality),
