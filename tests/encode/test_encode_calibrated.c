@@ -123,6 +123,19 @@ static void *encode(const float *w, uint64_t rows, uint64_t cols, const sgfp4_en
     return bytes;
 }
 
+/* The encode of w with options o on `threads` threads gives the bytes `want`. */
+static void assert_same_bytes(const float *w, uint64_t rows, uint64_t cols,
+                              sgfp4_encode_options o, unsigned threads, const void *want,
+                              size_t want_size)
+{
+    o.threads = threads;
+    size_t size;
+    void *got = encode(w, rows, cols, &o, &size, NULL);
+    assert_int_equal(size, want_size);
+    assert_memory_equal(got, want, size);
+    sgfp4_free(got);
+}
+
 /* trace((W - Q) H (W - Q)^T) in float64: ||X (W - Q)^T||^2 per token. */
 static double output_error(const float *w, const float *q, const float *h, uint64_t rows,
                            uint64_t cols)
@@ -386,14 +399,8 @@ static void same_bytes_on_any_thread_count(void **state)
         assert_true(memcmp(one, plain, size1) != 0);
         assert_true(output_error(w, q, h, rows, cols) <
                     output_error(w, plain_q, h, rows, cols));
-        for (unsigned threads = 2; threads <= 3; threads++) {
-            o.threads = threads;
-            size_t size;
-            void *more = encode(w, rows, cols, &o, &size, NULL);
-            assert_int_equal(size, size1);
-            assert_memory_equal(more, one, size);
-            sgfp4_free(more);
-        }
+        for (unsigned threads = 2; threads <= 3; threads++)
+            assert_same_bytes(w, rows, cols, o, threads, one, size1);
         sgfp4_free(one);
         sgfp4_free(plain);
         free(q);
@@ -520,12 +527,7 @@ static void rarely_seen_rows_stay_accurate(void **state)
     print_message("rarely seen rows: output error %.4g plain, %.4g calibrated (%.2fx)\n", before,
                   after, after / before);
     assert_true(after < 0.27 * before);
-    o.threads = 1; /* the same bytes on one thread */
-    size_t size1;
-    void *one = encode(w, rows, cols, &o, &size1, NULL);
-    assert_int_equal(size1, size);
-    assert_memory_equal(one, calibrated, size);
-    sgfp4_free(one);
+    assert_same_bytes(w, rows, cols, o, 1, calibrated, size); /* on one thread too */
     sgfp4_free(plain);
     sgfp4_free(calibrated);
     free(plain_q);
